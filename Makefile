@@ -1,0 +1,38 @@
+# claudetto: make run | make demo | make test
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[fast]'
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[fast,test]'
+	touch $(VENV)/.runtime $@
+
+run: $(VENV)/.runtime
+	$(BIN)/claudetto
+
+demo: $(VENV)/.runtime
+	$(BIN)/claudetto --demo
+
+lint: $(VENV)/.test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/pytest -n 2 -q
+
+bench: $(VENV)/.runtime
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,181 @@
+"""The command line: `claudetto [--demo|--read-only]` starts the TUI; subcommands print
+tables, or with `--json` one JSON document (CONTRACT "Commands").
+
+Exit codes: 0 success, 1 an error (one clear line on stderr, no traceback), 2 a usage error.
+One function per subcommand; each calls the core and only formats what it returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr, exit 1."""
+
+
+def emit_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def emit_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A plain, aligned text table (no colour: it is read by people and by grep)."""
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    for row in cells:
+        sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def not_yet(name: str) -> int:
+    raise CommandError(f"claudetto {name}: not available in this version yet")
+
+
+# --- subcommands --------------------------------------------------------------------------
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from app.core.sessions import read_sessions
+
+    sessions = read_sessions()
+    if args.json:
+        emit_json(
+            {
+                "sessions": [
+                    {
+                        "session_id": s.session_id,
+                        "pid": s.pid,
+                        "cwd": s.cwd,
+                        "status": s.status,
+                        "live": s.live,
+                        "file": s.file,
+                        "started_at": s.started_at,
+                        "updated_at": s.updated_at,
+                    }
+                    for s in sessions
+                ]
+            }
+        )
+        return 0
+    if not sessions:
+        from app.core import paths
+
+        print(f"no session files in {paths.sessions_dir()}")
+        return 0
+    emit_table(
+        ["SESSION", "PID", "LIVE", "STATUS", "CWD"],
+        [(s.session_id or "-", s.pid or "-", "live" if s.live else "stale", s.status or "-", s.cwd or "-") for s in sessions],
+    )
+    return 0
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    return not_yet("gc")
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    return not_yet("clean")
+
+
+def cmd_worktrees(args: argparse.Namespace) -> int:
+    return not_yet("worktrees")
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    return not_yet("release")
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    return not_yet("ledger")
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    return not_yet("memory")
+
+
+def cmd_supersede(args: argparse.Namespace) -> int:
+    return not_yet("supersede")
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    return not_yet("setup")
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    from app.tui import run_tui
+
+    return run_tui(demo=args.demo, read_only=args.read_only)
+
+
+# --- parser -------------------------------------------------------------------------------
+
+
+def _add(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help_text: str,
+         *, json_flag: bool = True, dry_run: bool = False) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    if dry_run:
+        parser.add_argument("--dry-run", action="store_true", help="remove nothing, write no state")
+    parser.set_defaults(func=func)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claudetto",
+        description="Keeps the disk and the memory of Claude Code sessions clean.",
+    )
+    parser.add_argument("--demo", action="store_true", help="run the TUI on a generated sandbox")
+    parser.add_argument("--read-only", action="store_true", help="run the TUI with every removal disabled")
+    parser.set_defaults(func=cmd_tui)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add(sub, "sessions", cmd_sessions, "live and stale Claude sessions")
+    _add(sub, "gc", cmd_gc, "the output GC sweep", dry_run=True)
+    clean = _add(sub, "clean", cmd_clean, "the session-start hygiene cleanup, in the foreground", dry_run=True)
+    clean.add_argument("projects", nargs="*", metavar="PROJECT")
+    worktrees = _add(sub, "worktrees", cmd_worktrees, "each .claude/worktrees/* checkout with its state and keep reason")
+    worktrees.add_argument("projects", nargs="*", metavar="PROJECT")
+    release = _add(sub, "release", cmd_release, "release a session checkout now", dry_run=True)
+    release.add_argument("path", metavar="PATH")
+    _add(sub, "ledger", cmd_ledger, "the edit ledger, each file with changed")
+    memory = _add(sub, "memory", cmd_memory, "memory findings")
+    memory.add_argument("projects", nargs="*", metavar="PROJECT")
+    supersede = _add(sub, "supersede", cmd_supersede, "strike a memory line and add a dated correction", dry_run=True)
+    supersede.add_argument("file", metavar="FILE")
+    supersede.add_argument("--line", type=int, required=True, metavar="N")
+    supersede.add_argument("--correction", required=True, metavar="TEXT")
+    setup = _add(sub, "setup", cmd_setup, "add (or remove) claudetto's hooks in Claude's settings.json", dry_run=True)
+    setup.add_argument("--uninstall", action="store_true", help="remove claudetto's hook entries")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("claudetto: interrupted\n")
+        return 1
+    except BrokenPipeError:
+        os._exit(0)
+    except Exception as exc:  # noqa: BLE001 - the contract: one clear line, never a traceback
+        sys.stderr.write(f"claudetto: {type(exc).__name__}: {exc}\n")
+        return 1
+
+
+def gc_main(argv: Sequence[str] | None = None) -> int:
+    """`claudetto-gc` = `claudetto gc`."""
+    return main(["gc", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

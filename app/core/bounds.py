@@ -1,0 +1,35 @@
+"""The bounds of CONTRACT "Bounds", in one module; `CLAUDETTO_<NAME>` overrides each."""
+
+from __future__ import annotations
+
+import os
+
+DEFAULTS: dict[str, int] = {
+    "PROBE_MAX_AGE_MIN": 60,
+    "SWEEP_TIMEOUT_MS": 60_000,
+    "LEDGER_MAX_FILES": 200,
+    "LEDGER_WRITE_TRIES": 5,
+    "GC_MAX_AGE_DAYS": 7,
+    "GC_MAX_BYTES": 5 * 1024**3,
+}
+
+
+def bound(name: str) -> int:
+    """The value of one bound: the env override when it is a whole number >= 0, else the default.
+
+    A bad override is ignored (the default holds): a typo must not turn a guard off.
+    """
+    default = DEFAULTS[name]
+    raw = os.environ.get(f"CLAUDETTO_{name}")
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+def all_bounds() -> dict[str, int]:
+    """Every bound with its value in force (for `--json` reports and the help screen)."""
+    return {name: bound(name) for name in DEFAULTS}

@@ -1,0 +1,237 @@
+"""Every location claudetto reads or writes, resolved from the environment in one place.
+
+CONTRACT "Environment": each path comes from HOME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR,
+TMPDIR and CLAUDETTO_HOME, so a test can point the whole program at a sandbox. Nothing is
+cached: the environment is read on every call (it is a handful of dict lookups).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+_SLUG_MAX = 200
+
+
+def home() -> Path:
+    """The user's home: $HOME (never the password database, so a sandbox stays a sandbox)."""
+    value = os.environ.get("HOME")
+    return Path(value) if value else Path("/nonexistent-home")
+
+
+def config_dir() -> Path:
+    """Claude's config root: $CLAUDE_CONFIG_DIR, else $HOME/.claude."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value) if value else home() / ".claude"
+
+
+def claude_json() -> Path:
+    """`.claude.json`: inside CLAUDE_CONFIG_DIR when that is set, else in the home."""
+    if os.environ.get("CLAUDE_CONFIG_DIR"):
+        return config_dir() / ".claude.json"
+    return home() / ".claude.json"
+
+
+def sessions_dir() -> Path:
+    return config_dir() / "sessions"
+
+
+def projects_dir() -> Path:
+    return config_dir() / "projects"
+
+
+def user_settings() -> Path:
+    return config_dir() / "settings.json"
+
+
+def claude_tmp_root() -> Path:
+    """realpath(CLAUDE_CODE_TMPDIR or /tmp)."""
+    return Path(os.path.realpath(os.environ.get("CLAUDE_CODE_TMPDIR") or "/tmp"))
+
+
+def claude_tmp_dir() -> Path:
+    """Claude's own temp folder: realpath(root)/claude-<uid>."""
+    return claude_tmp_root() / f"claude-{os.getuid()}"
+
+
+def user_tmp() -> Path:
+    """The user's temp folder, realpath(TMPDIR or /tmp): a GC root."""
+    return Path(os.path.realpath(os.environ.get("TMPDIR") or "/tmp"))
+
+
+def claudetto_home() -> Path:
+    """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto."""
+    value = os.environ.get("CLAUDETTO_HOME") or os.environ.get("CLAUDE_PLUGIN_DATA")
+    return Path(value) if value else home() / ".claudetto"
+
+
+def gc_dir() -> Path:
+    return claudetto_home() / "gc"
+
+
+def gc_records_file(session_id: str) -> Path:
+    return gc_dir() / f"{safe_name(session_id)}.json"
+
+
+def ledger_file() -> Path:
+    return claudetto_home() / "ledger.json"
+
+
+def checkouts_file() -> Path:
+    return claudetto_home() / "checkouts.json"
+
+
+def journal_file() -> Path:
+    return claudetto_home() / "journal.jsonl"
+
+
+def trash_dir() -> Path:
+    """Where big trees are renamed before a detached purge (same file system as the state)."""
+    return claudetto_home() / "trash"
+
+
+def log_root() -> Path:
+    """<realpath(CLAUDE_CODE_TMPDIR or /tmp)>/claudetto: claudetto's gate logs."""
+    return claude_tmp_root() / "claudetto"
+
+
+def session_log(cwd: str | os.PathLike[str] | None, session_id: str | None) -> Path:
+    """The log of claudetto's own hooks for one session of one project."""
+    project = project_root(Path(cwd)) if cwd else None
+    slug = project_slug(project) if project else "unknown"
+    name = safe_name(session_id) if session_id else "hooks"
+    return log_root() / slug / f"{name}.log"
+
+
+def safe_name(value: str) -> str:
+    """A session id made safe as one file name (no separators, no newlines)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", value)[:128].lstrip(".")
+    return cleaned or "_"
+
+
+def project_slug(path: str | os.PathLike[str]) -> str:
+    """Claude's project slug, as its CLI computes it.
+
+    Every UTF-16 code unit outside [A-Za-z0-9] becomes '-' (so an astral character costs two).
+    Over 200 characters: the first 200, then '-' and base 36 of |h|, where h is the Java-style
+    string hash (h = 31*h + code unit, wrapped to signed 32 bits) of the original path.
+    """
+    text = os.fspath(path)
+    units = _utf16_units(text)
+    slug = "".join(chr(u) if _is_alnum_unit(u) else "-" for u in units)
+    if len(slug) <= _SLUG_MAX:
+        return slug
+    h = 0
+    for unit in units:
+        h = (h * 31 + unit) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    return f"{slug[:_SLUG_MAX]}-{_base36(abs(h))}"
+
+
+def _utf16_units(text: str) -> list[int]:
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [data[i] | (data[i + 1] << 8) for i in range(0, len(data), 2)]
+
+
+def _is_alnum_unit(unit: int) -> bool:
+    return 48 <= unit <= 57 or 65 <= unit <= 90 or 97 <= unit <= 122
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, rest = divmod(number, 36)
+        out = digits[rest] + out
+        if number == 0:
+            return out
+
+
+def git_root(start: str | os.PathLike[str]) -> Path | None:
+    """The top of the git checkout that holds `start` (a worktree is its own top), or None.
+
+    Stdlib only: it looks for a `.git` entry upwards, so it costs a few stats, not a git call.
+    """
+    try:
+        current = Path(os.path.abspath(start))
+    except (OSError, ValueError):
+        return None
+    for candidate in (current, *current.parents):
+        try:
+            if os.path.lexists(candidate / ".git"):
+                return candidate
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def main_repo_root(start: str | os.PathLike[str]) -> Path | None:
+    """The main repository of a checkout: for a linked worktree, the repo it belongs to.
+
+    Claude's auto memory uses the main repository's slug, so every worktree shares one memory.
+    """
+    top = git_root(start)
+    if top is None:
+        return None
+    dot_git = top / ".git"
+    if dot_git.is_file():
+        try:
+            text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return top
+        if text.startswith("gitdir:"):
+            gitdir = Path(text[len("gitdir:"):].strip())
+            if not gitdir.is_absolute():
+                gitdir = (top / gitdir).resolve()
+            # <repo>/.git/worktrees/<name>
+            if gitdir.parent.name == "worktrees" and gitdir.parent.parent.name == ".git":
+                return gitdir.parent.parent.parent
+    return top
+
+
+def project_root(cwd: str | os.PathLike[str]) -> Path:
+    """The project of a working folder: its git root, else the folder itself."""
+    return git_root(cwd) or Path(os.path.abspath(cwd))
+
+
+def known_projects(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+    """CONTRACT "Known projects": `.claude.json` projects, every session's cwd, the current
+    folder's git root. Absolute, deduplicated, in that order; missing folders are left out."""
+    from app.core.sessions import read_sessions  # late: sessions imports this module
+
+    found: list[Path] = []
+    try:
+        data = json.loads(claude_json().read_text(encoding="utf-8"))
+        projects = data.get("projects") if isinstance(data, dict) else None
+        if isinstance(projects, dict):
+            found.extend(Path(key) for key in projects if isinstance(key, str) and key.startswith("/"))
+    except (OSError, ValueError):
+        pass
+    for session in read_sessions():
+        if session.cwd:
+            found.append(project_root(session.cwd))
+    here = git_root(cwd if cwd is not None else os.getcwd()) if _cwd_ok(cwd) else None
+    if here is not None:
+        found.append(here)
+    seen: set[str] = set()
+    result: list[Path] = []
+    for path in found:
+        key = os.path.normpath(os.fspath(path))
+        if key in seen or not os.path.isdir(key):
+            continue
+        seen.add(key)
+        result.append(Path(key))
+    return result
+
+
+def _cwd_ok(cwd: str | os.PathLike[str] | None) -> bool:
+    if cwd is not None:
+        return True
+    try:
+        os.getcwd()
+    except OSError:
+        return False
+    return True

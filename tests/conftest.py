@@ -1,0 +1,26 @@
+"""Every test runs in a sandbox: HOME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR, TMPDIR and
+CLAUDETTO_HOME all point under tmp_path, and no CLAUDETTO_<BOUND> leaks in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from app.core.bounds import DEFAULTS
+from tests.support import SandboxEnv, make_sandbox
+
+
+@pytest.fixture(autouse=True)
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SandboxEnv:
+    env, variables = make_sandbox(tmp_path / "sb")
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    for name in DEFAULTS:
+        monkeypatch.delenv(f"CLAUDETTO_{name}", raising=False)
+    monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
+    monkeypatch.delenv("CLAUDETTO_PYTHON", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert not str(env.home).startswith(os.path.expanduser("~") + "/.claude")
+    return env

@@ -1,0 +1,126 @@
+"""Shared test helpers: the sandbox environment, hook runs as Claude does them, real git."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class SandboxEnv:
+    """The five roots every test points the program at (never the real ones)."""
+
+    root: Path
+    home: Path
+    config: Path  # CLAUDE_CONFIG_DIR
+    claude_tmp_root: Path  # CLAUDE_CODE_TMPDIR
+    user_tmp: Path  # TMPDIR
+    state: Path  # CLAUDETTO_HOME
+
+    @property
+    def claude_tmp(self) -> Path:
+        """realpath(CLAUDE_CODE_TMPDIR)/claude-<uid>."""
+        return Path(os.path.realpath(self.claude_tmp_root)) / f"claude-{os.getuid()}"
+
+    @property
+    def sessions(self) -> Path:
+        return self.config / "sessions"
+
+    def write_session(self, name: str, **fields: Any) -> Path:
+        """A session file as Claude writes it (`sessions/<name>.json`)."""
+        self.sessions.mkdir(parents=True, exist_ok=True)
+        path = self.sessions / f"{name}.json"
+        path.write_text(json.dumps(fields))
+        return path
+
+
+def make_sandbox(base: Path) -> tuple[SandboxEnv, dict[str, str]]:
+    env = SandboxEnv(
+        root=base,
+        home=base / "home",
+        config=base / "home" / ".claude",
+        claude_tmp_root=base / "ctmp",
+        user_tmp=base / "utmp",
+        state=base / "state",
+    )
+    for p in (env.home, env.config, env.claude_tmp_root, env.user_tmp):
+        p.mkdir(parents=True, exist_ok=True)
+    variables = {
+        "HOME": str(env.home),
+        "CLAUDE_CONFIG_DIR": str(env.config),
+        "CLAUDE_CODE_TMPDIR": str(env.claude_tmp_root),
+        "TMPDIR": str(env.user_tmp),
+        "CLAUDETTO_HOME": str(env.state),
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return env, variables
+
+
+def run_hook(payload: dict[str, Any] | bytes | str, *, cwd: Path | str | None = None,
+             timeout: float = 30, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`python -P -m hooks` in a subprocess with the payload on stdin, as Claude runs it."""
+    if isinstance(payload, dict):
+        data = json.dumps(payload).encode()
+    elif isinstance(payload, str):
+        data = payload.encode()
+    else:
+        data = payload
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "hooks"],
+        input=data,
+        capture_output=True,
+        cwd=str(cwd) if cwd else None,
+        timeout=timeout,
+        env=env if env is not None else dict(os.environ),
+        check=False,
+    )
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`claudetto ARGS` in a subprocess (through the module, so it needs no PATH)."""
+    return subprocess.run(
+        [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())", *args],
+        capture_output=True,
+        text=True,
+        cwd=str(cwd) if cwd else None,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def git(cwd: Path | str, *args: str) -> str:
+    """Run real git; raises on failure so a broken fixture cannot pass silently."""
+    out = subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def make_repo(path: Path, *, files: dict[str, str] | None = None) -> Path:
+    """A real git repo on branch main with one commit."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    for name, text in (files or {"README.md": "hello\n"}).items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+def set_mtime(path: Path, age_seconds: float) -> None:
+    """Make `path` (itself, not what is inside) `age_seconds` old."""
+    import time
+
+    t = time.time() - age_seconds
+    os.utime(path, (t, t), follow_symlinks=False)
