@@ -1,9 +1,34 @@
-"""PostToolUse: ledger entries for edits (issue 7), GC records for Bash and Write (issue 4)."""
+"""PostToolUse: a ledger entry for each edit (issue 7), GC records for Bash and Write
+(issue 4). Each part runs on its own: one failing is logged and the other still runs."""
 
 from __future__ import annotations
 
 from typing import Any
 
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+GC_TOOLS = frozenset({"Bash", "Write"})
+
 
 def handle(payload: dict[str, Any]) -> int:
+    tool = payload.get("tool_name")
+    if tool in EDIT_TOOLS:
+        _part("ledger", payload)
+    if tool in GC_TOOLS:
+        _part("gc", payload)
     return 0
+
+
+def _part(name: str, payload: dict[str, Any]) -> None:
+    try:
+        if name == "ledger":
+            from app.core.ledger import record_edit
+
+            record_edit(payload)
+        else:
+            from app.core.recorder import record_outputs
+
+            record_outputs(payload)
+    except Exception as exc:  # noqa: BLE001 - never lose the other part, never crash Claude
+        from app.core.log import log
+
+        log(f"hook: PostToolUse {name} failed: {type(exc).__name__}: {exc}")

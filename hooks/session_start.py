@@ -6,4 +6,7 @@ from typing import Any
 
 
 def handle(payload: dict[str, Any]) -> int:
+    from app.core.jobs import spawn
+
+    spawn("session-start", payload)
     return 0

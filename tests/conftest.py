@@ -3,7 +3,6 @@ CLAUDETTO_HOME all point under tmp_path, and no CLAUDETTO_<BOUND> leaks in."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -22,5 +21,4 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SandboxEnv:
     monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
     monkeypatch.delenv("CLAUDETTO_PYTHON", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert not str(env.home).startswith(os.path.expanduser("~") + "/.claude")
     return env
