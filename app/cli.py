@@ -102,7 +102,17 @@ def cmd_supersede(args: argparse.Namespace) -> int:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    return not_yet("setup")
+    from app.core.setup import SetupError, describe, setup, setup_json
+
+    try:
+        result = setup(uninstall=args.uninstall, dry_run=args.dry_run)
+    except SetupError as exc:
+        raise CommandError(f"claudetto setup: {exc}") from exc
+    if args.json:
+        emit_json(setup_json(result))
+    else:
+        print(describe(result, args.uninstall))
+    return 0
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

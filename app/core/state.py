@@ -78,13 +78,13 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 @contextmanager
-def locked(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+def locked(path: Path, wait_s: float | None = None) -> Iterator[None]:
     """Hold the exclusive flock of `path` (on `<path>.lock`), waiting at most `wait_s`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        deadline = time.monotonic() + wait_s
+        deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
         delay = 0.001
         while True:
             try:

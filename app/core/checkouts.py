@@ -1,0 +1,112 @@
+"""Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate), and their
+registry `checkouts.json`.
+
+This is the part of seed 002 the hook contract needs today: WorktreeCreate makes
+`<repo>/.claude/worktrees/<name>` on branch `worktree-<name>` and registers it, with the
+session that asked for it. Release at SessionEnd and reclaim at SessionStart come later.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from app.core import paths
+from app.core.state import read_json, update_json
+
+_AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
+_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class CheckoutError(Exception):
+    """A checkout that cannot be made; WorktreeCreate reports it and fails loud."""
+
+
+@dataclass(frozen=True)
+class Checkout:
+    path: str
+    project: str
+    name: str
+    branch: str
+    kind: str
+
+
+def checkout_kind(name: str) -> str:
+    """agent (a subagent's `agent-a<hex>`), workflow (`wf_<hex>-<hex>-<n>`, `wf-<n>`), else session."""
+    if _AGENT.match(name):
+        return "agent"
+    if _WORKFLOW.match(name):
+        return "workflow"
+    return "session"
+
+
+def _git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+def create_checkout(cwd: str, name: str, session_id: str | None) -> Checkout:
+    """Make (or find again) the checkout `name` of the repository that holds `cwd`."""
+    if not isinstance(name, str) or not _SAFE_NAME.match(name) or name in (".", ".."):
+        raise CheckoutError(f"claudetto: invalid worktree name {name!r}")
+    kind = checkout_kind(name)
+    if kind == "session" and not session_id:
+        raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
+    repo = paths.main_repo_root(cwd) if cwd else None
+    if repo is None:
+        raise CheckoutError(f"claudetto: {cwd!r} is not inside a git repository")
+    target = repo / ".claude" / "worktrees" / name
+    branch = f"worktree-{name}"
+    if not (target / ".git").exists():
+        if os.path.lexists(target):
+            raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        has_branch = _git(str(repo), "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0
+        args = ["worktree", "add", str(target), branch] if has_branch else ["worktree", "add", "-b", branch, str(target), "HEAD"]
+        result = _git(str(repo), *args)
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise CheckoutError(f"claudetto: git worktree add failed: {detail[-1] if detail else result.returncode}")
+    checkout = Checkout(str(target), str(repo), name, branch, kind)
+    register(checkout, session_id)
+    return checkout
+
+
+def register(checkout: Checkout, session_id: str | None) -> None:
+    def change(data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("checkouts"), dict):
+            data = {"checkouts": {}}
+        entry = data["checkouts"].get(checkout.path)
+        if not isinstance(entry, dict):
+            entry = {"project": checkout.project, "name": checkout.name, "branch": checkout.branch,
+                     "kind": checkout.kind, "created": time.time(), "state": "active", "sessions": {}}
+        if session_id:
+            sessions = entry.setdefault("sessions", {})
+            if isinstance(sessions, dict):
+                sessions[session_id] = True
+        entry["state"] = "active"
+        data["checkouts"][checkout.path] = entry
+        return data
+
+    update_json(paths.checkouts_file(), change, lambda: {"checkouts": {}})
+
+
+def registry() -> dict[str, dict[str, Any]]:
+    data = read_json(paths.checkouts_file(), lambda: {"checkouts": {}})
+    checkouts = data.get("checkouts") if isinstance(data, dict) else None
+    return {k: v for k, v in checkouts.items() if isinstance(v, dict)} if isinstance(checkouts, dict) else {}
+
+
+def unregister(path: str) -> None:
+    def change(data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("checkouts"), dict):
+            data["checkouts"].pop(path, None)
+            return data
+        return {"checkouts": {}}
+
+    update_json(paths.checkouts_file(), change, lambda: {"checkouts": {}})

@@ -1,0 +1,118 @@
+"""Liveness with real processes: a live child, a dead pid, a reused pid, no pid, bad files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from app.core import sessions
+from tests.support import SandboxEnv
+
+
+@pytest.fixture
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def by_id(current: str | None = None) -> dict[str | None, sessions.Session]:
+    return {s.session_id: s for s in sessions.read_sessions(current)}
+
+
+def test_a_running_child_is_live_with_its_proc_start(sandbox: SandboxEnv, child) -> None:
+    start = sessions.proc_start_time(child.pid)
+    assert start is not None and start.isdigit()
+    sandbox.write_session(str(child.pid), pid=child.pid, sessionId="live", cwd="/w", status="busy", procStart=start)
+    found = by_id()["live"]
+    assert found.live and found.status == "busy" and found.pid == child.pid
+
+
+def test_a_dead_pid_is_not_live(sandbox: SandboxEnv) -> None:
+    pid = dead_pid()
+    sandbox.write_session(str(pid), pid=pid, sessionId="dead", cwd="/w")
+    assert by_id()["dead"].live is False
+    assert "dead" not in sessions.live_session_ids()
+
+
+def test_a_reused_pid_is_not_live(sandbox: SandboxEnv, child) -> None:
+    start = int(sessions.proc_start_time(child.pid) or 0)
+    sandbox.write_session(str(child.pid), pid=child.pid, sessionId="reused", procStart=start - 1)
+    assert by_id()["reused"].live is False
+    sandbox.write_session(str(child.pid), pid=child.pid, sessionId="reused", procStart=str(start))
+    assert by_id()["reused"].live is True
+
+
+def test_a_zombie_is_not_live(sandbox: SandboxEnv) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    import time
+
+    deadline = time.time() + 10
+    while time.time() < deadline and not sessions.proc_start_time(proc.pid) is None:
+        with open(f"/proc/{proc.pid}/stat", "rb") as fh:
+            if b") Z " in fh.read():
+                break
+        time.sleep(0.01)
+    sandbox.write_session(str(proc.pid), pid=proc.pid, sessionId="zombie")
+    try:
+        assert by_id()["zombie"].live is False
+    finally:
+        proc.wait()
+
+
+def test_a_file_without_pid_counts_as_live(sandbox: SandboxEnv) -> None:
+    sandbox.write_session("nopid", sessionId="unsure", cwd="/w")
+    assert by_id()["unsure"].live is True
+
+
+def test_the_current_session_is_live_even_when_its_process_is_gone(sandbox: SandboxEnv) -> None:
+    pid = dead_pid()
+    sandbox.write_session(str(pid), pid=pid, sessionId="me")
+    assert by_id("me")["me"].live is True
+    assert "me" in sessions.live_session_ids("me")
+    assert "other" in sessions.live_session_ids("other")
+
+
+def test_legacy_files_take_the_pid_from_the_name(sandbox: SandboxEnv, child) -> None:
+    sandbox.write_session(f"pid-{child.pid}", session_id="old-live", cwd="/a")
+    pid = dead_pid()
+    sandbox.write_session(f"pid-{pid}", session_id="old-dead", cwd="/b")
+    found = by_id()
+    assert found["old-live"].live and found["old-live"].cwd == "/a"
+    assert not found["old-dead"].live
+
+
+def test_unreadable_and_odd_files_are_skipped_and_logged(sandbox: SandboxEnv, child) -> None:
+    from app.core.log import current_log
+
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    (sandbox.sessions / "1.json").write_text("{torn")
+    (sandbox.sessions / "2.json").write_text("[1, 2]")
+    (sandbox.sessions / "3.json").write_bytes(b"\xff\xfe")
+    (sandbox.sessions / "notes.txt").write_text("ignored")
+    sandbox.write_session("4", pid="not-a-number", sessionId=12, cwd=["x"], status=None)
+    sandbox.write_session(str(child.pid), pid=child.pid, sessionId="ok")
+    found = sessions.read_sessions()
+    assert [s.session_id for s in found] == [None, "ok"]
+    assert found[0].pid is None and found[0].cwd is None and found[0].live  # no usable pid: keep
+    assert current_log().read_text().count("sessions: skipped") == 3
+
+
+def test_live_cwds_are_real_paths(sandbox: SandboxEnv, child, tmp_path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    sandbox.write_session(str(child.pid), pid=child.pid, sessionId="a", cwd=str(link))
+    assert sessions.live_cwds() == [str(real)]
+    assert sessions.live_cwds(current_cwd=str(tmp_path)) == [str(real), str(tmp_path)]

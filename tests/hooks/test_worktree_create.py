@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support import SandboxEnv, git, make_repo, run_hook
+
+
+def create(cwd: Path, name: str, session_id: str | None = "s-1"):
+    payload = {"hook_event_name": "WorktreeCreate", "cwd": str(cwd), "name": name, "transcript_path": "/t"}
+    if session_id is not None:
+        payload["session_id"] = session_id
+    return run_hook(payload, cwd=cwd)
+
+
+def test_creates_the_checkout_on_its_branch_and_registers_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = create(repo, "bold-oak-a3f2")
+    assert result.returncode == 0, result.stderr
+    target = repo / ".claude" / "worktrees" / "bold-oak-a3f2"
+    assert result.stdout.decode().strip().splitlines()[-1] == str(target)
+    assert git(target, "rev-parse", "--abbrev-ref", "HEAD") == "worktree-bold-oak-a3f2"
+    registry = json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"]
+    assert registry[str(target)]["sessions"] == {"s-1": True}
+    assert registry[str(target)]["kind"] == "session"
+    # asked again (a resume) from inside the checkout: same path, one more session
+    again = create(target, "bold-oak-a3f2", "s-2")
+    assert again.returncode == 0 and again.stdout.decode().strip() == str(target)
+    registry = json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"]
+    assert registry[str(target)]["sessions"] == {"s-1": True, "s-2": True}
+
+
+def test_a_session_checkout_without_session_id_fails_loud(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = create(repo, "my-feature", session_id=None)
+    assert result.returncode != 0 and result.stdout == b""
+    assert result.stderr.decode().count("\n") == 1 and "session_id" in result.stderr.decode()
+    assert not (repo / ".claude" / "worktrees" / "my-feature").exists()
+
+
+def test_a_subagent_checkout_needs_no_session(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = create(repo, "agent-a1b2c3d4e5f6a7b8", session_id=None)
+    assert result.returncode == 0, result.stderr
+    registry = json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"]
+    assert next(iter(registry.values()))["kind"] == "agent"
+
+
+def test_bad_names_and_non_repos_fail_loud(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    for name in ("../escape", "a/b", "", "-rf"):
+        result = create(repo, name)
+        assert result.returncode != 0 and result.stdout == b"" and result.stderr, name
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = create(plain, "x1")
+    assert result.returncode != 0 and b"not inside a git repository" in result.stderr
+    (repo / ".claude" / "worktrees" / "taken").mkdir(parents=True)
+    result = create(repo, "taken")
+    assert result.returncode != 0 and b"not a worktree" in result.stderr
