@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
+
+from app.core.fastjson import dumps
 
 CONTEXT_CAP = 10_000
 
@@ -16,7 +17,7 @@ def context(event: str, text: str) -> None:
         cut = text.rfind("\n", 0, CONTEXT_CAP - 40)
         text = text[: cut if cut > 0 else CONTEXT_CAP - 40] + "\n(claudetto: more lines left out)"
     payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(dumps(payload) + "\n")
 
 
 def deny(reason: str) -> None:
@@ -28,7 +29,7 @@ def deny(reason: str) -> None:
             "permissionDecisionReason": reason,
         }
     }
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(dumps(payload) + "\n")
 
 
 def worktree_path(path: str) -> None:

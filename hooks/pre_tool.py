@@ -1,9 +1,7 @@
-"""PreToolUse: lint writes into a memory folder (memory hygiene)."""
+"""PreToolUse: lint writes into a memory folder (memory hygiene; not built yet: allows all)."""
 
 from __future__ import annotations
 
-from typing import Any
 
-
-def handle(payload: dict[str, Any]) -> int:
+def handle(payload: dict[str, object]) -> int:
     return 0

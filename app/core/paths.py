@@ -7,24 +7,39 @@ cached: the environment is read on every call (it is a handful of dict lookups).
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from pathlib import Path
+
+# pathlib (with re, fnmatch, urllib) costs ~9 ms to import: the hot hook path uses the `*_str`
+# functions below and never imports it. The Path functions import it on first call.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _SLUG_MAX = 200
 
 
-def home() -> Path:
+def _path(value: str) -> Path:
+    from pathlib import Path
+
+    return Path(value)
+
+
+def home_str() -> str:
     """The user's home: $HOME (never the password database, so a sandbox stays a sandbox)."""
-    value = os.environ.get("HOME")
-    return Path(value) if value else Path("/nonexistent-home")
+    return os.environ.get("HOME") or "/nonexistent-home"
+
+
+def home() -> Path:
+    return _path(home_str())
+
+
+def config_dir_str() -> str:
+    """Claude's config root: $CLAUDE_CONFIG_DIR, else $HOME/.claude."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home_str(), ".claude")
 
 
 def config_dir() -> Path:
-    """Claude's config root: $CLAUDE_CONFIG_DIR, else $HOME/.claude."""
-    value = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(value) if value else home() / ".claude"
+    return _path(config_dir_str())
 
 
 def claude_json() -> Path:
@@ -46,9 +61,13 @@ def user_settings() -> Path:
     return config_dir() / "settings.json"
 
 
-def claude_tmp_root() -> Path:
+def claude_tmp_root_str() -> str:
     """realpath(CLAUDE_CODE_TMPDIR or /tmp)."""
-    return Path(os.path.realpath(os.environ.get("CLAUDE_CODE_TMPDIR") or "/tmp"))
+    return os.path.realpath(os.environ.get("CLAUDE_CODE_TMPDIR") or "/tmp")
+
+
+def claude_tmp_root() -> Path:
+    return _path(claude_tmp_root_str())
 
 
 def claude_tmp_dir() -> Path:
@@ -56,27 +75,43 @@ def claude_tmp_dir() -> Path:
     return claude_tmp_root() / f"claude-{os.getuid()}"
 
 
-def user_tmp() -> Path:
+def user_tmp_str() -> str:
     """The user's temp folder, realpath(TMPDIR or /tmp): a GC root."""
-    return Path(os.path.realpath(os.environ.get("TMPDIR") or "/tmp"))
+    return os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+
+
+def user_tmp() -> Path:
+    return _path(user_tmp_str())
+
+
+def claudetto_home_str() -> str:
+    """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto."""
+    return (os.environ.get("CLAUDETTO_HOME") or os.environ.get("CLAUDE_PLUGIN_DATA")
+            or os.path.join(home_str(), ".claudetto"))
 
 
 def claudetto_home() -> Path:
-    """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto."""
-    value = os.environ.get("CLAUDETTO_HOME") or os.environ.get("CLAUDE_PLUGIN_DATA")
-    return Path(value) if value else home() / ".claudetto"
+    return _path(claudetto_home_str())
 
 
 def gc_dir() -> Path:
     return claudetto_home() / "gc"
 
 
+def gc_records_file_str(session_id: str) -> str:
+    return os.path.join(claudetto_home_str(), "gc", f"{safe_name(session_id)}.json")
+
+
 def gc_records_file(session_id: str) -> Path:
-    return gc_dir() / f"{safe_name(session_id)}.json"
+    return _path(gc_records_file_str(session_id))
+
+
+def ledger_file_str() -> str:
+    return os.path.join(claudetto_home_str(), "ledger.json")
 
 
 def ledger_file() -> Path:
-    return claudetto_home() / "ledger.json"
+    return _path(ledger_file_str())
 
 
 def checkouts_file() -> Path:
@@ -97,17 +132,24 @@ def log_root() -> Path:
     return claude_tmp_root() / "claudetto"
 
 
-def session_log(cwd: str | os.PathLike[str] | None, session_id: str | None) -> Path:
+def session_log_str(cwd: str | None, session_id: str | None) -> str:
     """The log of claudetto's own hooks for one session of one project."""
-    project = project_root(Path(cwd)) if cwd else None
+    project = project_root_str(cwd) if cwd else None
     slug = project_slug(project) if project else "unknown"
     name = safe_name(session_id) if session_id else "hooks"
-    return log_root() / slug / f"{name}.log"
+    return os.path.join(claude_tmp_root_str(), "claudetto", slug, f"{name}.log")
+
+
+def session_log(cwd: str | os.PathLike[str] | None, session_id: str | None) -> Path:
+    return _path(session_log_str(os.fspath(cwd) if cwd else None, session_id))
+
+
+_NAME_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
 def safe_name(value: str) -> str:
     """A session id made safe as one file name (no separators, no newlines)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", value)[:128].lstrip(".")
+    cleaned = "".join(c if c in _NAME_SAFE else "_" for c in value[:128]).lstrip(".")
     return cleaned or "_"
 
 
@@ -150,22 +192,30 @@ def _base36(number: int) -> str:
             return out
 
 
-def git_root(start: str | os.PathLike[str]) -> Path | None:
+def git_root_str(start: str) -> str | None:
     """The top of the git checkout that holds `start` (a worktree is its own top), or None.
 
     Stdlib only: it looks for a `.git` entry upwards, so it costs a few stats, not a git call.
     """
     try:
-        current = Path(os.path.abspath(start))
+        current = os.path.abspath(start)
     except (OSError, ValueError):
         return None
-    for candidate in (current, *current.parents):
+    while True:
         try:
-            if os.path.lexists(candidate / ".git"):
-                return candidate
+            if os.path.lexists(os.path.join(current, ".git")):
+                return current
         except (OSError, ValueError):
             return None
-    return None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def git_root(start: str | os.PathLike[str]) -> Path | None:
+    found = git_root_str(os.fspath(start))
+    return _path(found) if found is not None else None
 
 
 def main_repo_root(start: str | os.PathLike[str]) -> Path | None:
@@ -183,6 +233,8 @@ def main_repo_root(start: str | os.PathLike[str]) -> Path | None:
         except OSError:
             return top
         if text.startswith("gitdir:"):
+            from pathlib import Path
+
             gitdir = Path(text[len("gitdir:"):].strip())
             if not gitdir.is_absolute():
                 gitdir = (top / gitdir).resolve()
@@ -192,14 +244,21 @@ def main_repo_root(start: str | os.PathLike[str]) -> Path | None:
     return top
 
 
-def project_root(cwd: str | os.PathLike[str]) -> Path:
+def project_root_str(cwd: str) -> str:
     """The project of a working folder: its git root, else the folder itself."""
-    return git_root(cwd) or Path(os.path.abspath(cwd))
+    return git_root_str(cwd) or os.path.abspath(cwd)
+
+
+def project_root(cwd: str | os.PathLike[str]) -> Path:
+    return _path(project_root_str(os.fspath(cwd)))
 
 
 def known_projects(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     """CONTRACT "Known projects": `.claude.json` projects, every session's cwd, the current
     folder's git root. Absolute, deduplicated, in that order; missing folders are left out."""
+    import json
+    from pathlib import Path
+
     from app.core.sessions import read_sessions  # late: sessions imports this module
 
     found: list[Path] = []

@@ -5,24 +5,26 @@ a writer takes an exclusive flock on `<file>.lock`, reads, changes, writes a tem
 fsyncs it and renames it over the old one. A writer that cannot get the lock in time tries
 again, at most LEDGER_WRITE_TRIES times. A corrupt file is moved aside (never deleted) and
 the program goes on with an empty state.
+
+It runs on the hook hot path, so it imports neither json (see fastjson), pathlib, typing
+nor contextlib. Paths may be given as str or Path.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, TypeVar
 
+from app.core import fastjson
 from app.core.bounds import bound
 from app.core.log import log
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 LOCK_WAIT_S = 2.0
 
@@ -31,36 +33,40 @@ class StateBusy(OSError):
     """The lock of a state file could not be had in time."""
 
 
-def read_json(path: Path, default: Callable[[], T]) -> T | Any:
+def read_json(path: str | os.PathLike[str], default: Callable[[], Any]) -> Any:
     """The JSON in `path`, or `default()` when it is missing or corrupt (moved aside)."""
+    name = os.fspath(path)
     try:
-        raw = path.read_bytes()
+        with open(name, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return default()
     except OSError as exc:
-        log(f"state: cannot read {path}: {exc}")
+        log(f"state: cannot read {name}: {exc}")
         return default()
     try:
-        return json.loads(raw)
+        return fastjson.loads(raw)
     except ValueError as exc:
-        _move_aside(path, f"not JSON ({exc})")
+        _move_aside(name, f"not JSON ({exc})")
         return default()
 
 
-def _move_aside(path: Path, why: str) -> None:
-    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+def _move_aside(name: str, why: str) -> None:
+    aside = f"{name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     try:
-        os.replace(path, aside)
-        log(f"state: {path} is corrupt: {why}; moved aside to {aside}")
+        os.replace(name, aside)
+        log(f"state: {name} is corrupt: {why}; moved aside to {aside}")
     except OSError as exc:
-        log(f"state: {path} is corrupt: {why}; could not move it aside: {exc}")
+        log(f"state: {name} is corrupt: {why}; could not move it aside: {exc}")
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     """Write `data` to `path` through a temp file in the same folder, fsync, rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    payload = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=False).encode("utf-8", "surrogateescape")
+    name = os.fspath(path)
+    folder, base = os.path.split(name)
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    payload = fastjson.dumps(data).encode("utf-8", "surrogateescape")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         try:
@@ -68,7 +74,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        os.replace(tmp, name)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -77,32 +83,40 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-@contextmanager
-def locked(path: Path, wait_s: float | None = None) -> Iterator[None]:
+class locked:  # noqa: N801 - used like a function: `with locked(path):`
     """Hold the exclusive flock of `path` (on `<path>.lock`), waiting at most `wait_s`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
+
+    def __init__(self, path: str | os.PathLike[str], wait_s: float | None = None) -> None:
+        self.name = os.fspath(path)
+        self.wait_s = LOCK_WAIT_S if wait_s is None else wait_s
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        os.makedirs(os.path.dirname(self.name), exist_ok=True)
+        fd = os.open(self.name + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        deadline = time.monotonic() + self.wait_s
         delay = 0.001
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK) or time.monotonic() >= deadline:
+                    os.close(fd)
+                    if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise StateBusy(errno.EAGAIN, f"state file busy: {self.name}") from None
                     raise
-                if time.monotonic() >= deadline:
-                    raise StateBusy(errno.EAGAIN, f"state file busy: {path}") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+        self.fd = fd
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = -1
 
 
-def update_json(path: Path, change: Callable[[Any], Any], default: Callable[[], Any]) -> Any:
+def update_json(path: str | os.PathLike[str], change: Callable[[Any], Any], default: Callable[[], Any]) -> Any:
     """Read, change and write one state file under its lock; returns the written data.
 
     `change` gets the current data (or `default()`) and returns the new data; returning the
@@ -119,6 +133,6 @@ def update_json(path: Path, change: Callable[[Any], Any], default: Callable[[], 
                 return data
         except StateBusy as exc:
             last = exc
-            log(f"state: lost the race for {path} (try {attempt + 1} of {tries})")
+            log(f"state: lost the race for {os.fspath(path)} (try {attempt + 1} of {tries})")
     assert last is not None
     raise last
