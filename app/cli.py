@@ -74,15 +74,74 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
-    return not_yet("gc")
+    from app.core import gc
+
+    try:
+        report = gc.sweep(dry_run=args.dry_run)
+    except gc.GcBusy:
+        raise CommandError("claudetto gc: another GC sweep is running; try again in a moment") from None
+    if args.json:
+        emit_json(gc.report_json(report))
+    else:
+        for line in gc.report_lines(report):
+            print(line)
+    return 0
+
+
+def _hygiene_projects(name: str, given: Sequence[str]) -> list[str] | None:
+    """PROJECT arguments checked (each an existing folder); None when none was given."""
+    for project in given:
+        if not os.path.isdir(project):
+            raise CommandError(f"claudetto {name}: no such project folder: {project}")
+    return [os.path.abspath(p) for p in given] if given else None
+
+
+def _here() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    return not_yet("clean")
+    from app.core import hygiene
+
+    projects = _hygiene_projects("clean", args.projects)
+    report = hygiene.run_cleanup(projects, dry_run=args.dry_run, current_cwd=_here())
+    if args.json:
+        emit_json(hygiene.report_json(report))
+    else:
+        sys.stdout.write("".join(line + "\n" for line in hygiene.report_lines(report)))
+    if report.timed_out:
+        sys.stderr.write("claudetto clean: stopped at SWEEP_TIMEOUT_MS; what was not reached is left as it was\n")
+    return 0
 
 
 def cmd_worktrees(args: argparse.Namespace) -> int:
-    return not_yet("worktrees")
+    from app.core import hygiene, sessions, worktrees
+    from app.format import size
+
+    given = _hygiene_projects("worktrees", args.projects)
+    here = _here()
+    projects = hygiene.resolve_projects(given, here) if given else hygiene.session_projects(here)
+    rows = worktrees.describe_worktrees(
+        projects, live_cwds=sessions.live_cwds(None, here), live_ids=sessions.live_session_ids())
+    if args.json:
+        emit_json({"worktrees": [
+            {"path": w.path, "project": w.project, "name": w.name, "branch": w.branch, "size": w.size,
+             "kind": w.kind, "state": w.state, "sessions": w.sessions, "removable": w.removable,
+             "reason": w.reason}
+            for w in rows
+        ]})
+        return 0
+    if not rows:
+        where = ", ".join(os.path.join(p, ".claude", "worktrees") for p in projects)
+        sys.stdout.write(f"no worktrees in {where or 'any known project'}\n")
+        return 0
+    emit_table(["NAME", "KIND", "STATE", "SIZE", "REMOVABLE", "REASON", "PATH"],
+               [(w.name, w.kind, w.state, size(w.size), "yes" if w.removable else "no", w.reason, w.path)
+                for w in rows])
+    return 0
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -90,7 +149,42 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    return not_yet("ledger")
+    from app.core.ledger import ledger_files
+
+    files = ledger_files()
+    if args.json:
+        emit_json(
+            {
+                "files": [
+                    {
+                        "path": f.path,
+                        "agent": f.agent,
+                        "hash": f.hash,
+                        "changed": f.changed,
+                        "told": f.told,
+                        "deleted": f.deleted,
+                        "session": f.session,
+                        "edited_ns": f.edited_ns,
+                    }
+                    for f in files
+                ]
+            }
+        )
+        return 0
+    if not files:
+        from app.core import paths
+
+        print(f"the ledger is empty ({paths.ledger_file()})")
+        return 0
+    emit_table(
+        ["PATH", "AGENT", "SESSION", "HASH", "CHANGED", "TOLD"],
+        [
+            (f.path, f.agent, f.session, f.hash, "deleted" if f.deleted else "yes" if f.changed else "no",
+             "yes" if f.told else "no")
+            for f in files
+        ],
+    )
+    return 0
 
 
 def cmd_memory(args: argparse.Namespace) -> int:

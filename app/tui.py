@@ -1,28 +1,100 @@
-"""The Textual app: small; it declares the screens and starts them (STYLE rule 5)."""
+"""The Textual app: small; it declares the screens (MODES) and owns the shared outputs store.
+
+Sessions and Outputs are modes, so each keeps its state while the other is shown. Judging
+and measuring run in the store's workers; their Messages land here and go to the store.
+"""
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import App
 from textual.binding import Binding
-from textual.widgets import Footer, Header, Static
+
+from app.commands import OutputCommands, SessionCommands, ViewCommands
+from app.core.outputs import Judged, judge
+from app.screens.help import HelpScreen
+from app.screens.outputs import OutputsScreen
+from app.screens.sessions import SessionsScreen
+from app.widgets.store import OutputsJudged, OutputStore, SessionsRead, SizesMeasured
 
 
 class ClaudettoApp(App[None]):
-    """The dashboard."""
+    """The dashboard: live sessions, everything the sweeps judge, removals approved by hand."""
 
     TITLE = "claudetto"
-    BINDINGS = [Binding("q", "quit", "Quit", id="quit", tooltip="Leave claudetto")]
+    CSS_PATH = "tui.tcss"
+    MODES = {"sessions": SessionsScreen, "outputs": OutputsScreen}
+    DEFAULT_MODE = "sessions"
+    COMMANDS = App.COMMANDS | {ViewCommands, SessionCommands, OutputCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit", tooltip="Leave claudetto"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help", tooltip="Every key and what it does"),
+        Binding("1", "switch_mode('sessions')", "Sessions", show=False, id="sessions", tooltip="Live and stale sessions"),
+        Binding("2", "switch_mode('outputs')", "Outputs", show=False, id="outputs", tooltip="Everything the sweeps judge"),
+        Binding("r", "rejudge", "Refresh", show=False, id="refresh", tooltip="Judge every output again"),
+    ]
 
-    def __init__(self, *, read_only: bool = False) -> None:
+    def __init__(self, *, read_only: bool = False, clock: Callable[[], float] | None = None,
+                 judge_outputs: Callable[[], Judged] | None = None, poll_s: float = 1.0) -> None:
         super().__init__()
         self.read_only = read_only
+        self.clock = clock or time.time
+        self.poll_s = poll_s
+        self.store = OutputStore(self, judge_outputs or judge)
+        if read_only:
+            self.sub_title = "read-only"
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static("claudetto")
-        yield Footer()
+    def on_mount(self) -> None:
+        self.store.poll_sessions()
+        self.store.refresh()
+        self.set_interval(self.poll_s, self.store.poll_sessions, name="poll sessions")
+
+    def on_sessions_read(self, message: SessionsRead) -> None:
+        self.store.apply_sessions(message)
+
+    def on_outputs_judged(self, message: OutputsJudged) -> None:
+        self.store.apply_judged(message)
+
+    def on_sizes_measured(self, message: SizesMeasured) -> None:
+        self.store.apply_sizes(message)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_rejudge(self) -> None:
+        self.store.refresh()
+        self.notify("Judging every output again")
 
 
 def run_tui(*, demo: bool = False, read_only: bool = False) -> int:
-    ClaudettoApp(read_only=read_only).run()
+    """Run the dashboard; `demo` builds a sandbox, points the environment at it, removes it."""
+    if not demo:
+        ClaudettoApp(read_only=read_only).run()
+        return 0
+    from app.sandbox import build_sandbox
+
+    base = Path(tempfile.mkdtemp(prefix="claudetto-demo-"))
+    saved = {name: os.environ.get(name) for name in ("HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR",
+                                                     "TMPDIR", "CLAUDETTO_HOME")}
+    box = None
+    try:
+        box = build_sandbox(base)
+        os.environ.update(box.env)
+        ClaudettoApp(read_only=read_only).run()
+    finally:
+        if box is not None:
+            box.close()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(base, ignore_errors=True)
     return 0

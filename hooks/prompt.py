@@ -1,10 +1,16 @@
 """UserPromptSubmit: rehash the ledger's files; one context line per file changed behind
-the model's back since its last edit (issue 7)."""
+the model's back since its last edit (issue 7). Nothing changed: nothing printed, 0 tokens."""
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def handle(payload: dict[str, Any]) -> int:
+    from app.core.ledger import prompt_lines
+    from hooks.output import context
+
+    context("UserPromptSubmit", "\n".join(prompt_lines(payload)))
     return 0

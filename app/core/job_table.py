@@ -38,4 +38,8 @@ JOBS: dict[str, Callable[[dict[str, Any]], None]] = {
     "session-end": _steps(
         "app.core.gc:session_end_step",
     ),
+    # remove() renamed a big tree into the trash: purge it (issue 3). One runs at a time.
+    "purge-trash": _steps(
+        "app.core.removal:purge_step",
+    ),
 }

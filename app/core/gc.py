@@ -1,0 +1,469 @@
+"""The output GC: remove what sessions made outside the project once nothing uses it.
+
+The recorder (app/core/recorder.py) notes each output; a sweep judges every recorded path
+by the seed's rules, in this order:
+
+1. it is in a record (the sweep never looks for paths by a name pattern);
+2. it lies strictly inside a GC root: the user's temp folder, or `<project>/.claude/worktrees/`
+   of the project where the recording session ran (the git root of its cwd, and the main
+   repository of that checkout, so a worktree made from inside a worktree has a root too);
+3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
+4. nothing live needs it: its session is not live, and no live session's folder (its cwd,
+   or its Claude temp folder `claude-<uid>/<slug>/<session>`) lies inside it;
+5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
+   unused paths left (the young ones), the oldest go first until all of them together take
+   at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
+
+A path outside every root, a symlink or one whose real path escapes: status `skip`, its
+record dropped. A recorded path that is gone: status `missing`, record dropped. Every
+removal goes through `removal.remove` (containment checked again, journal line, big trees to
+the trash); after a removed worktree, `git worktree prune` runs in its project.
+
+A dry run judges the same way, removes nothing and writes no state at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core import paths, removal, scanner, sessions
+from app.core.bounds import bound
+from app.core.log import log, log_lines
+from app.core.recorder import OutputRecord, read_records, records_files
+from app.core.state import StateBusy, locked, update_json
+
+RULE = "gc"
+DAY_S = 86_400
+LOCK_WAIT_S = 5.0  # how long a sweep waits for one already running
+
+#: statuses whose record is dropped after a real sweep
+_DROPPED = frozenset({"removed", "missing", "skip"})
+#: removal.remove refusals as the contract's skip reasons
+_REFUSED = {"outside_root": "outside_root", "symlink": "symlink", "escapes_root": "escapes_root",
+            "other_fs": "escapes_root"}
+
+
+class GcBusy(StateBusy):
+    """Another sweep holds the GC lock."""
+
+
+@dataclass(frozen=True)
+class GcEntry:
+    """One recorded path as the sweep judged it. `status`: removed | would_remove | kept |
+    skip | missing; `reason`: live | young | age | size | outside_root | symlink |
+    escapes_root (and, rarely, `failed` / `changed` for a removal the system refused)."""
+
+    path: str
+    kind: str
+    session: str
+    size: int  # disk bytes (0 for skip and missing: they are not measured)
+    status: str
+    reason: str
+    root: str | None  # the GC root it lies in, None when it lies in none
+    mtime: float | None  # its own modification time
+    sessions: tuple[str, ...] = ()  # every session that recorded it
+    project: str | None = None  # the project of the recording session
+
+
+@dataclass(frozen=True)
+class GcReport:
+    dry_run: bool
+    entries: list[GcEntry]
+    removed: int
+    freed: int
+    busy: bool = False  # another sweep was running: nothing was judged
+
+
+@dataclass
+class _Item:
+    path: str
+    records: list[OutputRecord]
+    status: str = "kept"
+    reason: str = "young"
+    root: str | None = None
+    mtime: float | None = None
+    tree: scanner.TreeSize | None = None
+    children: list[_Item] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return self.tree.disk if self.tree is not None else 0
+
+    @property
+    def first(self) -> OutputRecord:
+        return self.records[0]
+
+
+# --- judging --------------------------------------------------------------------------------
+
+
+def _inside(child: str, parent: str) -> bool:
+    """`child` is `parent` or below it (both already absolute and normal)."""
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def _live_folders(current_session: str | None, current_cwd: str | None,
+                  ending_session: str | None, end_reason: str | None) -> list[str]:
+    """Real paths of the folders live sessions are in: their cwd and Claude temp folder."""
+    found: list[str] = []
+    claude_tmp = paths.claude_tmp_dir()
+    for session in sessions.live_sessions(current_session):
+        # The ending session does not count; after /clear its process goes on, so its cwd does.
+        if ending_session and session.session_id == ending_session and end_reason != "clear":
+            continue
+        if session.cwd:
+            found.append(os.path.realpath(session.cwd))
+        if session.cwd and session.session_id:
+            for base in {session.cwd, os.fspath(paths.project_root(session.cwd))}:
+                found.append(os.path.realpath(claude_tmp / paths.project_slug(base) / session.session_id))
+    if current_cwd:
+        found.append(os.path.realpath(current_cwd))
+        if current_session:
+            for base in {current_cwd, os.fspath(paths.project_root(current_cwd))}:
+                found.append(os.path.realpath(claude_tmp / paths.project_slug(base) / current_session))
+    return found
+
+
+def _live_ids(current_session: str | None, ending_session: str | None) -> set[str]:
+    ids = sessions.live_session_ids(current_session)
+    if ending_session and ending_session != current_session:
+        ids.discard(ending_session)
+    return ids
+
+
+def gc_roots(cwd: str) -> list[str]:
+    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (the
+    checkout's git root and its main repository) and the user's temp folder."""
+    roots: list[str] = []
+    if cwd.startswith("/"):
+        for project in (paths.git_root(cwd), paths.main_repo_root(cwd)):
+            if project is not None:
+                roots.append(os.fspath(project / ".claude" / "worktrees"))
+    roots.append(os.fspath(paths.user_tmp()))
+    return list(dict.fromkeys(roots))
+
+
+def _project_of(item: _Item) -> str | None:
+    cwd = item.first.cwd
+    if not cwd.startswith("/"):
+        return None
+    main = paths.main_repo_root(cwd)
+    return os.fspath(main) if main is not None else None
+
+
+def _place(item: _Item) -> None:
+    """Rules 2 and 3: the root the path lies in, or status skip (or missing)."""
+    if not os.path.lexists(item.path):
+        item.status, item.reason = "missing", "missing"
+        return
+    why: list[str] = []
+    for cwd in dict.fromkeys(r.cwd for r in item.records):
+        for root in gc_roots(cwd):
+            reason = removal.containment(item.path, root)
+            if reason is None:
+                item.root = root
+                return
+            if reason == "missing":
+                item.status, item.reason = "missing", "missing"
+                return
+            why.append(reason)
+    item.status = "skip"
+    item.reason = next((r for r in ("symlink", "escapes_root") if r in why), "outside_root")
+
+
+def _judge(*, current_session: str | None, ending_session: str | None,
+           current_cwd: str | None = None, end_reason: str | None = None,
+           now: float | None = None) -> list[_Item]:
+    now = time.time() if now is None else now
+    grouped: dict[str, _Item] = {}
+    for record in read_records():
+        key = os.path.normpath(record.path)
+        if key in grouped:
+            grouped[key].records.append(record)
+        else:
+            grouped[key] = _Item(key, [record])
+    items = list(grouped.values())
+    live_ids = _live_ids(current_session, ending_session)
+    folders = _live_folders(current_session, current_cwd, ending_session, end_reason)
+    candidates: list[_Item] = []
+    for item in items:
+        _place(item)
+        if item.root is None:
+            continue
+        try:
+            item.mtime = os.lstat(item.path).st_mtime
+        except OSError:
+            item.status, item.reason, item.root = "missing", "missing", None
+            continue
+        item.tree = scanner.scan(item.path)
+        real = os.path.realpath(item.path)
+        if any(r.session in live_ids for r in item.records) or any(_inside(f, real) for f in folders):
+            item.status, item.reason = "kept", "live"
+        else:
+            candidates.append(item)
+    # A path that holds a live one stays: removing it would remove the live one.
+    live_paths = [i.path for i in items if i.reason == "live"]
+    for item in candidates:
+        if any(_inside(p, item.path) for p in live_paths):
+            item.status, item.reason = "kept", "live"
+    unused = [i for i in candidates if i.reason != "live"]
+    max_age = bound("GC_MAX_AGE_DAYS") * DAY_S
+    for item in unused:
+        if item.mtime is not None and now - item.mtime > max_age:
+            _mark(item, unused, "age")
+    young = [i for i in unused if i.status != "would_remove"]
+    tops = [i for i in young if not any(o is not i and _inside(i.path, o.path) for o in young)]
+    total = sum(i.size for i in tops)
+    limit = bound("GC_MAX_BYTES")
+    for item in sorted(tops, key=lambda i: (i.mtime or 0.0, i.path)):
+        if total <= limit:
+            break
+        _mark(item, young, "size")
+        total -= item.size
+    return items
+
+
+def _mark(item: _Item, pool: Iterable[_Item], reason: str) -> None:
+    """Mark `item` for removal, with every pooled path inside it (they go with it)."""
+    for other in pool:
+        if other.status != "would_remove" and _inside(other.path, item.path):
+            other.status, other.reason = "would_remove", reason
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def _entry(item: _Item) -> GcEntry:
+    first = item.first
+    return GcEntry(
+        path=item.path,
+        kind=first.kind,
+        session=first.session,
+        size=item.size,
+        status=item.status,
+        reason=item.reason,
+        root=item.root,
+        mtime=item.mtime,
+        sessions=tuple(dict.fromkeys(r.session for r in item.records)),
+        project=_project_of(item),
+    )
+
+
+def _remove(item: _Item, dry_run: bool, trash: bool | None) -> int:
+    """Remove one path through the safe removal core; its status follows the result."""
+    assert item.root is not None
+    first = item.first
+    result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
+                            size=item.tree, dry_run=dry_run, trash=trash)
+    if result.status in ("removed", "dry_run"):
+        item.status = "removed" if result.status == "removed" else "would_remove"
+        return result.bytes
+    if result.status == "missing":
+        item.status, item.reason = "missing", "missing"
+    elif result.status == "refused" and result.reason in _REFUSED:
+        item.status, item.reason = "skip", _REFUSED[result.reason]
+    else:  # failed, or changed under our feet: keep the record, try again next time
+        item.status = "kept"
+        item.reason = "changed" if result.status == "refused" else "failed"
+        log(f"gc: {item.path} not removed: {result.status} {result.reason}")
+    return 0
+
+
+def sweep(*, dry_run: bool = False, current_session: str | None = None,
+          ending_session: str | None = None, current_cwd: str | None = None,
+          end_reason: str | None = None, trash: bool | None = None) -> GcReport:
+    """Judge every recorded output and remove the unused ones (none in a dry run).
+
+    `current_session`: the session that triggered this sweep (live whatever its file says).
+    `ending_session`: the session that is ending (SessionEnd): it does not count as live.
+    `trash`: as `removal.remove` (None: big trees go to the trash and a detached purge, so
+    a foreground sweep returns soon; False: removed in place, for a sweep already detached).
+    A dry run writes nothing: no removal, no record change, no lock file, no journal line.
+    Raises GcBusy when another sweep holds the GC lock.
+    """
+    if dry_run:
+        return _run(True, current_session, ending_session, current_cwd, end_reason, None)
+    try:
+        with locked(paths.gc_dir() / "sweep", wait_s=LOCK_WAIT_S):
+            return _run(False, current_session, ending_session, current_cwd, end_reason, trash)
+    except StateBusy as exc:
+        raise GcBusy(*exc.args) from None
+
+
+def plan(*, current_session: str | None = None, ending_session: str | None = None,
+         current_cwd: str | None = None) -> GcReport:
+    """What a sweep would do now: `sweep(dry_run=True)`; writes nothing."""
+    return sweep(dry_run=True, current_session=current_session, ending_session=ending_session,
+                 current_cwd=current_cwd)
+
+
+def _run(dry_run: bool, current_session: str | None, ending_session: str | None,
+         current_cwd: str | None, end_reason: str | None, trash: bool | None) -> GcReport:
+    items = _judge(current_session=current_session, ending_session=ending_session,
+                   current_cwd=current_cwd, end_reason=end_reason)
+    freed = 0
+    # Deepest first: a recorded path inside another is removed (and journaled) on its own.
+    for item in sorted(items, key=lambda i: -i.path.count("/")):
+        if item.status == "would_remove":
+            freed += _remove(item, dry_run, trash)
+    entries = [_entry(item) for item in items]
+    removed = sum(1 for e in entries if e.status in ("removed", "would_remove"))
+    if not dry_run:
+        _prune_worktrees(entries)
+        _drop_records({e.path for e in entries if e.status in _DROPPED}, items)
+    return GcReport(dry_run=dry_run, entries=entries, removed=removed, freed=freed)
+
+
+def _prune_worktrees(entries: list[GcEntry]) -> None:
+    """`git worktree prune` once in each project that lost a worktree."""
+    projects: list[str] = []
+    for entry in entries:
+        if entry.kind != "worktree" or entry.status != "removed":
+            continue
+        project = None
+        if entry.root and Path(entry.root).parts[-2:] == (".claude", "worktrees"):
+            project = os.fspath(Path(entry.root).parent.parent)
+        project = project or entry.project
+        if project and project not in projects:
+            projects.append(project)
+    for project in projects:
+        try:
+            done = subprocess.run(["git", "-C", project, "worktree", "prune"], capture_output=True,
+                                  text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log(f"gc: git worktree prune in {project} failed: {exc}")
+            continue
+        if done.returncode != 0:
+            log(f"gc: git worktree prune in {project} failed: {done.stderr.strip()[:300]}")
+
+
+def _drop_records(dropped: set[str], items: list[_Item]) -> None:
+    """Drop the records of removed, missing and skipped paths, through the state store."""
+    if not dropped:
+        return
+    files: dict[str, set[str]] = {}
+    for item in items:
+        if item.path in dropped:
+            for record in item.records:
+                files.setdefault(record.session, set()).add(record.path)
+    known = dict(records_files())
+    for session, gone in files.items():
+        name = known.get(session)
+        path = Path(name) if name else paths.gc_records_file(session)
+
+        def change(data: Any, gone: set[str] = gone, session: str = session) -> Any:
+            if isinstance(data, list):
+                data = {"session": session, "records": data}
+            if not isinstance(data, dict) or not isinstance(data.get("records"), list):
+                return data  # not ours to judge: leave it as it is
+            data["records"] = [r for r in data["records"]
+                               if not (isinstance(r, dict) and r.get("path") in gone)]
+            return data
+
+        try:
+            after = update_json(path, change, lambda: {"records": []})
+        except OSError as exc:
+            log(f"gc: cannot drop records in {path}: {exc}")
+            continue
+        if isinstance(after, dict) and after.get("records") == []:
+            _remove_empty(path)
+
+
+def _remove_empty(path: Path) -> None:
+    """A records file with no record left goes, under its lock (a new record may race in)."""
+    try:
+        with locked(path, wait_s=1.0):
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                return
+            parsed = json.loads(data)
+            if isinstance(parsed, dict) and parsed.get("records") == []:
+                path.unlink()
+    except (OSError, ValueError) as exc:
+        log(f"gc: left {path}: {exc}")
+
+
+# --- reports --------------------------------------------------------------------------------
+
+
+def report_json(report: GcReport) -> dict[str, Any]:
+    """The CONTRACT's `gc` JSON."""
+    return {
+        "dry_run": report.dry_run,
+        "entries": [
+            {
+                "path": e.path,
+                "kind": e.kind,
+                "session": e.session,
+                "size": e.size,
+                "status": e.status,
+                "reason": e.reason,
+                "root": e.root,
+                "mtime": e.mtime,
+                "sessions": list(e.sessions),
+            }
+            for e in report.entries
+        ],
+        "removed": report.removed,
+        "freed": report.freed,
+    }
+
+
+def report_lines(report: GcReport) -> list[str]:
+    """The text report: one aligned line per path (status, reason, disk bytes, kind, session,
+    path), then `GC removed=<n> freed=<bytes> dry_run=<bool>`."""
+    rows = [("STATUS", "REASON", "SIZE", "KIND", "SESSION", "PATH")]
+    rows += [(e.status, e.reason, str(e.size), e.kind, e.session, e.path) for e in report.entries]
+    lines = []
+    if report.entries:
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        for row in rows:
+            cells = [row[i].rjust(widths[i]) if i == 2 else row[i].ljust(widths[i]) for i in range(5)]
+            lines.append("  ".join([*cells, row[5]]))
+    lines.append(f"GC removed={report.removed} freed={report.freed} dry_run={str(report.dry_run).lower()}")
+    return lines
+
+
+# --- hook steps (detached jobs, see app/core/job_table.py) -----------------------------------
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _logged_sweep(**kwargs: Any) -> None:
+    try:
+        report = sweep(**kwargs)
+    except GcBusy:
+        log("gc: another sweep is running; this one was skipped")
+        return
+    log_lines(report_lines(report))
+
+
+# The steps run in a detached process already: they remove in place (trash=False) rather
+# than rename into the trash and spawn one more process per big tree.
+
+
+def session_start_step(payload: dict[str, Any]) -> None:
+    """SessionStart: a sweep with the starting session live."""
+    _logged_sweep(current_session=_text(payload, "session_id"), current_cwd=_text(payload, "cwd"),
+                  trash=False)
+
+
+def session_end_step(payload: dict[str, Any]) -> None:
+    """SessionEnd: a sweep in which the ending session is not live (its outputs may go)."""
+    _logged_sweep(ending_session=_text(payload, "session_id"), end_reason=_text(payload, "reason"),
+                  trash=False)
+
+
+__all__ = ["GcBusy", "GcEntry", "GcReport", "gc_roots", "plan", "report_json", "report_lines",
+           "session_end_step", "session_start_step", "sweep"]

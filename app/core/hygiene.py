@@ -1,0 +1,351 @@
+"""The session-start cleanup (seed 000 "The Cleanup at Session Start"): probe folders,
+session folders, claudetto's gate logs and worktrees, each by the seed's rule.
+
+| what | where | rule |
+|---|---|---|
+| probe folders | `claude-<uid>/fswatch-probe-*` | older than PROBE_MAX_AGE_MIN |
+| session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live |
+| gate logs | `<tmp>/claudetto/*/<uuid>.*` | the same as session folders |
+| worktrees | `<project>/.claude/worktrees/*` | app.core.worktrees (five conditions) |
+
+One process, one deadline (SWEEP_TIMEOUT_MS): the deadline is looked at between items, an
+item once started is finished with its journal line, and what was not reached stays as it
+was (`timed_out`). Folders and gate logs go through `removal.remove`; worktrees through
+`worktrees.remove_worktree` (`git worktree remove`, never --force).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core import paths, sessions, settings, worktrees
+from app.core.bounds import bound
+from app.core.log import log, log_lines
+from app.core.verdict import Verdict
+
+PROBE_PREFIX = "fswatch-probe-"
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_SESSION_FOLDER = re.compile(rf"^{_UUID}$")
+_GATE_LOG = re.compile(rf"^({_UUID})\..+$")
+
+
+@dataclass(frozen=True)
+class CleanupReport:
+    """What one cleanup did (or, with `dry_run`, would do). Counts follow CONTRACT `clean`."""
+
+    dry_run: bool
+    folders: int = 0
+    bytes: int = 0
+    files: int = 0
+    worktrees: int = 0
+    probes: int = 0
+    worktrees_kept: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    unknown_kept: int = 0
+    verdicts: list[Verdict] = field(default_factory=list)
+    timed_out: bool = False
+
+
+class _Run:
+    """The running tally and the deadline of one cleanup."""
+
+    def __init__(self, dry_run: bool, timeout_ms: int, current_session: str | None,
+                 current_cwd: str | None, trash: bool | None = None) -> None:
+        self.dry_run = dry_run
+        self.trash = trash
+        self.deadline = time.monotonic() + timeout_ms / 1000.0
+        self.now = time.time()
+        self.current_session = current_session
+        self.live_ids = sessions.live_session_ids(current_session)
+        self.live_cwds = sessions.live_cwds(current_session, current_cwd)
+        self.counts = {"folders": 0, "bytes": 0, "files": 0, "worktrees": 0, "probes": 0}
+        self.kept: list[tuple[str, str]] = []
+        self.unknown = 0
+        self.verdicts: list[Verdict] = []
+        self.timed_out = False
+
+    def out_of_time(self) -> bool:
+        if not self.timed_out and time.monotonic() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    def left_s(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def report(self) -> CleanupReport:
+        return CleanupReport(dry_run=self.dry_run, worktrees_kept=list(self.kept),
+                             unknown_kept=self.unknown, verdicts=list(self.verdicts),
+                             timed_out=self.timed_out, **self.counts)
+
+
+# --- the rules ------------------------------------------------------------------------------
+
+
+def _period_by_slug(projects: Iterable[Path]) -> dict[str, float]:
+    """cleanupPeriodDays in seconds for each project folder name Claude uses in its temp."""
+    found: dict[str, float] = {}
+    for project in projects:
+        try:
+            found.setdefault(paths.project_slug(project), settings.cleanup_period_seconds(project))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _scandir(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _temp_items(run: _Run, periods: dict[str, float], default_period: float) -> Iterator[Verdict]:
+    """Judge every entry of claude-<uid>/ and the log root; count the ones no rule names."""
+    tmp = paths.claude_tmp_dir()
+    probe_age = bound("PROBE_MAX_AGE_MIN") * 60.0
+    project_folders: list[tuple[os.DirEntry[str], float]] = []
+    for entry in _scandir(tmp):
+        st = _lstat(entry)
+        if st is None:
+            continue
+        if entry.name.startswith(PROBE_PREFIX):
+            young = run.now - st.st_mtime <= probe_age
+            yield _verdict(entry, st, "probe", "keep" if young else "remove",
+                           "young" if young else "age", tmp)
+        elif stat.S_ISDIR(st.st_mode):
+            project_folders.append((entry, periods.get(entry.name, default_period)))
+        else:
+            run.unknown += 1
+    for folder, period in project_folders:
+        for entry in _scandir(Path(folder.path)):
+            st = _lstat(entry)
+            if st is None:
+                continue
+            if not (stat.S_ISDIR(st.st_mode) and _SESSION_FOLDER.match(entry.name)):
+                run.unknown += 1
+                continue
+            yield _by_session_rule(run, entry, st, "session_folder", entry.name, period, tmp)
+    logs = paths.log_root()
+    for folder in _scandir(logs):
+        st = _lstat(folder)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            continue
+        period = periods.get(folder.name, default_period)
+        for entry in _scandir(Path(folder.path)):
+            match = _GATE_LOG.match(entry.name)
+            st = _lstat(entry)
+            if match is None or st is None:
+                continue
+            yield _by_session_rule(run, entry, st, "gate_log", match.group(1), period, logs)
+
+
+def _by_session_rule(run: _Run, entry: os.DirEntry[str], st: os.stat_result, rule: str,
+                     session: str, period: float, root: Path) -> Verdict:
+    if session in run.live_ids:
+        return _verdict(entry, st, rule, "keep", "live", root, session)
+    if run.now - st.st_mtime <= period:
+        return _verdict(entry, st, rule, "keep", "young", root, session)
+    return _verdict(entry, st, rule, "remove", "age", root, session)
+
+
+def _verdict(entry: os.DirEntry[str], st: os.stat_result, rule: str, action: str, reason: str,
+             root: Path, session: str | None = None) -> Verdict:
+    return Verdict(path=entry.path, kind=rule, action=action, reason=reason, rule=rule,  # type: ignore[arg-type]
+                   root=str(root), session=session, mtime=st.st_mtime)
+
+
+# --- acting -------------------------------------------------------------------------------
+
+
+def _remove_temp(run: _Run, verdict: Verdict) -> None:
+    """One folder or gate log through removal.remove, and its counts."""
+    from app.core import removal
+
+    is_dir = os.path.isdir(verdict.path) and not os.path.islink(verdict.path)
+    done = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
+                          session=verdict.session, dry_run=run.dry_run, trash=run.trash)
+    if done.status in ("removed", "dry_run"):
+        run.counts["bytes"] += done.bytes
+        run.counts["files"] += done.files
+        if is_dir:
+            run.counts["folders"] += 1
+        if verdict.rule == "probe":
+            run.counts["probes"] += 1
+        run.verdicts.append(_with(verdict, size=done.bytes))
+    elif done.status == "missing":
+        run.verdicts.append(_with(verdict, action="missing", reason="missing"))
+    else:
+        run.verdicts.append(_with(verdict, action="skip", reason=done.reason or done.status))
+
+
+def _with(verdict: Verdict, **changes: Any) -> Verdict:
+    from dataclasses import replace
+
+    return replace(verdict, **changes)
+
+
+def _worktrees(run: _Run, projects: list[Path]) -> None:
+    for project in projects:
+        entries = worktrees.list_worktrees(project)
+        if not entries:
+            continue
+        period = settings.cleanup_period_seconds(project)
+        listing = worktrees.git_worktrees(project)
+        removed = 0
+        for path in entries:
+            if run.out_of_time():
+                break
+            done = worktrees.remove_worktree(path, project, live_cwds=run.live_cwds, period_s=period,
+                                             dry_run=run.dry_run, budget_s=run.left_s(),
+                                             session=run.current_session, listing=listing, prune=False)
+            if done.status == "timeout":  # not started: left as it was
+                run.timed_out = True
+                break
+            run.verdicts.append(done.verdict)
+            removed += done.status == "removed"
+            if done.status in ("removed", "dry_run"):
+                run.counts["worktrees"] += 1
+                run.counts["folders"] += 1
+                run.counts["bytes"] += done.bytes
+                run.counts["files"] += done.files
+            elif done.verdict.action == "keep":
+                run.kept.append((str(path), done.verdict.reason))
+        if removed:
+            worktrees.prune_worktrees(project)
+        if run.timed_out:
+            return
+
+
+def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,
+                     cwd: str | None = None) -> list[Path]:
+    """Each project as its main repository (a worktree's own repo), deduplicated; with none
+    given, the git root of `cwd` (or the current folder), when there is one."""
+    if projects is None:
+        try:
+            here = cwd or os.getcwd()
+        except OSError:
+            return []
+        top = paths.main_repo_root(here)
+        return [top] if top is not None else []
+    found: list[Path] = []
+    for project in projects:
+        top = paths.main_repo_root(project) or Path(os.path.abspath(project))
+        if top not in found:
+            found.append(top)
+    return found
+
+
+def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry_run: bool = False,
+                current_session: str | None = None, current_cwd: str | None = None,
+                timeout_ms: int | None = None, trash: bool | None = None) -> CleanupReport:
+    """The whole cleanup: temp-folder rules (global), then the worktrees of `projects`
+    (default: the git root of `current_cwd` or the current folder). `trash` goes to
+    removal.remove: None (auto) renames big folders into the trash for a detached purge."""
+    limit = bound("SWEEP_TIMEOUT_MS") if timeout_ms is None else timeout_ms
+    run = _Run(dry_run, limit, current_session, current_cwd, trash)
+    chosen = resolve_projects(projects, current_cwd)
+    try:
+        known = paths.known_projects(current_cwd) if current_cwd else paths.known_projects()
+    except OSError:
+        known = []
+    periods = _period_by_slug([*chosen, *known])
+    default_period = settings.cleanup_period_seconds(None)
+    for verdict in _temp_items(run, periods, default_period):
+        if verdict.action != "remove":
+            run.verdicts.append(verdict)
+            continue
+        if run.out_of_time():
+            break
+        _remove_temp(run, verdict)
+    if not run.timed_out:
+        _worktrees(run, chosen)
+    return run.report()
+
+
+def plan(projects: Iterable[str | os.PathLike[str]] | None = None, *, current_session: str | None = None,
+         current_cwd: str | None = None) -> CleanupReport:
+    """The dry run: what the cleanup would remove and keep; removes nothing, writes no state."""
+    return run_cleanup(projects, dry_run=True, current_session=current_session, current_cwd=current_cwd)
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def report_json(report: CleanupReport) -> dict[str, Any]:
+    """CONTRACT `clean` JSON (plus `timed_out`)."""
+    return {
+        "dry_run": report.dry_run,
+        "cleaned": {
+            "folders": report.folders,
+            "bytes": report.bytes,
+            "files": report.files,
+            "worktrees": report.worktrees,
+            "probes": report.probes,
+        },
+        "worktrees_kept": [{"path": path, "reason": reason} for path, reason in report.worktrees_kept],
+        "unknown_kept": report.unknown_kept,
+        "timed_out": report.timed_out,
+    }
+
+
+def report_lines(report: CleanupReport) -> list[str]:
+    """CONTRACT plain-text report: CLEANED, one WORKTREES_KEPT per kept worktree, UNKNOWN_KEPT."""
+    lines = [
+        f"CLEANED folders={report.folders} bytes={report.bytes} files={report.files} "
+        f"worktrees={report.worktrees} probes={report.probes}"
+    ]
+    lines += [f"WORKTREES_KEPT {reason} {path}" for path, reason in report.worktrees_kept]
+    lines.append(f"UNKNOWN_KEPT {report.unknown_kept}")
+    return lines
+
+
+# --- SessionStart ---------------------------------------------------------------------------
+
+
+def session_projects(cwd: str | None) -> list[Path]:
+    """The session's own repository first, then every known project (each as its main repo)."""
+    found = resolve_projects(None, cwd) if cwd else []
+    try:
+        known = paths.known_projects(cwd) if cwd else paths.known_projects()
+    except OSError:
+        known = []
+    for project in resolve_projects(known):
+        if project not in found:
+            found.append(project)
+    return found
+
+
+def session_start_step(payload: dict[str, Any]) -> None:
+    """The detached session-start job's step: the cleanup for the session's project and every
+    known project, its report written to the session's gate log. One cleanup at a time: a
+    second session starting meanwhile skips (logged)."""
+    from app.core.state import StateBusy, locked
+
+    cwd = payload.get("cwd")
+    cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+    sid = payload.get("session_id")
+    sid = sid if isinstance(sid, str) and sid else None
+    try:
+        with locked(paths.claudetto_home() / "hygiene", wait_s=0.0):
+            report = run_cleanup(session_projects(cwd), current_session=sid, current_cwd=cwd)
+    except StateBusy:
+        log("hygiene: another cleanup is running; this one skipped")
+        return
+    log_lines(report_lines(report))
+    if report.timed_out:
+        log(f"hygiene: stopped at SWEEP_TIMEOUT_MS={bound('SWEEP_TIMEOUT_MS')}; "
+            "what was not reached is left as it was")

@@ -1,0 +1,103 @@
+"""The removal journal: `journal.jsonl`, one JSON object per line, one line per removal.
+
+Every call of `removal.remove()` that removes (or fails to, or is refused) appends one line
+here; the dashboard sums it per day to plot the space claudetto freed. Lines are written
+with `ensure_ascii`, so a path with a newline or with bytes that are not UTF-8 (kept as
+surrogate escapes) still makes exactly one line, and reads back to the same path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from app.core import paths
+from app.core.log import log
+from app.core.state import StateBusy, locked
+
+FIELDS = ("time", "path", "kind", "bytes", "rule", "session", "result")
+
+
+def now_iso() -> str:
+    """The current time as ISO-8601 UTC with a `Z`, to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def append(entry: dict[str, Any]) -> None:
+    """Append one entry (a missing `time` is now). Never raises: a lost journal line is
+    logged, it must not turn a removal into a failure."""
+    record = {"time": now_iso(), **entry}
+    line = (json.dumps(record, ensure_ascii=True, default=str) + "\n").encode("ascii")
+    target = paths.journal_file()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with locked(target, wait_s=1.0):
+                _append_line(target, line)
+        except StateBusy:
+            _append_line(target, line)  # O_APPEND with one write() is still whole
+    except OSError as exc:
+        log(f"journal: cannot append to {target}: {exc}")
+
+
+def _append_line(target: os.PathLike[str], line: bytes) -> None:
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_entries() -> list[dict[str, Any]]:
+    """Every entry in file order; a line that is not a JSON object is skipped (and logged)."""
+    try:
+        raw = paths.journal_file().read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        log(f"journal: cannot read {paths.journal_file()}: {exc}")
+        return []
+    entries: list[dict[str, Any]] = []
+    bad = 0
+    for chunk in raw.split(b"\n"):
+        if not chunk.strip():
+            continue
+        try:
+            value = json.loads(chunk.decode("utf-8", "surrogateescape"))
+        except ValueError:
+            bad += 1
+            continue
+        if isinstance(value, dict):
+            entries.append(value)
+        else:
+            bad += 1
+    if bad:
+        log(f"journal: skipped {bad} unreadable line(s) in {paths.journal_file()}")
+    return entries
+
+
+def freed_per_day(entries: list[dict[str, Any]] | None = None) -> dict[str, int]:
+    """"YYYY-MM-DD" (UTC) -> disk bytes removed that day, in date order. Only entries with
+    result `removed` count; an entry with a bad time or byte count is left out."""
+    totals: dict[str, int] = {}
+    for entry in read_entries() if entries is None else entries:
+        if entry.get("result") != "removed":
+            continue
+        stamp, size = entry.get("time"), entry.get("bytes")
+        if not isinstance(stamp, str) or len(stamp) < 10 or not _is_date(stamp[:10]):
+            continue
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            continue
+        day = stamp[:10]
+        totals[day] = totals.get(day, 0) + size
+    return dict(sorted(totals.items()))
+
+
+def _is_date(text: str) -> bool:
+    try:
+        time.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        return False
+    return True

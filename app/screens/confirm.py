@@ -1,0 +1,58 @@
+"""A confirmation that only asks (STYLE rule 10): what goes, how much, what is kept and why.
+
+The caller decides what to do with the answer. Default is No: No has the focus, escape
+and `n` say no, and only `y` or the Yes button say yes.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+
+class ConfirmModal(ModalScreen[bool]):
+    """Ask one yes/no question about a removal; dismisses with True only on an explicit yes."""
+
+    DEFAULT_CSS = """
+    ConfirmModal { align: center middle; }
+    ConfirmModal > Vertical {
+        width: 90%; max-width: 110; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
+    ConfirmModal #title { text-style: bold; width: 100%; padding: 0 0 1 0; }
+    ConfirmModal VerticalScroll { height: auto; max-height: 20; }
+    ConfirmModal #buttons { height: auto; align-horizontal: right; padding-top: 1; }
+    ConfirmModal Button { margin-left: 2; min-width: 10; }
+    """
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm-yes", tooltip="Go ahead"),
+        Binding("n,escape", "answer(False)", "No", id="confirm-no", tooltip="Change nothing"),
+    ]
+
+    def __init__(self, title: str, body: str, *, yes: str = "Remove") -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.title_text, id="title")
+            with VerticalScroll():
+                yield Static(self.body, id="body", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button(f"{self.yes} (y)", variant="error", id="yes")
+                yield Button("No (n)", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)

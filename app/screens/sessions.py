@@ -1,0 +1,141 @@
+"""Sessions: every Claude session file, live or stale, updated each second by difference.
+
+Rows are keyed by the session file; a poll adds, updates (only the cells that changed) and
+removes rows inside one batch, never clearing the table. The panel below lists the outputs
+the highlighted session owns, as the sweeps judged them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label
+
+from app import format as fmt
+from app.core.sessions import Session
+from app.widgets.empty import EmptyState
+from app.widgets.store import OutputStore
+from app.widgets.totals import TotalsBar
+
+COLUMNS = (("state", "state"), ("session", "session"), ("status", "status"), ("project", "project"),
+           ("started", "started"), ("updated", "updated"), ("pid", "pid"), ("cwd", "cwd"))
+
+
+class SessionsScreen(Screen[None]):
+    """Live and stale sessions; enter shows the outputs of the highlighted one on Outputs."""
+
+    CSS_PATH = "sessions.tcss"
+    BINDINGS = [
+        Binding("o", "show_outputs", "Its outputs", id="session-outputs",
+                tooltip="Show the outputs this session owns on the Outputs screen (or enter)"),
+        Binding("2", "app.switch_mode('outputs')", "Outputs", id="to-outputs", tooltip="Everything the sweeps judge"),
+    ]
+
+    @property
+    def store(self) -> OutputStore:
+        return self.app.store  # type: ignore[attr-defined, no-any-return]
+
+    def compose(self) -> ComposeResult:
+        yield TotalsBar("sessions")
+        yield EmptyState()
+        table: DataTable[str] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Label("", id="owned-title")
+        owned: DataTable[str] = DataTable(id="owned", cursor_type="row", show_cursor=False)
+        yield owned
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        owned = self.query_one("#owned", DataTable)
+        for key in ("kind", "size", "verdict", "path"):
+            owned.add_column(key, key=key)
+        self.store.sessions_changed.subscribe(self, lambda _d: self.show_sessions())
+        self.store.changed.subscribe(self, lambda _d: self.show_owned())
+        self.store.sized.subscribe(self, lambda _d: self.show_owned())
+        self.set_interval(30, self.show_sessions, name="refresh ages")
+        self.show_sessions()
+
+    def row(self, session: Session) -> dict[str, str]:
+        now = self.app.clock()  # type: ignore[attr-defined]
+        project = os.path.basename(session.cwd.rstrip("/")) if session.cwd else "-"
+        return {
+            "state": "● live" if session.live else "○ stale",
+            "session": (session.session_id or "-")[:8],
+            "status": session.status or "-",
+            "project": project,
+            "started": fmt.ms_age(session.started_at, now),
+            "updated": fmt.ms_age(session.updated_at, now),
+            "pid": str(session.pid) if session.pid is not None else "-",
+            "cwd": fmt.short_path(session.cwd) if session.cwd else "-",
+        }
+
+    def show_sessions(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        wanted = {s.file: s for s in self.store.sessions}
+        with self.app.batch_update():
+            for key in [k.value for k in table.rows if k.value not in wanted]:
+                table.remove_row(key)
+            for file, session in wanted.items():
+                cells = self.row(session)
+                if file in table.rows:
+                    old = table.get_row(file)
+                    for (column, _label), value, before in zip(COLUMNS, cells.values(), old, strict=True):
+                        if value != before:
+                            table.update_cell(file, column, value, update_width=True)
+                else:
+                    table.add_row(*cells.values(), key=file)
+        self.query_one(EmptyState).display = self.store.sessions_read and not wanted and self.store.judged \
+            and not self.store.rows
+        self.show_owned()
+
+    def highlighted(self) -> Session | None:
+        table = self.query_one("#sessions", DataTable)
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - the cursor can sit past the last row for a moment
+            return None
+        return next((s for s in self.store.sessions if s.file == key), None)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "sessions":
+            self.action_show_outputs()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "sessions":
+            self.show_owned()
+
+    def show_owned(self) -> None:
+        session = self.highlighted()
+        owned = self.query_one("#owned", DataTable)
+        title = self.query_one("#owned-title", Label)
+        sid = session.session_id if session else None
+        verdicts = self.store.owned_by(sid)
+        title.update(f"Outputs of {sid[:8]}: {len(verdicts)}" if sid else "Outputs: highlight a session")
+        table_keys = {k.value for k in owned.rows}
+        want = {f"{v.rule}:{v.path}": v for v in verdicts}
+        with self.app.batch_update():
+            for key in table_keys - want.keys():
+                owned.remove_row(key)
+            for key, verdict in want.items():
+                cells = (verdict.kind, fmt.size(self.store.size(verdict)),
+                         fmt.verdict_cell(verdict.action, verdict.reason),
+                         fmt.tail(fmt.short_path(verdict.path), max(24, self.app.size.width - 60)))
+                if key in table_keys:
+                    for column, value in zip(("kind", "size", "verdict", "path"), cells, strict=True):
+                        owned.update_cell(key, column, value, update_width=True)
+                else:
+                    owned.add_row(*cells, key=key)
+
+    def action_show_outputs(self) -> None:
+        session = self.highlighted()
+        self.app.switch_mode("outputs")
+        if session and session.session_id:
+            self.app.screen.filter_text(session.session_id)  # type: ignore[attr-defined]

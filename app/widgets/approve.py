@@ -1,0 +1,135 @@
+"""Approving removals by hand: what the confirmation says, and the removal itself.
+
+The removal runs in a worker thread (the Outputs screen's), so these are plain functions.
+Before anything goes, every marked verdict is judged again by the same sweeps (a session
+may have started since); only what is still `remove` goes, through the one removal core:
+`removal.remove` with the verdict's root and rule, or `worktrees.remove_worktree` for a
+worktree (which re-checks its own five conditions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from app import format as fmt
+from app.core.outputs import Judged
+from app.core.verdict import Verdict
+
+SHOWN = 15  # lines per list in a confirmation
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one approved removal did."""
+
+    removed: int = 0
+    freed: int = 0
+    not_removed: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+
+def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[Verdict], int | None]) -> str:
+    """What goes (count, total size, each path) and what is kept and why."""
+    total = sum(size_of(v) or 0 for v in marked)
+    lines = [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
+    lines += [f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} {fmt.tail(fmt.short_path(v.path), 66)}"
+              for v in marked[:SHOWN]]
+    if len(marked) > SHOWN:
+        lines.append(f"  … and {len(marked) - SHOWN} more")
+    if kept:
+        lines += ["", f"Kept ({len(kept)}), and why:"]
+        lines += [f"  {fmt.reason(v.action, v.reason):<42} {fmt.tail(fmt.short_path(v.path), 52)}"
+                  for v in kept[:SHOWN]]
+        if len(kept) > SHOWN:
+            lines.append(f"  … and {len(kept) - SHOWN} more")
+    lines += ["", "Each is judged again just before it goes; what is no longer removable stays."]
+    return "\n".join(lines)
+
+
+def remove_one(verdict: Verdict) -> tuple[bool, int, str]:
+    """Remove one verdict's path through the core: (removed, bytes freed, why not)."""
+    if verdict.rule == "worktree" and verdict.project:
+        from app.core import sessions, settings, worktrees
+
+        done = worktrees.remove_worktree(verdict.path, verdict.project, live_cwds=sessions.live_cwds(),
+                                         period_s=settings.cleanup_period_seconds(verdict.project),
+                                         session=verdict.session)
+        return done.status == "removed", done.bytes, done.verdict.reason if done.status != "removed" else ""
+    from app.core import removal
+
+    result = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
+                            session=verdict.session, size=verdict.size)
+    return result.removed, result.bytes, result.reason or result.status
+
+
+def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
+                  progress: Callable[[int, int, int], None], cancelled: Callable[[], bool]) -> Outcome:
+    """Judge again, then remove each marked verdict that is still `remove`; report progress."""
+    wanted = list(marked)
+    fresh = {(v.rule, v.path): v for v in judge().verdicts}
+    removed = freed = 0
+    refused: list[tuple[str, str]] = []
+    for done, verdict in enumerate(wanted, 1):
+        if cancelled():
+            refused += [(v.path, "cancelled") for v in wanted[done - 1:]]
+            break
+        now = fresh.get((verdict.rule, verdict.path))
+        if now is None or now.action != "remove":
+            refused.append((verdict.path, now.reason if now else "missing"))
+        else:
+            ok, freed_bytes, why = remove_one(now)
+            if ok:
+                removed += 1
+                freed += freed_bytes
+            else:
+                refused.append((verdict.path, why))
+        progress(done, len(wanted), freed)
+    return Outcome(removed, freed, refused)
+
+
+def outcome_line(outcome: Outcome) -> str:
+    line = f"freed {fmt.size(outcome.freed)} in {outcome.removed} item{'s' if outcome.removed != 1 else ''}"
+    if outcome.not_removed:
+        reasons = ", ".join(sorted({why for _p, why in outcome.not_removed}))
+        line += f"; {len(outcome.not_removed)} kept ({reasons})"
+    return line
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The dry run of the full sweep (GC + cleanup) shown before the real one."""
+
+    remove: list[Verdict]
+    keep: list[Verdict]
+    problems: list[str]
+
+    @property
+    def total(self) -> int:
+        return sum(v.size or 0 for v in self.remove)
+
+
+def plan_sweep(judge: Callable[[], Judged]) -> SweepPlan:
+    judged = judge()
+    return SweepPlan([v for v in judged.verdicts if v.action == "remove"],
+                     [v for v in judged.verdicts if v.action != "remove"], list(judged.problems))
+
+
+def run_sweep() -> Outcome:
+    """The full sweep for real: the output GC, then the cleanup of every known project."""
+    from app.core import gc, hygiene, paths
+
+    removed = freed = 0
+    problems: list[tuple[str, str]] = []
+    try:
+        report = gc.sweep(dry_run=False)
+        removed += int(getattr(report, "removed", 0))
+        freed += int(getattr(report, "freed", 0))
+    except Exception as exc:  # noqa: BLE001 - the cleanup still runs
+        problems.append(("output GC", f"{type(exc).__name__}: {exc}"))
+    try:
+        cleanup = hygiene.run_cleanup(paths.known_projects())
+        removed += sum(1 for v in cleanup.verdicts if v.action == "remove")
+        freed += cleanup.bytes
+    except Exception as exc:  # noqa: BLE001
+        problems.append(("cleanup", f"{type(exc).__name__}: {exc}"))
+    return Outcome(removed, freed, problems)

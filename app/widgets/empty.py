@@ -1,0 +1,34 @@
+"""What the dashboard says when it finds no Claude Code data: where it looked, and the demo."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from app.core import paths
+
+
+class EmptyState(Static):
+    """Shown in place of an empty table: the resolved paths that were searched."""
+
+    DEFAULT_CSS = """
+    EmptyState { display: none; border: round $accent; padding: 1 2; margin: 1 2; height: auto; }
+    """
+
+    def on_mount(self) -> None:
+        self.update(self.message())
+
+    @staticmethod
+    def message() -> str:
+        looked = [
+            ("session files", paths.sessions_dir()),
+            ("Claude's temp folder", paths.claude_tmp_dir()),
+            ("the user's temp folder", paths.user_tmp()),
+            ("claudetto's gate logs", paths.log_root()),
+            ("claudetto's records", paths.gc_dir()),
+            ("projects", paths.projects_dir()),
+        ]
+        lines = ["No Claude Code data found. claudetto looked in:", ""]
+        lines += [f"  {what:<24} {where}" for what, where in looked]
+        lines += ["", "Set CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR or TMPDIR if Claude keeps them elsewhere,",
+                  "or run `claudetto --demo` (`make demo`) to see every screen on a generated sandbox."]
+        return "\n".join(lines)

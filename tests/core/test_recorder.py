@@ -1,0 +1,302 @@
+"""The output recorder: each kind, the shell forms Claude writes, and the records file."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core import paths
+from app.core.recorder import (
+    OutputRecord,
+    clone_dir_name,
+    outputs_of_command,
+    read_command,
+    read_records,
+    record_outputs,
+)
+from tests.support import SandboxEnv
+
+CWD = "/work/proj"
+
+
+def test_mktemp_in_an_assignment_then_cd_records_nothing_it_cannot_see() -> None:
+    # The folder's name is never printed: there is nothing to record, and no "$d" either.
+    assert outputs_of_command('d=$(mktemp -d) && cd "$d"', CWD, "") == []
+
+
+def test_mktemp_in_an_assignment_then_cd_records_the_printed_path() -> None:
+    printed = "/tmp/tmp.Xy12AbCd9Q\n"
+    assert outputs_of_command('d=$(mktemp -d) && cd "$d" && pwd', CWD, printed) == [("temp", "/tmp/tmp.Xy12AbCd9Q")]
+
+
+def test_mktemp_each_printed_path_with_its_template() -> None:
+    stdout = "/tmp/build.a1B2c3\nsome noise /tmp/other.zzzzzz\n/tmp/tmp.0123456789\n"
+    found = outputs_of_command("mktemp -d /tmp/build.XXXXXX; mktemp", CWD, stdout)
+    assert found == [("temp", "/tmp/build.a1B2c3"), ("temp", "/tmp/tmp.0123456789")]
+
+
+def test_mktemp_relative_template_is_made_absolute_against_the_cwd() -> None:
+    assert outputs_of_command("mktemp -d work.XXXX", CWD, "work.Ab12\n") == [("temp", "/work/proj/work.Ab12")]
+
+
+def test_printed_paths_without_mktemp_are_not_temp_outputs() -> None:
+    assert outputs_of_command("ls -d /tmp/*", CWD, "/tmp/tmp.0123456789\n") == []
+
+
+def test_worktree_add_with_dash_c_relative_path_and_branch_after_it() -> None:
+    assert outputs_of_command("git -C repo worktree add ../wt -b x", CWD, "") == [("worktree", "/work/proj/wt")]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git worktree add -b feature /abs/wt main", "/abs/wt"),
+        ("git worktree add -B feature wt", "/work/proj/wt"),
+        ("git worktree add --detach --lock --reason 'in use' ../x HEAD~1", "/work/x"),
+        ("git -C /r -c core.x=1 worktree add -f -- -odd", "/r/-odd"),
+        ("git -C a -C b worktree add w", "/work/proj/a/b/w"),
+    ],
+)
+def test_worktree_add_options(command: str, expected: str) -> None:
+    assert outputs_of_command(command, CWD, "") == [("worktree", expected)]
+
+
+def test_worktree_list_and_remove_record_nothing() -> None:
+    assert outputs_of_command("git worktree list && git worktree remove wt", CWD, "") == []
+
+
+def test_clone_with_depth_derives_the_folder_from_the_url() -> None:
+    assert outputs_of_command("git clone --depth 1 https://github.com/acme/tool.git", CWD, "") == [
+        ("copy", "/work/proj/tool")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "bare", "name"),
+    [
+        ("https://github.com/acme/tool.git", False, "tool"),
+        ("https://github.com/acme/tool/", False, "tool"),
+        ("git@github.com:acme/tool.git", False, "tool"),
+        ("/srv/repos/tool/.git", False, "tool"),
+        ("../tool", True, "tool.git"),
+        ("host:proj.bundle", False, "proj"),
+    ],
+)
+def test_clone_dir_name(url: str, bare: bool, name: str) -> None:
+    assert clone_dir_name(url, bare=bare) == name
+
+
+def test_clone_with_an_explicit_target_and_valued_options() -> None:
+    command = "git clone -b main --origin up --filter=blob:none https://x/y.git /tmp/copy"
+    assert outputs_of_command(command, CWD, "") == [("copy", "/tmp/copy")]
+
+
+def test_cp_recursive_several_sources_records_the_target_folder() -> None:
+    assert outputs_of_command("cp -r a b dest/", CWD, "") == [("copy", "/work/proj/dest")]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cp -R src /tmp/copy", [("copy", "/tmp/copy")]),
+        ("cp -a src /tmp/copy", [("copy", "/tmp/copy")]),
+        ("cp -av src /tmp/copy", [("copy", "/tmp/copy")]),
+        ("cp --recursive src /tmp/copy", [("copy", "/tmp/copy")]),
+        ("cp -r -t /tmp/into a b", [("copy", "/tmp/into")]),
+        ("cp --target-directory=/tmp/into -R a", [("copy", "/tmp/into")]),
+        ("cp a b /tmp/dest", []),  # not recursive: single files, not recorded
+        ("cp -f a /tmp/dest", []),
+    ],
+)
+def test_cp_forms(command: str, expected: list[tuple[str, str]]) -> None:
+    assert outputs_of_command(command, CWD, "") == expected
+
+
+def test_claude_config_dir_assignment() -> None:
+    assert outputs_of_command("CLAUDE_CONFIG_DIR=/x claude -p hi", CWD, "") == [("config", "/x")]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["export CLAUDE_CONFIG_DIR=/x", "env -i CLAUDE_CONFIG_DIR=/x claude", "A=1 CLAUDE_CONFIG_DIR=/x B=2 claude"],
+)
+def test_claude_config_dir_forms(command: str) -> None:
+    assert outputs_of_command(command, CWD, "") == [("config", "/x")]
+
+
+def test_quoting_spaces_and_separators_inside_quotes() -> None:
+    command = "cd /tmp && git clone 'https://x/my repo.git' \"my copy; && |\" && echo '&& git clone u/v'"
+    assert outputs_of_command(command, CWD, "") == [("copy", "/tmp/my copy; && |")]
+
+
+def test_heredoc_body_is_data_not_commands() -> None:
+    command = "cat > notes.md <<'EOF'\ngit clone https://x/ghost.git\ncp -r a /tmp/ghost\nEOF\ngit clone https://x/real.git"
+    assert outputs_of_command(command, CWD, "") == [("copy", "/work/proj/real")]
+
+
+def test_heredoc_with_tabs_stripped_and_a_shell_that_runs_it() -> None:
+    command = "bash <<-END\n\tgit clone https://x/run.git /tmp/run\n\tEND\ncat <<X\ngit clone u/no.git\nX"
+    assert outputs_of_command(command, CWD, "") == [("copy", "/tmp/run")]
+
+
+def test_chains_pipes_and_subshells() -> None:
+    command = "ls | grep x || git clone u/a.git 2>&1 >/dev/null; (cd /b && git clone u/c.git) & git clone u/d.git"
+    assert outputs_of_command(command, CWD, "") == [
+        ("copy", "/work/proj/a"),
+        ("copy", "/b/c"),
+        ("copy", "/work/proj/d"),
+    ]
+
+
+def test_cd_to_an_unknown_folder_makes_later_relative_paths_unknown() -> None:
+    found, notes = read_command('cd "$d" && git clone u/rel.git && git clone u/abs.git /tmp/abs', CWD, "")
+    assert found == [("copy", "/tmp/abs")]
+    assert any("rel" in note for note in notes)
+
+
+@pytest.mark.parametrize("target", ["~/wt", "$HOME/wt", "${TMP}/wt", "/tmp/$name", "`pwd`/x"])
+def test_tilde_and_dollar_paths_are_not_recorded(target: str) -> None:
+    found, notes = read_command(f"git worktree add {target}", CWD, "")
+    assert found == []
+    assert notes, "the log must say why"
+
+
+@pytest.mark.parametrize("command", ["git clone 'https://x/y.git", 'cp -r "a /tmp/b', "echo $(git clone u/v", "echo `x"])
+def test_unparseable_commands_record_nothing_and_say_why(command: str) -> None:
+    found, notes = read_command(command, CWD, "")
+    assert found == []
+    assert len(notes) == 1 and notes[0].startswith("cannot read the command")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "timeout -k 5 60 git clone -b dev u/v.git /tmp/v",
+        "sudo -u me git clone u/v.git /tmp/v",
+        "nohup git clone u/v.git /tmp/v > log 2>&1 &",
+        "if true; then git clone u/v.git /tmp/v; fi",
+        "/usr/bin/git clone u/v.git /tmp/v",
+    ],
+)
+def test_wrappers_and_keywords(command: str) -> None:
+    assert outputs_of_command(command, CWD, "") == [("copy", "/tmp/v")]
+
+
+def test_comments_are_not_commands() -> None:
+    assert outputs_of_command("echo hi # git clone u/v.git\n# cp -r a /tmp/x", CWD, "") == []
+
+
+def test_each_path_once() -> None:
+    assert outputs_of_command("git clone u/v.git /tmp/v; git clone w/v.git /tmp/v", CWD, "") == [("copy", "/tmp/v")]
+
+
+# --- record_outputs: the records file -----------------------------------------------------
+
+
+def _bash(command: str, response: object = None, *, session: str = "s1", cwd: str = CWD) -> dict[str, object]:
+    return {
+        "hook_event_name": "PostToolUse",
+        "session_id": session,
+        "cwd": cwd,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_response": response if response is not None else {"stdout": "", "stderr": "", "interrupted": False},
+    }
+
+
+def test_record_outputs_writes_one_record_per_path(sandbox: SandboxEnv) -> None:
+    before = time.time()
+    record_outputs(_bash("git clone u/v.git /tmp/v"))
+    record_outputs(_bash("git clone u/v.git /tmp/v && git worktree add /tmp/wt"))
+    data = json.loads(paths.gc_records_file("s1").read_text())
+    assert [(r["path"], r["kind"]) for r in data["records"]] == [("/tmp/v", "copy"), ("/tmp/wt", "worktree")]
+    first = data["records"][0]
+    assert first["session"] == "s1" and first["cwd"] == CWD and first["time"] >= before
+    records = read_records("s1")
+    assert records[0] == OutputRecord("/tmp/v", "copy", "s1", first["time"], CWD)
+    assert [r.path for r in read_records()] == ["/tmp/v", "/tmp/wt"]
+
+
+def test_bash_output_given_as_a_plain_string(sandbox: SandboxEnv) -> None:
+    record_outputs(_bash("mktemp -d", "/tmp/tmp.Q1w2E3r4T5\n"))
+    assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", "/tmp/tmp.Q1w2E3r4T5")]
+
+
+def test_a_command_that_makes_nothing_writes_nothing(sandbox: SandboxEnv) -> None:
+    record_outputs(_bash("ls -la && git status"))
+    assert not paths.gc_dir().exists()
+
+
+def test_write_into_the_user_temp_folder_is_scratch(sandbox: SandboxEnv) -> None:
+    inside = sandbox.user_tmp / "notes" / "plan.md"
+    payload = {"session_id": "s2", "cwd": CWD, "tool_name": "Write",
+               "tool_input": {"file_path": str(inside), "content": "x"}, "tool_response": {}}
+    record_outputs(payload)
+    outside = dict(payload, tool_input={"file_path": str(sandbox.home / "plan.md"), "content": "x"})
+    record_outputs(outside)
+    the_root = dict(payload, tool_input={"file_path": str(sandbox.user_tmp), "content": "x"})
+    record_outputs(the_root)
+    assert [(r.kind, r.path) for r in read_records("s2")] == [("scratch", str(inside))]
+
+
+def test_write_through_a_symlinked_tmpdir_is_scratch(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    link = sandbox.root / "tmp-link"
+    link.symlink_to(sandbox.user_tmp)
+    monkeypatch.setenv("TMPDIR", str(link))
+    target = link / "x.txt"
+    record_outputs({"session_id": "s3", "cwd": CWD, "tool_name": "Write", "tool_input": {"file_path": str(target)}})
+    assert [r.path for r in read_records("s3")] == [str(target)]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"tool_name": "Bash", "tool_input": "git clone u/v.git /tmp/v", "session_id": "s"},
+        {"tool_name": "Bash", "tool_input": {"command": 7}, "session_id": "s"},
+        {"tool_name": "Bash", "tool_input": {"command": "git clone u/v.git /tmp/v"}, "tool_response": 12},
+        {"tool_name": "Write", "tool_input": {"file_path": None}, "session_id": "s"},
+        {"tool_name": "Bash", "tool_input": {"command": "git clone u/v.git rel"}, "session_id": "s", "cwd": 3},
+    ],
+)
+def test_bad_payloads_never_raise_and_record_nothing(sandbox: SandboxEnv, payload: dict[str, object]) -> None:
+    record_outputs(payload)
+    assert read_records() == []
+
+
+def test_no_session_id_is_logged(sandbox: SandboxEnv) -> None:
+    record_outputs({"tool_name": "Bash", "cwd": CWD, "tool_input": {"command": "git clone u/v.git /tmp/v"}})
+    assert read_records() == []
+    logs = list(Path(paths.log_root()).rglob("*.log"))
+    assert any("no session_id" in p.read_text() for p in logs)
+
+
+def test_unreadable_command_is_logged(sandbox: SandboxEnv) -> None:
+    record_outputs(_bash("git clone 'oops"))
+    logs = list(Path(paths.log_root()).rglob("*.log"))
+    assert any("cannot read the command" in p.read_text() for p in logs)
+
+
+def test_a_corrupt_records_file_loses_no_new_record(sandbox: SandboxEnv) -> None:
+    file = paths.gc_records_file("s1")
+    file.parent.mkdir(parents=True)
+    file.write_text("{not json")
+    record_outputs(_bash("git clone u/v.git /tmp/v"))
+    assert [r.path for r in read_records("s1")] == ["/tmp/v"]
+    assert any(name.startswith("s1.json.corrupt-") for name in os.listdir(file.parent))
+
+
+def test_read_records_skips_bad_entries_and_keeps_good_ones(sandbox: SandboxEnv) -> None:
+    file = paths.gc_records_file("s9")
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps({"session": "s9", "records": [
+        {"path": "/tmp/a", "kind": "temp", "session": "s9", "time": 5, "cwd": "/p"},
+        {"path": "relative", "kind": "temp"},
+        {"path": "/tmp/b", "kind": "weird"},
+        "junk",
+        {"path": "/tmp/c", "kind": "copy", "time": "soon"},
+    ]}))
+    assert [(r.path, r.session, r.time) for r in read_records()] == [("/tmp/c", "s9", 0.0), ("/tmp/a", "s9", 5.0)]

@@ -1,0 +1,244 @@
+"""Property: whatever tree and whatever path it is asked to remove, `remove()` never removes
+or changes anything outside its root, even when a folder or a parent is swapped for a
+symlink between its check and the removal.
+
+Trees are generated with symlinks to outside folders and files, symlinked parents, `..`
+components, names with newlines and bytes that are not UTF-8, and hard links to outside
+files. Every link target stays inside the example's own temp folder, so even a broken
+removal could only damage that folder. 2,000 examples each (CLAUDETTO_PROPERTY_EXAMPLES
+lowers it for a quick local run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from app.core import removal
+from app.core.removal import purge_trash, remove
+
+EXAMPLES = int(os.environ.get("CLAUDETTO_PROPERTY_EXAMPLES", "2000"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                           HealthCheck.too_slow, HealthCheck.data_too_large])
+
+_SPECIAL = [b"a", b"b", b"node_modules", b"x\ny", b"\n", b"\xff\xfe", b"caf\xc3\xa9", b"sp ace",
+            b"-rf", b"*", b"\\", b".hidden", b"..."]
+names = st.one_of(
+    st.sampled_from(_SPECIAL),
+    st.binary(min_size=1, max_size=5).map(
+        lambda b: b"_" + b if b in (b".", b"..") else b.replace(b"/", b"_").replace(b"\0", b"_")),
+)
+# Symlink targets, by key; each resolves inside the example folder (base).
+LINK_TARGETS = ["out_dir", "out_file", "out_deep", "base", "root", "dot", "dangling", "rel_out"]
+OUT_FILES = ["precious", "od/inner", "od/deeper/leaf"]
+
+leaf = st.one_of(
+    st.tuples(st.just("file"), names, st.integers(0, 3)),
+    st.tuples(st.just("symlink"), names, st.sampled_from(LINK_TARGETS)),
+    st.tuples(st.just("hardlink"), names, st.sampled_from(OUT_FILES)),
+)
+node = st.recursive(
+    leaf, lambda kids: st.tuples(st.just("dir"), names, st.lists(kids, max_size=4)), max_leaves=10)
+trees = st.lists(node, min_size=1, max_size=5)
+
+
+def _make_outside(out: bytes) -> None:
+    os.makedirs(out + b"/od/deeper")
+    for rel, text in [(b"precious", b"keep me"), (b"od/inner", b"inner"), (b"od/deeper/leaf", b"leaf")]:
+        with open(out + b"/" + rel, "wb") as fh:
+            fh.write(text)
+    # The names a generated path may walk into after a swapped symlink: bait.
+    for name in _SPECIAL[:4]:
+        with open(out + b"/od/" + name.replace(b"\n", b"_") + b"-bait", "wb") as fh:
+            fh.write(b"bait")
+
+
+def _link_target(key: str, base: bytes) -> bytes:
+    return {
+        "out_dir": base + b"/outside/od",
+        "out_file": base + b"/outside/precious",
+        "out_deep": base + b"/outside/od/deeper",
+        "base": base,
+        "root": base + b"/root",
+        "dot": b".",
+        "dangling": b"nope",
+        "rel_out": b"../outside",
+    }[key]
+
+
+def _build(folder: bytes, nodes: list[Any], base: bytes) -> None:
+    for item in nodes:
+        kind, name = item[0], item[1]
+        path = folder + b"/" + name
+        if os.path.lexists(path):
+            continue
+        if kind == "file":
+            with open(path, "wb") as fh:
+                fh.write(b"z" * (0, 1, 100, 5000)[item[2]])
+        elif kind == "symlink":
+            os.symlink(_link_target(item[2], base), path)
+        elif kind == "hardlink":
+            os.link(base + b"/outside/" + item[2].encode(), path)
+        else:
+            os.mkdir(path)
+            _build(path, item[2], base)
+
+
+def _fingerprint(top: bytes) -> dict[bytes, tuple[Any, ...]]:
+    """Each entry under `top` (and `top`): type, mode, mtime, content hash or link target."""
+    out: dict[bytes, tuple[Any, ...]] = {}
+    pending = [top]
+    while pending:
+        path = pending.pop()
+        st_ = os.lstat(path)
+        if stat.S_ISLNK(st_.st_mode):
+            out[path] = ("l", os.readlink(path))
+        elif stat.S_ISDIR(st_.st_mode):
+            out[path] = ("d", st_.st_mode, st_.st_mtime_ns)
+            pending.extend(path + b"/" + name for name in os.listdir(path))
+        else:
+            with open(path, "rb") as fh:
+                digest = hashlib.sha1(fh.read()).hexdigest()
+            out[path] = ("f", st_.st_mode, st_.st_mtime_ns, st_.st_size, digest)
+    return out
+
+
+def _candidates(root: bytes) -> list[bytes]:
+    """Relative paths worth asking for: every entry, paths through symlinks, `..` tricks."""
+    found: list[bytes] = []
+    pending = [b""]
+    while pending:
+        rel = pending.pop()
+        folder = root + (b"/" + rel if rel else b"")
+        for name in sorted(os.listdir(folder)):
+            sub = rel + b"/" + name if rel else name
+            found.append(sub)
+            full = root + b"/" + sub
+            if os.path.islink(full):
+                found.extend([sub + b"/od", sub + b"/precious", sub + b"/deeper", sub + b"/..",
+                              sub + b"/../outside", sub + b"/inner"])
+            elif os.path.isdir(full):
+                pending.append(sub)
+                found.append(sub + b"/../" + name)
+    found.extend([b"", b".", b"..", b"../outside", b"../outside/precious", b"nope", b"nope/x",
+                  b"./", b"../root"])
+    return found
+
+
+def _under(path: bytes, top: bytes) -> bool:
+    return path == top or path.startswith(top + b"/")
+
+
+@SETTINGS
+@given(tree=trees, data=st.data(), via_alias=st.booleans(),
+       trash=st.sampled_from([False, True, None]))
+def test_nothing_outside_the_root_is_touched(tree: list[Any], data: st.DataObject,
+                                             via_alias: bool, trash: bool | None) -> None:
+    base = os.fsencode(tempfile.mkdtemp(prefix="prop-"))
+    try:
+        root, outside = base + b"/root", base + b"/outside"
+        os.mkdir(root)
+        _make_outside(outside)
+        _build(root, tree, base)
+        os.symlink(root, base + b"/alias")
+        rel = data.draw(st.sampled_from(_candidates(root)), label="path")
+        given_root = base + b"/alias" if via_alias else root
+        path = given_root + b"/" + rel if rel else given_root
+        before_out = _fingerprint(outside)
+        before_root = _fingerprint(root)
+        result = remove(path, given_root, "prop", trash=trash, journal=False, spawn=False)
+        event(f"{result.status} {result.reason} trashed={result.trashed}")
+        if trash is not False:
+            purge_trash()
+        assert _fingerprint(outside) == before_out
+        assert os.readlink(base + b"/alias") == root
+        target = os.fsencode(removal._target(os.fsdecode(path)))
+        after_root = _fingerprint(root)
+        if result.status == "removed":
+            assert _under(target, root) and target != root
+            assert not os.path.lexists(target)
+            assert {p: v for p, v in before_root.items() if not _under(p, target)
+                    and p != os.path.dirname(target)} == {
+                p: v for p, v in after_root.items() if p != os.path.dirname(target)}
+        else:
+            assert result.status in ("refused", "missing"), result
+            assert after_root == before_root
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@SETTINGS
+@given(tree=trees, data=st.data(), swap=st.sampled_from(["target", "parent"]),
+       bait=st.sampled_from(["out_dir", "out_file", "out_deep", "mirror"]),
+       trash=st.sampled_from([False, True, None]))
+def test_swap_race_is_left_alone(tree: list[Any], data: st.DataObject, swap: str, bait: str,
+                                 trash: bool | None) -> None:
+    base = os.fsencode(tempfile.mkdtemp(prefix="race-"))
+    try:
+        root, outside = base + b"/root", base + b"/outside"
+        os.mkdir(root)
+        _make_outside(outside)
+        _build(root, [("dir", b"d", [("dir", b"e", [("file", b"f", 2)])]), *tree], base)
+        real = [c for c in _candidates(root)
+                if c and not set(c.split(b"/")) & {b"", b".", b".."} and _plain(root, c)]
+        if swap == "parent":
+            real = [c for c in real if b"/" in c]
+        if not real:
+            return
+        rel = data.draw(st.sampled_from(real), label="path")
+        path = root + b"/" + rel
+        victim = path if swap == "target" else root + b"/" + rel.rsplit(b"/", 1)[0]
+        snapshot: dict[str, Any] = {}
+
+        def race(checked: str) -> None:
+            os.rename(victim, base + b"/aside")
+            if bait == "mirror":  # the same names on the other side of the link
+                mirror = outside + b"/mirror"
+                remainder = path[len(victim):].lstrip(b"/")
+                os.makedirs(os.path.dirname(mirror + b"/" + remainder) if remainder else mirror,
+                            exist_ok=True)
+                if remainder:
+                    os.makedirs(mirror + b"/" + remainder + b"/kid")
+                    with open(mirror + b"/" + remainder + b"/kid/f", "wb") as fh:
+                        fh.write(b"mirror")
+                else:
+                    with open(mirror + b"/f", "wb") as fh:
+                        fh.write(b"mirror")
+                target = mirror
+            else:
+                target = _link_target(bait, base)
+            os.symlink(target, victim)
+            snapshot["out"] = _fingerprint(outside)
+            snapshot["target"] = target
+
+        result = remove(path, root, "prop", trash=trash, journal=False, spawn=False,
+                        _before_remove=race)
+        event(f"{swap} {result.status} {result.reason}")
+        if trash is not False:
+            purge_trash()
+        assert _fingerprint(outside) == snapshot["out"]
+        assert os.path.islink(victim) and os.readlink(victim) == snapshot["target"]
+        assert result.status in ("refused", "missing"), result
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _plain(root: bytes, rel: bytes) -> bool:
+    """`rel` names a real entry inside `root` through real folders only (no symlinked parent)."""
+    parts = rel.split(b"/")
+    current = root
+    for part in parts[:-1]:
+        current += b"/" + part
+        if os.path.islink(current) or not os.path.isdir(current):
+            return False
+    full = root + b"/" + rel
+    return os.path.lexists(full) and not os.path.islink(full)

@@ -1,0 +1,131 @@
+"""The GC through the hooks, as Claude runs them: PostToolUse records, SessionStart and
+SessionEnd sweep in a detached process (polled for, with a deadline)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from app.core import paths
+from app.core.recorder import read_records
+from app.core.state import write_json_atomic
+from tests.support import ROOT, SandboxEnv, run_hook, set_mtime
+
+OLD = 8 * 86_400
+
+
+def wait_for(check: Callable[[], bool], deadline_s: float = 20.0) -> bool:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def post_bash(command: str, response: object, *, cwd: Path, session: str = "s1") -> dict[str, object]:
+    return {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(cwd), "tool_name": "Bash",
+            "tool_input": {"command": command}, "tool_response": response}
+
+
+def old_folder(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "data.bin").write_bytes(b"x" * 5000)
+    set_mtime(path, OLD)
+    return path
+
+
+def record(sid: str, path: Path, cwd: Path) -> None:
+    file = paths.gc_records_file(sid)
+    data = json.loads(file.read_text()) if file.exists() else {"session": sid, "records": []}
+    data["records"].append({"path": str(path), "kind": "temp", "session": sid, "time": 1.0, "cwd": str(cwd)})
+    write_json_atomic(file, data)
+
+
+def test_post_tool_bash_records_a_clone(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    done = run_hook(post_bash("git clone --depth 1 https://x/y/tool.git", {"stdout": "", "stderr": "",
+                                                                            "interrupted": False}, cwd=tmp_path),
+                    cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert [(r.kind, r.path, r.cwd) for r in read_records("s1")] == [("copy", str(tmp_path / "tool"), str(tmp_path))]
+
+
+def test_post_tool_bash_output_as_a_plain_string(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    printed = str(sandbox.user_tmp / "tmp.AbCdEf1234") + "\n"
+    done = run_hook(post_bash("mktemp -d", printed, cwd=tmp_path), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == b""
+    assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", printed.strip())]
+
+
+def test_post_tool_write_into_tmp_is_scratch(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    target = sandbox.user_tmp / "notes.md"
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
+               "tool_input": {"file_path": str(target), "content": "hi"}, "tool_response": {"type": "create"}}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    assert [(r.kind, r.path) for r in read_records("s1")] == [("scratch", str(target))]
+
+
+def test_post_tool_unparseable_command_records_nothing_and_logs(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    done = run_hook(post_bash("git clone 'oops", {"stdout": ""}, cwd=tmp_path), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert read_records() == []
+    log = paths.session_log(str(tmp_path), "s1")
+    assert "cannot read the command" in log.read_text()
+
+
+def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    payload = json.dumps(post_bash("git clone u/v.git /tmp/v && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path))
+    code = (
+        "import io, json, sys\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
+        "from hooks.entry import main\n"
+        "main()\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, cwd=str(ROOT),
+                         check=True, env=dict(os.environ))
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert "app.core.recorder" in loaded  # it did run
+    heavy = {m for m in loaded if m.split(".")[0] in {"git", "textual", "rich", "humanize", "subprocess"}}
+    assert heavy == set()
+    assert len(read_records("s1")) == 2
+
+
+def test_session_end_returns_at_once_and_the_detached_sweep_removes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    mine = old_folder(sandbox.user_tmp / "mine")
+    record("ending", mine, cwd)
+    # Claude's process is still running while SessionEnd runs: its session file names a live pid.
+    sandbox.write_session(str(os.getpid()), pid=os.getpid(), sessionId="ending", cwd=str(cwd))
+    payload = {"hook_event_name": "SessionEnd", "session_id": "ending", "cwd": str(cwd), "reason": "prompt_input_exit"}
+    done = run_hook(payload, cwd=cwd)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert wait_for(lambda: not mine.exists())
+    log = paths.session_log(str(cwd), "ending")
+    assert wait_for(lambda: log.exists() and "GC removed=1" in log.read_text())
+    text = log.read_text()
+    assert "removed  age" in text and str(mine) in text
+    assert wait_for(lambda: read_records() == [])
+
+
+def test_session_start_keeps_its_own_outputs_and_sweeps_the_dead(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    mine = old_folder(sandbox.user_tmp / "mine")
+    theirs = old_folder(sandbox.user_tmp / "theirs")
+    record("starting", mine, cwd)  # a resumed session: its old outputs are still in use
+    record("dead", theirs, cwd)
+    payload = {"hook_event_name": "SessionStart", "session_id": "starting", "cwd": str(cwd), "source": "resume"}
+    done = run_hook(payload, cwd=cwd)
+    assert done.returncode == 0
+    log = paths.session_log(str(cwd), "starting")
+    assert wait_for(lambda: log.exists() and "GC removed=" in log.read_text())
+    assert "GC removed=1 " in log.read_text()
+    assert mine.exists() and not theirs.exists()
+    assert [r.path for r in read_records()] == [str(mine)]

@@ -1,0 +1,111 @@
+"""A snapshot of each screen and of the modal, on the sandbox, with time frozen.
+
+The sandbox is built at a fixed place (its project slugs show in paths) with live sessions
+that carry no pid (the contract counts them live), so nothing in a picture varies between
+runs; the app's clock is the sandbox's build time, so every humanized age is fixed too.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.sandbox import STALE, Sandbox, build_sandbox
+from app.tui import ClaudettoApp
+from tests.tui.conftest import point_at, settle
+
+SIZE = (120, 36)
+BASE = Path("/tmp/claudetto-snapshots")
+
+
+@pytest.fixture
+def snapbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    base = BASE / request.node.name
+    shutil.rmtree(base, ignore_errors=True)
+    box = build_sandbox(base, live_processes=False, scale=0.25)
+    point_at(box, monkeypatch)
+    try:
+        yield box
+    finally:
+        box.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=3600)
+
+
+async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
+    await settle(pilot, pilot.app)
+    pilot.app.clear_notifications()
+    await pilot.pause(0.1)
+
+
+def test_sessions_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await ready(pilot)
+        table = pilot.app.screen.query_one("#sessions")
+        row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == STALE[:8])
+        table.move_cursor(row=row)
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+
+
+def test_outputs_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("2")
+        await ready(pilot)
+        await pilot.press("space")  # the largest row: removable
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+
+
+def test_outputs_screen_small_terminal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("2")
+        await ready(pilot)
+
+    assert snap_compare(make_app(snapbox), terminal_size=(80, 24), run_before=before)
+
+
+def test_confirm_modal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("2")
+        await ready(pilot)
+        await pilot.press("space", "space", "d")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+
+
+def test_help_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("2")
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+
+
+def test_disk_browser(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("2")
+        await ready(pilot)
+        screen = pilot.app.screen
+        screen.filter_text("agent-a3f9")
+        await pilot.pause(0.2)
+        screen.query_one("#outputs").focus()
+        await pilot.press("enter")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if pilot.app.screen.query("#disk") and pilot.app.screen.query_one("#disk").row_count:
+                break
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
