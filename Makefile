@@ -11,10 +11,12 @@ $(BIN)/python:
 
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[fast]'
+	$(BIN)/python -m compileall -q app hooks
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[fast,test]'
+	$(BIN)/python -m compileall -q app hooks
 	touch $(VENV)/.runtime $@
 
 run: $(VENV)/.runtime
@@ -32,6 +34,7 @@ test: lint
 	$(BIN)/pytest -n 2 -q
 
 bench: $(VENV)/.runtime
+	$(BIN)/python -m compileall -q app hooks
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:

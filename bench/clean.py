@@ -1,21 +1,23 @@
 """The session-start cleanup on a temp tree of 200,000 files plus 20 worktrees, against
 `rm -rf` of the same paths, as a ratio (target: 1.2x or less).
 
-Three runs on three identical trees, each in its own sandbox under one temp folder:
-- `rm -rf` of every path the cleanup removes (the baseline);
-- the cleanup removing in place (`trash=False`): every byte gone when it returns;
-- the cleanup as it runs by default (`trash=None`): big folders are renamed into the trash
-  and purged by one detached process; both the wall time of the cleanup and the time
-  until the purge has emptied the trash are shown.
+Each round builds two identical trees (80% of the files in old session folders of
+`claude-<uid>/`, 20% checked out in old, clean, merged worktrees), each in its own sandbox
+under one temp folder, then times `rm -rf` of every path the cleanup removes on one and
+the cleanup (`hygiene.run_cleanup`, in the foreground as `claudetto clean` runs it: sizes
+measured, sessions read, git asked about every worktree, journal written) on the other.
+The order alternates between rounds; the medians are compared.
 
-Usage: .venv/bin/python bench/clean.py [FILES] [WORKTREES]
-       (or CLAUDETTO_BENCH_FILES / CLAUDETTO_BENCH_WORKTREES; defaults 200000 and 20)
+Usage: .venv/bin/python bench/clean.py [FILES] [WORKTREES] [ROUNDS]
+       (or CLAUDETTO_BENCH_FILES / _WORKTREES / _ROUNDS; defaults 200000, 20, 3).
+       CLAUDETTO_BENCH_DIR picks the file system (default: the temp folder).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,45 +102,53 @@ def timed_rm(targets: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def timed_cleanup(repo: Path, trash: bool | None) -> tuple[float, float, object]:
-    from app.core import hygiene, paths
+def timed_cleanup(repo: Path) -> tuple[float, object]:
+    from app.core import hygiene
 
     start = time.perf_counter()
-    report = hygiene.run_cleanup([repo], trash=trash, current_cwd=str(repo.parent))
-    wall = time.perf_counter() - start
-    places = [paths.trash_dir(), paths.log_root() / "trash"]
-    while any(p.exists() and any(p.iterdir()) for p in places):
-        time.sleep(0.01)
-    return wall, time.perf_counter() - start, report
+    report = hygiene.run_cleanup([repo], current_cwd=str(repo.parent))
+    return time.perf_counter() - start, report
+
+
+def _arg(index: int, name: str, default: int) -> int:
+    return int(sys.argv[index] if len(sys.argv) > index else os.environ.get(name, default))
 
 
 def main() -> None:
-    files = int(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CLAUDETTO_BENCH_FILES", 200_000))
-    worktrees = int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("CLAUDETTO_BENCH_WORKTREES", 20))
+    files = _arg(1, "CLAUDETTO_BENCH_FILES", 200_000)
+    worktrees = _arg(2, "CLAUDETTO_BENCH_WORKTREES", 20)
+    rounds = max(1, _arg(3, "CLAUDETTO_BENCH_ROUNDS", 3))
     os.environ["CLAUDETTO_SWEEP_TIMEOUT_MS"] = "3600000"
     for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         os.environ.setdefault(name, "bench")
     for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         os.environ.setdefault(name, "bench@claudetto.invalid")
     top = Path(tempfile.mkdtemp(prefix="claudetto-bench-clean-", dir=os.environ.get("CLAUDETTO_BENCH_DIR")))
+    rm_times: list[float] = []
+    clean_times: list[float] = []
+    paths_count = 0
     try:
-        targets = build(top / "rm", files, worktrees)
-        subprocess.run(["sync"], check=False)
-        rm = timed_rm(targets)
-
-        build(top / "inplace", files, worktrees)
-        subprocess.run(["sync"], check=False)
-        inplace, _, report = timed_cleanup(top / "inplace" / "project", trash=False)
-
-        build(top / "auto", files, worktrees)
-        subprocess.run(["sync"], check=False)
-        auto, purged, report_auto = timed_cleanup(top / "auto" / "project", trash=None)
-
-        for r in (report, report_auto):
-            assert getattr(r, "worktrees", None) == worktrees and not getattr(r, "timed_out", True), r
-        print(f"clean: {files} files + {worktrees} worktrees ({len(targets)} paths); "
-              f"rm -rf {rm:.2f} s; cleanup in place {inplace:.2f} s = {inplace / rm:.2f}x (target <= 1.2x); "
-              f"default (trash) {auto:.2f} s = {auto / rm:.2f}x, purged after {purged:.2f} s = {purged / rm:.2f}x")
+        for r in range(rounds):
+            targets = build(top / f"rm{r}", files, worktrees)
+            paths_count = len(targets)
+            build(top / f"clean{r}", files, worktrees)
+            subprocess.run(["sync"], check=False)
+            for which in (("rm", "clean") if r % 2 == 0 else ("clean", "rm")):
+                if which == "rm":
+                    rm_times.append(timed_rm(targets))
+                else:
+                    os.environ.update(sandbox(top / f"clean{r}"))
+                    took, report = timed_cleanup(top / f"clean{r}" / "project")
+                    if getattr(report, "worktrees", None) != worktrees or getattr(report, "timed_out", True):
+                        raise SystemExit(f"clean: unexpected report {report}")
+                    clean_times.append(took)
+            shutil.rmtree(top / f"rm{r}", ignore_errors=True)
+            shutil.rmtree(top / f"clean{r}", ignore_errors=True)
+        rm = statistics.median(rm_times)
+        clean = statistics.median(clean_times)
+        print(f"clean: {files} files + {worktrees} worktrees ({paths_count} paths), median of {rounds}: "
+              f"rm -rf {rm:.2f} s, cleanup {clean:.2f} s, ratio {clean / rm:.2f}x (target <= 1.2x); "
+              f"rounds rm {[round(t, 2) for t in rm_times]} cleanup {[round(t, 2) for t in clean_times]}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
 

@@ -68,18 +68,10 @@ def run(base: Path, trees: int, per_tree: int, records: int) -> int:
 
     utmp = Path(env["TMPDIR"])
     print(f"building {trees} trees of {per_tree} files ({trees * per_tree} files), twice ...", flush=True)
-    # Baseline: rm -rf of identical trees.
+    # Both sets are built and flushed first, so neither pays the other's writeback.
     baseline = base / "baseline"
     for i in range(trees):
         build_tree(baseline / f"t{i}", per_tree)
-    t0 = time.perf_counter()
-    subprocess.run(["rm", "-rf", str(baseline)], check=True)
-    rm_s = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-P", "-c", "pass"], check=True)
-    bare_s = time.perf_counter() - t0
-
     cwd = base / "proj"
     cwd.mkdir()
     rows = []
@@ -92,6 +84,14 @@ def run(base: Path, trees: int, per_tree: int, records: int) -> int:
         path.write_text("notes\n")
         rows.append({"path": str(path), "kind": "scratch", "session": "ending", "time": 2.0, "cwd": str(cwd)})
     write_json_atomic(paths.gc_records_file("ending"), {"session": "ending", "records": rows})
+    os.sync()
+
+    t0 = time.perf_counter()
+    subprocess.run(["rm", "-rf", str(baseline)], check=True)
+    rm_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-P", "-c", "pass"], check=True)
+    bare_s = time.perf_counter() - t0
 
     payload = json.dumps({"hook_event_name": "SessionEnd", "session_id": "ending", "cwd": str(cwd),
                           "reason": "prompt_input_exit"}).encode()

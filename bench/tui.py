@@ -70,7 +70,7 @@ async def key_delays(app: ClaudettoApp, presses: int, scanning: bool) -> list[fl
     delays: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
-        while not app.store.judged:
+        while not app.store.judged or type(app.screen).__name__ != "OutputsScreen":
             await pilot.pause(0.01)
         if scanning:
             while not app.store.progress.running:
@@ -81,6 +81,8 @@ async def key_delays(app: ClaudettoApp, presses: int, scanning: bool) -> list[fl
             start = time.perf_counter()
             await pilot.press(key)
             while getattr(screen, "sort_by", None) != want:
+                if time.perf_counter() - start > 10:
+                    raise SystemExit(f"no answer to {key!r} in 10 s")
                 await asyncio.sleep(0.001)
             delays.append(time.perf_counter() - start)
             if scanning and not app.store.progress.running:
@@ -120,7 +122,6 @@ async def main() -> None:
         tree_judged = Judged([Verdict(path=str(tree), kind="temp", action="remove", reason="age", rule="gc",
                                       root=str(base), size=None, mtime=time.time())])
         idle = await key_delays(ClaudettoApp(judge_outputs=lambda: tree_judged, poll_s=3600), 10, False)
-        os.system("sync")
         busy = await key_delays(ClaudettoApp(judge_outputs=lambda: tree_judged, poll_s=3600), 20, True)
         worst, median_busy, median_idle = max(busy), statistics.median(busy), statistics.median(idle)
         print(f"key answered during a {FILES:,}-file scan: median {median_busy * 1000:.0f} ms, worst "

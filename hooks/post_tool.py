@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 GC_TOOLS = frozenset({"Bash", "Write"})
 
 
-def handle(payload: dict[str, Any]) -> int:
+def handle(payload: dict[str, object]) -> int:
     tool = payload.get("tool_name")
     if tool in EDIT_TOOLS:
         _part("ledger", payload)
@@ -18,7 +16,7 @@ def handle(payload: dict[str, Any]) -> int:
     return 0
 
 
-def _part(name: str, payload: dict[str, Any]) -> None:
+def _part(name: str, payload: dict[str, object]) -> None:
     try:
         if name == "ledger":
             from app.core.ledger import record_edit

@@ -35,8 +35,8 @@ from typing import Any
 
 from app.core import paths, removal, scanner, sessions
 from app.core.bounds import bound
+from app.core.gc_records import OutputRecord, read_records, records_files
 from app.core.log import log, log_lines
-from app.core.recorder import OutputRecord, read_records, records_files
 from app.core.state import StateBusy, locked, update_json
 
 RULE = "gc"

@@ -52,11 +52,21 @@ class CleanupReport:
     timed_out: bool = False
 
 
+class _Tally:
+    """The counts, kept worktrees and verdicts of one part of a cleanup (one per thread)."""
+
+    def __init__(self) -> None:
+        self.counts = {"folders": 0, "bytes": 0, "files": 0, "worktrees": 0, "probes": 0}
+        self.kept: list[tuple[str, str]] = []
+        self.unknown = 0
+        self.verdicts: list[Verdict] = []
+
+
 class _Run:
-    """The running tally and the deadline of one cleanup."""
+    """The deadline, the liveness facts and the options shared by the parts of one cleanup."""
 
     def __init__(self, dry_run: bool, timeout_ms: int, current_session: str | None,
-                 current_cwd: str | None, trash: bool | None = None) -> None:
+                 current_cwd: str | None, trash: bool | None = False) -> None:
         self.dry_run = dry_run
         self.trash = trash
         self.deadline = time.monotonic() + timeout_ms / 1000.0
@@ -64,10 +74,6 @@ class _Run:
         self.current_session = current_session
         self.live_ids = sessions.live_session_ids(current_session)
         self.live_cwds = sessions.live_cwds(current_session, current_cwd)
-        self.counts = {"folders": 0, "bytes": 0, "files": 0, "worktrees": 0, "probes": 0}
-        self.kept: list[tuple[str, str]] = []
-        self.unknown = 0
-        self.verdicts: list[Verdict] = []
         self.timed_out = False
 
     def out_of_time(self) -> bool:
@@ -78,10 +84,15 @@ class _Run:
     def left_s(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
-    def report(self) -> CleanupReport:
-        return CleanupReport(dry_run=self.dry_run, worktrees_kept=list(self.kept),
-                             unknown_kept=self.unknown, verdicts=list(self.verdicts),
-                             timed_out=self.timed_out, **self.counts)
+    def report(self, *parts: _Tally) -> CleanupReport:
+        counts = {key: sum(part.counts[key] for part in parts) for key in parts[0].counts}
+        return CleanupReport(
+            dry_run=self.dry_run,
+            worktrees_kept=[item for part in parts for item in part.kept],
+            unknown_kept=sum(part.unknown for part in parts),
+            verdicts=[v for part in parts for v in part.verdicts],
+            timed_out=self.timed_out, **counts,
+        )
 
 
 # --- the rules ------------------------------------------------------------------------------
@@ -113,7 +124,8 @@ def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
         return None
 
 
-def _temp_items(run: _Run, periods: dict[str, float], default_period: float) -> Iterator[Verdict]:
+def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
+                default_period: float) -> Iterator[Verdict]:
     """Judge every entry of claude-<uid>/ and the log root; count the ones no rule names."""
     tmp = paths.claude_tmp_dir()
     probe_age = bound("PROBE_MAX_AGE_MIN") * 60.0
@@ -129,14 +141,14 @@ def _temp_items(run: _Run, periods: dict[str, float], default_period: float) -> 
         elif stat.S_ISDIR(st.st_mode):
             project_folders.append((entry, periods.get(entry.name, default_period)))
         else:
-            run.unknown += 1
+            tally.unknown += 1
     for folder, period in project_folders:
         for entry in _scandir(Path(folder.path)):
             st = _lstat(entry)
             if st is None:
                 continue
             if not (stat.S_ISDIR(st.st_mode) and _SESSION_FOLDER.match(entry.name)):
-                run.unknown += 1
+                tally.unknown += 1
                 continue
             yield _by_session_rule(run, entry, st, "session_folder", entry.name, period, tmp)
     logs = paths.log_root()
@@ -171,25 +183,50 @@ def _verdict(entry: os.DirEntry[str], st: os.stat_result, rule: str, action: str
 # --- acting -------------------------------------------------------------------------------
 
 
-def _remove_temp(run: _Run, verdict: Verdict) -> None:
+def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
+    """Each folder or gate log through removal.remove, the next one measured meanwhile (the
+    scan's stats and the removal's unlinks overlap); stops between items at the deadline."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from app.core import scanner
+
+    def measure(verdict: Verdict) -> scanner.TreeSize:
+        return scanner.scan(verdict.path, budget_s=run.left_s())
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
+        ahead: Future[scanner.TreeSize] | None = pool.submit(measure, items[0]) if items else None
+        for i, verdict in enumerate(items):
+            if run.out_of_time() or ahead is None:
+                break
+            size = ahead.result()
+            ahead = pool.submit(measure, items[i + 1]) if i + 1 < len(items) else None
+            if size.partial:  # the budget ran out while measuring: not started
+                run.timed_out = True
+                break
+            _remove_temp(run, tally, verdict, size)
+        if ahead is not None:
+            ahead.cancel()
+
+
+def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: Any) -> None:
     """One folder or gate log through removal.remove, and its counts."""
     from app.core import removal
 
     is_dir = os.path.isdir(verdict.path) and not os.path.islink(verdict.path)
     done = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
-                          session=verdict.session, dry_run=run.dry_run, trash=run.trash)
+                          session=verdict.session, size=size, dry_run=run.dry_run, trash=run.trash)
     if done.status in ("removed", "dry_run"):
-        run.counts["bytes"] += done.bytes
-        run.counts["files"] += done.files
+        tally.counts["bytes"] += done.bytes
+        tally.counts["files"] += done.files
         if is_dir:
-            run.counts["folders"] += 1
+            tally.counts["folders"] += 1
         if verdict.rule == "probe":
-            run.counts["probes"] += 1
-        run.verdicts.append(_with(verdict, size=done.bytes))
+            tally.counts["probes"] += 1
+        tally.verdicts.append(_with(verdict, size=done.bytes))
     elif done.status == "missing":
-        run.verdicts.append(_with(verdict, action="missing", reason="missing"))
+        tally.verdicts.append(_with(verdict, action="missing", reason="missing"))
     else:
-        run.verdicts.append(_with(verdict, action="skip", reason=done.reason or done.status))
+        tally.verdicts.append(_with(verdict, action="skip", reason=done.reason or done.status))
 
 
 def _with(verdict: Verdict, **changes: Any) -> Verdict:
@@ -198,7 +235,7 @@ def _with(verdict: Verdict, **changes: Any) -> Verdict:
     return replace(verdict, **changes)
 
 
-def _worktrees(run: _Run, projects: list[Path]) -> None:
+def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
     for project in projects:
         entries = worktrees.list_worktrees(project)
         if not entries:
@@ -209,21 +246,26 @@ def _worktrees(run: _Run, projects: list[Path]) -> None:
         for path in entries:
             if run.out_of_time():
                 break
-            done = worktrees.remove_worktree(path, project, live_cwds=run.live_cwds, period_s=period,
-                                             dry_run=run.dry_run, budget_s=run.left_s(),
-                                             session=run.current_session, listing=listing, prune=False)
+            try:
+                done = worktrees.remove_worktree(path, project, live_cwds=run.live_cwds, period_s=period,
+                                                 dry_run=run.dry_run, budget_s=run.left_s(),
+                                                 session=run.current_session, listing=listing, prune=False)
+            except Exception as exc:  # noqa: BLE001 - one worktree's trouble must not stop the rest
+                log(f"hygiene: worktree {path} not judged: {type(exc).__name__}: {exc}")
+                tally.kept.append((str(path), "not_removed"))
+                continue
             if done.status == "timeout":  # not started: left as it was
                 run.timed_out = True
                 break
-            run.verdicts.append(done.verdict)
+            tally.verdicts.append(done.verdict)
             removed += done.status == "removed"
             if done.status in ("removed", "dry_run"):
-                run.counts["worktrees"] += 1
-                run.counts["folders"] += 1
-                run.counts["bytes"] += done.bytes
-                run.counts["files"] += done.files
+                tally.counts["worktrees"] += 1
+                tally.counts["folders"] += 1
+                tally.counts["bytes"] += done.bytes
+                tally.counts["files"] += done.files
             elif done.verdict.action == "keep":
-                run.kept.append((str(path), done.verdict.reason))
+                tally.kept.append((str(path), done.verdict.reason))
         if removed:
             worktrees.prune_worktrees(project)
         if run.timed_out:
@@ -251,10 +293,13 @@ def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,
 
 def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry_run: bool = False,
                 current_session: str | None = None, current_cwd: str | None = None,
-                timeout_ms: int | None = None, trash: bool | None = None) -> CleanupReport:
+                timeout_ms: int | None = None, trash: bool | None = False) -> CleanupReport:
     """The whole cleanup: temp-folder rules (global), then the worktrees of `projects`
-    (default: the git root of `current_cwd` or the current folder). `trash` goes to
-    removal.remove: None (auto) renames big folders into the trash for a detached purge."""
+    (default: the git root of `current_cwd` or the current folder).
+
+    `trash` goes to removal.remove. False (the default) removes in place: the cleanup is
+    one process, already detached at session start, and its report counts what is gone;
+    None would rename big folders into the trash for a detached purge."""
     limit = bound("SWEEP_TIMEOUT_MS") if timeout_ms is None else timeout_ms
     run = _Run(dry_run, limit, current_session, current_cwd, trash)
     chosen = resolve_projects(projects, current_cwd)
@@ -264,16 +309,21 @@ def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry
         known = []
     periods = _period_by_slug([*chosen, *known])
     default_period = settings.cleanup_period_seconds(None)
-    for verdict in _temp_items(run, periods, default_period):
-        if verdict.action != "remove":
-            run.verdicts.append(verdict)
-            continue
-        if run.out_of_time():
-            break
-        _remove_temp(run, verdict)
-    if not run.timed_out:
-        _worktrees(run, chosen)
-    return run.report()
+    temp, trees = _Tally(), _Tally()
+    items: list[Verdict] = []
+    for verdict in _temp_items(run, temp, periods, default_period):
+        if verdict.action == "remove":
+            items.append(verdict)
+        else:
+            temp.verdicts.append(verdict)
+    # The worktrees wait on git (other processes) while this thread removes temp folders.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-worktrees") as pool:
+        done = pool.submit(_worktrees, run, trees, chosen)
+        _remove_temps(run, temp, items)
+        done.result()
+    return run.report(temp, trees)
 
 
 def plan(projects: Iterable[str | os.PathLike[str]] | None = None, *, current_session: str | None = None,

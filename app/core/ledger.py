@@ -363,9 +363,9 @@ def _writable(data: Any) -> dict[str, Any]:
     if isinstance(data, dict) and isinstance(data.get("files"), dict):
         return data
     if data != _empty():
-        from app.core.state import _move_aside  # the one place that keeps a bad state file
+        from app.core.state import move_aside  # the one place that keeps a bad state file
 
-        _move_aside(paths.ledger_file_str(), f"a JSON {type(data).__name__} that is not a ledger")
+        move_aside(paths.ledger_file_str(), f"a JSON {type(data).__name__} that is not a ledger")
     return _empty()
 
 

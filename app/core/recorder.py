@@ -16,33 +16,28 @@ and is not recorded; relative paths are made absolute against the cwd, following
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shlex
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from app.core import paths
 from app.core.log import log
-from app.core.state import update_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Any
+
+    from app.core.gc_records import OutputRecord as OutputRecord
+    from app.core.gc_records import read_records as read_records
+    from app.core.gc_records import records_files as records_files
 
 KINDS = ("temp", "worktree", "copy", "config", "scratch")
 
+#: A command none of these words appear in makes no output: it costs no parsing, no import.
+_TRIGGERS = ("mktemp", "worktree", "clone", "cp", "CLAUDE_CONFIG_DIR")
+
 #: The stand-in for a command substitution: it starts with `$`, so it is never recorded.
 _SUBST = "$__subst__"
-
-
-@dataclass(frozen=True)
-class OutputRecord:
-    """One recorded output: the absolute path, its kind, who made it, when, and from where."""
-
-    path: str
-    kind: str
-    session: str
-    time: float
-    cwd: str
 
 
 class _Unreadable(ValueError):
@@ -52,11 +47,16 @@ class _Unreadable(ValueError):
 # --- splitting a command line into simple commands ---------------------------------------
 
 
-@dataclass
 class _Segment:
-    text: str
-    heredoc: list[list[str]]  # lines of the heredocs this command reads (data unless a shell)
-    depth: int = 0  # subshell depth: a `cd` inside ( ) or $( ) does not outlive it
+    """One simple command as text, the heredoc bodies it reads (data unless it is a shell),
+    and its subshell depth (a `cd` inside ( ) or $( ) does not outlive it)."""
+
+    __slots__ = ("text", "heredoc", "depth")
+
+    def __init__(self, text: str, heredoc: list[list[str]], depth: int = 0) -> None:
+        self.text = text
+        self.heredoc = heredoc
+        self.depth = depth
 
 
 def _skip_single(text: str, i: int) -> int:
@@ -132,7 +132,24 @@ def _skip_double(text: str, i: int, subs: list[str], out: list[str] | None = Non
     raise _Unreadable("unbalanced double quote")
 
 
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()]+))")
+class _Patterns:
+    """The regular expressions of the parser, compiled on first use (`re` costs an import)."""
+
+    def __init__(self) -> None:
+        import re
+
+        self.heredoc = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()]+))")
+        self.redirect = re.compile(r"^(\d*|&)(>>?|<|>&|<&|>\||&>>?)(.*)$")
+        self.assignment = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+
+
+_compiled: list[_Patterns] = []
+
+
+def _rx() -> _Patterns:
+    if not _compiled:
+        _compiled.append(_Patterns())
+    return _compiled[0]
 
 
 def split_commands(command: str, base_depth: int = 0) -> list[_Segment]:
@@ -190,7 +207,7 @@ def split_commands(command: str, base_depth: int = 0) -> list[_Segment]:
             end = text.find("\n", i)
             i = n if end < 0 else end
         elif c == "<" and text.startswith("<<", i) and not text.startswith("<<<", i):
-            match = _HEREDOC.match(text, i)
+            match = _rx().heredoc.match(text, i)
             if match is None:
                 raise _Unreadable("a heredoc without a delimiter")
             delimiter = next(g for g in match.groups()[1:] if g is not None)
@@ -245,8 +262,6 @@ def _read_heredocs(text: str, i: int, pending: list[tuple[str, bool, list[str]]]
 
 # --- reading one simple command -----------------------------------------------------------
 
-_REDIRECT = re.compile(r"^(\d*|&)(>>?|<|>&|<&|>\||&>>?)(.*)$")
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done"})
 _WRAPPERS = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo", "nice", "stdbuf", "xargs"})
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -263,11 +278,16 @@ _CLONE_VALUE_OPTIONS = frozenset({
 _CP_VALUE_OPTIONS = frozenset({"-t", "--target-directory", "-S", "--suffix"})
 
 
-@dataclass
 class _Found:
-    kind: str
-    raw: str  # as written in the command
-    base: str | None  # the folder it is relative to (None: unknown, after `cd "$d"`)
+    """An output as written in the command (`raw`) and the folder it is relative to
+    (`base`; None when unknown, after `cd "$d"`)."""
+
+    __slots__ = ("kind", "raw", "base")
+
+    def __init__(self, kind: str, raw: str, base: str | None) -> None:
+        self.kind = kind
+        self.raw = raw
+        self.base = base
 
 
 def _drop_redirections(words: list[str]) -> list[str]:
@@ -277,7 +297,7 @@ def _drop_redirections(words: list[str]) -> list[str]:
         if skip_next:
             skip_next = False
             continue
-        match = _REDIRECT.match(word)
+        match = _rx().redirect.match(word)
         if match:
             skip_next = match.group(3) == "" and not match.group(2).endswith("&")
             continue
@@ -286,7 +306,7 @@ def _drop_redirections(words: list[str]) -> list[str]:
 
 
 def _config_value(word: str) -> str | None:
-    match = _ASSIGNMENT.match(word)
+    match = _rx().assignment.match(word)
     if match and match.group(1) == "CLAUDE_CONFIG_DIR" and match.group(2):
         return match.group(2)
     return None
@@ -298,7 +318,7 @@ def _read_simple(words: list[str], cwd: str | None, found: list[_Found],
     words = _drop_redirections(words)
     while words and words[0] in _KEYWORDS:
         words = words[1:]
-    while words and _ASSIGNMENT.match(words[0]):
+    while words and _rx().assignment.match(words[0]):
         value = _config_value(words[0])
         if value is not None:
             found.append(_Found("config", value, cwd))
@@ -307,7 +327,7 @@ def _read_simple(words: list[str], cwd: str | None, found: list[_Found],
         name = os.path.basename(words[0])
         if name == "env":
             words = words[1:]
-            while words and (words[0].startswith("-") or _ASSIGNMENT.match(words[0])):
+            while words and (words[0].startswith("-") or _rx().assignment.match(words[0])):
                 value = _config_value(words[0])
                 if value is not None:
                     found.append(_Found("config", value, cwd))
@@ -467,6 +487,7 @@ def _read_cp(args: list[str], cwd: str | None, found: list[_Found]) -> None:
 
 def _mktemp_pattern(args: list[str]) -> tuple[re.Pattern[str], str]:
     """A pattern for the base name of what this `mktemp` prints."""
+    import re
     template = None
     suffix = ""
     bsd_prefix = False
@@ -503,6 +524,10 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
 
     `cwd` None: the folder is unknown, so only absolute paths can be recorded."""
     notes: list[str] = []
+    if not any(word in command for word in _TRIGGERS):
+        return [], notes
+    import shlex
+
     try:
         segments = split_commands(command)
         parsed: list[tuple[list[str], list[str], int]] = []
@@ -624,7 +649,7 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) ->
     now = time.time()
 
     def change(data: Any) -> Any:
-        data = _normal(data, session)
+        data = normal_records(data, session)
         known = {r.get("path") for r in data["records"]}
         for kind, path in outputs:
             if path not in known:
@@ -632,10 +657,12 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) ->
                 data["records"].append({"path": path, "kind": kind, "session": session, "time": now, "cwd": cwd})
         return data
 
+    from app.core.state import update_json
+
     update_json(paths.gc_records_file(session), change, lambda: {"session": session, "records": []})
 
 
-def _normal(data: Any, session: str) -> dict[str, Any]:
+def normal_records(data: Any, session: str) -> dict[str, Any]:
     """A records file as read, made the expected shape without losing any good record."""
     if isinstance(data, list):
         data = {"session": session, "records": data}
@@ -646,60 +673,11 @@ def _normal(data: Any, session: str) -> dict[str, Any]:
     return data
 
 
-def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
-    path, kind = raw.get("path"), raw.get("kind")
-    if not isinstance(path, str) or not path.startswith("/") or kind not in KINDS:
-        return None
-    when = raw.get("time")
-    owner = raw.get("session")
-    cwd = raw.get("cwd")
-    return OutputRecord(
-        path=path,
-        kind=str(kind),
-        session=owner if isinstance(owner, str) and owner else session,
-        time=float(when) if isinstance(when, int | float) and not isinstance(when, bool) else 0.0,
-        cwd=cwd if isinstance(cwd, str) else "",
-    )
+def __getattr__(name: str) -> Any:
+    """The read side (OutputRecord, read_records, records_files) lives in app.core.gc_records,
+    off the hot path: it is loaded only when one of them is asked for."""
+    if name in ("OutputRecord", "read_records", "records_files"):
+        from app.core import gc_records
 
-
-def records_files() -> list[tuple[str, str]]:
-    """(session id, file) of every records file in `gc/`."""
-    folder = paths.gc_dir()
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [(name[: -len(".json")], os.path.join(folder, name)) for name in names
-            if name.endswith(".json") and not name.startswith(".")]
-
-
-def _read_file(path: str) -> Any:
-    """A records file as JSON, or None. Read only: a corrupt file is logged and left alone
-    here (the next write moves it aside), so a dry run changes nothing."""
-    try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log(f"gc recorder: cannot read {path}: {exc}")
-        return None
-
-
-def read_records(session: str | None = None) -> list[OutputRecord]:
-    """Every recorded output (of one session when given), oldest record first."""
-    if session is not None:
-        files = [(session, os.fspath(paths.gc_records_file(session)))]
-    else:
-        files = records_files()
-    found: list[OutputRecord] = []
-    for sid, name in files:
-        data = _normal(_read_file(name), sid)
-        for raw in data["records"]:
-            record = _as_record(raw, str(data.get("session") or sid))
-            if record is not None:
-                found.append(record)
-            else:
-                log(f"gc recorder: ignored a bad record in {name}: {str(raw)[:200]}")
-    found.sort(key=lambda r: r.time)
-    return found
+        return getattr(gc_records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

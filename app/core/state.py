@@ -47,11 +47,11 @@ def read_json(path: str | os.PathLike[str], default: Callable[[], Any]) -> Any:
     try:
         return fastjson.loads(raw)
     except ValueError as exc:
-        _move_aside(name, f"not JSON ({exc})")
+        move_aside(name, f"not JSON ({exc})")
         return default()
 
 
-def _move_aside(name: str, why: str) -> None:
+def move_aside(name: str, why: str) -> None:
     aside = f"{name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     try:
         os.replace(name, aside)

@@ -334,13 +334,20 @@ def _freed(path: str, before: int) -> int:
 
 
 def _delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
-    """Delete a `worktree-*` branch whose every commit is on another branch or a remote: the
-    guarantee of `git branch -d`, stated against every branch and remote rather than HEAD
-    only, so `-D` after this check loses no commit."""
+    """Delete a `worktree-*` branch whose every commit is on another branch or a remote.
+
+    `git branch -d` first (it allows a branch merged into HEAD or its upstream: the common
+    case, one git call). When it refuses, the same guarantee is checked against every other
+    branch and every remote, and only then `-D`: no commit is left on no branch."""
     from git import GitCommandError
 
     if not branch or not branch.startswith(_BRANCH_PREFIX):
         return False
+    try:
+        _git(project).branch("-d", branch)
+        return True
+    except (GitCommandError, OSError):
+        pass
     if unmerged_commit(project, f"refs/heads/{branch}", branch):
         return False
     try:

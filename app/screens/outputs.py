@@ -115,11 +115,12 @@ class OutputsScreen(Screen[None]):
 
     # --- rows ------------------------------------------------------------------------------
 
-    def cells(self, verdict: Verdict, key: str) -> tuple[str | Text, ...]:
-        now = self.app.clock()  # type: ignore[attr-defined]
-        return ("✓" if key in self.store.marked else " ", verdict.kind, fmt.size(self.store.size(verdict)),
-                fmt.age(verdict.mtime, now), fmt.verdict_cell(verdict.action, verdict.reason),
-                (verdict.session or "-")[:8], PathCell(fmt.tail(fmt.short_path(verdict.path), self.path_width), key))
+    def cells(self, verdict: Verdict, key: str, now: float, roots: list[tuple[str, str]]) -> tuple[Text, ...]:
+        """One row's cells, as Text (plain: a path is never read as markup, and it is cheaper)."""
+        return (Text("✓" if key in self.store.marked else " "), Text(verdict.kind),
+                Text(fmt.size(self.store.size(verdict))), Text(fmt.age(verdict.mtime, now)),
+                Text(fmt.verdict_cell(verdict.action, verdict.reason)), Text((verdict.session or "-")[:8]),
+                PathCell(fmt.tail(fmt.short_path(verdict.path, roots), self.path_width), key))
 
     def visible(self) -> dict[str, Verdict]:
         text = self.filter.lower()
@@ -132,11 +133,12 @@ class OutputsScreen(Screen[None]):
         table = self.query_one("#outputs", DataTable)
         wanted = self.visible()
         added = False
+        now, roots = self.app.clock(), fmt.roots()  # type: ignore[attr-defined]
         with self.app.batch_update():
             for key in [k.value for k in table.rows if k.value not in wanted]:
                 table.remove_row(key)  # type: ignore[arg-type]
             for key, verdict in wanted.items():
-                cells = self.cells(verdict, key)
+                cells = self.cells(verdict, key, now, roots)
                 if key in table.rows:
                     for column, value, before in zip(COLUMNS, cells, table.get_row(key), strict=True):
                         if value != before:
@@ -172,7 +174,7 @@ class OutputsScreen(Screen[None]):
         with self.app.batch_update():
             for key, verdict in self.store.rows.items():
                 if key in table.rows:
-                    value = fmt.size(self.store.size(verdict))
+                    value = Text(fmt.size(self.store.size(verdict)))
                     if table.get_cell(key, "size") != value:
                         table.update_cell(key, "size", value, update_width=True)
         if self.sort_by == "size" and not self.store.progress.running and self.store.progress.total:
@@ -218,7 +220,7 @@ class OutputsScreen(Screen[None]):
         else:
             self.store.marked.add(key)
         table = self.query_one("#outputs", DataTable)
-        table.update_cell(key, "mark", "✓" if key in self.store.marked else " ")
+        table.update_cell(key, "mark", Text("✓" if key in self.store.marked else " "))
         table.action_cursor_down()
         self.store.changed.publish(None)
 

@@ -165,7 +165,7 @@ def test_tilde_and_dollar_paths_are_not_recorded(target: str) -> None:
     assert notes, "the log must say why"
 
 
-@pytest.mark.parametrize("command", ["git clone 'https://x/y.git", 'cp -r "a /tmp/b', "echo $(git clone u/v", "echo `x"])
+@pytest.mark.parametrize("command", ["git clone 'https://x/y.git", 'cp -r "a /tmp/b', "echo $(git clone u/v", "echo `git clone u/v"])
 def test_unparseable_commands_record_nothing_and_say_why(command: str) -> None:
     found, notes = read_command(command, CWD, "")
     assert found == []
@@ -184,6 +184,11 @@ def test_unparseable_commands_record_nothing_and_say_why(command: str) -> None:
 )
 def test_wrappers_and_keywords(command: str) -> None:
     assert outputs_of_command(command, CWD, "") == [("copy", "/tmp/v")]
+
+
+def test_a_command_without_a_trigger_word_is_not_even_parsed() -> None:
+    # An open quote would be a parse error, but nothing here can make an output.
+    assert read_command("echo 'oops && ls", CWD, "") == ([], [])
 
 
 def test_comments_are_not_commands() -> None:

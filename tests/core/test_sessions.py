@@ -58,7 +58,7 @@ def test_a_zombie_is_not_live(sandbox: SandboxEnv) -> None:
     import time
 
     deadline = time.time() + 10
-    while time.time() < deadline and not sessions.proc_start_time(proc.pid) is None:
+    while time.time() < deadline and sessions.proc_start_time(proc.pid) is not None:
         with open(f"/proc/{proc.pid}/stat", "rb") as fh:
             if b") Z " in fh.read():
                 break

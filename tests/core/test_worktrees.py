@@ -310,3 +310,30 @@ def test_git_refusal_is_not_removed_with_a_journal_line(tmp_path: Path, sandbox:
     assert (wt / "README.md").exists() and "worktree-sub" in branches(repo)
     lines = _journal_lines(sandbox)
     assert [(line["result"], line["bytes"]) for line in lines] == [("refused", 0)]
+
+
+def test_branch_whose_commits_are_on_another_branch_is_deleted(repo: Path) -> None:
+    wt = add_worktree(repo, "side")
+    (wt / "s.txt").write_text("s\n")
+    git(wt, "add", "s.txt")
+    git(wt, "commit", "-q", "-m", "side work")
+    tip = git(wt, "rev-parse", "HEAD")
+    git(repo, "branch", "keep-side", "worktree-side")  # not merged into main: -d alone refuses
+    age(wt)
+    result = worktrees.remove_worktree(wt, repo, live_cwds=[], period_s=PERIOD)
+    assert result.status == "removed" and result.branch_deleted
+    assert "worktree-side" not in branches(repo)
+    assert git(repo, "rev-parse", "keep-side") == tip  # the commit is still on a branch
+
+
+def test_describe_takes_state_and_sessions_from_the_registry(repo: Path) -> None:
+    from app.core import checkouts
+
+    wt = add_worktree(repo, "bold-oak-a3f2")
+    plain = add_worktree(repo, "agent-a0123456789")
+    checkouts.register(checkouts.Checkout(str(wt), str(repo), wt.name, "worktree-bold-oak-a3f2", "session"), "s-1")
+    rows = {w.name: w for w in worktrees.describe_worktrees([repo], live_cwds=[], live_ids={"s-1"})}
+    assert (rows[wt.name].state, rows[wt.name].sessions, rows[wt.name].kind) == ("active", {"s-1": True}, "session")
+    assert (rows[plain.name].state, rows[plain.name].sessions, rows[plain.name].kind) == ("unmanaged", {}, "agent")
+    assert rows[wt.name].reason == "young" and not rows[wt.name].removable
+    assert rows[wt.name].size > 0 and rows[wt.name].branch == "worktree-bold-oak-a3f2"

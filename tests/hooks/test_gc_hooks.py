@@ -78,8 +78,7 @@ def test_post_tool_unparseable_command_records_nothing_and_logs(sandbox: Sandbox
     assert "cannot read the command" in log.read_text()
 
 
-def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    payload = json.dumps(post_bash("git clone u/v.git /tmp/v && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path))
+def modules_after_hook(payload: str) -> set[str]:
     code = (
         "import io, json, sys\n"
         f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
@@ -89,7 +88,18 @@ def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_pat
     )
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, cwd=str(ROOT),
                          check=True, env=dict(os.environ))
-    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_post_tool_a_plain_command_costs_no_parser_import(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    loaded = modules_after_hook(json.dumps(post_bash("ls -la && pytest -q", {"stdout": "ok"}, cwd=tmp_path)))
+    assert "app.core.recorder" in loaded  # it did run
+    assert {"shlex", "dataclasses", "app.core.state", "app.core.gc_records"} & loaded == set()
+
+
+def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    payload = json.dumps(post_bash("git clone u/v.git /tmp/v && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path))
+    loaded = modules_after_hook(payload)
     assert "app.core.recorder" in loaded  # it did run
     heavy = {m for m in loaded if m.split(".")[0] in {"git", "textual", "rich", "humanize", "subprocess"}}
     assert heavy == set()

@@ -1,0 +1,86 @@
+"""The read side of the output records (`CLAUDETTO_HOME/gc/<session>.json`).
+
+The recorder (app/core/recorder.py) writes them on the hot path and re-exports these names
+lazily; the sweep, the CLI and the dashboard read them through here. Reading never writes:
+a corrupt file is logged and left alone (the recorder's next write moves it aside), so a
+dry run leaves the state folder byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from app.core import paths
+from app.core.log import log
+from app.core.recorder import KINDS, normal_records
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One recorded output: the absolute path, its kind, who made it, when, and from where."""
+
+    path: str
+    kind: str
+    session: str
+    time: float
+    cwd: str
+
+
+def records_files() -> list[tuple[str, str]]:
+    """(session id, file) of every records file in `gc/`."""
+    folder = paths.gc_dir()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [(name[: -len(".json")], os.path.join(folder, name)) for name in names
+            if name.endswith(".json") and not name.startswith(".")]
+
+
+def _read_file(path: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log(f"gc records: cannot read {path}: {exc}")
+        return None
+
+
+def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
+    path, kind = raw.get("path"), raw.get("kind")
+    if not isinstance(path, str) or not path.startswith("/") or kind not in KINDS:
+        return None
+    when = raw.get("time")
+    owner = raw.get("session")
+    cwd = raw.get("cwd")
+    return OutputRecord(
+        path=path,
+        kind=str(kind),
+        session=owner if isinstance(owner, str) and owner else session,
+        time=float(when) if isinstance(when, int | float) and not isinstance(when, bool) else 0.0,
+        cwd=cwd if isinstance(cwd, str) else "",
+    )
+
+
+def read_records(session: str | None = None) -> list[OutputRecord]:
+    """Every recorded output (of one session when given), oldest record first."""
+    if session is not None:
+        files = [(session, os.fspath(paths.gc_records_file(session)))]
+    else:
+        files = records_files()
+    found: list[OutputRecord] = []
+    for sid, name in files:
+        data = normal_records(_read_file(name), sid)
+        for raw in data["records"]:
+            record = _as_record(raw, str(data.get("session") or sid))
+            if record is not None:
+                found.append(record)
+            else:
+                log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
+    found.sort(key=lambda r: r.time)
+    return found
