@@ -239,7 +239,7 @@ class _Builder:
         from app.core.paths import project_slug
 
         config = self.box.config
-        projects = {str(self.box.project): {}, str(self.box.second_project): {}}
+        projects: dict[str, dict[str, Any]] = {str(self.box.project): {}, str(self.box.second_project): {}}
         self.file(config / ".claude.json", text=json.dumps({"projects": projects}, indent=1))
         self.file(config / "settings.json", text=json.dumps({"cleanupPeriodDays": 30}, indent=1))
         for project, sids in ((self.box.project, (LIVE_BUSY, LIVE_WAITING, OLD_GONE)),

@@ -84,11 +84,14 @@ def run_tui(*, demo: bool = False, read_only: bool = False) -> int:
     saved = {name: os.environ.get(name) for name in ("HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR",
                                                      "TMPDIR", "CLAUDETTO_HOME")}
     box = None
+    here = os.getcwd()
     try:
         box = build_sandbox(base)
         os.environ.update(box.env)
+        os.chdir(box.home)  # the current folder's repo is a known project: keep the real one out
         ClaudettoApp(read_only=read_only).run()
     finally:
+        os.chdir(here)
         if box is not None:
             box.close()
         for name, value in saved.items():

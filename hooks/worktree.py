@@ -40,10 +40,7 @@ def remove(payload: dict[str, object]) -> int:
     if not isinstance(path, str) or not path:
         log("hook: WorktreeRemove without worktree_path; nothing done")
         return 0
-    try:
-        from app.core.checkouts import remove_registered
-    except ImportError:
-        log(f"hook: WorktreeRemove {path}: removal not available yet; kept")
-        return 0
+    from app.core.checkouts import remove_registered
+
     remove_registered(path, payload)
     return 0

@@ -18,8 +18,6 @@ from typing import Any
 from app.core import paths
 from app.core.state import read_json, update_json
 
-_AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
-_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -37,12 +35,10 @@ class Checkout:
 
 
 def checkout_kind(name: str) -> str:
-    """agent (a subagent's `agent-a<hex>`), workflow (`wf_<hex>-<hex>-<n>`, `wf-<n>`), else session."""
-    if _AGENT.match(name):
-        return "agent"
-    if _WORKFLOW.match(name):
-        return "workflow"
-    return "session"
+    """What WorktreeCreate makes: agent, workflow, else a session's checkout (on `worktree-<name>`)."""
+    from app.core.worktrees import worktree_kind
+
+    return worktree_kind(name, f"worktree-{name}")
 
 
 def _git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -110,3 +106,38 @@ def unregister(path: str) -> None:
         return {"checkouts": {}}
 
     update_json(paths.checkouts_file(), change, lambda: {"checkouts": {}})
+
+
+def remove_registered(path: str, payload: dict[str, object]) -> str:
+    """WorktreeRemove: remove a checkout claudetto registered, through the worktree rules.
+
+    Claude asks now, so the age condition does not apply; every other one does (no other live
+    session inside, a real worktree, clean including git-ignored files, no unmerged commit),
+    and git itself must agree (no --force). Anything else is kept and the reason logged.
+    Returns the status: removed, kept, refused, unregistered.
+    """
+    from app.core.log import log
+    from app.core.sessions import live_sessions
+    from app.core.worktrees import remove_worktree
+
+    real = os.path.realpath(path)
+    entries = registry()
+    key = real if real in entries else path if path in entries else None
+    if key is None:
+        log(f"hook: WorktreeRemove {path}: not a checkout claudetto made; kept")
+        return "unregistered"
+    project = entries[key].get("project")
+    if not isinstance(project, str):
+        log(f"hook: WorktreeRemove {path}: registry entry has no project; kept")
+        return "kept"
+    current = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    others = [os.path.realpath(s.cwd) for s in live_sessions() if s.cwd and s.session_id != current]
+    result = remove_worktree(real, project, live_cwds=others, period_s=0,
+                             session=current if isinstance(current, str) else None)
+    if result.status == "removed":
+        unregister(key)
+        log(f"hook: WorktreeRemove {path}: removed ({result.bytes} bytes)")
+        return "removed"
+    reason = result.verdict.reason if result.status == "kept" else (result.error or result.status)
+    log(f"hook: WorktreeRemove {path}: kept ({reason})")
+    return result.status

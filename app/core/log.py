@@ -51,6 +51,17 @@ def log(message: str, *, target: str | os.PathLike[str] | None = None) -> None:
 
 
 def log_lines(lines: list[str], *, target: str | os.PathLike[str] | None = None) -> None:
-    """Append several lines as they are (a report such as CLEANED/WORKTREES_KEPT)."""
-    for line in lines:
-        log(line, target=target)
+    """Append a report's lines exactly as they are, no time stamp in front (CLEANED,
+    WORKTREES_KEPT, UNKNOWN_KEPT are read by people and by grep); one write, so a report
+    is never interleaved with another process's lines."""
+    text = "".join(line.replace("\n", "\\n") + "\n" for line in lines)
+    try:
+        path = os.fspath(target) if target is not None else current_log_str()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8", "backslashreplace"))
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        pass

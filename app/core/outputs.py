@@ -47,9 +47,7 @@ def judge(projects: Sequence[str | os.PathLike[str]] | None = None,
     except Exception as exc:  # noqa: BLE001 - one sweep failing must not hide the other
         problems.append(f"output GC: {type(exc).__name__}: {exc}")
     try:
-        from app.core import hygiene
-
-        from app.core import paths
+        from app.core import hygiene, paths
 
         chosen = list(projects) if projects is not None else paths.known_projects()
         report = hygiene.plan(chosen, current_session=current_session)

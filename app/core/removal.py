@@ -511,10 +511,23 @@ def _put_back(trash_fd: int, slot: str, parent_fd: int, name: str) -> None:
 
 
 def spawn_purge() -> int | None:
-    """Start one detached purge of the trash (`purge-trash` job); its pid or None."""
+    """Start one detached purge of the trash (`purge-trash` job); its pid, or None when a
+    purge is already queued (it lists the trash only later, so it takes ours too)."""
     from app.core import jobs
 
+    if _purge_queued():
+        return None
     return jobs.spawn(PURGE_JOB, {})
+
+
+def _purge_queued() -> bool:
+    try:
+        with locked(paths.claudetto_home() / "trash-waiter", wait_s=0.0):
+            return False
+    except StateBusy:
+        return True
+    except OSError:
+        return False
 
 
 def purge_step(payload: dict[str, Any]) -> None:
@@ -534,7 +547,8 @@ def purge_trash(*, wait_s: float = PURGE_WAIT_S) -> None:
     with contextlib.ExitStack() as held:
         waiter = contextlib.ExitStack()
         try:
-            waiter.enter_context(locked(home / "trash-waiter", wait_s=0.0))
+            # A short wait: spawn_purge() holds this lock for a moment to look.
+            waiter.enter_context(locked(home / "trash-waiter", wait_s=0.2))
             held.enter_context(locked(home / "trash", wait_s=wait_s))
         except StateBusy:
             return  # a purge is already waiting: it will list after this caller's rename

@@ -9,6 +9,8 @@ a partial answer marked `partial`.
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
 import stat
 import time
@@ -53,7 +55,7 @@ def text_path(path: PathLike) -> str:
 class _Tally:
     """The running totals of one scan (a plain object: attribute access is cheap)."""
 
-    __slots__ = ("apparent", "blocks", "files", "folders", "errors", "seen")
+    __slots__ = ("apparent", "blocks", "files", "folders", "errors", "seen", "new_links")
 
     def __init__(self) -> None:
         self.apparent = 0
@@ -61,40 +63,44 @@ class _Tally:
         self.files = 0
         self.folders = 0
         self.errors = 0
-        self.seen: set[tuple[int, int]] = set()
+        self.seen: set[tuple[int, int]] = set()  # hard-linked files already counted
+        self.new_links: list[tuple[int, int, int, int]] | None = None  # set in a forked half
 
     def result(self, path: str, partial: bool) -> TreeSize:
         return TreeSize(path, self.apparent, self.blocks * 512, self.files, self.folders,
                         self.errors, partial)
 
 
-def scan_iter(path: PathLike, *, budget_s: float | None = None, one_fs: bool = True,
-              every: int = 2000, limit: int | None = None) -> Generator[ScanProgress, None, TreeSize]:
-    """Measure `path`, yielding a ScanProgress every `every` entries; returns the TreeSize.
-
-    Stop iterating (or `.close()`) to cancel. `budget_s` stops the scan after that many
-    seconds with `partial=True`; so does `limit` after that many entries (a cheap "is this
-    tree big?" probe). A symlink counts as itself; a path that is a file is one file.
-    """
+def _start(path: PathLike, one_fs: bool) -> tuple[str, _Tally, list[str], int | None]:
+    """The top entry counted; the stack of folders still to read (empty for a non-folder)."""
     top = text_path(path)
-    deadline = None if budget_s is None else time.monotonic() + max(0.0, budget_s)
     tally = _Tally()
     try:
         st = os.lstat(top)
     except OSError:
         tally.errors = 1
-        return tally.result(top, False)
+        return top, tally, [], None
     _count(tally, st)
     if not _S_ISDIR(st.st_mode):
-        return tally.result(top, False)
-    dev = st.st_dev if one_fs else None
+        return top, tally, [], None
+    return top, tally, [top], st.st_dev if one_fs else None
+
+
+def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: float | None,
+          limit: int | None, every: int,
+          pause_at: int | None = None) -> Generator[ScanProgress, None, str]:
+    """Read the folders on `stack` (and below), depth first. Returns "done", "partial"
+    (budget or limit reached) or "paused" (`pause_at` entries counted, between folders)."""
     every = max(1, every)
-    next_yield = every
+    done = tally.files + tally.folders
+    next_yield = done + every
     step = _BUDGET_CHECK if limit is None else max(1, min(_BUDGET_CHECK, limit))
-    next_check = step
-    stack = [top]
+    next_check = done + step
     seen = tally.seen
+    new_links = tally.new_links
     while stack:
+        if pause_at is not None and tally.files + tally.folders >= pause_at:
+            return "paused"
         folder = stack.pop()
         try:
             it = os.scandir(folder)
@@ -123,13 +129,14 @@ def scan_iter(path: PathLike, *, budget_s: float | None = None, one_fs: bool = T
                     tally.blocks += est.st_blocks
                     stack.append(entry.path)
                 else:
+                    tally.files += 1
                     if est.st_nlink > 1:
                         key = (est.st_dev, est.st_ino)
                         if key in seen:
-                            tally.files += 1
                             continue
                         seen.add(key)
-                    tally.files += 1
+                        if new_links is not None:
+                            new_links.append((est.st_dev, est.st_ino, est.st_size, est.st_blocks))
                     tally.apparent += est.st_size
                     tally.blocks += est.st_blocks
                 done = tally.files + tally.folders
@@ -137,11 +144,38 @@ def scan_iter(path: PathLike, *, budget_s: float | None = None, one_fs: bool = T
                     next_check = done + step
                     if (deadline is not None and time.monotonic() >= deadline) or (
                             limit is not None and done >= limit):
-                        return tally.result(top, True)
+                        return "partial"
                 if done >= next_yield:
                     next_yield = done + every
                     yield ScanProgress(top, tally.files, tally.folders, tally.blocks * 512)
-    return tally.result(top, False)
+    return "done"
+
+
+def _drain(gen: Generator[ScanProgress, None, str]) -> str:
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            status: str = stop.value
+            return status
+
+
+def _deadline(budget_s: float | None) -> float | None:
+    return None if budget_s is None else time.monotonic() + max(0.0, budget_s)
+
+
+def scan_iter(path: PathLike, *, budget_s: float | None = None, one_fs: bool = True,
+              every: int = 2000, limit: int | None = None) -> Generator[ScanProgress, None, TreeSize]:
+    """Measure `path`, yielding a ScanProgress every `every` entries; returns the TreeSize.
+
+    Stop iterating (or `.close()`) to cancel. `budget_s` stops the scan after that many
+    seconds with `partial=True`; so does `limit` after that many entries (a cheap "is this
+    tree big?" probe). A symlink counts as itself; a path that is a file is one file.
+    """
+    deadline = _deadline(budget_s)
+    top, tally, stack, dev = _start(path, one_fs)
+    status = yield from _walk(top, tally, stack, dev, deadline, limit, every)
+    return tally.result(top, status == "partial")
 
 
 def _count(tally: _Tally, st: os.stat_result) -> None:
@@ -155,16 +189,94 @@ def _count(tally: _Tally, st: os.stat_result) -> None:
     tally.blocks += st.st_blocks
 
 
+# A tree bigger than this is finished by two processes: reading a tree is mostly system
+# calls, and on 2 cores two readers beat one by ~1.7x (threads do not: the GIL).
+SPLIT_AFTER = 20_000
+PARALLEL = hasattr(os, "fork") and (os.cpu_count() or 1) > 1
+
+
 def scan(path: PathLike, *, budget_s: float | None = None, one_fs: bool = True,
-         limit: int | None = None) -> TreeSize:
-    """The size of `path` (see scan_iter), without progress."""
-    gen = scan_iter(path, budget_s=budget_s, one_fs=one_fs, every=1 << 62, limit=limit)
-    while True:
+         limit: int | None = None, parallel: bool | None = None) -> TreeSize:
+    """The size of `path` (see scan_iter), without progress.
+
+    A big tree (over SPLIT_AFTER entries) is finished by this process and one forked
+    helper, each reading half of the folders still to read; hard links seen by both are
+    counted once. `parallel=False` keeps it in one process.
+    """
+    deadline = _deadline(budget_s)
+    top, tally, stack, dev = _start(path, one_fs)
+    split = PARALLEL if parallel is None else parallel
+    pause_at = SPLIT_AFTER if split and limit is None else None
+    status = _drain(_walk(top, tally, stack, dev, deadline, limit, 1 << 62, pause_at))
+    if status == "paused":
+        status = _finish_in_two(top, tally, stack, dev, deadline)
+    return tally.result(top, status == "partial")
+
+
+def _finish_in_two(top: str, tally: _Tally, stack: list[str], dev: int | None,
+                   deadline: float | None) -> str:
+    """Read the rest of the tree with a forked helper taking every other pending folder."""
+    if len(stack) < 2:
+        return _drain(_walk(top, tally, stack, dev, deadline, None, 1 << 62))
+    theirs, mine = stack[1::2], stack[0::2]
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:
+        return _drain(_walk(top, tally, stack, dev, deadline, None, 1 << 62))
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return _drain(_walk(top, tally, stack, dev, deadline, None, 1 << 62))
+    if pid == 0:  # the helper: count its half, send the totals, leave without cleanup
+        code = 1
         try:
-            next(gen)
-        except StopIteration as stop:
-            result: TreeSize = stop.value
-            return result
+            os.close(read_fd)
+            half = _Tally()
+            half.seen = tally.seen  # the links counted before the fork stay counted
+            half.new_links = []
+            status = _drain(_walk(top, half, theirs, dev, deadline, None, 1 << 62))
+            payload = marshal.dumps((half.apparent, half.blocks, half.files, half.folders,
+                                     half.errors, status, half.new_links))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write_fd, view):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    tally.new_links = None
+    try:
+        status = _drain(_walk(top, tally, mine, dev, deadline, None, 1 << 62))
+        chunks = []
+        while True:
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    try:
+        apparent, blocks, files, folders, errors, their_status, links = marshal.loads(b"".join(chunks))
+    except (ValueError, EOFError, TypeError):  # the helper died: read its half here
+        their_status = _drain(_walk(top, tally, theirs, dev, deadline, None, 1 << 62))
+        return "partial" if "partial" in (status, their_status) else "done"
+    tally.apparent += apparent
+    tally.blocks += blocks
+    tally.files += files
+    tally.folders += folders
+    tally.errors += errors
+    for link_dev, link_ino, size, link_blocks in links:
+        key = (link_dev, link_ino)
+        if key in tally.seen:  # both halves counted this inode: once is enough
+            tally.apparent -= size
+            tally.blocks -= link_blocks
+        else:
+            tally.seen.add(key)
+    return "partial" if "partial" in (status, their_status) else "done"
 
 
 def disk_bytes(path: PathLike) -> int:

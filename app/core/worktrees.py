@@ -34,7 +34,9 @@ REMOVABLE_REASON = "age"
 RULE = "worktree"
 
 _AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
-_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+|bridge-.+|job-.+)$")
+# bridge-* (remote control) and job-* are session checkouts: seed 002 names only agent-* and wf_*
+# as the checkouts that are not a session's.
+_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
 _BRANCH_PREFIX = "worktree-"
 
 
@@ -64,8 +66,8 @@ def list_worktrees(project: str | os.PathLike[str]) -> list[Path]:
 
 
 def worktree_kind(name: str, branch: str | None = None) -> str:
-    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`, `bridge-*`,
-    `job-*`), `session` (Claude's `--worktree NAME`: on branch `worktree-NAME`), else `manual`."""
+    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`), `session`
+    (Claude's `--worktree NAME`, `bridge-*`, `job-*`: on branch `worktree-NAME`), else `manual`."""
     if _AGENT.match(name):
         return "agent"
     if _WORKFLOW.match(name):
@@ -245,7 +247,8 @@ def judge_worktree(
 @dataclass(frozen=True)
 class WorktreeRemoval:
     """What `remove_worktree` did: `removed`, `kept` (a condition failed on the re-check:
-    `verdict.reason` says which), `refused` (git said no: not_removed) or `dry_run`."""
+    `verdict.reason` says which), `refused` (git said no: not_removed), `dry_run`, or
+    `timeout` (the budget ran out while measuring: nothing was touched)."""
 
     path: str
     status: str

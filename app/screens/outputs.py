@@ -27,7 +27,7 @@ from app.screens.confirm import ConfirmModal
 from app.screens.disk import DiskScreen
 from app.widgets import approve
 from app.widgets.empty import EmptyState
-from app.widgets.store import OutputStore, key_of
+from app.widgets.store import OutputStore
 from app.widgets.totals import TotalsBar
 
 COLUMNS = ("mark", "kind", "size", "age", "verdict", "session", "path")
@@ -122,7 +122,7 @@ class OutputsScreen(Screen[None]):
                 Text(fmt.verdict_cell(verdict.action, verdict.reason)), Text((verdict.session or "-")[:8]),
                 PathCell(fmt.tail(fmt.short_path(verdict.path, roots), self.path_width), key))
 
-    def visible(self) -> dict[str, Verdict]:
+    def shown_rows(self) -> dict[str, Verdict]:
         text = self.filter.lower()
         if not text:
             return dict(self.store.rows)
@@ -131,7 +131,7 @@ class OutputsScreen(Screen[None]):
 
     def show_rows(self, resort: bool = False) -> None:
         table = self.query_one("#outputs", DataTable)
-        wanted = self.visible()
+        wanted = self.shown_rows()
         added = False
         now, roots = self.app.clock(), fmt.roots()  # type: ignore[attr-defined]
         with self.app.batch_update():

@@ -79,8 +79,8 @@ class SessionsScreen(Screen[None]):
         table = self.query_one("#sessions", DataTable)
         wanted = {s.file: s for s in self.store.sessions}
         with self.app.batch_update():
-            for key in [k.value for k in table.rows if k.value not in wanted]:
-                table.remove_row(key)
+            for row_key in [k for k in table.rows if k.value not in wanted]:
+                table.remove_row(row_key)
             for file, session in wanted.items():
                 cells = self.row(session)
                 if file in table.rows:
@@ -119,7 +119,7 @@ class SessionsScreen(Screen[None]):
         sid = session.session_id if session else None
         verdicts = self.store.owned_by(sid)
         title.update(f"Outputs of {sid[:8]}: {len(verdicts)}" if sid else "Outputs: highlight a session")
-        table_keys = {k.value for k in owned.rows}
+        table_keys = {k.value for k in owned.rows if k.value is not None}
         want = {f"{v.rule}:{v.path}": v for v in verdicts}
         with self.app.batch_update():
             for key in table_keys - want.keys():

@@ -63,7 +63,7 @@ def remove_one(verdict: Verdict) -> tuple[bool, int, str]:
 
 
 def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
-                  progress: Callable[[int, int, int], None], cancelled: Callable[[], bool]) -> Outcome:
+                  progress: Callable[[int, int, int], object], cancelled: Callable[[], bool]) -> Outcome:
     """Judge again, then remove each marked verdict that is still `remove`; report progress."""
     wanted = list(marked)
     fresh = {(v.rule, v.path): v for v in judge().verdicts}

@@ -20,6 +20,11 @@ from app.core.verdict import Verdict
 
 Judge = Callable[[], Judged]
 
+# The size worker pauses this long every YIELD_EVERY entries, so the UI thread gets the GIL
+# (without it a key waits ~1 s behind a 200,000-file scan; with it, bench/tui.py).
+YIELD_EVERY = 256
+PAUSE_S = 0.002
+
 
 def key_of(verdict: Verdict) -> str:
     return f"{verdict.rule}:{verdict.path}"
@@ -129,11 +134,12 @@ class OutputStore:
         for done, path in enumerate(todo, 1):
             if not os.path.lexists(path):
                 continue
-            scan = scan_iter(path)
+            scan = scan_iter(path, every=YIELD_EVERY)
             while True:
                 if worker.is_cancelled:
                     self.app.post_message(SizesMeasured(found, done - 1, len(todo), files, True, True))  # type: ignore[attr-defined]
                     return
+                time.sleep(PAUSE_S)  # hand the GIL to the UI thread: a key is answered at once
                 try:
                     step = next(scan)
                 except StopIteration as stop:

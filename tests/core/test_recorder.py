@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from app.core import paths
-from app.core.recorder import (
-    OutputRecord,
-    clone_dir_name,
-    outputs_of_command,
-    read_command,
-    read_records,
-    record_outputs,
-)
+from app.core.bash_outputs import clone_dir_name, outputs_of_command, read_command
+from app.core.recorder import OutputRecord, read_records, record_outputs
 from tests.support import SandboxEnv
 
 CWD = "/work/proj"
 
 
-def test_mktemp_in_an_assignment_then_cd_records_nothing_it_cannot_see() -> None:
-    # The folder's name is never printed: there is nothing to record, and no "$d" either.
+def test_reading_alone_never_records_an_unprinted_mktemp_path_nor_its_variable() -> None:
+    # The folder's name is never printed and "$d" cannot be expanded: record_outputs looks for
+    # it on disk (tests/core/test_mktemp.py); reading the command records nothing.
     assert outputs_of_command('d=$(mktemp -d) && cd "$d"', CWD, "") == []
 
 
@@ -95,25 +91,68 @@ def test_clone_with_an_explicit_target_and_valued_options() -> None:
     assert outputs_of_command(command, CWD, "") == [("copy", "/tmp/copy")]
 
 
-def test_cp_recursive_several_sources_records_the_target_folder() -> None:
-    assert outputs_of_command("cp -r a b dest/", CWD, "") == [("copy", "/work/proj/dest")]
+def test_cp_recursive_several_sources_records_the_copies_not_the_target_folder() -> None:
+    assert outputs_of_command("cp -r a b dest/", CWD, "") == [("copy", "/work/proj/dest/a"),
+                                                              ("copy", "/work/proj/dest/b")]
 
 
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("cp -R src /tmp/copy", [("copy", "/tmp/copy")]),
-        ("cp -a src /tmp/copy", [("copy", "/tmp/copy")]),
-        ("cp -av src /tmp/copy", [("copy", "/tmp/copy")]),
-        ("cp --recursive src /tmp/copy", [("copy", "/tmp/copy")]),
-        ("cp -r -t /tmp/into a b", [("copy", "/tmp/into")]),
-        ("cp --target-directory=/tmp/into -R a", [("copy", "/tmp/into")]),
+        ("cp -r a b dest", ["/work/proj/dest/a", "/work/proj/dest/b"]),  # several sources: dest is a folder
+        ("cp -r src/ /tmp/into/", ["/tmp/into/src"]),  # a target ending in / is a folder
+        ("cp -r ../up/src/ ./x/lib /", ["/src", "/lib"]),
+        ("cp -r -t /tmp/into a b/c", ["/tmp/into/a", "/tmp/into/c"]),
+        ("cp -rt/tmp/into a", ["/tmp/into/a"]),
+        ("cp --target-directory=/tmp/into -R a", ["/tmp/into/a"]),
+        ("cp -a --target-directory /tmp/into -- -odd", ["/tmp/into/-odd"]),
+        ("cp -rT src /tmp/exact/", ["/tmp/exact"]),  # -T: the target is the copy, whatever it ends in
+        ("cp -r --no-target-directory src /tmp/exact", ["/tmp/exact"]),
         ("cp a b /tmp/dest", []),  # not recursive: single files, not recorded
         ("cp -f a /tmp/dest", []),
     ],
 )
-def test_cp_forms(command: str, expected: list[tuple[str, str]]) -> None:
-    assert outputs_of_command(command, CWD, "") == expected
+def test_cp_into_a_folder_records_each_copy(command: str, expected: list[str]) -> None:
+    assert outputs_of_command(command, CWD, "") == [("copy", path) for path in expected]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ('cp -r "$src" b /tmp/into/', ["/tmp/into/b"]),
+        ("cp -r src/* /tmp/into/", []),  # a glob: the names are not known here
+        ("cp -r ~ /tmp/into/", []),
+        ("cp -r . .. / /tmp/into", []),  # the copy would be the folder itself, or has no name
+        ("cp -r --parents a/b /tmp/into", []),
+        ('cp -r a "$OUT/"', []),
+    ],
+)
+def test_cp_copies_whose_name_cannot_be_known_are_not_recorded_and_logged(command: str, expected: list[str]) -> None:
+    found, notes = read_command(command, CWD, "")
+    assert found == [("copy", path) for path in expected]
+    assert notes, "the log must say why"
+
+
+def test_cp_one_source_records_the_target_cp_made(tmp_path: Path) -> None:
+    # Really copied, then read as the hook does, after the fact.
+    (tmp_path / "src" / "inner").mkdir(parents=True)
+    (tmp_path / "notes.txt").write_text("x")
+    run = "cp -r src copy && cp -R src/. merged && cp -r notes.txt copy.txt && cp -a src/ slash"
+    subprocess.run(["bash", "-c", run], cwd=tmp_path, check=True)
+    assert (tmp_path / "copy" / "inner").is_dir() and (tmp_path / "slash" / "inner").is_dir()
+    expected = ["copy", "merged", "copy.txt", "slash"]
+    assert outputs_of_command(run, str(tmp_path), "") == [("copy", str(tmp_path / name)) for name in expected]
+
+
+def test_cp_one_source_into_a_folder_that_was_there_records_the_copy_inside(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    shared = tmp_path / "shared"
+    (shared / "precious").mkdir(parents=True)
+    subprocess.run(["cp", "-r", "src", "shared"], cwd=tmp_path, check=True)
+    assert outputs_of_command("cp -r src shared", str(tmp_path), "") == [("copy", str(shared / "src"))]
+    # The copy's name unknown and the target a folder: nothing is recorded, the log says why.
+    found, notes = read_command('cp -r "$SRC" shared', str(tmp_path), "")
+    assert found == [] and any("shared" in note for note in notes)
 
 
 def test_claude_config_dir_assignment() -> None:

@@ -324,3 +324,25 @@ def test_other_file_system_is_refused(tmp_path: Path) -> None:
         assert probe.read_text() == "x"
     finally:
         probe.unlink()
+
+
+def test_root_on_another_file_system_trashes_inside_the_root(sandbox: SandboxEnv) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK) or \
+            os.lstat(shm).st_dev == os.lstat(sandbox.state.parent).st_dev:
+        pytest.skip("no separate writable /dev/shm")
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="claudetto-test-", dir=shm))
+    try:
+        target = _tree(root / "t")
+        result = remove(target, root, "gc", trash=True, spawn=False)
+        assert result.status == "removed" and result.trashed
+        place = root / removal.ROOT_TRASH_NAME
+        assert place in removal.trash_places() and len(os.listdir(place)) == 1
+        purge_trash()
+        assert os.listdir(place) == [] and not target.exists()
+    finally:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)

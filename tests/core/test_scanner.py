@@ -200,3 +200,21 @@ def test_children_budget_spent(tmp_path: Path) -> None:
     kids = children(root, budget_s=0)
     assert len(kids) == 3
     assert all(k.partial and k.folders == 1 and k.files == 0 for k in kids)
+
+
+def test_two_process_scan_equals_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core import scanner
+
+    monkeypatch.setattr(scanner, "SPLIT_AFTER", 20)
+    root = _tree(tmp_path / "t", folders=12, files=6, size=3000)
+    shared = tmp_path / "shared"
+    shared.write_bytes(b"h" * 70_000)
+    for i in range(12):  # one inode linked from every half of the tree
+        (root / f"d{i}" / "inner" / "hl").hardlink_to(shared)
+    one = scan(root, parallel=False)
+    two = scan(root, parallel=True)
+    assert two == one
+    assert two.apparent == _du("-b", root) and two.disk == _du("-B1", root)
+    big = _tree(tmp_path / "big", folders=8, files=150, size=1)
+    assert scan(big, parallel=True, budget_s=0).partial is True
+    assert scan(big, parallel=True) == scan(big, parallel=False)

@@ -216,8 +216,9 @@ def test_worktree_kind() -> None:
     assert worktrees.worktree_kind("agent-xyz1234") == "manual"
     assert worktrees.worktree_kind("wf_ab12-cd34-3") == "workflow"
     assert worktrees.worktree_kind("wf-12") == "workflow"
-    assert worktrees.worktree_kind("bridge-x") == "workflow"
-    assert worktrees.worktree_kind("job-7") == "workflow"
+    # remote control's bridge-* and job-* are session checkouts (seed 002)
+    assert worktrees.worktree_kind("bridge-x", "worktree-bridge-x") == "session"
+    assert worktrees.worktree_kind("job-7", "worktree-job-7") == "session"
     assert worktrees.worktree_kind("bold-oak-a3f2", "worktree-bold-oak-a3f2") == "session"
     assert worktrees.worktree_kind("bold-oak-a3f2", "feature") == "manual"
     assert worktrees.worktree_kind("bold-oak-a3f2") == "manual"

@@ -62,6 +62,37 @@ def test_post_tool_bash_output_as_a_plain_string(sandbox: SandboxEnv, tmp_path: 
     assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", printed.strip())]
 
 
+def test_post_tool_mktemp_into_a_variable_records_the_folder_it_made(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    # The must-show case: the path goes into the substitution and is never printed.
+    command = 'd=$(mktemp -d) && cd "$d"'
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, env=dict(os.environ))
+    (made,) = Path(os.path.realpath(sandbox.user_tmp)).iterdir()
+    done = run_hook(post_bash(command, {"stdout": "", "stderr": "", "interrupted": False}, cwd=tmp_path),
+                    cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert made.is_dir() and [(r.kind, r.path) for r in read_records("s1")] == [("temp", str(made))]
+
+
+def test_post_tool_cp_into_a_folder_records_the_copies_and_the_sweep_spares_the_folder(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f").write_text(name)
+    dest = sandbox.user_tmp / "shared"
+    (dest / "precious").mkdir(parents=True)
+    command = f"cp -r a b {dest}/"
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+    assert run_hook(post_bash(command, {"stdout": ""}, cwd=tmp_path), cwd=tmp_path).returncode == 0
+    assert [r.path for r in read_records("s1")] == [str(dest / "a"), str(dest / "b")]
+    for path in (dest / "a", dest / "b", dest / "precious", dest):
+        set_mtime(path, OLD)
+    from app.core import gc
+
+    report = gc.sweep(trash=False)
+    assert report.removed == 2
+    assert not (dest / "a").exists() and not (dest / "b").exists() and (dest / "precious").is_dir()
+
+
 def test_post_tool_write_into_tmp_is_scratch(sandbox: SandboxEnv, tmp_path: Path) -> None:
     target = sandbox.user_tmp / "notes.md"
     payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
@@ -94,7 +125,9 @@ def modules_after_hook(payload: str) -> set[str]:
 def test_post_tool_a_plain_command_costs_no_parser_import(sandbox: SandboxEnv, tmp_path: Path) -> None:
     loaded = modules_after_hook(json.dumps(post_bash("ls -la && pytest -q", {"stdout": "ok"}, cwd=tmp_path)))
     assert "app.core.recorder" in loaded  # it did run
-    assert {"shlex", "dataclasses", "app.core.state", "app.core.gc_records"} & loaded == set()
+    parser = {"shlex", "dataclasses", "pathlib", "typing", "app.core.state", "app.core.gc_records",
+              "app.core.bash_outputs", "app.core.command_line", "app.core.mktemp"}
+    assert parser & loaded == set()
 
 
 def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:

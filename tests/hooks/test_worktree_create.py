@@ -58,3 +58,33 @@ def test_bad_names_and_non_repos_fail_loud(sandbox: SandboxEnv, tmp_path: Path) 
     (repo / ".claude" / "worktrees" / "taken").mkdir(parents=True)
     result = create(repo, "taken")
     assert result.returncode != 0 and b"not a worktree" in result.stderr
+
+
+def remove(cwd: Path, path: Path, session_id: str = "s-1"):
+    return run_hook({"hook_event_name": "WorktreeRemove", "cwd": str(cwd), "session_id": session_id,
+                     "worktree_path": str(path)}, cwd=cwd)
+
+
+def test_remove_takes_a_clean_registered_checkout(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    assert create(repo, "agent-a1b2c3d4e5").returncode == 0
+    target = repo / ".claude" / "worktrees" / "agent-a1b2c3d4e5"
+    result = remove(repo, target)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert not target.exists()
+    assert json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"] == {}
+    journal = [json.loads(line) for line in (sandbox.state / "journal.jsonl").read_text().splitlines()]
+    assert any(e["path"] == str(target) for e in journal)
+
+
+def test_remove_keeps_dirty_unregistered_and_ignored_env(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": ".env\n"})
+    assert create(repo, "agent-a1b2c3d4e5").returncode == 0
+    target = repo / ".claude" / "worktrees" / "agent-a1b2c3d4e5"
+    (target / ".env").write_text("SECRET=1\n")  # git worktree remove would delete it silently
+    assert remove(repo, target).returncode == 0
+    assert (target / ".env").read_text() == "SECRET=1\n"
+    manual = repo / ".claude" / "worktrees" / "manual"
+    git(repo, "worktree", "add", "-q", "-b", "mine", str(manual))
+    assert remove(repo, manual).returncode == 0
+    assert manual.exists()  # claudetto did not make it: left alone

@@ -1,0 +1,413 @@
+"""The outputs one Bash command names: what the output recorder (app/core/recorder.py) notes.
+
+The command is read, never run (app/core/command_line.py splits it into simple commands,
+shlex splits each). A path that starts with `~` or `$` (or holds a `$` or a backtick
+anywhere) cannot be expanded here and is not recorded; relative paths are made absolute
+against the cwd, following literal `cd`s of the chain; `TMPDIR=` and `export TMPDIR=` move
+where a later `mktemp` makes its path.
+
+Loaded only when a command holds one of the recorder's trigger words.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from app.core import paths
+from app.core.command_line import rx, split_commands
+from app.core.recorder import TRIGGERS
+
+TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
+if TYPE_CHECKING:
+    from app.core.mktemp import MktempCall
+
+# --- reading one simple command -----------------------------------------------------------
+
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done"})
+_WRAPPERS = frozenset({"command", "builtin", "exec", "nohup", "time", "sudo", "nice", "stdbuf", "xargs"})
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix"})
+_WORKTREE_VALUE_OPTIONS = frozenset({"-b", "-B", "--reason"})
+_CLONE_VALUE_OPTIONS = frozenset({
+    "-o", "--origin", "-b", "--branch", "-u", "--upload-pack", "--reference", "--reference-if-able",
+    "--separate-git-dir", "--depth", "--shallow-since", "--shallow-exclude", "-c", "--config",
+    "--template", "-j", "--jobs", "--filter", "--server-option", "--bundle-uri", "--ref-format",
+    "--revision",
+})
+_CP_VALUE_OPTIONS = frozenset({"-t", "--target-directory", "-S", "--suffix"})
+
+
+class _Found:
+    """An output as written in the command (`raw`) and the folder it is relative to
+    (`base`; None when unknown, after `cd "$d"`). `inside` is set for `cp -r SRC DEST` alone:
+    the name the copy has when DEST was a folder already ("" when that name is unknown)."""
+
+    __slots__ = ("kind", "raw", "base", "inside")
+
+    def __init__(self, kind: str, raw: str, base: str | None, inside: str | None = None) -> None:
+        self.kind = kind
+        self.raw = raw
+        self.base = base
+        self.inside = inside
+
+
+class _Shell:
+    """What the chain read so far changed: the cwd (literal `cd`s) and $TMPDIR (absent: the
+    hook's own; "" empty, so /tmp; None when it cannot be known here)."""
+
+    __slots__ = ("cwd", "env")
+
+    def __init__(self, cwd: str | None, env: dict[str, str | None] | None = None) -> None:
+        self.cwd = cwd
+        self.env = dict(env or {})
+
+
+def _drop_redirections(words: list[str]) -> list[str]:
+    kept: list[str] = []
+    skip_next = False
+    for word in words:
+        if skip_next:
+            skip_next = False
+            continue
+        match = rx().redirect.match(word)
+        if match:
+            skip_next = match.group(3) == "" and not match.group(2).endswith("&")
+            continue
+        kept.append(word)
+    return kept
+
+
+def _assign(word: str, cwd: str | None, found: list[_Found], env: dict[str, str | None]) -> None:
+    """An assignment: CLAUDE_CONFIG_DIR= is an output; TMPDIR= moves mktemp's folder."""
+    match = rx().assignment.match(word)
+    if not match:
+        return
+    name, value = match.groups()
+    if name == "CLAUDE_CONFIG_DIR" and value:
+        found.append(_Found("config", value, cwd))
+    elif name == "TMPDIR":
+        env["TMPDIR"] = _joined(cwd, value) if value else ""
+
+
+def _read_simple(words: list[str], shell: _Shell, found: list[_Found], calls: list[MktempCall],
+                 notes: list[str]) -> None:
+    """Note the outputs of one simple command; a `cd` moves `shell.cwd`, TMPDIR= `shell.env`."""
+    cwd = shell.cwd
+    env = dict(shell.env)  # assignments before a command hold for that command only
+    words = _drop_redirections(words)
+    while words and words[0] in _KEYWORDS:
+        words = words[1:]
+    while words and rx().assignment.match(words[0]):
+        _assign(words[0], cwd, found, env)
+        words = words[1:]
+    if not words:  # only assignments: they hold for the rest of the chain
+        shell.env = env
+        return
+    while words:
+        name = os.path.basename(words[0])
+        if name == "env":
+            words = words[1:]
+            while words and (words[0].startswith("-") or rx().assignment.match(words[0])):
+                _assign(words[0], cwd, found, env)
+                words = words[2:] if words[0] in ("-u", "-C", "--unset", "--chdir") else words[1:]
+        elif name in _WRAPPERS:
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[2:] if words[0] in ("-u", "-n", "-g") else words[1:]
+        elif name == "timeout":  # timeout [options] DURATION COMMAND...
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[2:] if words[0] in ("-s", "-k", "--signal", "--kill-after") else words[1:]
+            words = words[1:]
+        else:
+            break
+    if not words:
+        return
+    name = os.path.basename(words[0])
+    args = words[1:]
+    if name in _DECLARERS:
+        for word in args:
+            _assign(word, cwd, found, shell.env)
+    elif name in ("cd", "pushd"):
+        targets = [a for a in args if not a.startswith("-") or a == "-"]
+        shell.cwd = _joined(cwd, targets[0]) if targets else None
+    elif name == "git":
+        _read_git(args, cwd, found)
+    elif name == "cp":
+        _read_cp(args, cwd, found, notes)
+    elif name == "mktemp":
+        from app.core.mktemp import read_mktemp
+
+        call = read_mktemp(args, cwd, env["TMPDIR"] if "TMPDIR" in env else paths.user_tmp_str())
+        if call is not None:
+            calls.append(call)
+
+
+def _joined(base: str | None, raw: str) -> str | None:
+    """`raw` made absolute against `base`; None when it cannot be known here."""
+    if not raw or raw[0] in "~$" or "$" in raw or "`" in raw or raw == "-":
+        return None
+    if os.path.isabs(raw):
+        return os.path.normpath(raw)
+    if base is None:
+        return None
+    return os.path.normpath(os.path.join(base, raw))
+
+
+def _positionals(args: list[str], value_options: frozenset[str]) -> list[str]:
+    found: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            found.extend(args[i + 1 :])
+            break
+        if arg.startswith("-") and len(arg) > 1:
+            if arg in value_options:
+                i += 1
+            elif arg[:2] in value_options and not arg.startswith("--"):
+                pass  # -bname: the value is glued on
+        else:
+            found.append(arg)
+        i += 1
+    return found
+
+
+def _read_git(args: list[str], cwd: str | None, found: list[_Found]) -> None:
+    base = cwd
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-C" and i + 1 < len(args):
+            base = _joined(base, args[i + 1]) if args[i + 1] else base
+            i += 2
+        elif args[i] in _GIT_VALUE_OPTIONS:
+            i += 2
+        else:
+            i += 1
+    if i >= len(args):
+        return
+    sub, rest = args[i], args[i + 1 :]
+    if sub == "worktree" and rest[:1] == ["add"]:
+        targets = _positionals(rest[1:], _WORKTREE_VALUE_OPTIONS)
+        if targets:
+            found.append(_Found("worktree", targets[0], base))
+    elif sub == "clone":
+        targets = _positionals(rest, _CLONE_VALUE_OPTIONS)
+        bare = any(a in ("--bare", "--mirror") for a in rest)
+        if len(targets) >= 2:
+            found.append(_Found("copy", targets[1], base))
+        elif targets:
+            name = clone_dir_name(targets[0], bare=bare)
+            if name:
+                found.append(_Found("copy", name, base))
+
+
+def clone_dir_name(url: str, *, bare: bool = False) -> str | None:
+    """The folder `git clone URL` makes, as git derives it ("humanish" part of the URL)."""
+    if url[:1] in "~$" or "$" in url:
+        return None
+    path = url.rstrip("/")
+    if path.endswith("/.git"):
+        path = path[: -len("/.git")]
+    path = path.rstrip("/")
+    cut = max(path.rfind("/"), path.rfind(":"))
+    name = path[cut + 1 :]
+    for suffix in (".git", ".bundle"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    if not name or name in (".", ".."):
+        return None
+    return name + ".git" if bare else name
+
+
+def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[str]) -> None:
+    """`cp -r` records what cp made. Into a folder (several sources, a target ending in `/`,
+    `-t DIR`) that is `DIR/<name of each source>`, never DIR itself, which was there before
+    and may hold anything. One source into a plain target: the target, unless cp copied into
+    a folder that was there (see `_copy_target`). `-T`: the target, always."""
+    recursive = parents = no_target_dir = False
+    target: str | None = None
+    plain: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            plain.extend(args[i + 1 :])
+            break
+        if arg.startswith("--"):
+            if arg in ("--recursive", "--archive"):
+                recursive = True
+            elif arg == "--parents":
+                parents = True
+            elif arg == "--no-target-directory":
+                no_target_dir = True
+            elif arg.startswith("--target-directory="):
+                target = arg.split("=", 1)[1]
+            elif arg in _CP_VALUE_OPTIONS:
+                if arg == "--target-directory" and i + 1 < len(args):
+                    target = args[i + 1]
+                i += 1
+        elif arg.startswith("-") and len(arg) > 1:
+            letters = arg[1:]
+            for pos, letter in enumerate(letters):
+                if letter in "rRa":
+                    recursive = True
+                elif letter == "T":
+                    no_target_dir = True
+                if letter in "tS":
+                    value = letters[pos + 1 :]
+                    if not value and i + 1 < len(args):
+                        value = args[i + 1]
+                        i += 1
+                    if letter == "t":
+                        target = value
+                    break
+        else:
+            plain.append(arg)
+        i += 1
+    if not recursive:
+        return
+    if parents:
+        notes.append("cp --parents not recorded: the folders it makes inside the target cannot be told "
+                     "from the ones that were there")
+        return
+    if target is None:
+        if len(plain) < 2:
+            return
+        target, sources = plain[-1], plain[:-1]
+        if no_target_dir or (len(sources) == 1 and not target.endswith("/")):
+            name = "" if no_target_dir else _copy_name(sources[0])
+            if name == ".":  # `cp -r dir/. dest`: the copy is dest itself, merged or new
+                found.append(_Found("copy", target, cwd))
+            else:
+                found.append(_Found("copy", target, cwd, inside=None if no_target_dir else name or ""))
+            return
+    else:
+        sources = plain
+    if not target:
+        return
+    for source in sources:
+        name = _copy_name(source)
+        if not name or name == ".":
+            notes.append(f"copy of {source!r} into {target!r} not recorded: its name there cannot be known here")
+        else:
+            found.append(_Found("copy", target.rstrip("/") + "/" + name, cwd))
+
+
+def _copy_name(source: str) -> str:
+    """The name cp gives a copy of `source` inside a folder: its last part. "." when the copy
+    is the folder's own content (`src/.`); "" when it cannot be known here (a glob, `$x`, `~`,
+    `..`, `/`)."""
+    trimmed = source.rstrip("/")
+    name = os.path.basename(trimmed)
+    if name == ".":
+        return name
+    if not name or name == ".." or any(c in name for c in "*?[$`") or (name[0] == "~" and "/" not in trimmed):
+        return ""
+    return name
+
+
+def _copy_target(path: str, name: str, notes: list[str]) -> str | None:
+    """What `cp -r SRC path` made, seen after the fact: `path` itself when cp made it, or
+    `path/<name>` when `path` was a folder already, which cannot be told apart; so
+    `path/<name>` when it exists, else `path`. `name` "": unknown, and `path` a folder: not
+    recorded (it may be a folder that was there and holds anything)."""
+    if not os.path.isdir(path):
+        return path
+    if not name:
+        notes.append(f"copy into {path} not recorded: it is a folder, and the copy's name inside it "
+                     "cannot be known here")
+        return None
+    inner = os.path.join(path, name)
+    return inner if os.path.lexists(inner) else path
+
+
+# --- the public face ----------------------------------------------------------------------
+
+
+def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The outputs of one Bash call and notes on what was left out (for the log).
+
+    `cwd` None: the folder is unknown, so only absolute paths can be recorded. It looks at
+    the disk only for `cp -r SRC DEST` (was DEST a folder?); an unprinted mktemp path is
+    found by the recorder (app/core/recorder.py)."""
+    outputs, notes, _ = read_bash(command, cwd, stdout)
+    return outputs, notes
+
+
+def read_bash(command: str, cwd: str | None, stdout: str
+              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall]]:
+    """`read_command`, plus the mktemp calls whose path the stdout does not name (the
+    recorder looks for those on disk)."""
+    if not any(word in command for word in TRIGGERS):
+        return [], [], []
+    try:
+        found, notes, calls = _read_chain(command, _Shell(cwd))
+    except ValueError as exc:  # Unreadable and shlex's "No closing quotation"
+        return [], [f"cannot read the command ({exc}); nothing recorded"], []
+    outputs: list[tuple[str, str]] = []
+    for item in found:
+        path = _joined(item.base, item.raw)
+        if path is None:
+            notes.append(f"{item.kind} {item.raw!r} not recorded: it cannot be expanded here")
+            continue
+        if item.inside is not None:
+            path = _copy_target(path, item.inside, notes)
+        if path is not None:
+            outputs.append((item.kind, path))
+    unprinted: list[MktempCall] = []
+    if calls:
+        from app.core.mktemp import printed_paths
+
+        for call in calls:
+            printed = printed_paths(stdout, call) if stdout else []
+            outputs.extend(("temp", path) for path in printed)
+            if not printed:
+                unprinted.append(call)
+    return _unique(outputs), notes, unprinted
+
+
+def _read_chain(command: str, shell: _Shell) -> tuple[list[_Found], list[str], list[MktempCall]]:
+    """Every output a command line names, in order, following its `cd`s and TMPDIR=s."""
+    parsed: list[tuple[list[str], list[str], int]] = []
+    for segment in split_commands(command):
+        bodies = ["\n".join(b) for b in segment.heredoc]
+        parsed.append((shlex.split(segment.text, posix=True), bodies, segment.depth))
+    found: list[_Found] = []
+    notes: list[str] = []
+    calls: list[MktempCall] = []
+    saved: list[_Shell] = []  # the shell outside each subshell we are in
+    for words, bodies, depth in parsed:
+        while len(saved) < depth:
+            saved.append(_Shell(shell.cwd, shell.env))
+        while len(saved) > depth:
+            shell = saved.pop()
+        runs_heredoc = bool(words) and os.path.basename(words[0]) in _SHELLS and "-c" not in words
+        before = _Shell(shell.cwd, shell.env)
+        _read_simple(words, shell, found, calls, notes)
+        if runs_heredoc:  # `bash <<EOF` runs its heredoc; any other heredoc is data
+            for body in bodies:
+                inner, inner_notes, inner_calls = _read_chain(body, _Shell(before.cwd, before.env))
+                found.extend(inner)
+                notes.extend(inner_notes)
+                calls.extend(inner_calls)
+    return found, notes, calls
+
+
+def _unique(outputs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    seen: set[str] = set()
+    result = []
+    for kind, path in outputs:
+        if path not in seen:
+            seen.add(path)
+            result.append((kind, path))
+    return result
+
+
+def outputs_of_command(command: str, cwd: str, stdout: str) -> list[tuple[str, str]]:
+    """(kind, absolute path) of each output a Bash command names (see `read_command`)."""
+    return read_command(command, cwd, stdout)[0]

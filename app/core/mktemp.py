@@ -1,0 +1,247 @@
+"""What a `mktemp` call in a Bash command made, for the output recorder.
+
+Usually mktemp prints the path and the recorder takes it from the call's stdout. In
+`d=$(mktemp -d) && cd "$d"` the path goes into the substitution and is never printed; then
+the recorder looks for it by the two things it knows: the template (as GNU mktemp reads its
+options) and the time of the call. It lists the one folder mktemp used (no recursion) and
+takes the entries that fit the template, are this user's, are a folder for `-d` (a regular
+file otherwise), changed status within the call's window and are not yet recorded. More
+than `MAX_CANDIDATES` such entries is too ambiguous: none is taken, and the log says why.
+
+Only loaded when a command holds the word `mktemp` (it imports `re`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+
+#: GNU mktemp's template when none is given (in $TMPDIR, else /tmp).
+DEFAULT_TEMPLATE = "tmp.XXXXXXXXXX"
+#: More fresh entries than this fitting one unprinted mktemp call: too ambiguous, none recorded.
+MAX_CANDIDATES = 8
+#: The Bash tool's own timeout bounds (ms): the window a call's outputs were made in.
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+#: File time stamps come from a coarse clock: allow this much past "now" (seconds).
+_CLOCK_SLACK_S = 1.0
+
+_LONG_OPTIONS = ("directory", "dry-run", "quiet", "suffix", "tmpdir", "help", "version")
+
+
+class MktempCall:
+    """One `mktemp` call as read from a command: a pattern for the base name it makes, the
+    folder it makes it in (None when that cannot be known here), whether it is a folder, and
+    the cwd it ran in (a relative path it prints is relative to that)."""
+
+    __slots__ = ("pattern", "template", "folder", "directory", "cwd")
+
+    def __init__(self, pattern: re.Pattern[str], template: str, folder: str | None, directory: bool,
+                 cwd: str | None = None) -> None:
+        self.pattern = pattern
+        self.template = template  # the base name as written, X's and suffix included
+        self.folder = folder
+        self.directory = directory
+        self.cwd = cwd
+
+    def key(self) -> tuple[str, str | None, bool]:
+        return (self.pattern.pattern, self.folder, self.directory)
+
+
+def _long_option(name: str) -> str | None:
+    """getopt's long option: the full name, or a unique prefix of one."""
+    if name in _LONG_OPTIONS:
+        return name
+    matches = [option for option in _LONG_OPTIONS if option.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _absolute(base: str | None, raw: str) -> str | None:
+    """`raw` made absolute against `base`; None when it cannot be known here."""
+    if not raw or raw[0] == "~" or "$" in raw or "`" in raw:
+        return None
+    if os.path.isabs(raw):
+        return os.path.normpath(raw)
+    if base is None:
+        return None
+    return os.path.normpath(os.path.join(base, raw))
+
+
+def read_mktemp(args: list[str], cwd: str | None, tmpdir: str | None) -> MktempCall | None:
+    """The call `mktemp ARGS` makes, as GNU mktemp reads them; None when it makes nothing
+    (`-u`, `--help`, a bad option or template: mktemp fails). `tmpdir` is $TMPDIR for the call
+    ("" when empty or unset, so /tmp; None when it cannot be known here)."""
+    directory = legacy_t = use_tmpdir = False
+    dir_arg: str | None = None
+    suffix: str | None = None
+    template: str | None = None
+    operands_only = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if operands_only or not arg.startswith("-") or arg == "-":
+            if template is not None:
+                return None  # too many templates
+            template = arg
+        elif arg == "--":
+            operands_only = True
+        elif arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            option = _long_option(name)
+            if option in (None, "help", "version", "dry-run"):
+                return None
+            if option == "directory":
+                directory = True
+            elif option == "suffix":
+                if not eq:
+                    i += 1
+                    if i >= len(args):
+                        return None
+                    value = args[i]
+                suffix = value
+            elif option == "tmpdir":
+                use_tmpdir = True
+                if eq:
+                    dir_arg = value
+        else:
+            letters = arg[1:]
+            for pos, letter in enumerate(letters):
+                if letter == "d":
+                    directory = True
+                elif letter == "u":
+                    return None  # --dry-run: nothing is made
+                elif letter == "t":
+                    legacy_t = use_tmpdir = True
+                elif letter == "p":
+                    value = letters[pos + 1 :]
+                    if not value:
+                        i += 1
+                        if i >= len(args):
+                            return None
+                        value = args[i]
+                    dir_arg = value
+                    use_tmpdir = True
+                    break
+                elif letter != "q":
+                    return None
+        i += 1
+    if template is None:
+        template = DEFAULT_TEMPLATE
+        use_tmpdir = True
+    name_pattern = _name_pattern(template, suffix, bsd_prefix=legacy_t)
+    if name_pattern is None:
+        return None
+    folder: str | None
+    if use_tmpdir:
+        if os.path.isabs(template) or (legacy_t and "/" in template):
+            return None  # GNU refuses both
+        if legacy_t:  # -t: $TMPDIR wins over -p DIR
+            root = tmpdir if tmpdir != "" else (dir_arg or "/tmp")
+        else:
+            root = _absolute(cwd, dir_arg) if dir_arg else (tmpdir if tmpdir != "" else "/tmp")
+        full = None if root is None else os.path.join(root, template)
+    else:
+        full = template
+    where = None if full is None else _absolute(cwd, full)
+    folder = None if where is None else os.path.dirname(where)
+    base = os.path.basename(template) + (suffix or "")
+    return MktempCall(name_pattern, base, folder, directory, cwd)
+
+
+def _name_pattern(template: str, suffix: str | None, *, bsd_prefix: bool) -> re.Pattern[str] | None:
+    """The base names the template can give: its trailing run of (at least 3) X's, each
+    replaced by a letter or a digit. With no --suffix, what follows the last X is the suffix."""
+    if suffix is None:
+        last = template.rfind("X")
+        stem, suffix = (template[: last + 1], template[last + 1 :]) if last >= 0 else (template, "")
+    elif template.endswith("X"):
+        stem = template
+    else:
+        return None  # GNU: with --suffix, the template must end in X
+    if "/" in suffix:
+        return None
+    count = len(stem) - len(stem.rstrip("X"))
+    prefix = os.path.basename(stem[: len(stem) - count])
+    if count >= 3:
+        return re.compile(re.escape(prefix) + f"[A-Za-z0-9]{{{count}}}" + re.escape(suffix))
+    if bsd_prefix and count == 0 and "/" not in template:  # BSD `mktemp -t prefix`: prefix.XXXXXXXX
+        return re.compile(re.escape(template) + r"\.[A-Za-z0-9]{8}")
+    return None  # too few X's: mktemp fails
+
+
+def printed_paths(stdout: str, call: MktempCall) -> list[str]:
+    """The paths in a Bash call's stdout whose name fits the mktemp call's template: words,
+    and whole lines that are an absolute path (a template may hold spaces)."""
+    found: set[str] = set()
+    for line in stdout.splitlines():
+        words = set(line.split())
+        whole = line.strip()
+        if whole.startswith("/"):
+            words.add(whole)
+        for word in words:
+            if "\x00" in word or not call.pattern.fullmatch(os.path.basename(word.rstrip("/"))):
+                continue
+            path = _absolute(call.cwd, word)
+            if path:
+                found.add(path)
+    return sorted(found)
+
+
+def window_s(tool_input: dict[str, object]) -> float:
+    """How far back a Bash call can have made something: its `timeout` (ms), by default
+    120,000, at most 600,000, in seconds."""
+    value = tool_input.get("timeout")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return min(float(value), MAX_TIMEOUT_MS) / 1000
+    return DEFAULT_TIMEOUT_MS / 1000
+
+
+def find_unprinted(calls: list[MktempCall], window: float, known: set[str]) -> tuple[list[str], list[str]]:
+    """The paths the calls made, found by template and time (see the module's docstring),
+    and notes for the log. `known`: paths already recorded, never taken again."""
+    found: list[str] = []
+    notes: list[str] = []
+    now = time.time()
+    since = now - window
+    uid = os.getuid()
+    seen: set[tuple[str, str | None, bool]] = set()
+    for call in calls:
+        if call.key() in seen:
+            continue
+        seen.add(call.key())
+        what = f"mktemp{' -d' if call.directory else ''} {call.template!r}"
+        if call.folder is None:
+            notes.append(f"temp of {what} not recorded: its folder cannot be expanded here")
+            continue
+        matches: list[str] = []
+        try:
+            with os.scandir(call.folder) as entries:
+                for entry in entries:
+                    if not call.pattern.fullmatch(entry.name):
+                        continue
+                    path = os.path.join(call.folder, entry.name)
+                    if path in known or path in found:
+                        continue
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    kind_fits = stat.S_ISDIR(st.st_mode) if call.directory else stat.S_ISREG(st.st_mode)
+                    if kind_fits and st.st_uid == uid and since <= st.st_ctime <= now + _CLOCK_SLACK_S:
+                        matches.append(path)
+        except OSError as exc:
+            notes.append(f"temp of {what} not found: cannot list {call.folder}: {exc.strerror or exc}")
+            continue
+        if len(matches) > MAX_CANDIDATES:
+            notes.append(f"temp of {what} not recorded: {len(matches)} entries of {call.folder} fit it and "
+                         f"the last {window:.0f} s, too ambiguous (at most {MAX_CANDIDATES})")
+        elif matches:
+            matches.sort()
+            found.extend(matches)
+            notes.append(f"temp of {what} not printed, found by template and time: {', '.join(matches)}")
+        else:
+            notes.append(f"temp of {what} not printed and nothing in {call.folder} fits it and the last "
+                         f"{window:.0f} s")
+    return found, notes
