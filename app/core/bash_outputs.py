@@ -373,19 +373,22 @@ def read_bash(command: str, cwd: str | None, stdout: str
 
 def _read_chain(command: str, shell: _Shell) -> tuple[list[_Found], list[str], list[MktempCall]]:
     """Every output a command line names, in order, following its `cd`s and TMPDIR=s."""
-    parsed: list[tuple[list[str], list[str], int]] = []
+    parsed: list[tuple[list[str], list[str], tuple[int, ...]]] = []
     for segment in split_commands(command):
         bodies = ["\n".join(b) for b in segment.heredoc]
-        parsed.append((shlex.split(segment.text, posix=True), bodies, segment.depth))
+        parsed.append((shlex.split(segment.text, posix=True), bodies, segment.scope))
     found: list[_Found] = []
     notes: list[str] = []
     calls: list[MktempCall] = []
-    saved: list[_Shell] = []  # the shell outside each subshell we are in
-    for words, bodies, depth in parsed:
-        while len(saved) < depth:
-            saved.append(_Shell(shell.cwd, shell.env))
-        while len(saved) > depth:
-            shell = saved.pop()
+    outside: list[tuple[int, _Shell]] = []  # each subshell we are in, and the shell outside it
+    for words, bodies, scope in parsed:
+        kept = 0
+        while kept < min(len(outside), len(scope)) and outside[kept][0] == scope[kept]:
+            kept += 1
+        while len(outside) > kept:  # left a subshell: what it changed ends with it
+            shell = outside.pop()[1]
+        for number in scope[kept:]:
+            outside.append((number, _Shell(shell.cwd, shell.env)))
         runs_heredoc = bool(words) and os.path.basename(words[0]) in _SHELLS and "-c" not in words
         before = _Shell(shell.cwd, shell.env)
         _read_simple(words, shell, found, calls, notes)

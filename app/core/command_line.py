@@ -21,14 +21,19 @@ class Unreadable(ValueError):
 
 class Segment:
     """One simple command as text, the heredoc bodies it reads (data unless it is a shell),
-    and its subshell depth (a `cd` inside ( ) or $( ) does not outlive it)."""
+    and the subshells it runs in, outermost first: a number for each `( )` or `$( )`, unique
+    in the command line (a `cd` inside one does not outlive it, nor reach a sibling)."""
 
-    __slots__ = ("text", "heredoc", "depth")
+    __slots__ = ("text", "heredoc", "scope")
 
-    def __init__(self, text: str, heredoc: list[list[str]], depth: int = 0) -> None:
+    def __init__(self, text: str, heredoc: list[list[str]], scope: tuple[int, ...] = ()) -> None:
         self.text = text
         self.heredoc = heredoc
-        self.depth = depth
+        self.scope = scope
+
+    @property
+    def depth(self) -> int:
+        return len(self.scope)
 
 
 def _skip_single(text: str, i: int) -> int:
@@ -124,15 +129,18 @@ def rx() -> Patterns:
     return _compiled[0]
 
 
-def split_commands(command: str, base_depth: int = 0) -> list[Segment]:
+def split_commands(command: str, base_scope: tuple[int, ...] = (), numbers: list[int] | None = None
+                   ) -> list[Segment]:
     """The simple commands of a command line, in the order they run: the contents of a
-    command substitution come before the command that holds it."""
+    command substitution come before the command that holds it. `numbers`: the last subshell
+    number given (shared with the substitutions inside)."""
+    numbers = numbers if numbers is not None else [0]
+    opened: list[int] = []  # the `( )` subshells open at this point
     segments: list[Segment] = []
     subs: list[str] = []
     cur: list[str] = []
     pending: list[tuple[str, bool, list[str]]] = []  # (delimiter, strip tabs, body sink)
     heredocs: list[list[str]] = []
-    depth = 0
     text = command
     n = len(text)
     i = 0
@@ -141,13 +149,14 @@ def split_commands(command: str, base_depth: int = 0) -> list[Segment]:
         nonlocal cur, heredocs
         segment = "".join(cur).strip()
         if segment:
-            segments.append(Segment(segment, heredocs, base_depth + depth))
+            segments.append(Segment(segment, heredocs, base_scope + tuple(opened)))
         cur = []
         heredocs = []
 
     def inner_substitutions() -> None:
         for sub in subs:
-            segments.extend(split_commands(sub, base_depth + depth + 1))
+            numbers[0] += 1
+            segments.extend(split_commands(sub, base_scope + tuple(opened) + (numbers[0],), numbers))
         subs.clear()
 
     while i < n:
@@ -206,11 +215,12 @@ def split_commands(command: str, base_depth: int = 0) -> list[Segment]:
             close()
             i += 2 if text[i + 1 : i + 2] in ("&", "|", ";") else 1
         elif c == "(" and not "".join(cur).strip():
-            depth += 1
+            numbers[0] += 1
+            opened.append(numbers[0])
             i += 1
-        elif c == ")" and depth > 0:
+        elif c == ")" and opened:
             close()
-            depth -= 1
+            opened.pop()
             i += 1
         else:
             cur.append(c)

@@ -31,7 +31,7 @@ class _Context:
 
 
 _WS = " \t\n\r"
-_scanner = _json.make_scanner(_Context()) if _json is not None else None
+_scanner = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]
 _encoders: dict[bool, object] = {}
 
 

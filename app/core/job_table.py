@@ -33,6 +33,8 @@ JOBS: dict[str, Callable[[dict[str, Any]], None]] = {
     "session-start": _steps(
         "app.core.hygiene:session_start_step",
         "app.core.gc:session_start_step",
+        # a trash left by a killed purge: start a purge (issue 3)
+        "app.core.removal:leftovers_step",
     ),
     # SessionEnd: the GC sweep with the ending session not counted as live (issue 4).
     "session-end": _steps(

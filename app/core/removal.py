@@ -413,7 +413,8 @@ def trash_places() -> list[Path]:
     found = [paths.trash_dir(), paths.log_root() / "trash"]
     extra: Any = read_json(_places_file(), list)
     if isinstance(extra, list):
-        found.extend(Path(item) for item in extra if isinstance(item, str) and item.startswith("/"))
+        found.extend(Path(item) for item in extra if isinstance(item, str) and item.startswith("/")
+                     and os.path.basename(item) == ROOT_TRASH_NAME)  # never a folder of the user's
     return found
 
 
@@ -534,6 +535,21 @@ def purge_step(payload: dict[str, Any]) -> None:
     """The `purge-trash` job."""
     del payload
     purge_trash()
+
+
+def leftovers_step(payload: dict[str, Any]) -> None:
+    """A session-start step: when a killed purge left something in a trash, start a purge."""
+    del payload
+    if any(_has_entries(place) for place in trash_places()):
+        spawn_purge()
+
+
+def _has_entries(place: Path) -> bool:
+    try:
+        with os.scandir(place) as it:
+            return any(True for _ in it)
+    except OSError:
+        return False
 
 
 def purge_trash(*, wait_s: float = PURGE_WAIT_S) -> None:

@@ -96,6 +96,14 @@ def test_tmpdir_set_in_the_command_moves_the_folder(sandbox: SandboxEnv, tmp_pat
     assert sorted(found) == sorted([("temp", str(other / dir_name)), ("temp", str(tmp_path / file_name))])
 
 
+def test_tmpdir_set_in_a_subshell_ends_with_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    found = ran_and_recorded(f"(export TMPDIR={other}; true); d=$(mktemp -d)", tmp_path)
+    (name,) = entries(tmp(sandbox))
+    assert found == [("temp", str(tmp(sandbox) / name))] and entries(other) == set()
+
+
 def test_two_calls_record_both(sandbox: SandboxEnv, tmp_path: Path) -> None:
     found = ran_and_recorded("a=$(mktemp -d); b=$(mktemp -d)", tmp_path)
     assert sorted(p for _, p in found) == sorted(str(tmp(sandbox) / n) for n in entries(tmp(sandbox)))

@@ -191,6 +191,11 @@ def test_chains_pipes_and_subshells() -> None:
     ]
 
 
+def test_a_subshell_does_not_leak_into_a_sibling_substitution() -> None:
+    command = "(cd /b && true); x=$(git clone u/v.git); (cd /c; (cd d; git clone u/1.git); git clone u/2.git)"
+    assert outputs_of_command(command, CWD, "") == [("copy", "/work/proj/v"), ("copy", "/c/d/1"), ("copy", "/c/2")]
+
+
 def test_cd_to_an_unknown_folder_makes_later_relative_paths_unknown() -> None:
     found, notes = read_command('cd "$d" && git clone u/rel.git && git clone u/abs.git /tmp/abs', CWD, "")
     assert found == [("copy", "/tmp/abs")]

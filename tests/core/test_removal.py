@@ -283,6 +283,7 @@ def test_one_purge_runs_and_one_waits(sandbox: SandboxEnv) -> None:
         started = time.monotonic()
         purge_trash()  # a third one gives up at once: the waiter covers it
         assert time.monotonic() - started < 0.5
+        assert removal.spawn_purge() is None  # nor is one spawned
         assert not done.is_set() and (paths.trash_dir() / "entry").exists()
     waiter.join(10)
     assert done.is_set() and os.listdir(paths.trash_dir()) == []
@@ -346,3 +347,14 @@ def test_root_on_another_file_system_trashes_inside_the_root(sandbox: SandboxEnv
         import shutil
 
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_session_start_spawns_a_purge_for_leftovers_only(sandbox: SandboxEnv) -> None:
+    removal.leftovers_step({})
+    assert not paths.trash_dir().exists() or os.listdir(paths.trash_dir()) == []
+    _tree(paths.trash_dir() / "left-by-a-killed-purge")
+    removal.leftovers_step({})
+    deadline = time.monotonic() + 20
+    while _trash_entries() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _trash_entries() == []
