@@ -37,24 +37,17 @@ def current_log() -> Path:
 
 def log(message: str, *, target: str | os.PathLike[str] | None = None) -> None:
     """Append one line (newlines in the message are escaped, so one event is one line)."""
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {message}".replace("\n", "\\n") + "\n"
-    try:
-        path = os.fspath(target) if target is not None else current_log_str()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "backslashreplace"))
-        finally:
-            os.close(fd)
-    except (OSError, ValueError):
-        pass
+    _append(f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {message}".replace("\n", "\\n") + "\n", target)
 
 
 def log_lines(lines: list[str], *, target: str | os.PathLike[str] | None = None) -> None:
     """Append a report's lines exactly as they are, no time stamp in front (CLEANED,
     WORKTREES_KEPT, UNKNOWN_KEPT are read by people and by grep); one write, so a report
     is never interleaved with another process's lines."""
-    text = "".join(line.replace("\n", "\\n") + "\n" for line in lines)
+    _append("".join(line.replace("\n", "\\n") + "\n" for line in lines), target)
+
+
+def _append(text: str, target: str | os.PathLike[str] | None) -> None:
     try:
         path = os.fspath(target) if target is not None else current_log_str()
         os.makedirs(os.path.dirname(path), exist_ok=True)
