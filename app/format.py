@@ -1,8 +1,9 @@
 """Display helpers for the TUI: sizes, ages and paths as a person reads them (UI side only).
 
 Sizes and ages go through humanize. Paths are shown relative to the root they live under
-(`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR`, `$CLAUDETTO_HOME`), so a row stays short and reads
-the same on every machine.
+(`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR`, `$CLAUDETTO_HOME`), and a project slug of a folder
+under HOME with HOME's own slug as `~` (`-home-alice-code-shop` reads `~-code-shop`), so a
+row stays short and reads the same on every machine (and in every test sandbox).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def tail(text: str, width: int) -> str:
 
 
 def roots() -> list[tuple[str, str]]:
-    """(prefix, label) pairs, longest prefix first, for `short_path`."""
+    """(prefix, label) pairs, longest prefix first, for `short_path`; the last pair is
+    (HOME's project slug, "~"), which `short_path` applies to a slug inside the path."""
     uid = os.getuid()
     found = [
         (str(paths.claude_tmp_dir()), f"$CLAUDE_CODE_TMPDIR/claude-{uid}"),
@@ -88,18 +90,26 @@ def roots() -> list[tuple[str, str]]:
     real_home = os.path.realpath(str(paths.home()))
     if real_home != str(paths.home()):
         found.append((real_home, "~"))
-    return sorted(found, key=lambda pair: len(pair[0]), reverse=True)
+    home_slug = (paths.project_slug(real_home), "~")
+    return [*sorted(found, key=lambda pair: len(pair[0]), reverse=True), home_slug]
 
 
 def short_path(path: str, table: list[tuple[str, str]] | None = None) -> str:
-    """`path` with its root replaced by a label; the uid of `claude-<uid>` shown as `$UID`."""
-    for prefix, label in table if table is not None else roots():
+    """`path` with its root replaced by a label, the uid of `claude-<uid>` shown as `$UID` and
+    a project slug of a folder under HOME as `~-<rest>`."""
+    table = table if table is not None else roots()
+    shown = path
+    for prefix, label in table[:-1]:
         if path == prefix:
-            return label.replace(f"claude-{os.getuid()}", "claude-$UID")
+            shown = label
+            break
         if path.startswith(prefix + os.sep):
             shown = label + path[len(prefix):]
-            return shown.replace(f"claude-{os.getuid()}", "claude-$UID")
-    return path
+            break
+    home_slug = table[-1][0]
+    if home_slug and f"/{home_slug}-" in shown:
+        shown = shown.replace(f"/{home_slug}-", "/~-")
+    return shown.replace(f"claude-{os.getuid()}", "claude-$UID")
 
 
 def bar(fraction: float, width: int) -> str:

@@ -297,7 +297,7 @@ class _Builder:
                 self.file(path / "blob.bin", size)
                 self.aged(path / "blob.bin", age_s)
                 self.aged(path, age_s)
-        outside = self.box.root / "elsewhere" / "tmp.Outside000"
+        outside = self.box.home / "elsewhere" / "tmp.Outside000"  # shown as ~/elsewhere/…
         self.file(outside / "data", 64 * 1024)
         link = utmp / "tmp.LinkToNote"
         link.symlink_to(self.box.second_project)

@@ -205,12 +205,20 @@ def scan(path: PathLike, *, budget_s: float | None = None, one_fs: bool = True,
     """
     deadline = _deadline(budget_s)
     top, tally, stack, dev = _start(path, one_fs)
-    split = PARALLEL if parallel is None else parallel
+    # fork() only from a single-threaded process: a forked child of a threaded one (the TUI's
+    # workers, the cleanup's helper thread) may inherit a lock some other thread held.
+    split = (PARALLEL and _single_threaded()) if parallel is None else parallel
     pause_at = SPLIT_AFTER if split and limit is None else None
     status = _drain(_walk(top, tally, stack, dev, deadline, limit, 1 << 62, pause_at))
     if status == "paused":
         status = _finish_in_two(top, tally, stack, dev, deadline)
     return tally.result(top, status == "partial")
+
+
+def _single_threaded() -> bool:
+    import threading
+
+    return threading.active_count() == 1
 
 
 def _finish_in_two(top: str, tally: _Tally, stack: list[str], dev: int | None,

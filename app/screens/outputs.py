@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -28,9 +28,15 @@ from app.screens.disk import DiskScreen
 from app.widgets import approve
 from app.widgets.empty import EmptyState
 from app.widgets.store import OutputStore
+from app.widgets.table import Col, Table, fit
 from app.widgets.totals import TotalsBar
 
-COLUMNS = ("mark", "kind", "size", "age", "verdict", "session", "path")
+# fixed widths (no measuring of 2,000 rows); path takes the rest, cut from the left.
+# At 80 columns session, then age, then kind go, so the path keeps 24 cells or more.
+COLUMNS = (Col("mark", " ", 1), Col("kind", "kind", 14, drop=3), Col("size", "size", 10),
+           Col("age", "age", 14, drop=2), Col("verdict", "verdict", 20), Col("session", "session", 8, drop=1),
+           Col("path", "path"))
+MIN_PATH = 24
 SORTS = {"size": True, "age": False, "kind": False}  # column -> descending
 
 
@@ -82,7 +88,7 @@ class OutputsScreen(Screen[None]):
         self.filter = ""
         self.sort_by = "size"
         self.working = ""  # "remove" or "sweep" while a removal runs
-        self.path_width = 60
+        self.fitted = fit(COLUMNS, 120, MIN_PATH)
 
     @property
     def store(self) -> OutputStore:
@@ -92,18 +98,16 @@ class OutputsScreen(Screen[None]):
         yield TotalsBar("outputs")
         yield Input(placeholder="filter: text in path, kind, session or verdict (escape closes)", id="filter")
         yield EmptyState()
-        table: DataTable[str] = DataTable(id="outputs", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield Table(id="outputs", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="progress"):
             yield Label("", id="progress-label")
             yield ProgressBar(id="progress-bar", show_eta=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.path_width = max(24, self.app.size.width - 86)
-        table = self.query_one("#outputs", DataTable)
-        for key in COLUMNS:
-            table.add_column(" " if key == "mark" else key, key=key)
+        table = self.query_one("#outputs", Table)
+        self.fitted = fit(COLUMNS, self.app.size.width, MIN_PATH)
+        table.set_columns(self.fitted)
         box = self.query_one("#filter", Input)
         box.value = self.filter
         box.display = bool(self.filter)
@@ -113,14 +117,38 @@ class OutputsScreen(Screen[None]):
         self.show_sizes()
         table.focus()
 
+    def on_resize(self, event: events.Resize) -> None:
+        fitted = fit(COLUMNS, event.size.width, MIN_PATH)
+        if fitted == self.fitted:
+            return
+        self.fitted = fitted
+        table = self.query_one("#outputs", Table)
+        cursor = table.cursor_row
+        table.set_columns(fitted)  # a new width: new columns and rows (the cursor stays put)
+        self.show_rows(resort=True)
+        table.move_cursor(row=cursor, animate=False)
+
     # --- rows ------------------------------------------------------------------------------
 
-    def cells(self, verdict: Verdict, key: str, now: float, roots: list[tuple[str, str]]) -> tuple[Text, ...]:
-        """One row's cells, as Text (plain: a path is never read as markup, and it is cheaper)."""
-        return (Text("✓" if key in self.store.marked else " "), Text(verdict.kind),
-                Text(fmt.size(self.store.size(verdict))), Text(fmt.age(verdict.mtime, now)),
-                Text(fmt.verdict_cell(verdict.action, verdict.reason)), Text((verdict.session or "-")[:8]),
-                PathCell(fmt.tail(fmt.short_path(verdict.path, roots), self.path_width), key))
+    def cells(self, verdict: Verdict, key: str, now: float, roots: list[tuple[str, str]]) -> list[Text]:
+        """One row's cells for the fitted columns, as Text (a path is never read as markup)."""
+        cells: list[Text] = []
+        for column in self.fitted.keys:
+            if column == "mark":
+                cells.append(Text("✓" if key in self.store.marked else " "))
+            elif column == "kind":
+                cells.append(Text(verdict.kind))
+            elif column == "size":
+                cells.append(Text(fmt.size(self.store.size(verdict))))
+            elif column == "age":
+                cells.append(Text(fmt.age(verdict.mtime, now)))
+            elif column == "verdict":
+                cells.append(Text(fmt.verdict_cell(verdict.action, verdict.reason)))
+            elif column == "session":
+                cells.append(Text((verdict.session or "-")[:8]))
+            else:
+                cells.append(PathCell(fmt.tail(fmt.short_path(verdict.path, roots), self.fitted.rest), key))
+        return cells
 
     def shown_rows(self) -> dict[str, Verdict]:
         text = self.filter.lower()
@@ -130,7 +158,7 @@ class OutputsScreen(Screen[None]):
                 if text in " ".join((v.path, v.kind, v.session or "", v.action, v.reason, v.rule)).lower()}
 
     def show_rows(self, resort: bool = False) -> None:
-        table = self.query_one("#outputs", DataTable)
+        table = self.query_one("#outputs", Table)
         wanted = self.shown_rows()
         added = False
         now, roots = self.app.clock(), fmt.roots()  # type: ignore[attr-defined]
@@ -140,9 +168,9 @@ class OutputsScreen(Screen[None]):
             for key, verdict in wanted.items():
                 cells = self.cells(verdict, key, now, roots)
                 if key in table.rows:
-                    for column, value, before in zip(COLUMNS, cells, table.get_row(key), strict=True):
+                    for column, value, before in zip(self.fitted.keys, cells, table.get_row(key), strict=True):
                         if value != before:
-                            table.update_cell(key, column, value, update_width=True)
+                            table.update_cell(key, column, value)
                 else:
                     table.add_row(*cells, key=key)
                     added = True
@@ -176,7 +204,7 @@ class OutputsScreen(Screen[None]):
                 if key in table.rows:
                     value = Text(fmt.size(self.store.size(verdict)))
                     if table.get_cell(key, "size") != value:
-                        table.update_cell(key, "size", value, update_width=True)
+                        table.update_cell(key, "size", value)
         if self.sort_by == "size" and not self.store.progress.running and self.store.progress.total:
             self.sort_rows()  # every size is in: largest first for real
         if not self.working:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -18,16 +19,22 @@ from app import format as fmt
 from app.core.sessions import Session
 from app.widgets.empty import EmptyState
 from app.widgets.store import OutputStore
+from app.widgets.table import Col, Fit, Table, fit
 from app.widgets.totals import TotalsBar
 
-COLUMNS = (("state", "state"), ("session", "session"), ("status", "status"), ("project", "project"),
-           ("started", "started"), ("updated", "updated"), ("pid", "pid"), ("cwd", "cwd"))
+# fixed widths; cwd takes the rest. At 80 columns project, then started, then pid go.
+COLUMNS = (Col("state", "state", 7), Col("session", "session", 8), Col("status", "status", 7),
+           Col("project", "project", 10, drop=1), Col("started", "started", 14, drop=2),
+           Col("updated", "updated", 14), Col("pid", "pid", 7, drop=3), Col("cwd", "cwd"))
+OWNED = (Col("kind", "kind", 14), Col("size", "size", 10), Col("verdict", "verdict", 20), Col("path", "path"))
+MIN_PATH = 24
 
 
 class SessionsScreen(Screen[None]):
     """Live and stale sessions; enter shows the outputs of the highlighted one on Outputs."""
 
     CSS_PATH = "sessions.tcss"
+    fits: tuple[Fit, Fit]  # the sessions' and the owned outputs' columns for the current width
     BINDINGS = [
         Binding("o", "show_outputs", "Its outputs", id="session-outputs",
                 tooltip="Show the outputs this session owns on the Outputs screen (or enter)"),
@@ -41,25 +48,34 @@ class SessionsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield TotalsBar("sessions")
         yield EmptyState()
-        table: DataTable[str] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield Table(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Label("", id="owned-title")
-        owned: DataTable[str] = DataTable(id="owned", cursor_type="row", show_cursor=False)
-        yield owned
+        yield Table(id="owned", cursor_type="row", show_cursor=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#sessions", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
-        owned = self.query_one("#owned", DataTable)
-        for key in ("kind", "size", "verdict", "path"):
-            owned.add_column(key, key=key)
+        self.fit_columns(self.app.size.width)
         self.store.sessions_changed.subscribe(self, lambda _d: self.show_sessions())
         self.store.changed.subscribe(self, lambda _d: self.show_owned())
         self.store.sized.subscribe(self, lambda _d: self.show_owned())
         self.set_interval(30, self.show_sessions, name="refresh ages")
         self.show_sessions()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_columns(event.size.width)
+
+    def fit_columns(self, width: int) -> None:
+        """Fixed widths for `width` cells; rebuilt (rows too) only when the fit changes."""
+        plan, owned = fit(COLUMNS, width, MIN_PATH), fit(OWNED, width, MIN_PATH)
+        if (plan, owned) == getattr(self, "fits", None):
+            return
+        self.fits = (plan, owned)
+        table = self.query_one("#sessions", Table)
+        cursor = table.cursor_row
+        table.set_columns(plan)
+        self.query_one("#owned", Table).set_columns(owned)
+        self.show_sessions()
+        table.move_cursor(row=cursor, animate=False)
 
     def row(self, session: Session) -> dict[str, str]:
         now = self.app.clock()  # type: ignore[attr-defined]
@@ -72,11 +88,12 @@ class SessionsScreen(Screen[None]):
             "started": fmt.ms_age(session.started_at, now),
             "updated": fmt.ms_age(session.updated_at, now),
             "pid": str(session.pid) if session.pid is not None else "-",
-            "cwd": fmt.short_path(session.cwd) if session.cwd else "-",
+            "cwd": fmt.tail(fmt.short_path(session.cwd), self.fits[0].rest) if session.cwd else "-",
         }
 
     def show_sessions(self) -> None:
-        table = self.query_one("#sessions", DataTable)
+        table = self.query_one("#sessions", Table)
+        keys = self.fits[0].keys
         wanted = {s.file: s for s in self.store.sessions}
         with self.app.batch_update():
             for row_key in [k for k in table.rows if k.value not in wanted]:
@@ -84,12 +101,11 @@ class SessionsScreen(Screen[None]):
             for file, session in wanted.items():
                 cells = self.row(session)
                 if file in table.rows:
-                    old = table.get_row(file)
-                    for (column, _label), value, before in zip(COLUMNS, cells.values(), old, strict=True):
-                        if value != before:
-                            table.update_cell(file, column, value, update_width=True)
+                    for column, before in zip(keys, table.get_row(file), strict=True):
+                        if cells[column] != before:
+                            table.update_cell(file, column, cells[column])
                 else:
-                    table.add_row(*cells.values(), key=file)
+                    table.add_row(*(cells[k] for k in keys), key=file)
         self.query_one(EmptyState).display = self.store.sessions_read and not wanted and self.store.judged \
             and not self.store.rows
         self.show_owned()
@@ -114,7 +130,7 @@ class SessionsScreen(Screen[None]):
 
     def show_owned(self) -> None:
         session = self.highlighted()
-        owned = self.query_one("#owned", DataTable)
+        owned = self.query_one("#owned", Table)
         title = self.query_one("#owned-title", Label)
         sid = session.session_id if session else None
         verdicts = self.store.owned_by(sid)
@@ -127,10 +143,11 @@ class SessionsScreen(Screen[None]):
             for key, verdict in want.items():
                 cells = (verdict.kind, fmt.size(self.store.size(verdict)),
                          fmt.verdict_cell(verdict.action, verdict.reason),
-                         fmt.tail(fmt.short_path(verdict.path), max(24, self.app.size.width - 60)))
+                         fmt.tail(fmt.short_path(verdict.path), self.fits[1].rest))
                 if key in table_keys:
-                    for column, value in zip(("kind", "size", "verdict", "path"), cells, strict=True):
-                        owned.update_cell(key, column, value, update_width=True)
+                    for column, value, before in zip(self.fits[1].keys, cells, owned.get_row(key), strict=True):
+                        if value != before:
+                            owned.update_cell(key, column, value)
                 else:
                     owned.add_row(*cells, key=key)
 

@@ -34,26 +34,34 @@ class TotalsBar(Static):
             signal.subscribe(self, lambda _data: self.show_totals())
         self.show_totals()
 
+    def on_resize(self) -> None:
+        self.show_totals()
+
     def show_totals(self) -> None:
+        """One line; below 100 columns without the name and with narrower gaps, so the
+        totals and the marks still fit 80 columns."""
         store = self.store
+        narrow = self.app.size.width < 100
+        gap = "  " if narrow else "   "
         text = Text()
-        text.append("claudetto ", style="bold")
+        if not narrow:
+            text.append("claudetto ", style="bold")
         for key, name in (("1", "Sessions"), ("2", "Outputs")):
             style = "reverse bold" if name.lower() == self.current else "dim"
             text.append(f" {key} {name} ", style=style)
         live = sum(1 for s in store.sessions if s.live)
         stale = len(store.sessions) - live
-        text.append(f"   ● {live} live", style="green bold")
+        text.append(f"{gap}● {live} live", style="green bold")
         text.append(f" ○ {stale} stale", style="dim")
         if store.judged:
-            text.append("   reclaimable ", style="dim")
+            text.append(f"{gap}{'to free' if narrow else 'reclaimable'} ", style="dim")
             text.append(fmt.size(store.total("remove")), style="bold yellow")
             text.append("  kept ", style="dim")
             text.append(fmt.size(store.total("keep")), style="bold")
         else:
-            text.append("   judging…", style="dim")
+            text.append(f"{gap}judging…", style="dim")
         if store.marked:
-            text.append(f"   marked {len(store.marked)} · {fmt.size(store.marked_total())}", style="bold magenta")
+            text.append(f"{gap}marked {len(store.marked)} · {fmt.size(store.marked_total())}", style="bold magenta")
         if getattr(self.app, "read_only", False):
-            text.append("   READ-ONLY", style="bold red")
+            text.append(f"{gap}READ-ONLY", style="bold red")
         self.update(text)

@@ -1,13 +1,14 @@
 """A snapshot of each screen and of the modal, on the sandbox, with time frozen.
 
-The sandbox is built at a fixed place (its project slugs show in paths) with live sessions
-that carry no pid (the contract counts them live), so nothing in a picture varies between
-runs; the app's clock is the sandbox's build time, so every humanized age is fixed too.
+The sandbox is built under the test's tmp_path, and every path on screen is shown relative
+to one of its roots (`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR/claude-$UID`, a project slug under
+HOME as `~-code-…`), so the tmp_path never shows. Its live sessions carry no pid (the
+contract counts them live), and the app's clock is the sandbox's build time, so every
+humanized age is fixed too: nothing in a picture varies between runs.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,20 +19,16 @@ from app.tui import ClaudettoApp
 from tests.tui.conftest import point_at, settle
 
 SIZE = (120, 36)
-BASE = Path("/tmp/claudetto-snapshots")
 
 
 @pytest.fixture
-def snapbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
-    base = BASE / request.node.name
-    shutil.rmtree(base, ignore_errors=True)
-    box = build_sandbox(base, live_processes=False, scale=0.25)
+def snapbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    box = build_sandbox(tmp_path / "box", live_processes=False, scale=0.25)
     point_at(box, monkeypatch)
     try:
         yield box
     finally:
         box.close()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def make_app(box: Sandbox) -> ClaudettoApp:
