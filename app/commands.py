@@ -47,6 +47,8 @@ class ViewCommands(_Entries):
 
 class SessionCommands(_Entries):
     def entries(self) -> Iterator[Entry]:
+        yield ("Outputs of the highlighted session", "On the Sessions screen: its outputs, on Outputs (o or enter)",
+               self.show_highlighted)
         store = getattr(self.app, "store", None)
         for session in getattr(store, "sessions", []):
             if not session.session_id:
@@ -55,6 +57,11 @@ class SessionCommands(_Entries):
             yield (f"Outputs of session {session.session_id[:8]}",
                    f"{state}, {session.cwd or 'no cwd'}",
                    partial(self.show_session, session.session_id))
+
+    def show_highlighted(self) -> None:
+        app = self.app
+        app.switch_mode("sessions")
+        app.call_later(lambda: app.screen.run_action("show_outputs"))
 
     def show_session(self, session_id: str) -> None:
         app = self.app

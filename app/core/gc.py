@@ -214,6 +214,19 @@ def _judge(*, current_session: str | None, ending_session: str | None,
         if any(_inside(p, item.path) for p in live_paths):
             item.status, item.reason = "kept", "live"
     unused = [i for i in candidates if i.reason != "live"]
+    saved: list[_Item] = []
+    listings: dict[str, list[str]] = {}
+    for item in unused:
+        lost = _work_lost(item, listings)
+        if lost is not None:  # a worktree with work in it: never removed by the GC
+            item.status, item.reason = "kept", lost
+            saved.append(item)
+    for item in unused:  # nor is a recorded path that holds one
+        holds = next((o for o in saved if o is not item and _inside(o.path, item.path)), None)
+        if holds is not None and item not in saved:
+            item.status, item.reason = "kept", holds.reason
+            saved.append(item)
+    unused = [i for i in unused if i not in saved]
     max_age = bound("GC_MAX_AGE_DAYS") * DAY_S
     for item in unused:
         if item.mtime is not None and now - item.mtime > max_age:
@@ -228,6 +241,43 @@ def _judge(*, current_session: str | None, ending_session: str | None,
         _mark(item, young, "size")
         total -= item.size
     return items
+
+
+def _unsaved_work(path: str) -> str | None:
+    """`dirty`/`unmerged` for a git worktree whose removal would lose work (worktrees rule)."""
+    from app.core.worktrees import unsaved_work
+
+    return unsaved_work(path)
+
+
+def _work_lost(item: _Item, listings: dict[str, list[str]]) -> str | None:
+    """`dirty`/`unmerged` when removing `item` would lose a worktree's work: the path is such
+    a worktree, or holds one of the recording sessions' repos; else None."""
+    lost = _unsaved_work(item.path)
+    for inner in ([] if lost else _worktrees_inside(item, listings)):
+        lost = _unsaved_work(inner)
+        if lost:
+            break
+    return lost
+
+
+def _worktrees_inside(item: _Item, listings: dict[str, list[str]]) -> list[str]:
+    """Linked worktrees (of the repos the recording sessions ran in) inside `item`'s folder."""
+    from app.core.worktrees import git_worktrees
+
+    real = os.path.realpath(item.path)
+    if not os.path.isdir(real):
+        return []
+    found: list[str] = []
+    for cwd in dict.fromkeys(r.cwd for r in item.records):
+        project = paths.main_repo_root(cwd) if cwd.startswith("/") else None
+        if project is None:
+            continue
+        key = os.fspath(project)
+        if key not in listings:
+            listings[key] = list(git_worktrees(project))
+        found += [w for w in listings[key] if w != real and _inside(w, real)]
+    return found
 
 
 def _mark(item: _Item, pool: Iterable[_Item], reason: str) -> None:
@@ -260,6 +310,10 @@ def _remove(item: _Item, dry_run: bool, trash: bool | None) -> int:
     """Remove one path through the safe removal core; its status follows the result."""
     assert item.root is not None
     first = item.first
+    lost = None if dry_run else _work_lost(item, {})  # again, at the moment of removal
+    if lost is not None:
+        item.status, item.reason = "kept", lost
+        return 0
     result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
                             size=item.tree, dry_run=dry_run, trash=trash)
     if result.status in ("removed", "dry_run"):

@@ -190,6 +190,30 @@ def unmerged_commit(cwd: str | os.PathLike[str], rev: str, own_branch: str | Non
         return True
 
 
+def unsaved_work(path: str | os.PathLike[str]) -> str | None:
+    """For a folder that is a linked git worktree (a `.git` file), whether removing it would
+    lose work: `dirty` (changed, untracked, or ignored outside the regenerable folders) or
+    `unmerged` (a commit on no other branch or remote); None when nothing would be lost or
+    it is no worktree. Git failing on a worktree counts as dirty: when unsure, keep.
+
+    The output GC asks this of every recorded path before removing it, so a worktree that a
+    Bash command made is never deleted with uncommitted work inside, however old it is."""
+    from git import GitCommandError
+
+    folder = os.fspath(path)
+    dot_git = os.path.join(folder, ".git")
+    if os.path.islink(folder) or os.path.islink(dot_git) or not os.path.isfile(dot_git):
+        return None
+    try:
+        if is_dirty(folder):
+            return "dirty"
+        head = _run(folder, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    except (GitCommandError, OSError):
+        return "dirty"
+    own = head if head and head != "HEAD" else None
+    return "unmerged" if unmerged_commit(folder, "HEAD", own) else None
+
+
 def judge_worktree(
     path: str | os.PathLike[str],
     project: str | os.PathLike[str],

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Label
 
 from app import format as fmt
 from app.core.scanner import TreeSize
+from app.widgets.table import Table
 
 BAR_WIDTH = 20
 
@@ -46,8 +47,7 @@ class DiskScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Label("", id="disk-title")
-        table: DataTable[str] = DataTable(id="disk", cursor_type="row")
-        yield table
+        yield Table(id="disk", cursor_type="row")
         yield Footer()
 
     def on_mount(self) -> None:

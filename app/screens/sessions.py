@@ -22,11 +22,13 @@ from app.widgets.store import OutputStore
 from app.widgets.table import Col, Fit, Table, fit
 from app.widgets.totals import TotalsBar
 
-# fixed widths; cwd takes the rest. At 80 columns project, then started, then pid go.
+# fixed widths; cwd takes the rest. project (the cwd's last part) goes first when the cwd
+# would get under MIN_CWD cells, then started: at 80 columns the cwd keeps 24.
 COLUMNS = (Col("state", "state", 7), Col("session", "session", 8), Col("status", "status", 7),
            Col("project", "project", 10, drop=1), Col("started", "started", 14, drop=2),
-           Col("updated", "updated", 14), Col("pid", "pid", 7, drop=3), Col("cwd", "cwd"))
+           Col("updated", "updated", 14), Col("pid", "pid", 7), Col("cwd", "cwd"))
 OWNED = (Col("kind", "kind", 14), Col("size", "size", 10), Col("verdict", "verdict", 20), Col("path", "path"))
+MIN_CWD = 40
 MIN_PATH = 24
 
 
@@ -66,7 +68,7 @@ class SessionsScreen(Screen[None]):
 
     def fit_columns(self, width: int) -> None:
         """Fixed widths for `width` cells; rebuilt (rows too) only when the fit changes."""
-        plan, owned = fit(COLUMNS, width, MIN_PATH), fit(OWNED, width, MIN_PATH)
+        plan, owned = fit(COLUMNS, width, MIN_CWD), fit(OWNED, width, MIN_PATH)
         if (plan, owned) == getattr(self, "fits", None):
             return
         self.fits = (plan, owned)

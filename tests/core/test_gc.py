@@ -416,3 +416,53 @@ def test_a_second_sweep_waits_for_the_lock_then_reports_busy(sandbox: SandboxEnv
     with locked(paths.gc_dir() / "sweep"), pytest.raises(gc.GcBusy):
         gc.sweep()
     assert gc.plan().entries == []  # a dry run takes no lock
+
+
+# --- a worktree with work in it is never removed by the GC -----------------------------------
+
+def test_an_old_recorded_worktree_with_work_in_it_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": ".env\n"})
+    base = repo / ".claude" / "worktrees"
+    dirty, secret, unmerged = base / "dirty", base / "secret", base / "unmerged"
+    for wt in (dirty, secret, unmerged):
+        git(repo, "worktree", "add", "-q", str(wt), "-b", wt.name)
+    (dirty / "README.md").write_text("changed\n")
+    (secret / ".env").write_text("TOKEN=1\n")  # git-ignored: `git worktree remove` would drop it
+    (unmerged / "new.txt").write_text("work\n")
+    git(unmerged, "add", "new.txt")
+    git(unmerged, "commit", "-q", "-m", "work on no other branch")
+    for wt in (dirty, secret, unmerged):
+        set_mtime(wt, OLD)
+        record("s1", wt, "worktree", cwd=repo)
+    assert by_path(gc.plan()) == {str(dirty): ("kept", "dirty"), str(secret): ("kept", "dirty"),
+                                  str(unmerged): ("kept", "unmerged")}
+    report = gc.sweep()
+    assert report.removed == 0 and report.freed == 0
+    assert (secret / ".env").read_text() == "TOKEN=1\n" and (dirty / "README.md").read_text() == "changed\n"
+    assert len(read_records()) == 3  # kept: judged again next time
+
+
+def test_a_recorded_temp_folder_holding_a_dirty_worktree_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    outer = sandbox.user_tmp / "tmp.Holder1234"
+    outer.mkdir()
+    wt = outer / "wt"
+    git(repo, "worktree", "add", "-q", str(wt), "-b", "inside")
+    (wt / "README.md").write_text("unsaved\n")
+    set_mtime(outer, OLD)
+    record("s1", outer, "temp", cwd=repo)
+    assert by_path(gc.sweep()) == {str(outer): ("kept", "dirty")}
+    assert (wt / "README.md").read_text() == "unsaved\n"
+
+
+def test_a_worktree_dirtied_between_plan_and_removal_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wt = repo / ".claude" / "worktrees" / "late"
+    git(repo, "worktree", "add", "-q", str(wt), "-b", "late")
+    set_mtime(wt, OLD)
+    record("s1", wt, "worktree", cwd=repo)
+    assert by_path(gc.plan()) == {str(wt): ("would_remove", "age")}
+    (wt / "late.txt").write_text("new work\n")
+    set_mtime(wt, OLD)
+    assert by_path(gc.sweep()) == {str(wt): ("kept", "dirty")}
+    assert (wt / "late.txt").exists()
