@@ -1,7 +1,8 @@
 """Display helpers for the TUI: sizes, ages and paths as a person reads them (UI side only).
 
 Sizes and ages go through humanize. Paths are shown relative to the root they live under
-(`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR`, `$CLAUDETTO_HOME`), and a project slug of a folder
+(`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR`, `$CLAUDETTO_HOME`, each when its variable is set;
+else the default reads as itself: `~/.claude`, `/tmp/claude-$UID`), and a project slug of a folder
 under HOME with HOME's own slug as `~` (`-home-alice-code-shop` reads `~-code-shop`), so a
 row stays short and reads the same on every machine (and in every test sandbox).
 """
@@ -78,15 +79,17 @@ def roots() -> list[tuple[str, str]]:
     """(prefix, label) pairs, longest prefix first, for `short_path`; the last pair is
     (HOME's project slug, "~"), which `short_path` applies to a slug inside the path."""
     uid = os.getuid()
-    found = [
-        (str(paths.claude_tmp_dir()), f"$CLAUDE_CODE_TMPDIR/claude-{uid}"),
-        (str(paths.log_root()), "$CLAUDE_CODE_TMPDIR/claudetto"),
-        (str(paths.claudetto_home()), "$CLAUDETTO_HOME"),
-        (str(paths.config_dir()), "$CLAUDE_CONFIG_DIR"),
-        (str(paths.user_tmp()), "$TMPDIR"),
-        (str(paths.claude_tmp_root()), "$CLAUDE_CODE_TMPDIR"),
-        (str(paths.home()), "~"),
+    candidates = [  # (variable that must be set for the label to mean something, prefix, label)
+        ("CLAUDE_CODE_TMPDIR", str(paths.claude_tmp_dir()), f"$CLAUDE_CODE_TMPDIR/claude-{uid}"),
+        ("CLAUDE_CODE_TMPDIR", str(paths.log_root()), "$CLAUDE_CODE_TMPDIR/claudetto"),
+        ("CLAUDETTO_HOME", str(paths.claudetto_home()), "$CLAUDETTO_HOME"),
+        ("CLAUDE_CONFIG_DIR", str(paths.config_dir()), "$CLAUDE_CONFIG_DIR"),
+        ("TMPDIR", str(paths.user_tmp()), "$TMPDIR"),
+        ("CLAUDE_CODE_TMPDIR", str(paths.claude_tmp_root()), "$CLAUDE_CODE_TMPDIR"),
+        ("HOME", str(paths.home()), "~"),
     ]
+    # an unset variable's default reads better as itself (`~/.claude`, `/tmp/claude-$UID`)
+    found = [(prefix, label) for name, prefix, label in candidates if os.environ.get(name)]
     real_home = os.path.realpath(str(paths.home()))
     if real_home != str(paths.home()):
         found.append((real_home, "~"))

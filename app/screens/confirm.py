@@ -6,6 +6,7 @@ and `n` say no, and only `y` or the Yes button say yes.
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -32,6 +33,12 @@ class ConfirmModal(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="confirm-no", tooltip="Change nothing"),
     ]
 
+    @staticmethod
+    def body_width(screen_width: int) -> int:
+        """Cells a body line has in this modal on a screen that wide (90%, at most 110, less
+        the border, the padding and the scrollbar)."""
+        return min(110, screen_width * 9 // 10) - 6
+
     def __init__(self, title: str, body: str, *, yes: str = "Remove") -> None:
         super().__init__()
         self.title_text = title
@@ -49,6 +56,15 @@ class ConfirmModal(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        self.fit_height(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_height(event.size.height)
+
+    def fit_height(self, height: int) -> None:
+        """The list scrolls; the title and the buttons always show (11 rows: border, title,
+        buttons and the screen's margin)."""
+        self.query_one(VerticalScroll).styles.max_height = max(3, min(20, height - 11))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -28,17 +28,22 @@ class Outcome:
     not_removed: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
 
 
-def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[Verdict], int | None]) -> str:
-    """What goes (count, total size, each path) and what is kept and why."""
+def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[Verdict], int | None],
+                 width: int = 104) -> str:
+    """What goes (count, total size, each path) and what is kept and why, one line each in
+    `width` cells (paths cut from the left; below 90 cells a reason in its short form)."""
     total = sum(size_of(v) or 0 for v in marked)
+    wide = width >= 90
+    why_width = 42 if wide else 20
     lines = [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
-    lines += [f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} {fmt.tail(fmt.short_path(v.path), 66)}"
+    lines += [f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} {fmt.tail(fmt.short_path(v.path), max(16, width - 29))}"
               for v in marked[:SHOWN]]
     if len(marked) > SHOWN:
         lines.append(f"  … and {len(marked) - SHOWN} more")
     if kept:
         lines += ["", f"Kept ({len(kept)}), and why:"]
-        lines += [f"  {fmt.reason(v.action, v.reason):<42} {fmt.tail(fmt.short_path(v.path), 52)}"
+        lines += [f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
+                  f"{fmt.tail(fmt.short_path(v.path), max(16, width - why_width - 3))}"
                   for v in kept[:SHOWN]]
         if len(kept) > SHOWN:
             lines.append(f"  … and {len(kept) - SHOWN} more")

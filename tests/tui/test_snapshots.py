@@ -80,6 +80,17 @@ def test_confirm_modal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[
     assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
 
 
+def test_confirm_modal_small_terminal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """At 80x24 each line fits (short reasons, paths cut from the left) and the buttons show."""
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("2")
+        await ready(pilot)
+        await pilot.press("space", "space", "d")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(snapbox), terminal_size=(80, 24), run_before=before)
+
+
 def test_help_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def before(pilot) -> None:  # type: ignore[no-untyped-def]
         await pilot.press("2")
