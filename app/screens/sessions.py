@@ -59,6 +59,8 @@ class SessionsScreen(Screen[None]):
         self.fit_columns(self.app.size.width)
         self.store.sessions_changed.subscribe(self, lambda _d: self.show_sessions())
         self.store.changed.subscribe(self, lambda _d: self.show_owned())
+        self.store.sessions_changed.subscribe(self, lambda _d: self.show_empty_state())
+        self.store.changed.subscribe(self, lambda _d: self.show_empty_state())
         self.store.sized.subscribe(self, lambda _d: self.show_owned())
         self.set_interval(30, self.show_sessions, name="refresh ages")
         self.show_sessions()
@@ -108,9 +110,12 @@ class SessionsScreen(Screen[None]):
                             table.update_cell(file, column, cells[column])
                 else:
                     table.add_row(*(cells[k] for k in keys), key=file)
-        self.query_one(EmptyState).display = self.store.sessions_read and not wanted and self.store.judged \
-            and not self.store.rows
         self.show_owned()
+
+    def show_empty_state(self) -> None:
+        """Where no Claude Code data is found: say where claudetto looked, offer the demo."""
+        self.query_one(EmptyState).display = (self.store.sessions_read and not self.store.sessions
+                                              and self.store.judged and not self.store.rows)
 
     def highlighted(self) -> Session | None:
         table = self.query_one("#sessions", DataTable)

@@ -276,7 +276,7 @@ async def test_empty_state_names_the_paths_it_searched(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         empty = app.screen.query_one(EmptyState)
-        await wait_for(pilot, lambda: empty.display)
+        await wait_for(pilot, lambda: empty.display, timeout=5)  # not at the next 30 s refresh
         text = str(empty.render())
         for where in (paths.sessions_dir(), paths.claude_tmp_dir(), paths.user_tmp()):
             assert str(where) in text
