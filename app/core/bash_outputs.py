@@ -15,7 +15,7 @@ import os
 import shlex
 
 from app.core import paths
-from app.core.command_line import rx, split_commands
+from app.core.command_line import absolute_path, rx, split_commands
 from app.core.recorder import TRIGGERS
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
@@ -89,7 +89,7 @@ def _assign(word: str, cwd: str | None, found: list[_Found], env: dict[str, str 
     if name == "CLAUDE_CONFIG_DIR" and value:
         found.append(_Found("config", value, cwd))
     elif name == "TMPDIR":
-        env["TMPDIR"] = _joined(cwd, value) if value else ""
+        env["TMPDIR"] = absolute_path(cwd, value) if value else ""
 
 
 def _read_simple(words: list[str], shell: _Shell, found: list[_Found], calls: list[MktempCall],
@@ -133,7 +133,7 @@ def _read_simple(words: list[str], shell: _Shell, found: list[_Found], calls: li
             _assign(word, cwd, found, shell.env)
     elif name in ("cd", "pushd"):
         targets = [a for a in args if not a.startswith("-") or a == "-"]
-        shell.cwd = _joined(cwd, targets[0]) if targets else None
+        shell.cwd = absolute_path(cwd, targets[0]) if targets else None
     elif name == "git":
         _read_git(args, cwd, found)
     elif name == "cp":
@@ -144,17 +144,6 @@ def _read_simple(words: list[str], shell: _Shell, found: list[_Found], calls: li
         call = read_mktemp(args, cwd, env["TMPDIR"] if "TMPDIR" in env else paths.user_tmp_str())
         if call is not None:
             calls.append(call)
-
-
-def _joined(base: str | None, raw: str) -> str | None:
-    """`raw` made absolute against `base`; None when it cannot be known here."""
-    if not raw or raw[0] in "~$" or "$" in raw or "`" in raw or raw == "-":
-        return None
-    if os.path.isabs(raw):
-        return os.path.normpath(raw)
-    if base is None:
-        return None
-    return os.path.normpath(os.path.join(base, raw))
 
 
 def _positionals(args: list[str], value_options: frozenset[str]) -> list[str]:
@@ -181,7 +170,7 @@ def _read_git(args: list[str], cwd: str | None, found: list[_Found]) -> None:
     i = 0
     while i < len(args) and args[i].startswith("-"):
         if args[i] == "-C" and i + 1 < len(args):
-            base = _joined(base, args[i + 1]) if args[i + 1] else base
+            base = absolute_path(base, args[i + 1]) if args[i + 1] else base
             i += 2
         elif args[i] in _GIT_VALUE_OPTIONS:
             i += 2
@@ -351,7 +340,7 @@ def read_bash(command: str, cwd: str | None, stdout: str
         return [], [f"cannot read the command ({exc}); nothing recorded"], []
     outputs: list[tuple[str, str]] = []
     for item in found:
-        path = _joined(item.base, item.raw)
+        path = absolute_path(item.base, item.raw)
         if path is None:
             notes.append(f"{item.kind} {item.raw!r} not recorded: it cannot be expanded here")
             continue

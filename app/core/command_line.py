@@ -8,6 +8,8 @@ recorder's reader (app/core/bash_outputs.py) then splits each simple command wit
 
 from __future__ import annotations
 
+import os
+
 #: The stand-in for a command substitution: it starts with `$`, so it is never recorded.
 SUBST = "$__subst__"
 
@@ -240,3 +242,17 @@ def _read_heredocs(text: str, i: int, pending: list[tuple[str, bool, list[str]]]
                 break
             sink.append(line)
     return min(i, n)
+
+
+def absolute_path(base: str | None, raw: str) -> str | None:
+    """A shell word as an absolute path against `base`; None when it cannot be known here:
+    it starts with `~`, holds a `$` or a backtick (unexpanded), is `-`, or is relative with
+    no known base. The seed: a path that starts with `~` or `$` is not recorded."""
+    if not raw or raw[0] == "~" or "$" in raw or "`" in raw or raw == "-":
+        return None
+    if os.path.isabs(raw):
+        return os.path.normpath(raw)
+    if base is None:
+        return None
+    return os.path.normpath(os.path.join(base, raw))
+

@@ -18,6 +18,8 @@ import re
 import stat
 import time
 
+from app.core.command_line import absolute_path
+
 #: GNU mktemp's template when none is given (in $TMPDIR, else /tmp).
 DEFAULT_TEMPLATE = "tmp.XXXXXXXXXX"
 #: More fresh entries than this fitting one unprinted mktemp call: too ambiguous, none recorded.
@@ -56,17 +58,6 @@ def _long_option(name: str) -> str | None:
         return name
     matches = [option for option in _LONG_OPTIONS if option.startswith(name)]
     return matches[0] if len(matches) == 1 else None
-
-
-def _absolute(base: str | None, raw: str) -> str | None:
-    """`raw` made absolute against `base`; None when it cannot be known here."""
-    if not raw or raw[0] == "~" or "$" in raw or "`" in raw:
-        return None
-    if os.path.isabs(raw):
-        return os.path.normpath(raw)
-    if base is None:
-        return None
-    return os.path.normpath(os.path.join(base, raw))
 
 
 def read_mktemp(args: list[str], cwd: str | None, tmpdir: str | None) -> MktempCall | None:
@@ -140,11 +131,11 @@ def read_mktemp(args: list[str], cwd: str | None, tmpdir: str | None) -> MktempC
         if legacy_t:  # -t: $TMPDIR wins over -p DIR
             root = tmpdir if tmpdir != "" else (dir_arg or "/tmp")
         else:
-            root = _absolute(cwd, dir_arg) if dir_arg else (tmpdir if tmpdir != "" else "/tmp")
+            root = absolute_path(cwd, dir_arg) if dir_arg else (tmpdir if tmpdir != "" else "/tmp")
         full = None if root is None else os.path.join(root, template)
     else:
         full = template
-    where = None if full is None else _absolute(cwd, full)
+    where = None if full is None else absolute_path(cwd, full)
     folder = None if where is None else os.path.dirname(where)
     base = os.path.basename(template) + (suffix or "")
     return MktempCall(name_pattern, base, folder, directory, cwd)
@@ -183,7 +174,7 @@ def printed_paths(stdout: str, call: MktempCall) -> list[str]:
         for word in words:
             if "\x00" in word or not call.pattern.fullmatch(os.path.basename(word.rstrip("/"))):
                 continue
-            path = _absolute(call.cwd, word)
+            path = absolute_path(call.cwd, word)
             if path:
                 found.add(path)
     return sorted(found)
