@@ -124,3 +124,24 @@ def set_mtime(path: Path, age_seconds: float) -> None:
 
     t = time.time() - age_seconds
     os.utime(path, (t, t), follow_symlinks=False)
+
+
+_MODULES_PROBE = """
+import io, runpy, sys
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
+sys.argv = ["hooks"]
+try:
+    runpy.run_module("hooks", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+def hook_modules(payload: dict[str, Any], cwd: Path | str) -> set[str]:
+    """The modules loaded by one hook event, run as `python -P -m hooks` runs it (runpy),
+    in a fresh interpreter that imports nothing else first (not even json)."""
+    result = subprocess.run([sys.executable, "-P", "-c", _MODULES_PROBE, json.dumps(payload)],
+                            capture_output=True, text=True, cwd=str(cwd), check=True)
+    line = [x for x in result.stderr.splitlines() if x.startswith("MODULES=")][-1]
+    return set(line[len("MODULES="):].split(","))

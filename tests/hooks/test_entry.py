@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core import paths
-from tests.support import ROOT, SandboxEnv, run_hook
+from tests.support import ROOT, SandboxEnv, hook_modules, run_hook
 
 GARBAGE = [
     b"",
@@ -65,25 +65,14 @@ HOT_EVENTS = [
      "tool_input": {"file_path": "/nowhere/f.py", "old_string": "a", "new_string": "b"}, "tool_response": {}},
 ]
 
-PROBE = """
-import io, runpy, sys
-sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
-sys.argv = ["hooks"]
-try:
-    runpy.run_module("hooks", run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"textual", "rich", "humanize", "git", "gitdb"})
-sys.stderr.write("HEAVY=" + ",".join(heavy) + "\\n")
-"""
 
 
 @pytest.mark.parametrize("event", HOT_EVENTS, ids=lambda e: e["hook_event_name"] + ":" + e.get("tool_name", ""))
 def test_hot_path_imports_no_ui_and_no_git(event: dict, sandbox: SandboxEnv, tmp_path: Path) -> None:
     payload = {"session_id": "s1", "cwd": str(tmp_path), "transcript_path": "/t", **event}
-    result = subprocess.run([sys.executable, "-P", "-c", PROBE, json.dumps(payload)],
-                            capture_output=True, text=True, cwd=tmp_path, check=True)
-    assert "HEAVY=\n" in result.stderr, result.stderr
+    loaded = hook_modules(payload, tmp_path)
+    heavy = {m for m in loaded if m.split(".")[0] in {"textual", "rich", "humanize", "git", "gitdb"}}
+    assert heavy == set() and "hooks.entry" in loaded
 
 
 def test_a_project_with_its_own_app_and_hooks_packages_changes_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:

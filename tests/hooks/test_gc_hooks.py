@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.recorder import read_records
 from app.core.state import write_json_atomic
-from tests.support import ROOT, SandboxEnv, run_hook, set_mtime
+from tests.support import SandboxEnv, hook_modules, run_hook, set_mtime
 
 OLD = 8 * 86_400
 
@@ -109,21 +108,8 @@ def test_post_tool_unparseable_command_records_nothing_and_logs(sandbox: Sandbox
     assert "cannot read the command" in log.read_text()
 
 
-def modules_after_hook(payload: str) -> set[str]:
-    code = (
-        "import io, json, sys\n"
-        f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
-        "from hooks.entry import main\n"
-        "main()\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
-    )
-    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, cwd=str(ROOT),
-                         check=True, env=dict(os.environ))
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
 def test_post_tool_a_plain_command_costs_no_parser_import(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    loaded = modules_after_hook(json.dumps(post_bash("ls -la && pytest -q", {"stdout": "ok"}, cwd=tmp_path)))
+    loaded = hook_modules(post_bash("ls -la && pytest -q", {"stdout": "ok"}, cwd=tmp_path), tmp_path)
     assert "app.core.recorder" in loaded  # it did run
     parser = {"shlex", "dataclasses", "pathlib", "typing", "app.core.state", "app.core.gc_records",
               "app.core.bash_outputs", "app.core.command_line", "app.core.mktemp"}
@@ -131,8 +117,8 @@ def test_post_tool_a_plain_command_costs_no_parser_import(sandbox: SandboxEnv, t
 
 
 def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    payload = json.dumps(post_bash("git clone u/v.git /tmp/v && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path))
-    loaded = modules_after_hook(payload)
+    payload = post_bash("git clone u/v.git /tmp/v && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path)
+    loaded = hook_modules(payload, tmp_path)
     assert "app.core.recorder" in loaded  # it did run
     heavy = {m for m in loaded if m.split(".")[0] in {"git", "textual", "rich", "humanize", "subprocess"}}
     assert heavy == set()

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from app.core import ledger, paths
-from tests.support import SandboxEnv, run_hook, set_mtime
+from tests.support import SandboxEnv, hook_modules, run_hook, set_mtime
 
 SID = "0b6c3f8e-1c9d-4c1e-9f3a-6f7e2d1a9b00"
 
@@ -188,25 +187,6 @@ def test_bad_edit_payloads_leave_no_entry_and_are_logged(tmp_path: Path) -> None
     assert log_text().count("no entry") == len(bad)
 
 
-PROBE = """
-import io, runpy, sys
-sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
-sys.argv = ["hooks"]
-try:
-    runpy.run_module("hooks", run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
-sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n")
-"""
-
-
-def loaded_modules(payload: dict[str, Any], cwd: Path) -> set[str]:
-    result = subprocess.run([sys.executable, "-P", "-c", PROBE, json.dumps(payload)],
-                            capture_output=True, text=True, cwd=cwd, check=True)
-    line = [x for x in result.stderr.splitlines() if x.startswith("MODULES=")][0]
-    return set(line[len("MODULES="):].split(","))
-
-
 HEAVY = {"fnv_c", "_cffi_backend", "git", "textual", "dataclasses", "pathlib", "json"}
 
 
@@ -214,17 +194,17 @@ def test_small_files_do_not_load_cffi_a_large_one_does(tmp_path: Path, sandbox: 
     small = tmp_path / "small.py"
     small.write_text("x = 1\n" * 100)
     base = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path), "tool_name": "Edit"}
-    mods = loaded_modules({**base, "tool_input": {"file_path": str(small)}}, tmp_path)
+    mods = hook_modules({**base, "tool_input": {"file_path": str(small)}}, tmp_path)
     assert "app.core.ledger" in mods
     assert not HEAVY & mods
     small.write_text("x = 2\n" * 100)
-    mods = loaded_modules({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+    mods = hook_modules({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
                            "prompt": "x"}, tmp_path)
     assert "app.core.ledger" in mods
     assert not (HEAVY | {"typing"}) & mods  # the prompt path is all the ledger's
     if ledger.c_available():
         big = tmp_path / "big.bin"
         big.write_bytes(bytes(range(256)) * 1024)
-        mods = loaded_modules({**base, "tool_input": {"file_path": str(big)}}, tmp_path)
+        mods = hook_modules({**base, "tool_input": {"file_path": str(big)}}, tmp_path)
         assert "fnv_c" in mods
         assert entries()[str(big)]["hash"] == f"{ledger.fnv1a_64(big.read_bytes()):016x}"
