@@ -25,10 +25,17 @@ def emit_json(document: Any) -> None:
 
 def emit_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     """A plain, aligned text table (no colour: it is read by people and by grep)."""
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    cells = [[str(h) for h in headers]] + [["" if c is None else _one_line(str(c)) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def _one_line(text: str) -> str:
+    """A cell on one line: a newline or other control character in a path is shown escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def not_yet(name: str) -> int:

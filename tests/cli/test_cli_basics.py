@@ -32,3 +32,11 @@ def test_sessions_text_when_empty_names_the_folder(sandbox: SandboxEnv) -> None:
 def test_usage_error_exits_2() -> None:
     assert run_cli("no-such-command").returncode == 2
     assert run_cli("supersede", "f").returncode == 2
+
+
+def test_a_path_with_a_newline_stays_on_one_table_row(sandbox: SandboxEnv) -> None:
+    sandbox.write_session("1", sessionId="s\nx", cwd="/w/we\nird")
+    result = run_cli("sessions")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and "/w/we\\nird" in lines[1] and "s\\nx" in lines[1]
