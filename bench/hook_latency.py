@@ -30,6 +30,12 @@ def main() -> None:
     base = tempfile.mkdtemp(prefix="claudetto-bench-")
     try:
         env = dict(os.environ)
+        # as installed: bytecode cached (where PYTHONDONTWRITEBYTECODE is set, every run would
+        # compile every module again, ~10 ms)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(root, "app"),
+                        os.path.join(root, "hooks")], check=False, stdout=subprocess.DEVNULL)
         for name, sub in (("HOME", "home"), ("CLAUDE_CONFIG_DIR", "home/.claude"), ("CLAUDE_CODE_TMPDIR", "ctmp"),
                           ("TMPDIR", "utmp"), ("CLAUDETTO_HOME", "state")):
             os.makedirs(os.path.join(base, sub), exist_ok=True)

@@ -13,7 +13,6 @@ nor contextlib. Paths may be given as str or Path.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import time
 
@@ -92,6 +91,8 @@ class locked:  # noqa: N801 - used like a function: `with locked(path):`
         self.fd = -1
 
     def __enter__(self) -> None:
+        import fcntl  # a C extension (~0.2 ms): only writers pay for it, not a read-only prompt
+
         os.makedirs(os.path.dirname(self.name), exist_ok=True)
         fd = os.open(self.name + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         deadline = time.monotonic() + self.wait_s
