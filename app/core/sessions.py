@@ -16,6 +16,7 @@ from app.core import paths
 from app.core.log import log
 
 _LEGACY_NAME = re.compile(r"^pid-(\d+)\.json$")
+MAX_PID = 2**22  # Linux's largest pid_max; a pid outside 1..MAX_PID names no process
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ def proc_start_time(pid: int) -> str | None:
 
 
 def process_running(pid: int, proc_start: str | None = None) -> bool:
-    """Whether `pid` names a running process (not a zombie), started at `proc_start` if given."""
-    if pid <= 0:
+    """Whether `pid` names a running process (not a zombie), started at `proc_start` if given.
+    A pid that cannot name a process (0, negative, too big) is not running."""
+    if not 0 < pid <= MAX_PID:
         return False
     try:
         os.kill(pid, 0)
@@ -57,7 +59,7 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
         return False
     except PermissionError:
         pass
-    except OSError:
+    except (OSError, OverflowError, ValueError):
         return False
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -78,8 +80,8 @@ def is_live(session: Session, current_session_id: str | None = None) -> bool:
     or it has no pid (keep when unsure), or it is the session that triggered the hook."""
     if current_session_id and session.session_id == current_session_id:
         return True
-    if session.pid is None:
-        return True
+    if session.pid is None or not 0 < session.pid <= MAX_PID:
+        return True  # no usable pid: unsure, so keep
     return process_running(session.pid, session.proc_start)
 
 

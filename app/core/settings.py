@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
         if not isinstance(data, dict) or "cleanupPeriodDays" not in data:
             continue
         value = data["cleanupPeriodDays"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 1 or value != int(value):
+        if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+                or value < 1 or value != int(value)):
             log(f"settings: {file} cleanupPeriodDays={value!r} is invalid; it stays {days}")
             continue
         days = int(value)

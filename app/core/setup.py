@@ -104,36 +104,42 @@ def desired(settings: dict[str, Any], command: str) -> dict[str, Any]:
 
 def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None = None) -> SetupResult:
     target = paths.user_settings()
+    if dry_run:  # a dry run writes nothing, not even the lock file
+        return _setup(target, uninstall, True, python)
     with locked(target):
-        try:
-            raw = target.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raw = ""
-        except OSError as exc:
-            raise SetupError(f"cannot read {target}: {exc}") from exc
-        try:
-            current = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
-            raise SetupError(f"{target} is not valid JSON ({exc}); nothing changed") from exc
-        if not isinstance(current, dict):
-            raise SetupError(f"{target} is not a JSON object; nothing changed")
-        before = json.loads(json.dumps(current))
-        stripped, removed = _without_ours(current)
-        new = stripped if uninstall else desired(stripped, hook_command(python))
-        added = [] if uninstall else list(EVENTS)
-        changed = new != before
-        backup = None
-        if changed and not dry_run:
-            if raw:
-                backup_path = target.with_name(f"{target.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-                n = 1
-                while backup_path.exists():
-                    backup_path = target.with_name(f"{target.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-                    n += 1
-                backup_path.write_text(raw, encoding="utf-8")
-                backup = str(backup_path)
-            write_json_atomic(target, new)
-        return SetupResult(str(target), changed, backup, added if changed else [], removed if changed else [], dry_run)
+        return _setup(target, uninstall, False, python)
+
+
+def _setup(target: Path, uninstall: bool, dry_run: bool, python: str | None) -> SetupResult:
+    try:
+        raw = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raw = ""
+    except OSError as exc:
+        raise SetupError(f"cannot read {target}: {exc}") from exc
+    try:
+        current = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise SetupError(f"{target} is not valid JSON ({exc}); nothing changed") from exc
+    if not isinstance(current, dict):
+        raise SetupError(f"{target} is not a JSON object; nothing changed")
+    before = json.loads(json.dumps(current))
+    stripped, removed = _without_ours(current)
+    new = stripped if uninstall else desired(stripped, hook_command(python))
+    added = [] if uninstall else list(EVENTS)
+    changed = new != before
+    backup = None
+    if changed and not dry_run:
+        if raw:
+            backup_path = target.with_name(f"{target.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+            n = 1
+            while backup_path.exists():
+                backup_path = target.with_name(f"{target.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+                n += 1
+            backup_path.write_text(raw, encoding="utf-8")
+            backup = str(backup_path)
+        write_json_atomic(target, new)
+    return SetupResult(str(target), changed, backup, added if changed else [], removed if changed else [], dry_run)
 
 
 def setup_json(result: SetupResult) -> dict[str, Any]:

@@ -33,9 +33,11 @@ def test_setup_adds_every_event_once_keeps_user_hooks_and_backs_up(sandbox: Sand
 
 def test_dry_run_and_uninstall(sandbox: SandboxEnv) -> None:
     settings = sandbox.config / "settings.json"
+    before = sorted(p.name for p in sandbox.config.iterdir())
     result = run_cli("setup", "--dry-run", "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["changed"] is True
     assert not settings.exists()
+    assert sorted(p.name for p in sandbox.config.iterdir()) == before  # not even a lock file
     assert run_cli("setup").returncode == 0
     assert run_cli("setup", "--uninstall").returncode == 0
     assert json.loads(settings.read_text()) == {}

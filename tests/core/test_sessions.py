@@ -118,3 +118,11 @@ def test_live_cwds_are_real_paths(sandbox: SandboxEnv, child, tmp_path) -> None:
     sandbox.write_session(str(child.pid), pid=child.pid, sessionId="a", cwd=str(link))
     assert sessions.live_cwds() == [str(real)]
     assert sessions.live_cwds(current_cwd=str(tmp_path)) == [str(real), str(tmp_path)]
+
+
+def test_a_pid_that_cannot_name_a_process_is_unsure_so_live(sandbox: SandboxEnv) -> None:
+    for n, pid in enumerate((2**31, 2**63, 0, -5)):
+        sandbox.write_session(f"odd{n}", pid=pid, sessionId=f"odd{n}")
+    found = by_id()
+    assert all(found[f"odd{n}"].live for n in range(4))
+    assert sessions.process_running(2**40) is False

@@ -46,3 +46,9 @@ def test_bounds_defaults_and_overrides(monkeypatch) -> None:
         "PROBE_MAX_AGE_MIN", "SWEEP_TIMEOUT_MS", "LEDGER_MAX_FILES",
         "LEDGER_WRITE_TRIES", "GC_MAX_AGE_DAYS", "GC_MAX_BYTES",
     }
+
+
+def test_infinite_or_nan_cleanup_period_is_ignored(sandbox: SandboxEnv) -> None:
+    for bad in ('{"cleanupPeriodDays": 1e999}', '{"cleanupPeriodDays": NaN}', '{"cleanupPeriodDays": -Infinity}'):
+        (sandbox.config / "settings.json").write_text(bad)
+        assert settings.cleanup_period_days() == 30
