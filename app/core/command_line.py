@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from app.core.paths import resolve_parents
+
 #: The stand-in for a command substitution: it starts with `$`, so it is never recorded.
 SUBST = "$__subst__"
 
@@ -251,8 +253,8 @@ def absolute_path(base: str | None, raw: str) -> str | None:
     if not raw or raw[0] == "~" or "$" in raw or "`" in raw or raw == "-":
         return None
     if os.path.isabs(raw):
-        return os.path.normpath(raw)
+        return resolve_parents(raw)
     if base is None:
         return None
-    return os.path.normpath(os.path.join(base, raw))
+    return resolve_parents(os.path.join(base, raw))
 

@@ -174,6 +174,11 @@ def _place(item: _Item) -> None:
                 item.status, item.reason = "missing", "missing"
                 return
             why.append(reason)
+    # item.path has its parents resolved; a record that spelled it inside a root (through a
+    # symlinked parent or `..`) is told apart from one that was plainly outside
+    for record in item.records:
+        for root in gc_roots(record.cwd):
+            why.append(removal.containment(record.path, root) or "escapes_root")
     item.status = "skip"
     item.reason = next((r for r in ("symlink", "escapes_root") if r in why), "outside_root")
 
@@ -184,7 +189,10 @@ def _judge(*, current_session: str | None, ending_session: str | None,
     now = time.time() if now is None else now
     grouped: dict[str, _Item] = {}
     for record in read_records():
-        key = os.path.normpath(record.path)
+        # one spelling per path: parents resolved by the file system, so a folder recorded
+        # through a symlink and through its real path is one entry, and `sym/../x` is
+        # judged where it really is
+        key = removal.resolve_parents(record.path)
         if key in grouped:
             grouped[key].records.append(record)
         else:

@@ -144,6 +144,19 @@ def session_log(cwd: str | os.PathLike[str] | None, session_id: str | None) -> P
     return _path(session_log_str(os.fspath(cwd) if cwd else None, session_id))
 
 
+def resolve_parents(path: str) -> str:
+    """`path` with every parent resolved by the file system (symlinks and `..` alike) and the
+    last component kept as it is (so a symlink stays a symlink, to be refused, not followed).
+
+    The one spelling in which records, live folders and roots are compared. Never fold
+    `a/../b` by text (os.path.normpath): when `a` is a symlink, that names another place."""
+    stripped = path.rstrip("/") or "/"
+    name = os.path.basename(stripped)
+    if name in ("", ".", ".."):
+        return os.path.realpath(stripped)
+    return os.path.join(os.path.realpath(os.path.dirname(stripped) or "."), name)
+
+
 _NAME_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 

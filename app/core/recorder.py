@@ -13,6 +13,9 @@ was not printed (`d=$(mktemp -d)`) is found by its template and the call's time
 (app/core/mktemp.py), and `cp -r SRC DEST` with one source records `DEST/<name of SRC>` when
 DEST was a folder already. With several sources, a DEST ending in `/` or `-t DEST`, each copy
 `DEST/<name>` is recorded, never DEST itself, which was there before and may hold anything.
+A copy or worktree is recorded only with evidence that this call created it (its birth
+time, else its ctime, within the call: app/core/created.py); a target that was there
+(`git clone URL dir || git -C dir pull`) is not, and the log says why.
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ def scratch_of_write(file_path: str) -> str | None:
     """The path of a Write's file when it lies inside the user's temp folder, else None."""
     if not file_path.startswith("/"):
         return None
-    path = os.path.normpath(file_path)
-    tmp = os.fspath(paths.user_tmp())
+    path = paths.resolve_parents(file_path)  # never normpath: `sym/..` is not `.`
+    tmp = paths.user_tmp_str()
     inside = tmp.rstrip("/") + "/"
     if path.startswith(inside) or os.path.realpath(path).startswith(inside):
         return path
@@ -78,7 +81,9 @@ def record_outputs(payload: dict[str, Any]) -> None:
             return
         from app.core.bash_outputs import read_bash
 
-        outputs, notes, unprinted = read_bash(command, cwd, _stdout_of(payload.get("tool_response")))
+        outputs, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")))
+        if claims:
+            outputs = _with_evidence(outputs, claims, tool_input, notes)
         if unprinted:
             outputs.extend(("temp", path) for path in _find_unprinted(unprinted, tool_input, outputs, notes))
         for note in notes:
@@ -90,6 +95,33 @@ def record_outputs(payload: dict[str, Any]) -> None:
             outputs = [("scratch", path)]
     if outputs:
         _store(payload, outputs, cwd or "")
+
+
+def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
+                   tool_input: dict[str, Any], notes: list[str]) -> list[tuple[str, str]]:
+    """The outputs, each `copy`/`worktree` kept only when this call made it (see
+    app/core/created.py): a command names a target, it does not prove it created it."""
+    from app.core.created import why_not_made
+    from app.core.mktemp import window_s
+
+    now = time.time()
+    since = now - window_s(tool_input)
+    kept: list[tuple[str, str]] = []
+    for kind, path in outputs:
+        if path not in claims:
+            kept.append((kind, path))
+            continue
+        merged, outer = claims[path]
+        if outer is not None and why_not_made(outer, since, now, merged=True) is None:
+            path = outer  # `cp -r SRC DEST`: DEST was born in the call, so cp made DEST
+        else:
+            why = why_not_made(path, since, now, merged=merged)
+            if why is not None:
+                notes.append(f"{kind} {path} not recorded: {why}")
+                continue
+        if all(path != known for _, known in kept):
+            kept.append((kind, path))
+    return kept
 
 
 def _find_unprinted(calls: list[MktempCall], tool_input: dict[str, Any], outputs: list[tuple[str, str]],

@@ -76,13 +76,16 @@ def _strictly_inside(path: str, root: str) -> bool:
     return path != root and path.startswith(prefix)
 
 
+def resolve_parents(path: PathLike) -> str:
+    """`path` with every parent resolved through the file system (symlinks and `..` alike)
+    and the last component kept as it is: the one spelling of a path that two records, a
+    live folder and a root can be compared in."""
+    return _target(text_path(path))
+
+
 def _target(path: str) -> str:
     """`path` with every parent resolved and the last component kept as it is."""
-    stripped = path.rstrip("/") or "/"
-    name = os.path.basename(stripped)
-    if name in ("", ".", ".."):
-        return os.path.realpath(stripped)
-    return os.path.join(os.path.realpath(os.path.dirname(stripped) or "."), name)
+    return paths.resolve_parents(path)
 
 
 def containment(path: PathLike, root: PathLike) -> str | None:

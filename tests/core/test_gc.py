@@ -108,7 +108,7 @@ def test_rule3_a_real_path_that_leaves_the_root_is_skipped(sandbox: SandboxEnv) 
     via = sandbox.user_tmp / "jump" / "inner"
     record("s1", via)
     report = gc.sweep()
-    assert by_path(report) == {str(via): ("skip", "escapes_root")}
+    assert by_path(report) == {str(inner): ("skip", "escapes_root")}  # reported where it really is
     assert inner.exists()
 
 
@@ -466,3 +466,32 @@ def test_a_worktree_dirtied_between_plan_and_removal_is_kept(sandbox: SandboxEnv
     set_mtime(wt, OLD)
     assert by_path(gc.sweep()) == {str(wt): ("kept", "dirty")}
     assert (wt / "late.txt").exists()
+
+
+# --- one spelling per path (review: data loss through two spellings and `sym/..`) -------------
+
+def test_a_folder_recorded_through_a_symlink_and_its_real_path_is_one_live_entry(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    (sandbox.home / "tmplink").symlink_to(sandbox.user_tmp)
+    shared = folder(sandbox.user_tmp / "tmp.Abc1234567", OLD)
+    live_session(sandbox, "LIVE1", live_pid, "/nowhere")
+    record("DEAD2", shared)
+    record("LIVE1", sandbox.home / "tmplink" / "tmp.Abc1234567" / "notes.md", "scratch")
+    (shared / "notes.md").write_text("live work\n")
+    set_mtime(shared, OLD)
+    report = gc.sweep()
+    assert by_path(report)[str(shared)] == ("kept", "live")
+    assert (shared / "notes.md").read_text() == "live work\n"
+
+
+def test_dotdot_through_a_symlink_is_judged_where_it_really_is(sandbox: SandboxEnv) -> None:
+    outside = sandbox.root / "outside" / "deep"
+    outside.mkdir(parents=True)
+    (sandbox.user_tmp / "sym").symlink_to(outside)
+    victim = folder(sandbox.user_tmp / "victim", OLD)  # old, unrelated, never recorded
+    spelled = f"{sandbox.user_tmp}/sym/../victim"  # really <outside>/victim: outside the root
+    record("s1", spelled)
+    report = gc.sweep()
+    assert victim.exists()
+    assert [e.status for e in report.entries] in (["skip"], ["missing"])
+    assert journal.read_entries() == []
