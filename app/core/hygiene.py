@@ -124,13 +124,33 @@ def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
         return None
 
 
+def _trusted_root(root: Path) -> bool:
+    """Claude's temp folder and the log root are judged only when they are real folders of
+    this user: a symlink there (or a folder of another user) would make every rule act on
+    whatever it points at. Such a root is left alone, and the log says why."""
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log(f"clean: {root} not judged: {exc}")
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or os.path.realpath(root) != os.fspath(root):
+        log(f"clean: {root} is not a real folder (a symlink?); nothing in it is judged")
+        return False
+    if st.st_uid != os.getuid():
+        log(f"clean: {root} belongs to uid {st.st_uid}, not this user; nothing in it is judged")
+        return False
+    return True
+
+
 def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
                 default_period: float) -> Iterator[Verdict]:
     """Judge every entry of claude-<uid>/ and the log root; count the ones no rule names."""
     tmp = paths.claude_tmp_dir()
     probe_age = bound("PROBE_MAX_AGE_MIN") * 60.0
     project_folders: list[tuple[os.DirEntry[str], float]] = []
-    for entry in _scandir(tmp):
+    for entry in (_scandir(tmp) if _trusted_root(tmp) else []):
         st = _lstat(entry)
         if st is None:
             continue
@@ -152,7 +172,7 @@ def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
                 continue
             yield _by_session_rule(run, entry, st, "session_folder", entry.name, period, tmp)
     logs = paths.log_root()
-    for folder in _scandir(logs):
+    for folder in (_scandir(logs) if _trusted_root(logs) else []):
         st = _lstat(folder)
         if st is None or not stat.S_ISDIR(st.st_mode):
             continue

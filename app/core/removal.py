@@ -445,7 +445,10 @@ def _open_trash(root_real: str, dev: int) -> int | None:
 
 
 def _open_owned_dir(place: Path, dev: int, *, make: bool) -> int | None:
-    """`place` as a folder fd when it is a real folder of ours on file system `dev`."""
+    """`place` as a folder fd when it is a real folder of ours on file system `dev`, reached
+    through no symlink (a trash must never be somewhere a link points at)."""
+    if os.path.islink(os.path.dirname(place)):  # e.g. `<tmp>/claudetto` made a symlink
+        return None
     try:
         if make:
             with contextlib.suppress(FileExistsError):
@@ -582,10 +585,22 @@ def purge_trash(*, wait_s: float = PURGE_WAIT_S) -> None:
 
 
 def _purge_place(place: Path) -> int:
-    """Empty one trash folder; the count of entries removed from it."""
+    """Empty one trash folder; the count of entries removed from it. A trash reached through
+    a symlinked parent, or not this user's, is left alone: it is not ours to empty."""
+    if os.path.islink(os.path.dirname(place)):  # the folder itself: O_NOFOLLOW below
+        log(f"removal: {place} is reached through a symlink; not purged")
+        return 0
     try:
         fd = os.open(place, _DIR_FLAGS)
     except OSError:
+        return 0
+    try:
+        if os.fstat(fd).st_uid != os.getuid():
+            log(f"removal: {place} is not this user's; not purged")
+            os.close(fd)
+            return 0
+    except OSError:
+        os.close(fd)
         return 0
     removed = 0
     try:

@@ -318,3 +318,25 @@ def test_zero_timeout_touches_nothing(sandbox: SandboxEnv, repo: Path) -> None:
     assert report.timed_out and p.exists() and wt.exists()
     assert (report.folders, report.probes, report.worktrees) == (0, 0, 0)
     assert journal(sandbox) == []
+
+
+def test_a_symlinked_claude_tmp_or_log_root_is_not_judged(sandbox, tmp_path) -> None:
+    import os
+
+    from app.core import hygiene, paths
+    from tests.support import set_mtime
+
+    elsewhere = tmp_path / "elsewhere"
+    old_session = elsewhere / "-proj" / "0b6c3f8e-1c9d-4c1e-9f3a-6f7e2d1a9b00"
+    old_session.mkdir(parents=True)
+    (old_session / "keep.txt").write_text("x")
+    old_log = elsewhere / "-proj" / "0b6c3f8e-1c9d-4c1e-9f3a-6f7e2d1a9b01.log"
+    old_log.write_text("x")
+    for p in (old_session, old_log):
+        set_mtime(p, 90 * 86400)
+    os.makedirs(paths.claude_tmp_root(), exist_ok=True)
+    paths.claude_tmp_dir().symlink_to(elsewhere)
+    paths.log_root().symlink_to(elsewhere)
+    report = hygiene.run_cleanup([])
+    assert report.folders == 0 and report.files == 0
+    assert (old_session / "keep.txt").exists() and old_log.exists()

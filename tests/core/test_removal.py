@@ -358,3 +358,15 @@ def test_session_start_spawns_a_purge_for_leftovers_only(sandbox: SandboxEnv) ->
     while _trash_entries() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _trash_entries() == []
+
+
+def test_a_trash_behind_a_symlinked_log_root_is_never_purged_or_used(sandbox, tmp_path) -> None:
+    from app.core import paths, removal
+
+    victim = tmp_path / "victim"
+    (victim / "trash" / "sub").mkdir(parents=True)
+    (victim / "trash" / "sub" / "precious.txt").write_text("precious\n")
+    paths.log_root().parent.mkdir(parents=True, exist_ok=True)
+    paths.log_root().symlink_to(victim)
+    removal.purge_trash(wait_s=1)
+    assert (victim / "trash" / "sub" / "precious.txt").read_text() == "precious\n"
