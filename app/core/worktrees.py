@@ -190,11 +190,26 @@ def unmerged_commit(cwd: str | os.PathLike[str], rev: str, own_branch: str | Non
         return True
 
 
+def _locked(dot_git: str) -> bool:
+    """Whether the worktree whose `.git` file is `dot_git` is locked (`<gitdir>/locked`)."""
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(4096).strip()
+    except OSError:
+        return False
+    if not text.startswith("gitdir:"):
+        return False
+    gitdir = text[len("gitdir:"):].strip()
+    if not os.path.isabs(gitdir):
+        gitdir = os.path.join(os.path.dirname(dot_git), gitdir)
+    return os.path.exists(os.path.join(gitdir, "locked"))
+
+
 def unsaved_work(path: str | os.PathLike[str]) -> str | None:
     """For a folder that is a linked git worktree (a `.git` file), whether removing it would
-    lose work: `dirty` (changed, untracked, or ignored outside the regenerable folders) or
-    `unmerged` (a commit on no other branch or remote); None when nothing would be lost or
-    it is no worktree. Git failing on a worktree counts as dirty: when unsure, keep.
+    lose work: `dirty` (changed, untracked, or ignored outside the regenerable folders),
+    `unmerged` (a commit on no other branch or remote) or `not_removed` (locked); None when
+    nothing would be lost or it is no worktree. Git failing on a worktree counts as dirty: when unsure, keep.
 
     The output GC asks this of every recorded path before removing it, so a worktree that a
     Bash command made is never deleted with uncommitted work inside, however old it is."""
@@ -204,6 +219,8 @@ def unsaved_work(path: str | os.PathLike[str]) -> str | None:
     dot_git = os.path.join(folder, ".git")
     if os.path.islink(folder) or os.path.islink(dot_git) or not os.path.isfile(dot_git):
         return None
+    if _locked(dot_git):  # someone locked it (`git worktree lock`): it stays, as in `clean`
+        return "not_removed"
     try:
         if is_dirty(folder):
             return "dirty"

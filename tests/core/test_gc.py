@@ -495,3 +495,13 @@ def test_dotdot_through_a_symlink_is_judged_where_it_really_is(sandbox: SandboxE
     assert victim.exists()
     assert [e.status for e in report.entries] in (["skip"], ["missing"])
     assert journal.read_entries() == []
+
+
+def test_a_locked_recorded_worktree_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    wt = repo / ".claude" / "worktrees" / "held"
+    git(repo, "worktree", "add", "-q", "--lock", str(wt), "-b", "held")
+    set_mtime(wt, OLD)
+    record("s1", wt, "worktree", cwd=repo)
+    assert by_path(gc.sweep()) == {str(wt): ("kept", "not_removed")}
+    assert wt.exists()
