@@ -91,9 +91,10 @@ class _Look:
 
 
 def change_line(path: str, agent: str, *, deleted: bool = False) -> str:
-    """The context line (CONTRACT), or its variant for a deleted file."""
-    verb = "deleted" if deleted else "changed"
-    return f"The user or a tool {verb} `{_one_line(path)}` after the last edit of `{_one_line(agent)}`."
+    """The context line, exactly as CONTRACT writes it; for a deleted file the same line and
+    then "It was deleted." (a deletion is a change: the line a reader matches stays whole)."""
+    line = f"The user or a tool changed `{_one_line(path)}` after the last edit of `{_one_line(agent)}`."
+    return f"{line} It was deleted." if deleted else line
 
 
 def _one_line(text: str) -> str:
