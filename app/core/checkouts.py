@@ -46,6 +46,15 @@ def _git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)
 
 
+def _listed_worktrees(repo: str) -> set[str]:
+    """Real paths of the worktrees `git worktree list` names for `repo`."""
+    result = _git(repo, "worktree", "list", "--porcelain", "-z")
+    if result.returncode != 0:
+        return set()
+    return {os.path.realpath(item[len("worktree "):]) for item in result.stdout.split("\0")
+            if item.startswith("worktree ")}
+
+
 def create_checkout(cwd: str, name: str, session_id: str | None) -> Checkout:
     """Make (or find again) the checkout `name` of the repository that holds `cwd`."""
     if not isinstance(name, str) or not _SAFE_NAME.match(name) or name in (".", ".."):
@@ -58,7 +67,14 @@ def create_checkout(cwd: str, name: str, session_id: str | None) -> Checkout:
         raise CheckoutError(f"claudetto: {cwd!r} is not inside a git repository")
     target = repo / ".claude" / "worktrees" / name
     branch = f"worktree-{name}"
-    if not (target / ".git").exists():
+    if "\n" in str(target) or "\r" in str(target):
+        raise CheckoutError("claudetto: the repository path holds a newline; Claude could not read the checkout's path")
+    if any(os.path.islink(p) for p in (repo / ".claude", target.parent, target)):
+        raise CheckoutError(f"claudetto: {target} is reached through a symlink; no checkout made")
+    if (target / ".git").exists():
+        if os.path.realpath(target) not in _listed_worktrees(str(repo)):
+            raise CheckoutError(f"claudetto: {target} has a .git but git does not list it as a worktree; not touched")
+    else:
         if os.path.lexists(target):
             raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -88,3 +88,33 @@ def test_remove_keeps_dirty_unregistered_and_ignored_env(sandbox: SandboxEnv, tm
     git(repo, "worktree", "add", "-q", "-b", "mine", str(manual))
     assert remove(repo, manual).returncode == 0
     assert manual.exists()  # claudetto did not make it: left alone
+
+
+def test_a_symlinked_or_unlisted_target_fails_loud(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    base = repo / ".claude" / "worktrees"
+    base.mkdir(parents=True)
+    (base / "linked").symlink_to(repo)  # would put Claude in the main checkout
+    result = create(repo, "linked")
+    assert result.returncode != 0 and result.stdout == b"" and b"symlink" in result.stderr
+    fake = base / "fake"
+    fake.mkdir()
+    (fake / ".git").write_text("gitdir: /nowhere\n")
+    result = create(repo, "fake")
+    assert result.returncode != 0 and b"does not list it" in result.stderr
+    assert not (sandbox.state / "checkouts.json").exists()
+
+
+def test_a_repository_path_with_a_newline_fails_loud(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "my\nrepo")
+    result = create(repo, "nl-test")
+    assert result.returncode != 0 and result.stdout == b"" and result.stderr.count(b"\n") == 1
+
+
+def test_a_project_behind_a_symlinked_parent_still_works(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    real = make_repo(tmp_path / "real" / "repo")
+    (tmp_path / "home-link").symlink_to(tmp_path / "real")
+    via = tmp_path / "home-link" / "repo"
+    result = create(via, "feature-x")
+    assert result.returncode == 0, result.stderr
+    assert (real / ".claude" / "worktrees" / "feature-x" / ".git").is_file()
