@@ -43,15 +43,19 @@ _CP_VALUE_OPTIONS = frozenset({"-t", "--target-directory", "-S", "--suffix"})
 class _Found:
     """An output as written in the command (`raw`) and the folder it is relative to
     (`base`; None when unknown, after `cd "$d"`). `inside` is set for `cp -r SRC DEST` alone:
-    the name the copy has when DEST was a folder already ("" when that name is unknown)."""
+    the name the copy has when DEST was a folder already ("" when that name is unknown).
+    `merged`: the copy may be a folder that was there, with entries added (`src/.`, `-T`,
+    `DIR/<name>`), so only a birth time can show this call made it (app/core/created.py)."""
 
-    __slots__ = ("kind", "raw", "base", "inside")
+    __slots__ = ("kind", "raw", "base", "inside", "merged")
 
-    def __init__(self, kind: str, raw: str, base: str | None, inside: str | None = None) -> None:
+    def __init__(self, kind: str, raw: str, base: str | None, inside: str | None = None,
+                 merged: bool = False) -> None:
         self.kind = kind
         self.raw = raw
         self.base = base
         self.inside = inside
+        self.merged = merged
 
 
 class _Shell:
@@ -270,10 +274,10 @@ def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[
         target, sources = plain[-1], plain[:-1]
         if no_target_dir or (len(sources) == 1 and not target.endswith("/")):
             name = "" if no_target_dir else _copy_name(sources[0])
-            if name == ".":  # `cp -r dir/. dest`: the copy is dest itself, merged or new
-                found.append(_Found("copy", target, cwd))
+            if name == "." or no_target_dir:  # `cp -r dir/. dest`, `-T`: dest itself, merged or new
+                found.append(_Found("copy", target, cwd, merged=True))
             else:
-                found.append(_Found("copy", target, cwd, inside=None if no_target_dir else name or ""))
+                found.append(_Found("copy", target, cwd, inside=name or ""))
             return
     else:
         sources = plain
@@ -284,7 +288,7 @@ def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[
         if not name or name == ".":
             notes.append(f"copy of {source!r} into {target!r} not recorded: its name there cannot be known here")
         else:
-            found.append(_Found("copy", target.rstrip("/") + "/" + name, cwd))
+            found.append(_Found("copy", target.rstrip("/") + "/" + name, cwd, merged=True))
 
 
 def _copy_name(source: str) -> str:
@@ -304,7 +308,8 @@ def _copy_target(path: str, name: str, notes: list[str]) -> str | None:
     """What `cp -r SRC path` made, seen after the fact: `path` itself when cp made it, or
     `path/<name>` when `path` was a folder already, which cannot be told apart; so
     `path/<name>` when it exists, else `path`. `name` "": unknown, and `path` a folder: not
-    recorded (it may be a folder that was there and holds anything)."""
+    recorded (it may be a folder that was there and holds anything). This is the reader's
+    guess only: the recorder then needs evidence the call made the path it records."""
     if not os.path.isdir(path):
         return path
     if not name:
@@ -323,31 +328,43 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
 
     `cwd` None: the folder is unknown, so only absolute paths can be recorded. It looks at
     the disk only for `cp -r SRC DEST` (was DEST a folder?); an unprinted mktemp path is
-    found by the recorder (app/core/recorder.py)."""
-    outputs, notes, _ = read_bash(command, cwd, stdout)
+    found by the recorder (app/core/recorder.py), which also records a copy or worktree
+    only with evidence that the call made it (app/core/created.py)."""
+    outputs, notes, _, _ = read_bash(command, cwd, stdout)
     return outputs, notes
 
 
 def read_bash(command: str, cwd: str | None, stdout: str
-              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall]]:
+              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
-    recorder looks for those on disk)."""
+    recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
+    recorder records one only with evidence this call made it, app/core/created.py):
+    path -> (merged, outer). `merged`: only a birth time can show it; `outer`: the target
+    `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a folder), to
+    be taken instead when DEST itself was born in the call."""
     if not any(word in command for word in TRIGGERS):
-        return [], [], []
+        return [], [], [], {}
     try:
         found, notes, calls = _read_chain(command, _Shell(cwd))
     except ValueError as exc:  # Unreadable and shlex's "No closing quotation"
-        return [], [f"cannot read the command ({exc}); nothing recorded"], []
+        return [], [f"cannot read the command ({exc}); nothing recorded"], [], {}
     outputs: list[tuple[str, str]] = []
+    claims: dict[str, tuple[bool, str | None]] = {}
     for item in found:
         path = absolute_path(item.base, item.raw)
         if path is None:
             notes.append(f"{item.kind} {item.raw!r} not recorded: it cannot be expanded here")
             continue
+        merged, outer = item.merged, None
         if item.inside is not None:
-            path = _copy_target(path, item.inside, notes)
+            chosen = _copy_target(path, item.inside, notes)
+            if chosen is not None and chosen != path:
+                merged, outer = True, path
+            path = chosen
         if path is not None:
             outputs.append((item.kind, path))
+            if item.kind in ("copy", "worktree") and path not in claims:
+                claims[path] = (merged, outer)
     unprinted: list[MktempCall] = []
     if calls:
         from app.core.mktemp import printed_paths
@@ -357,7 +374,7 @@ def read_bash(command: str, cwd: str | None, stdout: str
             outputs.extend(("temp", path) for path in printed)
             if not printed:
                 unprinted.append(call)
-    return _unique(outputs), notes, unprinted
+    return _unique(outputs), notes, unprinted, claims
 
 
 def _read_chain(command: str, shell: _Shell) -> tuple[list[_Found], list[str], list[MktempCall]]:

@@ -259,15 +259,18 @@ def _bash(command: str, response: object = None, *, session: str = "s1", cwd: st
 
 def test_record_outputs_writes_one_record_per_path(sandbox: SandboxEnv) -> None:
     before = time.time()
-    record_outputs(_bash("git clone u/v.git /tmp/v"))
-    record_outputs(_bash("git clone u/v.git /tmp/v && git worktree add /tmp/wt"))
+    v, wt = sandbox.user_tmp / "v", sandbox.user_tmp / "wt"
+    v.mkdir()  # made by "the call": fresh, this user's
+    wt.mkdir()
+    record_outputs(_bash(f"git clone u/v.git {v}"))
+    record_outputs(_bash(f"git clone u/v.git {v} && git worktree add {wt}"))
     data = json.loads(paths.gc_records_file("s1").read_text())
-    assert [(r["path"], r["kind"]) for r in data["records"]] == [("/tmp/v", "copy"), ("/tmp/wt", "worktree")]
+    assert [(r["path"], r["kind"]) for r in data["records"]] == [(str(v), "copy"), (str(wt), "worktree")]
     first = data["records"][0]
     assert first["session"] == "s1" and first["cwd"] == CWD and first["time"] >= before
     records = read_records("s1")
-    assert records[0] == OutputRecord("/tmp/v", "copy", "s1", first["time"], CWD)
-    assert [r.path for r in read_records()] == ["/tmp/v", "/tmp/wt"]
+    assert records[0] == OutputRecord(str(v), "copy", "s1", first["time"], CWD)
+    assert [r.path for r in read_records()] == [str(v), str(wt)]
 
 
 def test_bash_output_given_as_a_plain_string(sandbox: SandboxEnv) -> None:
@@ -317,7 +320,9 @@ def test_bad_payloads_never_raise_and_record_nothing(sandbox: SandboxEnv, payloa
 
 
 def test_no_session_id_is_logged(sandbox: SandboxEnv) -> None:
-    record_outputs({"tool_name": "Bash", "cwd": CWD, "tool_input": {"command": "git clone u/v.git /tmp/v"}})
+    (sandbox.user_tmp / "v").mkdir()
+    record_outputs({"tool_name": "Bash", "cwd": CWD,
+                    "tool_input": {"command": f"git clone u/v.git {sandbox.user_tmp / 'v'}"}})
     assert read_records() == []
     logs = list(Path(paths.log_root()).rglob("*.log"))
     assert any("no session_id" in p.read_text() for p in logs)
@@ -333,8 +338,9 @@ def test_a_corrupt_records_file_loses_no_new_record(sandbox: SandboxEnv) -> None
     file = paths.gc_records_file("s1")
     file.parent.mkdir(parents=True)
     file.write_text("{not json")
-    record_outputs(_bash("git clone u/v.git /tmp/v"))
-    assert [r.path for r in read_records("s1")] == ["/tmp/v"]
+    (sandbox.user_tmp / "v").mkdir()
+    record_outputs(_bash(f"git clone u/v.git {sandbox.user_tmp / 'v'}"))
+    assert [r.path for r in read_records("s1")] == [str(sandbox.user_tmp / "v")]
     assert any(name.startswith("s1.json.corrupt-") for name in os.listdir(file.parent))
 
 
@@ -349,3 +355,57 @@ def test_read_records_skips_bad_entries_and_keeps_good_ones(sandbox: SandboxEnv)
         {"path": "/tmp/c", "kind": "copy", "time": "soon"},
     ]}))
     assert [(r.path, r.session, r.time) for r in read_records()] == [("/tmp/c", "s9", 0.0), ("/tmp/a", "s9", 5.0)]
+
+
+# --- evidence that the call made a copy or worktree (app/core/created.py) ----------------
+
+
+def test_without_a_birth_time_the_ctime_and_every_top_entry_must_be_in_the_window(tmp_path: Path) -> None:
+    from app.core.created import why_not_made
+
+    fresh = tmp_path / "fresh"
+    (fresh / "inner").mkdir(parents=True)
+    now = time.time()
+    assert why_not_made(str(fresh), now - 60, now + 0.5, merged=False, use_birth=False) is None
+    # Content put into what may be a folder that was there: only a birth time can tell.
+    assert "no creation time" in str(why_not_made(str(fresh), now - 60, now, merged=True, use_birth=False))
+    later = time.time() + 30  # a call that ran after these were made
+    assert "there before" in str(why_not_made(str(fresh), later, later, merged=False, use_birth=False))
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "old.txt").write_text("mine")
+    time.sleep(1.3)  # beyond the 1 s clock slack
+    (mixed / "new").mkdir()  # the folder's ctime moves: only the old entry gives it away
+    now = time.time()
+    assert "'old.txt' in it is older" in str(why_not_made(str(mixed), now, now, merged=False, use_birth=False))
+
+
+def test_missing_symlinked_and_birth_timed_targets(tmp_path: Path) -> None:
+    from app.core.created import birth_time, why_not_made
+
+    now = time.time()
+    assert "does not exist" in str(why_not_made(str(tmp_path / "none"), now - 60, now, merged=False))
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert "symlink" in str(why_not_made(str(tmp_path / "link"), now - 60, now + 1, merged=False))
+    if birth_time(str(tmp_path / "real")) is None:
+        pytest.skip("this file system reports no birth time (statx STATX_BTIME)")
+    assert why_not_made(str(tmp_path / "real"), now - 60, now + 1, merged=True) is None
+    later = time.time() + 30
+    assert "there before the call (created" in str(why_not_made(str(tmp_path / "real"), later, later, merged=True))
+
+
+def test_cp_one_source_into_a_fresh_target_that_holds_a_child_of_the_same_name(sandbox: SandboxEnv) -> None:
+    # `cp -r src copy` where src holds `src/`: cp made `copy`, the reader guesses `copy/src`;
+    # the birth time of `copy` settles it.
+    from app.core.created import birth_time
+
+    src = sandbox.user_tmp / "src"
+    (src / "src").mkdir(parents=True)
+    subprocess.run(["cp", "-r", "src", "copy"], cwd=sandbox.user_tmp, check=True)
+    record_outputs(_bash("cp -r src copy", cwd=str(sandbox.user_tmp)))
+    recorded = [r.path for r in read_records("s1")]
+    if birth_time(str(sandbox.user_tmp / "copy")) is None:
+        assert recorded == []  # `copy/src` may be merged into a folder that was there: not recorded
+    else:
+        assert recorded == [str(sandbox.user_tmp / "copy")]

@@ -13,7 +13,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.recorder import read_records
 from app.core.state import write_json_atomic
-from tests.support import SandboxEnv, hook_modules, run_hook, set_mtime
+from tests.support import SandboxEnv, hook_modules, make_repo, run_cli, run_hook, set_mtime
 
 OLD = 8 * 86_400
 
@@ -47,8 +47,10 @@ def record(sid: str, path: Path, cwd: Path) -> None:
 
 
 def test_post_tool_bash_records_a_clone(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    done = run_hook(post_bash("git clone --depth 1 https://x/y/tool.git", {"stdout": "", "stderr": "",
-                                                                            "interrupted": False}, cwd=tmp_path),
+    repo = make_repo(sandbox.root / "remote" / "tool")
+    command = f"git clone -q {repo}"  # the folder's name derived from the URL, as git does
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True, env=dict(os.environ))
+    done = run_hook(post_bash(command, {"stdout": "", "stderr": "", "interrupted": False}, cwd=tmp_path),
                     cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
     assert [(r.kind, r.path, r.cwd) for r in read_records("s1")] == [("copy", str(tmp_path / "tool"), str(tmp_path))]
@@ -117,7 +119,8 @@ def test_post_tool_a_plain_command_costs_no_parser_import(sandbox: SandboxEnv, t
 
 
 def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    payload = post_bash("git clone u/v.git /tmp/v && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path)
+    (tmp_path / "v").mkdir()  # as if the clone made it just now
+    payload = post_bash(f"git clone u/v.git {tmp_path / 'v'} && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path)
     loaded = hook_modules(payload, tmp_path)
     assert "app.core.recorder" in loaded  # it did run
     heavy = {m for m in loaded if m.split(".")[0] in {"git", "textual", "rich", "humanize", "subprocess"}}
@@ -158,3 +161,57 @@ def test_session_start_keeps_its_own_outputs_and_sweeps_the_dead(sandbox: Sandbo
     assert "GC removed=1 " in log.read_text()
     assert mine.exists() and not theirs.exists()
     assert [r.path for r in read_records()] == [str(mine)]
+
+
+def test_post_tool_records_a_clone_or_copy_only_when_the_call_made_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The reviewer's data-loss repro: a target that was there is never recorded (the sweep
+    would remove it on its own old mtime); what the call made fresh is."""
+    from app.core.created import birth_time
+
+    tmp = sandbox.user_tmp
+    proj = tmp / "proj"
+    proj.mkdir()
+    (proj / "notes.txt").write_text("work\n")
+    set_mtime(proj, 20 * 86_400)
+    kept = [proj, old_folder(tmp / "data"), old_folder(tmp / "data2"), old_folder(tmp / "data3")]
+    existing = tmp / "existing"
+    (existing / "precious").mkdir(parents=True)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f").write_text(name)
+    repo = make_repo(sandbox.root / "remote" / "repo")
+    time.sleep(2.5)  # all that is older than the calls' window below (1 s, plus 1 s of clock slack)
+
+    def call(command: str, stdout: str = "", timeout_ms: int | None = None) -> None:
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=60,
+                       env=dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true"))
+        payload = post_bash(command, {"stdout": stdout, "stderr": "", "interrupted": False}, cwd=tmp_path)
+        if timeout_ms is not None:
+            payload["tool_input"]["timeout"] = timeout_ms  # type: ignore[index]
+        done = run_hook(payload, cwd=tmp_path)
+        assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+
+    call(f"git clone https://github.com/x/proj.git {proj} 2>/dev/null || git -C {proj} pull",
+         "Already up to date.\n", 1000)
+    call(f"cp -r srcc {tmp}/data || true", timeout_ms=1000)
+    call(f"cp -rT a {tmp}/data2", timeout_ms=1000)
+    call(f"cp -r a/. {tmp}/data3", timeout_ms=1000)
+    assert read_records() == []
+    log = paths.session_log(str(tmp_path), "s1").read_text()
+    for path in kept:
+        assert f"copy {path} not recorded: " in log
+    dry = run_cli("gc", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0 and all(str(path) not in dry.stdout for path in kept)
+    assert (proj / "notes.txt").read_text() == "work\n"
+
+    call(f"git clone -q {repo} {tmp}/newclone")
+    call(f"cp -r a {tmp}/new")
+    call(f"cp -r a b {tmp}/existing/")
+    assert (tmp / "newclone" / "README.md").is_file() and (existing / "a" / "f").is_file()
+    recorded = [(r.kind, r.path) for r in read_records("s1")]
+    fresh = [("copy", str(tmp / "newclone")), ("copy", str(tmp / "new"))]
+    if birth_time(str(existing / "a")) is not None:
+        assert recorded == [*fresh, ("copy", str(existing / "a")), ("copy", str(existing / "b"))]
+    else:  # copies into a folder that was there need a birth time: without one, none is recorded
+        assert recorded == fresh
+    assert str(existing) not in {path for _, path in recorded}

@@ -1,0 +1,109 @@
+"""Did this Bash call make that path? The evidence the recorder needs before it notes a
+`copy` (git clone, cp -r) or a `worktree` (git worktree add) output.
+
+A command names a target; it does not prove it made it (`git clone URL dir || git -C dir
+pull`, `cp -r missing dest || true`, a copy merged into a folder that was there). A path
+the GC later removes on its own age must be one this call created, so it is recorded only
+when it exists, is no symlink, is this user's, and was created within the call's window:
+its birth time (statx STATX_BTIME) when the file system reports one, else its ctime, and
+then every entry at its top must be that fresh too (an old entry says the folder was there
+before). A copy merged into what may be an existing folder (`src/.`, `-T`, `DIR/<name>`)
+needs the birth time: a ctime moves when entries are added, so without a birth time it is
+not recorded.
+
+Loaded only when a command names such an output (it imports ctypes).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import stat
+import sys
+
+_AT_FDCWD = -100
+_AT_SYMLINK_NOFOLLOW = 0x100
+_STATX_BTIME = 0x800
+_STATX_SIZE = 256  # sizeof(struct statx)
+_BTIME_OFFSET = 80  # struct statx: stx_btime {__s64 tv_sec; __u32 tv_nsec; ...}
+#: Time stamps come from a coarse clock: this much slack either side of the window (seconds).
+CLOCK_SLACK_S = 1.0
+#: At most this many top entries of a folder are looked at for the ctime check.
+MAX_ENTRIES = 256
+
+_statx_fn: object = None
+
+
+def _statx() -> object:
+    """glibc's `statx`, or False when the C library has none."""
+    global _statx_fn
+    if _statx_fn is None:
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).statx
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+            fn.restype = ctypes.c_int
+            _statx_fn = fn
+        except (AttributeError, OSError):
+            _statx_fn = False
+    return _statx_fn
+
+
+def birth_time(path: str) -> float | None:
+    """The creation time of `path` itself (no symlink followed), or None when the C library
+    or the file system does not report one, or the path cannot be read."""
+    fn = _statx()
+    if not fn:
+        return None
+    buf = ctypes.create_string_buffer(_STATX_SIZE)
+    try:
+        encoded = os.fsencode(path)
+    except (TypeError, ValueError):
+        return None
+    if b"\x00" in encoded or fn(_AT_FDCWD, encoded, _AT_SYMLINK_NOFOLLOW, _STATX_BTIME, buf) != 0:  # type: ignore[operator]
+        return None
+    raw = buf.raw
+    order = sys.byteorder
+    if not int.from_bytes(raw[0:4], order) & _STATX_BTIME:  # stx_mask: what the fs filled in
+        return None
+    sec = int.from_bytes(raw[_BTIME_OFFSET:_BTIME_OFFSET + 8], order, signed=True)
+    nsec = int.from_bytes(raw[_BTIME_OFFSET + 8:_BTIME_OFFSET + 12], order)
+    return sec + nsec / 1e9
+
+
+def why_not_made(path: str, since: float, now: float, *, merged: bool, use_birth: bool = True) -> str | None:
+    """None when there is evidence this call made `path` (created within `since`..`now`),
+    else the reason it is not recorded, for the log. `merged`: the copy may be a folder that
+    was there before with entries added (needs a birth time). `use_birth` False: judge as on
+    a file system without birth times."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "it does not exist after the call"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symlink"
+    if st.st_uid != os.getuid():
+        return "it is not this user's"
+    low, high = since - CLOCK_SLACK_S, now + CLOCK_SLACK_S
+    born = birth_time(path) if use_birth else None
+    if born is not None:
+        if born < low:
+            return f"it was there before the call (created {now - born:.0f} s ago)"
+        if born > high:
+            return "its creation time is in the future"
+        return None
+    if merged:
+        return ("the file system reports no creation time, and the copy may have been merged into "
+                "a folder that was there")
+    if not low <= st.st_ctime <= high:
+        return "it was there before the call (no creation time; its ctime is older than the call)"
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            with os.scandir(path) as entries:
+                for count, entry in enumerate(entries):
+                    if count >= MAX_ENTRIES:
+                        break
+                    if entry.stat(follow_symlinks=False).st_ctime < low:
+                        return f"it was there before the call (no creation time; {entry.name!r} in it is older)"
+        except OSError as exc:
+            return f"cannot list it: {exc.strerror or exc}"
+    return None
