@@ -16,7 +16,7 @@ from app.core import paths
 from app.core.log import log
 
 _LEGACY_NAME = re.compile(r"^pid-(\d+)\.json$")
-MAX_PID = 2**22  # Linux's largest pid_max; a pid outside 1..MAX_PID names no process
+MAX_PID = 2**22  # Linux's largest pid_max: a bigger pid names no running process
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,8 @@ def is_live(session: Session, current_session_id: str | None = None) -> bool:
     or it has no pid (keep when unsure), or it is the session that triggered the hook."""
     if current_session_id and session.session_id == current_session_id:
         return True
-    if session.pid is None or not 0 < session.pid <= MAX_PID:
-        return True  # no usable pid: unsure, so keep
+    if session.pid is None or session.pid <= 0:
+        return True  # no usable pid (0 and below name process groups): unsure, so keep
     return process_running(session.pid, session.proc_start)
 
 
