@@ -265,12 +265,18 @@ class OutputsScreen(Screen[None]):
         self.store.marked.clear()
         self.store.changed.publish(None)
 
-    def action_remove_marked(self) -> None:
+    def may_remove(self) -> bool:
+        """False (and says why) in --read-only, or while a removal or sweep runs."""
         if self.app.read_only:  # type: ignore[attr-defined]
             self.notify("Read-only: every removal is disabled (started with --read-only).", severity="warning")
-            return
+            return False
         if self.working:
             self.notify("A removal is already running.")
+            return False
+        return True
+
+    def action_remove_marked(self) -> None:
+        if not self.may_remove():
             return
         marked = [self.store.rows[k] for k in sorted(self.store.marked) if k in self.store.rows]
         if not marked:
@@ -313,11 +319,7 @@ class OutputsScreen(Screen[None]):
         self.store.refresh()
 
     def action_sweep(self) -> None:
-        if self.app.read_only:  # type: ignore[attr-defined]
-            self.notify("Read-only: every removal is disabled (started with --read-only).", severity="warning")
-            return
-        if self.working:
-            self.notify("A removal is already running.")
+        if not self.may_remove():
             return
         self.working = "sweep"
         self.show_progress(True, "sweep: dry run…")
