@@ -171,7 +171,15 @@ def is_dirty(worktree: str | os.PathLike[str]) -> bool:
             return True
         if not _ignored_ok(path, entry):
             return True
-    return False
+    return _hidden_from_status(path)
+
+
+def _hidden_from_status(path: str) -> bool:
+    """Whether some tracked file is marked skip-worktree or assume-unchanged: `git status`
+    does not look at such a file, so an edit in it would be invisible and lost. When unsure,
+    keep: such a worktree counts as dirty."""
+    listing = _run(path, "ls-files", "-v", "-z")
+    return any(item[:1] == "S" or item[:1].islower() for item in listing.split("\0") if item)
 
 
 def unmerged_commit(cwd: str | os.PathLike[str], rev: str, own_branch: str | None) -> bool:

@@ -338,3 +338,12 @@ def test_describe_takes_state_and_sessions_from_the_registry(repo: Path) -> None
     assert (rows[plain.name].state, rows[plain.name].sessions, rows[plain.name].kind) == ("unmanaged", {}, "agent")
     assert rows[wt.name].reason == "young" and not rows[wt.name].removable
     assert rows[wt.name].size > 0 and rows[wt.name].branch == "worktree-bold-oak-a3f2"
+
+
+def test_an_edit_hidden_by_skip_worktree_or_assume_unchanged_counts_as_dirty(repo: Path) -> None:
+    for flag in ("--skip-worktree", "--assume-unchanged"):
+        wt = add_worktree(repo, flag.strip("-"))
+        (wt / "README.md").write_text("an edit git status will not show\n")
+        git(wt, "update-index", flag, "README.md")
+        assert git(wt, "status", "--porcelain") == ""  # invisible to status
+        assert worktrees.is_dirty(wt) is True
