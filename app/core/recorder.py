@@ -155,7 +155,7 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) ->
 
     from app.core.state import update_json
 
-    update_json(paths.gc_records_file(session), change, lambda: {"session": session, "records": []})
+    update_json(paths.gc_records_file_str(session), change, lambda: {"session": session, "records": []})
 
 
 def normal_records(data: Any, session: str) -> dict[str, Any]:

@@ -106,3 +106,14 @@ def test_hooks_json_wires_every_contract_event_with_dash_p() -> None:
             for hook in entry["hooks"]:
                 assert hook["type"] == "command"
                 assert " -P -m hooks" in hook["command"]
+
+
+def test_a_scratch_write_records_without_pathlib_or_json(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    scratch = sandbox.user_tmp / "report.md"
+    scratch.write_text("x\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
+               "tool_input": {"file_path": str(scratch), "content": "x\n"}, "tool_response": {}}
+    loaded = hook_modules(payload, tmp_path)
+    assert "app.core.recorder" in loaded and "app.core.ledger" in loaded  # both parts ran
+    assert (sandbox.state / "gc" / "s1.json").exists() and (sandbox.state / "ledger.json").exists()
+    assert {"pathlib", "json", "typing", "dataclasses"} & loaded == set()
