@@ -24,7 +24,6 @@ A dry run judges the same way, removes nothing and writes no state at all.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -37,7 +36,7 @@ from app.core import paths, removal, scanner, sessions
 from app.core.bounds import bound
 from app.core.gc_records import OutputRecord, read_records, records_files
 from app.core.log import log, log_lines
-from app.core.state import StateBusy, locked, update_json
+from app.core.state import StateBusy, locked, remove_json_if, update_json
 
 RULE = "gc"
 DAY_S = 86_400
@@ -441,14 +440,7 @@ def _drop_records(dropped: set[str], items: list[_Item]) -> None:
 def _remove_empty(path: Path) -> None:
     """A records file with no record left goes, under its lock (a new record may race in)."""
     try:
-        with locked(path, wait_s=1.0):
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                return
-            parsed = json.loads(data)
-            if isinstance(parsed, dict) and parsed.get("records") == []:
-                path.unlink()
+        remove_json_if(path, lambda data: isinstance(data, dict) and data.get("records") == [])
     except (OSError, ValueError) as exc:
         log(f"gc: left {path}: {exc}")
 

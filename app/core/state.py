@@ -137,3 +137,20 @@ def update_json(path: str | os.PathLike[str], change: Callable[[Any], Any], defa
             log(f"state: lost the race for {os.fspath(path)} (try {attempt + 1} of {tries})")
     assert last is not None
     raise last
+
+
+def remove_json_if(path: str | os.PathLike[str], condition: Callable[[Any], bool]) -> bool:
+    """Delete a state file under its lock when `condition(data)` holds for what it holds now
+    (a writer may have raced in since the caller looked). True when it was deleted."""
+    name = os.fspath(path)
+    with locked(name, wait_s=1.0):
+        try:
+            with open(name, "rb") as fh:
+                data = fastjson.loads(fh.read())
+        except FileNotFoundError:
+            return False
+        if not condition(data):
+            return False
+        os.unlink(name)
+        return True
+

@@ -54,3 +54,14 @@ def test_a_writer_that_cannot_get_the_lock_gives_up_after_the_tries(tmp_path: Pa
     with state.locked(target), pytest.raises(state.StateBusy):
         state.update_json(target, lambda d: {"lost": 1}, dict)
     assert json.loads(target.read_text()) == {"kept": 1}
+
+
+def test_remove_json_if_checks_what_the_file_holds_now(tmp_path: Path) -> None:
+    target = tmp_path / "records.json"
+    state.write_json_atomic(target, {"records": ["raced in"]})
+    assert state.remove_json_if(target, lambda d: d.get("records") == []) is False
+    assert target.exists()
+    state.write_json_atomic(target, {"records": []})
+    assert state.remove_json_if(target, lambda d: d.get("records") == []) is True
+    assert not target.exists()
+    assert state.remove_json_if(target, lambda d: True) is False  # already gone
