@@ -1,0 +1,68 @@
+"""Where the mount points are: a scan or a removal never crosses one.
+
+Comparing `st_dev` is not enough: a bind mount of the same file system (`mount --bind
+/home/me/data /tmp/x/data`) has the device of its parent, so a removal that only compared
+devices walked into it and emptied the user's data. The kernel's own list of this process's
+mount points, `/proc/self/mountinfo`, names every one, bind mounts included. Without /proc
+(macOS) the set is empty and `os.path.ismount` (a device change or the root) is what is left.
+"""
+
+from __future__ import annotations
+
+import os
+
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+def _unescape(field: bytes) -> str:
+    """A mountinfo path field: spaces, tabs, newlines and backslashes come as `\\ooo`."""
+    if b"\\" not in field:
+        return os.fsdecode(field)
+    out = bytearray()
+    i = 0
+    while i < len(field):
+        if field[i] == 0x5C and i + 3 < len(field) and field[i + 1:i + 4].isdigit():
+            out.append(int(field[i + 1:i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return os.fsdecode(bytes(out))
+
+
+def mount_points() -> frozenset[str]:
+    """The real paths of every mount point this process sees (empty without /proc)."""
+    try:
+        with open(MOUNTINFO, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return frozenset()
+    found = set()
+    for line in data.splitlines():
+        fields = line.split(b" ")
+        if len(fields) > 4:
+            found.add(_unescape(fields[4]))
+    return frozenset(found)
+
+
+def is_mount_point(path: str | os.PathLike[str], known: frozenset[str] | None = None) -> bool:
+    """Whether `path` (its real path) is a mount point; `known` saves reading the list again."""
+    real = os.path.realpath(path)
+    points = mount_points() if known is None else known
+    if real in points:
+        return True
+    try:
+        return os.path.ismount(real)
+    except OSError:
+        return False
+
+
+def mounts_inside(path: str | os.PathLike[str], known: frozenset[str] | None = None) -> list[str]:
+    """The mount points at `path` or below it (its real path), sorted."""
+    real = os.path.realpath(path)
+    points = mount_points() if known is None else known
+    prefix = real.rstrip("/") + "/"
+    found = sorted(p for p in points if p == real or p.startswith(prefix))
+    if not found and is_mount_point(real, points):
+        found = [real]
+    return found
