@@ -25,9 +25,10 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def append(entry: dict[str, Any]) -> None:
-    """Append one entry (a missing `time` is now). Never raises: a lost journal line is
-    logged, it must not turn a removal into a failure."""
+def append(entry: dict[str, Any], *, strict: bool = False) -> None:
+    """Append one entry (a missing `time` is now). A lost line is logged; with `strict` it
+    also raises OSError: a removal's opening line must be written before anything goes, so
+    a removal whose journal cannot be written does not happen at all."""
     record = {"time": now_iso(), **entry}
     line = (json.dumps(record, ensure_ascii=True, default=str) + "\n").encode("ascii")
     target = paths.journal_file()
@@ -40,6 +41,8 @@ def append(entry: dict[str, Any]) -> None:
             _append_line(target, line)  # O_APPEND with one write() is still whole
     except OSError as exc:
         log(f"journal: cannot append to {target}: {exc}")
+        if strict:
+            raise
 
 
 def _append_line(target: os.PathLike[str], line: bytes) -> None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core import journal, paths
+from app.core import journal, mounts, paths
 from app.core.log import log
 from app.core.scanner import PathLike, TreeSize, scan, text_path
 from app.core.state import StateBusy, locked, read_json, update_json
@@ -51,8 +51,10 @@ class Removal:
     rule: str
     kind: str
     session: str | None
-    status: str  # "removed" | "refused" | "missing" | "failed" | "dry_run"
-    reason: str | None  # refused: outside_root|symlink|escapes_root|other_fs|changed; failed: error
+    status: str  # "removed" | "kept" | "refused" | "missing" | "failed" | "dry_run"
+    # kept: the guard's reason, or `journal` (the journal could not be written first);
+    # refused: outside_root|symlink|escapes_root|other_fs|mount|changed; failed: the error
+    reason: str | None
     bytes: int  # disk bytes freed (or that would be)
     files: int  # non-directories removed
     folders: int  # directories removed
@@ -61,6 +63,17 @@ class Removal:
     @property
     def removed(self) -> bool:
         return self.status == "removed"
+
+
+#: A last check at the moment of removal: given the path where the entry is now (a folder
+#: already moved aside into the trash), None lets it go, a keep reason puts it back.
+Guard = Callable[[str], "str | None"]
+
+
+class _Kept(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class _Refused(Exception):
@@ -137,25 +150,38 @@ class _Tally:
 def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
            session: str | None = None, size: int | TreeSize | None = None,
            dry_run: bool = False, trash: bool | None = None, journal: bool = True,
-           spawn: bool = True, _before_remove: Callable[[str], Any] | None = None) -> Removal:
-    """Remove `path` safely under `root`; one journal line per call (not for a dry run).
+           spawn: bool = True, guard: Guard | None = None,
+           _before_remove: Callable[[str], Any] | None = None) -> Removal:
+    """Remove `path` safely under `root`, all or nothing, journaled before it starts.
 
-    `size`: disk bytes already measured (or a TreeSize, which also gives the counts), so a
-    hook need not scan again; None measures. `trash`: True renames into a trash folder on
-    the same file system and spawns one detached purge, False removes in place, None
-    (auto) trashes big trees. `spawn=False` leaves the purge to the caller (a sweep that
-    trashes many trees calls `spawn_purge()` once at its end). `_before_remove` is a test
-    seam called between the check and the removal (a race); the removal after it is real.
-    A dry run measures and checks but removes nothing and writes no journal line.
+    A folder is first renamed into a trash folder on its own file system (one atomic step:
+    a process killed after it leaves the whole tree in the trash, where the next purge
+    finishes it, never a half-deleted folder in place). `guard(moved_path)` is then asked
+    once more, at the moment of removal, whether the folder may go; a reason puts it back
+    and the result is `kept` with that reason. `trash`: True (or None for a big tree) leaves
+    the purge to one detached process, so a hook returns at once; False purges here and now.
+    A folder that cannot be renamed (no trash on its file system) is removed in place after
+    a `started` journal line, so the next run reports it when it was cut short.
+
+    The journal comes first: the one line of a removal is written after the folder is moved
+    aside (which can be undone) and before anything is deleted; when it cannot be written
+    the folder is put back and nothing is removed (status `kept`, reason `journal`). A
+    removal in place writes a `started` line before it starts and its result after.
+    `size`: disk bytes already measured (or a TreeSize), None measures. `spawn=False`
+    leaves the purge to the caller (`spawn_purge()` once at its end). `_before_remove` is a
+    test seam called between the check and the removal (a race). A dry run measures and
+    checks but removes nothing and writes no journal line.
     """
     text = text_path(path)
     write = journal and not dry_run
+    token = secrets.token_hex(6)
+    committed: list[Removal] = []
 
     def done(status: str, reason: str | None = None, freed: int = 0, files: int = 0,
              folders: int = 0, trashed: bool = False) -> Removal:
         result = Removal(text, rule, kind, session, status, reason, freed, files, folders, trashed)
         if write:
-            _journal(result)
+            _journal(result, token)
         return result
 
     reason = containment(text, root)
@@ -171,31 +197,83 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
             return done("refused", "other_fs")
     except OSError:
         return done("missing")
+    inside = mounts.mounts_inside(target)
+    if inside:
+        log(f"removal: {target} holds a mount point ({inside[0]}); kept")
+        return done("refused", "mount")
     measured = _measure(target, size)
     if dry_run:
         return done("dry_run", None, measured.disk, measured.files, measured.folders)
+
+    def commit(trashed: bool) -> None:
+        """The journal line, written right before the step that cannot be undone."""
+        result = Removal(text, rule, kind, session, "removed", None, measured.disk,
+                         measured.files, measured.folders, trashed)
+        if write:
+            try:
+                _journal(result, None, strict=True)
+            except OSError:
+                raise _Kept("journal") from None
+        committed.append(result)
+
+    def start() -> None:
+        if write:
+            try:
+                _journal_start(text, rule, kind, session, measured.disk, token)
+            except OSError:
+                raise _Kept("journal") from None
+
     if _before_remove is not None:
         _before_remove(target)
     tally = _Tally()
     trashed = False
     try:
         with _open_parent(root_real, target, root_dev) as (parent_fd, name):
-            trashed = _remove_at(parent_fd, name, root_real, root_dev, tally, measured, trash)
+            trashed = _remove_at(parent_fd, name, root_dev, root_real, measured, trash,
+                                 _Steps(guard, target, token, commit, start, tally))
     except _Refused as refused:
+        if committed:
+            return committed[0]
         if refused.reason == "missing":
             return done("missing")
         return done("refused", refused.reason)
+    except _Kept as kept:
+        return done("kept", kept.reason) if kept.reason != "journal" else Removal(
+            text, rule, kind, session, "kept", "journal", 0, 0, 0)
     except OSError as exc:
         tally.error(exc, "remove")
-    if trashed:
-        if spawn:
+    if committed:
+        if trashed and spawn:
             spawn_purge()
-        return done("removed", None, measured.disk, measured.files, measured.folders, True)
+        if tally.errors:
+            log(f"removal: the purge of {text!r} left {tally.errors} error(s) in the trash "
+                f"({tally.first_error}); the next purge tries again")
+        if trashed:
+            return committed[0]
+        from dataclasses import replace  # purged here: what was really counted
+
+        return replace(committed[0], files=tally.files, folders=tally.folders)
     if tally.errors or tally.other_fs:
-        left = scan(target)  # what is still there was not freed
+        left = scan(target) if os.path.lexists(target) else TreeSize(target, 0, 0, 0, 0)
         why = tally.first_error or f"other_fs: {tally.other_fs} mount(s) left"
         return done("failed", why, max(0, measured.disk - left.disk), tally.files, tally.folders)
     return done("removed", None, measured.disk, tally.files, tally.folders)
+
+
+class _Steps:
+    """What one removal carries down to where the entry is removed: the last check, the
+    journal writes, the tally."""
+
+    __slots__ = ("guard", "original", "token", "commit", "start", "tally")
+
+    def __init__(self, guard: Guard | None, original: str, token: str,
+                 commit: Callable[[bool], None], start: Callable[[], None], tally: _Tally) -> None:
+        self.guard = guard
+        self.original = original
+        self.token = token
+        self.commit = commit
+        self.start = start
+        self.tally = tally
 
 
 def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
@@ -206,11 +284,67 @@ def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
     return TreeSize(target, 0, max(0, int(size)), 0, 0)
 
 
-def _journal(result: Removal) -> None:
-    journal.append({"path": result.path, "kind": result.kind, "bytes": result.bytes,
-                    "rule": result.rule, "session": result.session, "result": result.status,
-                    "reason": result.reason, "files": result.files, "folders": result.folders,
-                    "trashed": result.trashed})
+def _journal_start(path: str, rule: str, kind: str, session: str | None, size: int,
+                   token: str) -> None:
+    """The line written before a removal starts; raises OSError when it cannot be written."""
+    from app.core.sessions import proc_start_time
+
+    pid = os.getpid()
+    journal.append({"path": path, "kind": kind, "bytes": size, "rule": rule, "session": session,
+                    "result": "started", "id": token, "pid": pid, "proc_start": proc_start_time(pid)},
+                   strict=True)
+
+
+def _journal(result: Removal, token: str | None = None, *, strict: bool = False) -> None:
+    line: dict[str, Any] = {
+        "path": result.path, "kind": result.kind, "bytes": result.bytes, "rule": result.rule,
+        "session": result.session, "result": result.status, "reason": result.reason,
+        "files": result.files, "folders": result.folders, "trashed": result.trashed}
+    if result.reason == "mount":
+        line["detail"] = "a mount point lies at or inside the path; nothing was removed"
+    if token is not None:
+        line["id"] = token
+    journal.append(line, strict=strict)
+
+
+def unfinished_removals() -> list[dict[str, Any]]:
+    """`started` journal lines with no closing line whose process is gone: removals cut short
+    (killed) in place. A folder renamed into the trash first is finished by the next purge;
+    these are the rare ones that could not be renamed, reported so nobody is left guessing."""
+    from app.core.sessions import process_running
+
+    open_lines: dict[str, dict[str, Any]] = {}
+    for entry in journal.read_entries():
+        token = entry.get("id")
+        if not isinstance(token, str):
+            continue
+        if entry.get("result") == "started":
+            open_lines[token] = entry
+        else:
+            open_lines.pop(token, None)
+    cut: list[dict[str, Any]] = []
+    for entry in open_lines.values():
+        pid, start = entry.get("pid"), entry.get("proc_start")
+        if isinstance(pid, int) and not isinstance(pid, bool) and process_running(
+                pid, start if isinstance(start, str) else None):
+            continue  # still running: not cut short
+        cut.append(entry)
+    return cut
+
+
+def report_unfinished() -> list[str]:
+    """Close every cut-short removal's journal entry with result `interrupted`, and say so in
+    the log; the paths of those removals (what is left of them is judged again as usual)."""
+    reported = []
+    for entry in unfinished_removals():
+        path = entry.get("path")
+        journal.append({"path": path, "kind": entry.get("kind"), "bytes": 0,
+                        "rule": entry.get("rule"), "session": entry.get("session"),
+                        "result": "interrupted", "id": entry.get("id"),
+                        "reason": "the removing process ended before it finished"})
+        log(f"removal: the removal of {path!r} was cut short; what is left of it stays until judged again")
+        reported.append(str(path))
+    return reported
 
 
 @contextlib.contextmanager
@@ -244,9 +378,14 @@ def _open_parent(root_real: str, target: str, root_dev: int) -> Iterator[tuple[i
         os.close(fd)
 
 
-def _remove_at(parent_fd: int, name: str, root_real: str, root_dev: int, tally: _Tally,
-               measured: TreeSize, trash: bool | None) -> bool:
-    """Remove `name` in the folder `parent_fd`; True when it went to the trash."""
+def _remove_at(parent_fd: int, name: str, root_dev: int, root_real: str, measured: TreeSize,
+               trash: bool | None, steps: _Steps) -> bool:
+    """Remove `name` in the folder `parent_fd`; True when a detached purge finishes it.
+
+    A folder is renamed into the trash first, checked once more where it now is, journaled,
+    then purged here (or left to the detached purge); a file is checked, journaled and
+    unlinked (a very big one goes to the trash and the detached purge)."""
+    tally = steps.tally
     try:
         st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -257,8 +396,18 @@ def _remove_at(parent_fd: int, name: str, root_real: str, root_dev: int, tally: 
         raise _Refused("other_fs")
     if not stat.S_ISDIR(st.st_mode):
         big = st.st_blocks * 512 >= TRASH_MIN_FILE_BYTES
-        if (trash or (trash is None and big)) and _to_trash(parent_fd, name, st, None, root_real):
-            return True
+        if steps.guard is not None:
+            _ask(steps.guard, steps.original)
+        if trash or (trash is None and big):
+            moved = _to_trash(parent_fd, name, st, root_real, steps.token)
+            if moved is not None:
+                trash_fd, slot, _ = moved
+                try:
+                    _commit_or_put_back(steps, trash_fd, slot, parent_fd, name, True)
+                finally:
+                    os.close(trash_fd)
+                return True
+        steps.commit(False)
         try:
             os.unlink(name, dir_fd=parent_fd)
         except FileNotFoundError:
@@ -279,10 +428,29 @@ def _remove_at(parent_fd: int, name: str, root_real: str, root_dev: int, tally: 
         now = os.fstat(dir_fd)
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             raise _Refused("changed")
-        if trash is None:
-            trash = _is_big(measured, dir_fd)
-        if trash and _to_trash(parent_fd, name, now, dir_fd, root_real):
-            return True
+        detached = trash is True or (trash is None and _is_big(measured, dir_fd))
+        moved = _to_trash(parent_fd, name, now, root_real, steps.token)
+        if moved is not None:
+            trash_fd, slot, slot_path = moved
+            try:
+                if steps.guard is not None:
+                    reason = _guard_says(steps.guard, slot_path)
+                    if reason is not None:
+                        _put_back(trash_fd, slot, parent_fd, name, steps.token)
+                        raise _Kept(reason)
+                _commit_or_put_back(steps, trash_fd, slot, parent_fd, name, detached)
+                if detached:
+                    return True
+                _purge_entry(trash_fd, slot, now.st_dev, tally)
+                tally.folders += 1
+                return False
+            finally:
+                os.close(trash_fd)
+        # No trash on this file system: in place, after a `started` line (the next run
+        # reports it if this process is killed halfway).
+        if steps.guard is not None:
+            _ask(steps.guard, steps.original)
+        steps.start()
         _empty_dir(dir_fd, root_dev, tally)
     finally:
         os.close(dir_fd)
@@ -296,6 +464,30 @@ def _remove_at(parent_fd: int, name: str, root_real: str, root_dev: int, tally: 
             raise _Refused("symlink") from None  # swapped after it was emptied: left alone
         tally.error(exc, name)
     return False
+
+
+def _commit_or_put_back(steps: _Steps, trash_fd: int, slot: str, parent_fd: int, name: str,
+                        trashed: bool) -> None:
+    try:
+        steps.commit(trashed)
+    except _Kept:
+        _put_back(trash_fd, slot, parent_fd, name, steps.token)
+        raise
+
+
+def _guard_says(guard: Guard, path: str) -> str | None:
+    """The guard's answer; a guard that fails keeps the path (when unsure, keep)."""
+    try:
+        return guard(path)
+    except Exception as exc:  # noqa: BLE001 - any failure of a check means: keep
+        log(f"removal: the check before removing {path!r} failed ({type(exc).__name__}: {exc}); kept")
+        return "failed"
+
+
+def _ask(guard: Guard, path: str) -> None:
+    reason = _guard_says(guard, path)
+    if reason is not None:
+        raise _Kept(reason)
 
 
 def _is_big(measured: TreeSize, dir_fd: int) -> bool:
@@ -421,12 +613,12 @@ def trash_places() -> list[Path]:
     return found
 
 
-def _open_trash(root_real: str, dev: int) -> int | None:
-    """An fd of a trash folder on file system `dev`, made if needed; None when there is none."""
+def _open_trash(root_real: str, dev: int) -> tuple[int, str] | None:
+    """(fd, path) of a trash folder on file system `dev`, made if needed; None when there is none."""
     for place in (paths.trash_dir(), paths.log_root() / "trash"):
         fd = _open_owned_dir(place, dev, make=True)
         if fd is not None:
-            return fd
+            return fd, os.fspath(place)
     place = Path(root_real) / ROOT_TRASH_NAME
     fd = _open_owned_dir(place, dev, make=True)
     if fd is None:
@@ -441,7 +633,7 @@ def _open_trash(root_real: str, dev: int) -> int | None:
             log(f"removal: cannot record trash folder {key}: {exc}")
             os.close(fd)
             return None
-    return fd
+    return fd, key
 
 
 def _open_owned_dir(place: Path, dev: int, *, make: bool) -> int | None:
@@ -467,54 +659,74 @@ def _open_owned_dir(place: Path, dev: int, *, make: bool) -> int | None:
     return fd
 
 
-def _to_trash(parent_fd: int, name: str, st: os.stat_result, dir_fd: int | None,
-              root_real: str) -> bool:
-    """Rename `name` into a trash folder on its file system; False when there is none.
+def _to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
+              token: str = "") -> tuple[int, str, str] | None:
+    """Rename `name` into a trash folder on its file system: (trash fd, slot name, slot
+    path), the caller closes the fd; None when there is no trash it can be renamed into.
 
     After the rename the moved entry is checked against what was opened; a swap in between
     (a symlink moved instead of the folder) is moved back and the removal refused."""
-    trash_fd = _open_trash(root_real, st.st_dev)
-    if trash_fd is None:
-        return False
+    opened = _open_trash(root_real, st.st_dev)
+    if opened is None:
+        return None
+    trash_fd, trash_path = opened
+    handed = False
     try:
-        slot = f"{time.time_ns()}-{os.getpid()}-{secrets.token_hex(4)}"
+        slot = f"{time.time_ns()}-{os.getpid()}-{token or secrets.token_hex(4)}"
         try:
             os.rename(name, slot, src_dir_fd=parent_fd, dst_dir_fd=trash_fd)
         except OSError as exc:
             if exc.errno in (errno.EXDEV, errno.EINVAL, errno.EACCES, errno.EPERM, errno.EBUSY):
-                return False
+                return None
             if exc.errno == errno.ENOENT:
                 raise _Refused("missing") from None
             raise
         try:
             moved = os.stat(slot, dir_fd=trash_fd, follow_symlinks=False)
         except FileNotFoundError:
-            return True
+            raise _Refused("missing") from None
         if (moved.st_dev, moved.st_ino) != (st.st_dev, st.st_ino):
-            _put_back(trash_fd, slot, parent_fd, name)
+            _put_back(trash_fd, slot, parent_fd, name, token)
             raise _Refused("symlink" if stat.S_ISLNK(moved.st_mode) else "changed")
-        return True
+        handed = True
+        return trash_fd, slot, os.path.join(trash_path, slot)
     finally:
-        os.close(trash_fd)
+        if not handed:
+            os.close(trash_fd)
 
 
-def _put_back(trash_fd: int, slot: str, parent_fd: int, name: str) -> None:
-    """Undo a rename that moved the wrong entry, never clobbering what took its place."""
+def _put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "") -> None:
+    """Move an entry out of the trash again (a swap, or a guard that said keep), never
+    clobbering what took its place: then it goes beside it as `<name>.claudetto-kept-<id>`.
+    It never stays in the trash, where the purge would take it."""
     try:
         os.link(slot, name, src_dir_fd=trash_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
         os.unlink(slot, dir_fd=trash_fd)
         return
     except OSError:
         pass
-    try:  # a folder cannot be hard-linked: rename back unless the name was taken again
-        os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        with contextlib.suppress(OSError):
-            os.rename(slot, name, src_dir_fd=trash_fd, dst_dir_fd=parent_fd)
-            return
-    except OSError:
-        pass
-    log(f"removal: a swapped entry could not go back to {name!r}; it stays in the trash as {slot}")
+    for candidate in (name, f"{name}.claudetto-kept-{token or secrets.token_hex(4)}"):
+        try:  # a folder cannot be hard-linked: rename back unless the name was taken again
+            os.stat(candidate, dir_fd=parent_fd, follow_symlinks=False)
+            continue
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        try:
+            os.rename(slot, candidate, src_dir_fd=trash_fd, dst_dir_fd=parent_fd)
+        except OSError:
+            continue
+        if candidate != name:
+            log(f"removal: {name!r} was taken meanwhile; the kept entry is now {candidate!r}")
+        return
+    keep = paths.claudetto_home() / "kept"
+    try:
+        os.makedirs(keep, mode=0o700, exist_ok=True)
+        os.rename(slot, os.path.join(keep, slot), src_dir_fd=trash_fd)
+        log(f"removal: {name!r} could not go back; it is kept in {keep / slot}")
+    except OSError as exc:
+        log(f"removal: {name!r} could not go back ({exc}); it is still in the trash as {slot}")
 
 
 def spawn_purge() -> int | None:
