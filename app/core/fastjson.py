@@ -1,11 +1,19 @@
 """JSON for the hook hot path without importing `json` (which pulls in `re`: ~7 ms a call).
 
 CPython's `_json` accelerator exposes the C scanner and encoder that `json` itself uses; this
-module drives them directly. Where `_json` is missing it falls back to `json`. The results are
-the same as json.loads / json.dumps(separators=(",", ":")) for the data claudetto handles.
+module drives them directly. Where `_json` is missing it falls back to `json`. `loads` gives
+what json.loads gives and raises a ValueError exactly when json.loads raises (a document
+nested too deeply is a ValueError here too, where json lets the RecursionError out).
+
+One trap: when the C scanner meets bad JSON it builds json.decoder.JSONDecodeError, but on
+3.11 and older it only looks the class up in sys.modules; with `json` never imported (the
+point of this module) it returns NULL without an exception and Python raises SystemError.
+Bad input is rare, so that path imports json.decoder and scans again.
 """
 
 from __future__ import annotations
+
+import sys
 
 try:
     import _json
@@ -32,18 +40,20 @@ class _Context:
 
 _WS = " \t\n\r"
 _scanner = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]
-_encoders: dict[bool, object] = {}
 
 
 def loads(data: str | bytes | bytearray) -> object:
-    """Parse one JSON document; raises JSONError (a ValueError) on anything else."""
+    """Parse one JSON document; raises JSONError (a ValueError) on anything else. Bytes are
+    decoded as json.loads decodes them (UTF-8, or UTF-16/32 told by a BOM or by zero bytes)."""
     if isinstance(data, bytes | bytearray):
         try:
-            text = bytes(data).decode("utf-8-sig" if data[:3] == b"\xef\xbb\xbf" else "utf-8")
+            text = bytes(data).decode(_encoding_of(data), "surrogatepass")
         except UnicodeDecodeError as exc:
-            raise JSONError(f"not UTF-8: {exc}") from None
-    else:
+            raise JSONError(f"not {exc.encoding}: {exc}") from None
+    elif isinstance(data, str):
         text = data
+    else:
+        raise TypeError(f"the JSON object must be str, bytes or bytearray, not {type(data).__name__}")
     if _scanner is None:  # pragma: no cover
         import json
 
@@ -51,38 +61,72 @@ def loads(data: str | bytes | bytearray) -> object:
             return json.loads(text)
         except ValueError as exc:
             raise JSONError(str(exc)) from None
-    start = 0
+    try:
+        return _scan(text)
+    except SystemError:  # the scanner's error had no JSONDecodeError class to raise (see above)
+        if "json.decoder" in sys.modules:
+            raise
+        import json.decoder  # noqa: F401 - now the scanner can raise its real error
+
+        return _scan(text)
+
+
+def _scan(text: str) -> object:
     end = len(text)
+    start = 0
     while start < end and text[start] in _WS:
         start += 1
-    while end > start and text[end - 1] in _WS:
-        end -= 1
-    if start == end:
-        raise JSONError("empty document")
     try:
-        value, stop = _scanner(text[:end], start)
+        value, stop = _scanner(text, start)  # type: ignore[misc]
     except StopIteration as exc:
-        raise JSONError(f"invalid JSON at character {exc.value}") from None
+        raise JSONError(f"Expecting value: character {exc.value}") from None
     except ValueError as exc:  # JSONDecodeError from inside the scanner
         raise JSONError(str(exc)) from None
     except RecursionError:
         raise JSONError("nested too deeply") from None
+    while stop < end and text[stop] in _WS:
+        stop += 1
     if stop != end:
-        raise JSONError(f"extra data at character {stop}")
+        raise JSONError(f"Extra data: character {stop}")
     return value
 
 
-def dumps(value: object, *, ensure_ascii: bool = False) -> str:
-    """Compact JSON text. Keys must be strings; NaN and infinities are refused."""
+def _encoding_of(data: bytes | bytearray) -> str:
+    """The encoding json.detect_encoding names (RFC 8259 allows UTF-8, -16 and -32)."""
+    if data[:4] in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"):
+        return "utf-32"
+    if data[:2] in (b"\xfe\xff", b"\xff\xfe"):
+        return "utf-16"
+    if data[:3] == b"\xef\xbb\xbf":
+        return "utf-8-sig"
+    if len(data) >= 4:
+        if not data[0]:
+            return "utf-16-be" if data[1] else "utf-32-be"
+        if not data[1]:
+            return "utf-16-le" if data[2] or data[3] else "utf-32-le"
+    elif len(data) == 2:
+        if not data[0]:
+            return "utf-16-be"
+        if not data[1]:
+            return "utf-16-le"
+    return "utf-8"
+
+
+def dumps(value: object, *, ensure_ascii: bool = False, allow_nan: bool = False) -> str:
+    """Compact JSON text. Keys must be strings (or numbers, bools, None, as json converts).
+
+    NaN and infinities are refused unless `allow_nan`: a hook's output is read by a strict
+    parser. With `ensure_ascii` the text is pure ASCII and a lone surrogate (a path byte
+    that is not UTF-8, kept by os.fsdecode as `\\udcXX`) is written as its escape, so it
+    reads back to the same str and os.fsencode gives back the same bytes."""
     if _json is None:  # pragma: no cover
         import json
 
-        return json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":"), allow_nan=False)
-    encoder = _encoders.get(ensure_ascii)
-    if encoder is None:
-        quote = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
-        encoder = _json.make_encoder({}, _refuse, quote, None, ":", ",", False, False, False)
-        _encoders[ensure_ascii] = encoder
+        return json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":"), allow_nan=allow_nan)
+    quote = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
+    # a new encoder (and circular-reference memo) for each call: the C encoder leaves the
+    # memo dirty when it fails half-way, and a shared one would then refuse good data
+    encoder = _json.make_encoder({}, _refuse, quote, None, ":", ",", False, False, allow_nan)  # type: ignore[call-arg]
     return "".join(encoder(value, 0))  # type: ignore[operator]
 
 
