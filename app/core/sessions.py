@@ -2,6 +2,13 @@
 
 Two generations of files are read: `<pid>.json` with `pid`, `sessionId`, `cwd`, `status`,
 `procStart`, ... and the older `pid-<n>.json` with `session_id` and `cwd`.
+
+When unsure, keep: a file whose pid cannot be checked here (no usable pid, a `pidDomain` of
+another machine or pid namespace, a `procStart` that cannot be compared) counts as live, and
+so does a file that cannot be read while the process its name gives is running (Claude
+rewrites the file on every status change; it is read again after a short pause first). Such
+an unreadable file is `unreadable`: nobody knows what that session holds, so a sweep keeps
+everything a session might hold (reason `in_use`).
 """
 
 from __future__ import annotations
@@ -9,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +42,8 @@ class Session:
     updated_at: int | None = None
     version: str | None = None
     live: bool = True
+    pid_domain: str | None = None
+    unreadable: bool = False  # the file could not be read, though its pid runs: unsure
 
 
 def proc_start_time(pid: int) -> str | None:
@@ -50,7 +61,8 @@ def proc_start_time(pid: int) -> str | None:
 
 def process_running(pid: int, proc_start: str | None = None) -> bool:
     """Whether `pid` names a running process (not a zombie), started at `proc_start` if given.
-    A pid that cannot name a process (0, negative, too big) is not running."""
+    A pid that cannot name a process (0, negative, too big) is not running. Where the start
+    time cannot be compared (no /proc and no `ps`), a running pid counts as the same process."""
     if not 0 < pid <= MAX_PID:
         return False
     try:
@@ -64,15 +76,69 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
-        fields = data[data.rfind(b")") + 2 :].split()
-        if fields and fields[0] in (b"Z", b"X"):
-            return False
-        if proc_start is not None and len(fields) > 19:
-            return fields[19].decode() == str(proc_start).strip()
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return False  # /proc is there and the process is not: it just ended
+        return proc_start is None or _ps_start_matches(pid, proc_start)
     except OSError:
-        # No /proc (not Linux) or the process just ended: kill(0) said it ran.
-        return proc_start is None
+        return True  # it runs (kill said so); its start cannot be read: unsure, so keep
+    fields = data[data.rfind(b")") + 2 :].split()
+    if fields and fields[0] in (b"Z", b"X"):
+        return False
+    if proc_start is not None and len(fields) > 19:
+        return fields[19].decode() == str(proc_start).strip()
     return True
+
+
+def _ps_start_matches(pid: int, proc_start: str) -> bool:
+    """Without /proc (macOS) Claude writes `ps -o lstart= -p <pid>` as procStart: compare that
+    text. When ps cannot answer, the comparison cannot be made: unsure, so the same process."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
+                              text=True, timeout=5, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    now = " ".join(done.stdout.split())
+    if done.returncode != 0 or not now:
+        return True
+    return now == " ".join(str(proc_start).split())
+
+
+def _own_pid_domain() -> tuple[str | None, str | None]:
+    """(machine id, pid namespace) of this process, each None when it cannot be read."""
+    machine = None
+    for name in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(name, encoding="ascii", errors="replace") as fh:
+                machine = fh.read().strip() or None
+        except OSError:
+            continue
+        if machine:
+            break
+    try:
+        link = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+        namespace: str | None = link[link.find("[") + 1 : link.rfind("]")] if "[" in link else link
+    except OSError:
+        namespace = None
+    return machine, namespace
+
+
+def foreign_pid_domain(domain: str | None) -> bool:
+    """Whether a sessions file's `pidDomain` (`linux:<machine-id>:<pid namespace>`) names a
+    machine or pid namespace other than this one, or one that cannot be compared: its pid
+    means nothing here."""
+    if domain is None:
+        return False
+    parts = domain.split(":")
+    if len(parts) < 3:
+        return True
+    machine, namespace = _own_pid_domain()
+    theirs_ns = parts[-1]
+    theirs_ns = theirs_ns[theirs_ns.find("[") + 1 : theirs_ns.rfind("]")] if "[" in theirs_ns else theirs_ns
+    theirs_machine = ":".join(parts[1:-1])
+    return machine is None or namespace is None or theirs_machine != machine or theirs_ns != namespace
 
 
 def is_live(session: Session, current_session_id: str | None = None) -> bool:
@@ -82,6 +148,8 @@ def is_live(session: Session, current_session_id: str | None = None) -> bool:
         return True
     if session.pid is None or session.pid <= 0:
         return True  # no usable pid (0 and below name process groups): unsure, so keep
+    if foreign_pid_domain(session.pid_domain):
+        return True  # another machine or pid namespace: this pid cannot be checked here
     return process_running(session.pid, session.proc_start)
 
 
@@ -101,20 +169,69 @@ def _as_str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def parse_session_file(path: Path, current_session_id: str | None = None) -> Session | None:
-    """One session file, or None (logged) when it cannot be read as a JSON object."""
+#: A sessions file is read again after this pause when it cannot be read the first time:
+#: Claude rewrites it on every status change, so a read may catch it empty or cut short.
+REREAD_PAUSE_S = 0.05
+MAX_SESSION_FILE = 1 << 20
+
+
+def _read_file(path: Path) -> bytes:
+    """A sessions file's bytes: a regular file only, never through a symlink, never blocking
+    on a FIFO or a device put in its place."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        log(f"sessions: skipped unreadable {path}: {exc}")
-        return None
-    if not isinstance(data, dict):
-        log(f"sessions: skipped {path}: not a JSON object")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path}")
+        chunks = []
+        left = MAX_SESSION_FILE
+        while left > 0:
+            chunk = os.read(fd, min(left, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _load(path: Path) -> dict[str, object] | str:
+    """The file's JSON object, or why it cannot be read."""
+    try:
+        data = json.loads(_read_file(path))
+    except (OSError, ValueError, RecursionError) as exc:
+        return str(exc)
+    return data if isinstance(data, dict) else "not a JSON object"
+
+
+def _pid_of_name(path: Path) -> int | None:
+    stem = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
+    legacy = _LEGACY_NAME.match(path.name)
+    if legacy:
+        return int(legacy.group(1))
+    return int(stem) if stem.isdigit() and len(stem) < 12 else None
+
+
+def parse_session_file(path: Path, current_session_id: str | None = None) -> Session | None:
+    """One session file. A file that cannot be read as a JSON object is read once more after
+    a short pause; still unreadable, it is None (logged) when no process its name gives
+    runs, else an `unreadable` live session (unsure: keep what it may hold)."""
+    data = _load(path)
+    if isinstance(data, str):
+        time.sleep(REREAD_PAUSE_S)
+        data = _load(path)
+    if isinstance(data, str):
+        pid_of_name = _pid_of_name(path)
+        if pid_of_name is not None and process_running(pid_of_name):
+            log(f"sessions: {path} cannot be read ({data}) but pid {pid_of_name} runs: unsure, its session is kept")
+            return Session(session_id=None, pid=pid_of_name, cwd=None, status=None, file=str(path),
+                           live=True, unreadable=True)
+        log(f"sessions: skipped unreadable {path}: {data}")
         return None
     pid = _as_int(data.get("pid"))
-    legacy = _LEGACY_NAME.match(path.name)
-    if pid is None and legacy:
-        pid = int(legacy.group(1))
+    if pid is None:
+        legacy = _LEGACY_NAME.match(path.name)
+        pid = int(legacy.group(1)) if legacy else None
     proc_start = data.get("procStart")
     session = Session(
         session_id=_as_str(data.get("sessionId")) or _as_str(data.get("session_id")),
@@ -126,6 +243,7 @@ def parse_session_file(path: Path, current_session_id: str | None = None) -> Ses
         started_at=_as_int(data.get("startedAt")),
         updated_at=_as_int(data.get("updatedAt")),
         version=_as_str(data.get("version")),
+        pid_domain=_as_str(data.get("pidDomain")),
     )
     return _with_live(session, current_session_id)
 
@@ -136,9 +254,10 @@ def _with_live(session: Session, current_session_id: str | None) -> Session:
     return replace(session, live=is_live(session, current_session_id))
 
 
-def read_sessions(current_session_id: str | None = None) -> list[Session]:
-    """Every session file of `sessions/`, each judged live or not."""
-    folder = paths.sessions_dir()
+def read_sessions(current_session_id: str | None = None, folder: Path | None = None) -> list[Session]:
+    """Every session file of `sessions/` (or of `folder`: another config folder's), each
+    judged live or not."""
+    folder = paths.sessions_dir() if folder is None else folder
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -151,6 +270,11 @@ def read_sessions(current_session_id: str | None = None) -> list[Session]:
         if session is not None:
             found.append(session)
     return found
+
+
+def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
+    """Running sessions whose file cannot be read: what they hold is unknown."""
+    return [s for s in read_sessions(current_session_id) if s.unreadable]
 
 
 def live_sessions(current_session_id: str | None = None) -> list[Session]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -96,9 +98,10 @@ def test_unreadable_and_odd_files_are_skipped_and_logged(sandbox: SandboxEnv, ch
     from app.core.log import current_log
 
     sandbox.sessions.mkdir(parents=True, exist_ok=True)
-    (sandbox.sessions / "1.json").write_text("{torn")
-    (sandbox.sessions / "2.json").write_text("[1, 2]")
-    (sandbox.sessions / "3.json").write_bytes(b"\xff\xfe")
+    # names of pids that run nowhere: an unreadable file of a dead process protects nothing
+    (sandbox.sessions / "4194301.json").write_text("{torn")
+    (sandbox.sessions / "4194302.json").write_text("[1, 2]")
+    (sandbox.sessions / "4194303.json").write_bytes(b"\xff\xfe")
     (sandbox.sessions / "notes.txt").write_text("ignored")
     sandbox.write_session("4", pid="not-a-number", sessionId=12, cwd=["x"], status=None)
     sandbox.write_session(str(child.pid), pid=child.pid, sessionId="ok")
@@ -129,3 +132,60 @@ def test_odd_pids_never_crash_a_sweep(sandbox: SandboxEnv) -> None:
     # 0 and below name process groups, not a process: no usable pid, so kept as live
     assert found["odd3"].live and found["odd4"].live
     assert sessions.process_running(2**40) is False and sessions.process_running(0) is False
+
+
+def test_an_unreadable_file_of_a_running_pid_is_unsure_so_live(sandbox: SandboxEnv, child) -> None:
+    """Claude rewrites its file on every status change: a torn read of a running session's
+    file must not make that session dead. Read again after a pause; still torn: unsure."""
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    (sandbox.sessions / f"{child.pid}.json").write_text('{"pid": ')
+    (found,) = sessions.read_sessions()
+    assert found.live and found.unreadable and found.pid == child.pid
+    assert sessions.unsure_sessions() == [found]
+
+
+def test_a_torn_file_that_heals_during_the_pause_is_read(sandbox: SandboxEnv, child) -> None:
+    import threading
+
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    file = sandbox.sessions / f"{child.pid}.json"
+    file.write_text("")
+
+    def heal() -> None:
+        file.write_text(json.dumps({"pid": child.pid, "sessionId": "healed", "cwd": "/x"}))
+
+    timer = threading.Timer(sessions.REREAD_PAUSE_S / 4, heal)
+    timer.start()
+    try:
+        (found,) = sessions.read_sessions()
+    finally:
+        timer.join()
+    assert found.session_id == "healed" and not found.unreadable and found.live
+
+
+def test_a_fifo_in_sessions_never_hangs(sandbox: SandboxEnv) -> None:
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(sandbox.sessions / "4194304.json")
+    assert sessions.read_sessions() == []
+
+
+def test_pid_domain_of_another_machine_or_namespace_is_live(sandbox: SandboxEnv) -> None:
+    """Its pid means nothing here: a dead-looking pid of another pid namespace is kept."""
+    machine, namespace = sessions._own_pid_domain()
+    sandbox.write_session("a", pid=4194301, sessionId="other-machine", pidDomain=f"linux:beef:{namespace}")
+    sandbox.write_session("b", pid=4194302, sessionId="other-ns", pidDomain=f"linux:{machine}:1")
+    sandbox.write_session("c", pid=4194303, sessionId="same", pidDomain=f"linux:{machine}:{namespace}")
+    found = by_id()
+    assert found["other-machine"].live and found["other-ns"].live
+    assert not found["same"].live
+
+
+def test_procstart_compared_with_ps_without_proc(sandbox: SandboxEnv, child) -> None:
+    """macOS writes `ps -o lstart=` text; where /proc is missing that is what is compared."""
+    import subprocess
+
+    text = subprocess.run(["ps", "-o", "lstart=", "-p", str(child.pid)], capture_output=True,
+                          text=True, check=True).stdout
+    assert sessions._ps_start_matches(child.pid, text)
+    assert sessions._ps_start_matches(child.pid, "  " + "  ".join(text.split()) + " ")
+    assert not sessions._ps_start_matches(child.pid, "Thu Jan  1 00:00:00 1970")
