@@ -1,7 +1,9 @@
 """The hook entry: read one JSON object, dispatch on `hook_event_name`, never crash Claude.
 
 CONTRACT "Hooks": on bad input or an internal error, exit 0, print nothing, log the cause.
-WorktreeCreate alone fails loud. Handlers are imported lazily so that the per-prompt and
+The worktree events are the exceptions, because Claude acts on their exit code: their
+handler's code passes through, and an internal error exits 1 with one line on stderr
+(WorktreeCreate: no checkout; WorktreeRemove: the folder is kept, unless it is gone). Handlers are imported lazily so that the per-prompt and
 per-tool events pay only for what they use (STYLE rule 2: stdlib only on the hot path; not
 even json, pathlib, re or typing: each costs milliseconds on every call).
 """
@@ -20,6 +22,9 @@ HANDLERS = {
     "WorktreeCreate": "hooks.worktree",
     "WorktreeRemove": "hooks.worktree",
 }
+
+#: events whose exit code Claude acts on: the handler's code is passed through
+WORKTREE_EVENTS = ("WorktreeCreate", "WorktreeRemove")
 
 MAX_INPUT = 64 * 1024 * 1024
 
@@ -50,6 +55,7 @@ def read_payload(raw: bytes) -> dict[str, object] | None:
 
 def main() -> int:
     event = None
+    payload: dict[str, object] | None = None
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT)
         payload = read_payload(raw)
@@ -66,15 +72,46 @@ def main() -> int:
             return 0
         module = __import__(HANDLERS[event], fromlist=["handle"])
         code = module.handle(payload)
-        return code if event == "WorktreeCreate" else 0
+        if event in WORKTREE_EVENTS:
+            return code if isinstance(code, int) else 1
+        return 0
     except SystemExit as exc:
-        return exc.code if event == "WorktreeCreate" and isinstance(exc.code, int) else 0
+        if event in WORKTREE_EVENTS:
+            return exc.code if isinstance(exc.code, int) else 1
+        return 0
     except BaseException as exc:  # noqa: BLE001 - the contract: never a traceback
         try:
             _log(f"hook: {event or 'input'} failed: {type(exc).__name__}: {exc}")
         except BaseException:  # noqa: BLE001
             pass
-        if event == "WorktreeCreate":
-            sys.stderr.write(f"claudetto: worktree not created: {type(exc).__name__}: {exc}".replace("\n", " ") + "\n")
-            return 1
+        if event in WORKTREE_EVENTS:
+            return _worktree_failed(event, payload, exc)
         return 0
+
+
+def _worktree_failed(event: object, payload: dict[str, object] | None, exc: BaseException) -> int:
+    """A worktree event that failed inside claudetto: one line on stderr and exit 1, except a
+    WorktreeRemove whose folder is gone anyway (exit 0 is exactly "the folder is gone")."""
+    why = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(why) > 200:  # the whole cause is in the log; Claude shows the user one short line
+        why = why[:199] + "\u2026"
+    if event == "WorktreeRemove":
+        path = payload.get("worktree_path") if payload is not None else None
+        if isinstance(path, str) and path.startswith("/") and "\0" not in path:
+            import os
+
+            try:
+                os.lstat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                return 0
+            except (OSError, ValueError):
+                pass  # cannot tell (no permission...): it may be there
+        named = f" {path}" if isinstance(path, str) else ""
+        message = f"claudetto: kept{named}: internal error ({why})"
+    else:
+        message = f"claudetto: worktree not created: {why}"
+    try:
+        sys.stderr.write(" ".join(message.splitlines()) + "\n")
+    except BaseException:  # noqa: BLE001 - stderr itself may be gone
+        pass
+    return 1

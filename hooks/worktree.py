@@ -1,12 +1,31 @@
-"""WorktreeCreate / WorktreeRemove (session checkouts).
+"""WorktreeCreate / WorktreeRemove (session checkouts): the two events whose exit code Claude
+acts on (CLAUDE_CODE_FACTS "Hook output").
 
-WorktreeCreate must fail loud: a checkout it cannot make exits non-zero with one line on
-stderr, and Claude aborts the creation. Its stdout's last line is the absolute path.
+WorktreeCreate must fail loud: a checkout it cannot make exits 1 with one line on stderr,
+and Claude aborts the creation. Its stdout's last line is the absolute path.
+WorktreeRemove: exit 0 tells Claude the folder is gone (it then says so and skips its own
+removal), so it exits 0 only when the folder is really gone, also when it was gone before.
+Whenever the folder is still there (kept, unknown, refused by git, or a payload that does
+not say which folder) it exits 1 with one line on stderr naming the reason.
 """
 
 from __future__ import annotations
 
 from hooks.output import fail_loud, worktree_path
+
+# What the user reads next to Claude's "kept" for each keep reason.
+KEPT_BECAUSE = {
+    "unknown": "not a checkout claudetto made",
+    "symlink": "a symlink, not a checkout claudetto made",
+    "bad_input": "not a usable absolute path",
+    "no_project": "its registry entry names no project",
+    "live": "another live session is working inside it",
+    "young": "its modification time is in the future",
+    "not_a_worktree": "git does not list it as a worktree of its project",
+    "dirty": "uncommitted, untracked or git-ignored files inside",
+    "unmerged": "commits that are on no other branch or remote",
+    "not_removed": "git did not remove it (locked?)",
+}
 
 
 def handle(payload: dict[str, object]) -> int:
@@ -34,13 +53,21 @@ def create(payload: dict[str, object]) -> int:
 
 
 def remove(payload: dict[str, object]) -> int:
+    """Exit 0 when the folder is gone; else 1 and `claudetto: kept <path>: <reason> (<why>)`.
+
+    A payload without a usable `worktree_path` names no folder we could call gone: it is
+    answered like a kept one (exit 1), so Claude never reports a removal that did not happen."""
     from app.core.log import log
 
     path = payload.get("worktree_path")
     if not isinstance(path, str) or not path:
-        log("hook: WorktreeRemove without worktree_path; nothing done")
-        return 0
-    from app.core.checkouts import remove_registered
+        log("hook: WorktreeRemove without worktree_path; nothing removed")
+        return fail_loud("claudetto: kept: WorktreeRemove named no worktree_path (bad_input); nothing removed")
+    from app.core.checkouts import remove_checkout
 
-    remove_registered(path, payload)
-    return 0
+    session_id = payload.get("session_id")
+    done = remove_checkout(path, session_id if isinstance(session_id, str) and session_id else None)
+    if done.gone:
+        return 0
+    why = done.detail or KEPT_BECAUSE.get(done.reason, done.reason)
+    return fail_loud(f"claudetto: kept {path}: {done.reason} ({why})")
