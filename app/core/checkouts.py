@@ -292,6 +292,9 @@ def session_ended(session_id: str, reason: object, *, wait_s: float = 0.5) -> li
                     log(f"checkouts: {path}: handed over by {session_id} ({reason}); the process goes on")
                     continue
                 sessions[session_id] = False
+                handed = entry.get("handover")
+                if isinstance(handed, dict) and handed.get("session") == session_id:
+                    del entry["handover"]  # that hand-over is over: the process itself ended
                 if not any(held is True for held in sessions.values()):
                     orphaned.append(path)
                 log(f"checkouts: {path}: session {session_id} ended ({reason})")

@@ -270,11 +270,16 @@ def wait_for(check: Callable[[], bool], deadline_s: float = 20.0) -> bool:
 def end_session(cwd: Path, reason: str) -> None:
     payload = {"hook_event_name": "SessionEnd", "session_id": SID, "cwd": str(cwd), "transcript_path": "/t",
                "reason": reason}
+    log = paths.session_log(str(cwd), SID)
+
+    def sweeps() -> int:
+        return log.read_text().count("GC removed=") if log.exists() else 0
+
+    before = sweeps()
     result = run_hook(payload, cwd=cwd)
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
     # the detached sweep it starts logs its end: wait for it, so no process outlives the test
-    log = paths.session_log(str(cwd), SID)
-    assert wait_for(lambda: log.exists() and "GC removed=" in log.read_text())
+    assert wait_for(lambda: sweeps() > before)
 
 
 @pytest.mark.parametrize("reason", ["resume", "clear"])
@@ -291,6 +296,7 @@ def test_session_end_resume_or_clear_hands_the_checkout_over(reason: str, sandbo
 
 def test_session_end_for_good_marks_the_session_ended(sandbox: SandboxEnv, repo: Path) -> None:
     target = made(repo, "bold-oak-a3f2")
+    end_session(target, "resume")
     end_session(target, "prompt_input_exit")
     entry = registry(sandbox)[str(target)]
     assert entry["sessions"] == {SID: False}
