@@ -3,6 +3,11 @@ tables, or with `--json` one JSON document (CONTRACT "Commands").
 
 Exit codes: 0 success, 1 an error (one clear line on stderr, no traceback), 2 a usage error.
 One function per subcommand; each calls the core and only formats what it returns.
+
+`--demo` and `--read-only` hold for subcommands too, before or after the subcommand's name
+(so `claudetto-gc --read-only` works): `--read-only` turns every command that takes
+`--dry-run` into a dry run and says so in one stderr line; `--demo` runs the subcommand on a
+generated sandbox (the one the TUI's `--demo` uses) that is removed when it is done.
 """
 
 from __future__ import annotations
@@ -228,12 +233,20 @@ def cmd_tui(args: argparse.Namespace) -> int:
 def _add(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help_text: str,
          *, json_flag: bool = True, dry_run: bool = False) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    _front_flags(parser, argparse.SUPPRESS)  # unset here: the value given before the name stays
     if json_flag:
         parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     if dry_run:
         parser.add_argument("--dry-run", action="store_true", help="remove nothing, write no state")
-    parser.set_defaults(func=func)
+    parser.set_defaults(func=func, command=name)
     return parser
+
+
+def _front_flags(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument("--demo", action="store_true", default=default,
+                        help="run on a generated sandbox (removed again on exit); nothing of yours is touched")
+    parser.add_argument("--read-only", action="store_true", default=default,
+                        help="remove nothing: the TUI with every removal disabled, a command as a dry run")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -241,9 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="claudetto",
         description="Keeps the disk and the memory of Claude Code sessions clean.",
     )
-    parser.add_argument("--demo", action="store_true", help="run the TUI on a generated sandbox")
-    parser.add_argument("--read-only", action="store_true", help="run the TUI with every removal disabled")
-    parser.set_defaults(func=cmd_tui)
+    _front_flags(parser, False)
+    parser.set_defaults(func=cmd_tui, command=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add(sub, "sessions", cmd_sessions, "live and stale Claude sessions")
     _add(sub, "gc", cmd_gc, "the output GC sweep", dry_run=True)
@@ -265,11 +277,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class UsageError(CommandError):
+    """A request that cannot be met as asked: one line on stderr, exit 2."""
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the chosen subcommand with the front flags applied: never ignored silently."""
+    if args.command is None:
+        return args.func(args)
+    if args.read_only and getattr(args, "dry_run", None) is False:
+        args.dry_run = True
+        sys.stderr.write(f"claudetto {args.command}: --read-only, so a dry run: nothing is removed or changed\n")
+    if not args.demo:
+        return int(args.func(args) or 0)
+    from app.sandbox import DemoRun
+
+    for name in ("projects", "path", "file"):
+        given = getattr(args, name, None)
+        for value in given if isinstance(given, list) else [given] if given else []:
+            if os.path.isabs(value):
+                raise UsageError(f"claudetto {args.command}: --demo runs on a generated sandbox; give {value} "
+                                 "relative to its webshop repository, or leave --demo out")
+    with DemoRun(cwd="project") as box:
+        sys.stderr.write(f"claudetto {args.command}: --demo, so on a generated sandbox ({box.root}), "
+                         "removed again when done\n")
+        return int(args.func(args) or 0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        return run_command(args)
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
     except CommandError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1

@@ -6,12 +6,9 @@ and measuring run in the store's workers; their Messages land here and go to the
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
+import asyncio
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
@@ -47,10 +44,12 @@ class ClaudettoApp(App[None]):
         self.clock = clock or time.time
         self.poll_s = poll_s
         self.store = OutputStore(self, judge_outputs or judge)
+        self.event_loop: asyncio.AbstractEventLoop | None = None
         if read_only:
             self.sub_title = "read-only"
 
     def on_mount(self) -> None:
+        self.event_loop = asyncio.get_running_loop()
         self.store.poll_sessions()
         self.store.refresh()
         self.set_interval(self.poll_s, self.store.poll_sessions, name="poll sessions")
@@ -64,6 +63,13 @@ class ClaudettoApp(App[None]):
     def on_sizes_measured(self, message: SizesMeasured) -> None:
         self.store.apply_sizes(message)
 
+    def exit_from_signal(self) -> None:
+        """Ask the app to exit from a signal handler: through the loop's wake-up pipe, so the
+        loop wakes now and the exit runs as a normal one (the terminal is restored)."""
+        if self.event_loop is None or self.event_loop.is_closed() or not self.is_running:
+            raise RuntimeError("the app is not running")
+        self.event_loop.call_soon_threadsafe(self.exit)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -74,30 +80,17 @@ class ClaudettoApp(App[None]):
 
 
 def run_tui(*, demo: bool = False, read_only: bool = False) -> int:
-    """Run the dashboard; `demo` builds a sandbox, points the environment at it, removes it."""
+    """Run the dashboard; `demo` runs it on a sandbox that is removed however the app ends
+    (quit, an error, SIGTERM, SIGHUP); 128 + the signal's number when a signal ended it."""
+    from app.sandbox import DemoRun, remove_stale_demos
+
     if not demo:
+        remove_stale_demos()
         ClaudettoApp(read_only=read_only).run()
         return 0
-    from app.sandbox import build_sandbox
-
-    base = Path(tempfile.mkdtemp(prefix="claudetto-demo-"))
-    saved = {name: os.environ.get(name) for name in ("HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR",
-                                                     "TMPDIR", "CLAUDETTO_HOME")}
-    box = None
-    here = os.getcwd()
-    try:
-        box = build_sandbox(base)
-        os.environ.update(box.env)
-        os.chdir(box.home)  # the current folder's repo is a known project: keep the real one out
-        ClaudettoApp(read_only=read_only).run()
-    finally:
-        os.chdir(here)
-        if box is not None:
-            box.close()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        shutil.rmtree(base, ignore_errors=True)
-    return 0
+    run = DemoRun(cwd="home")
+    with run:
+        app = ClaudettoApp(read_only=read_only)
+        run.on_signal = app.exit_from_signal
+        app.run()
+    return 128 + run.signalled if run.signalled else 0
