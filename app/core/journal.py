@@ -4,6 +4,8 @@ Every call of `removal.remove()` that removes (or fails to, or is refused) appen
 here; the dashboard sums it per day to plot the space claudetto freed. Lines are written
 with `ensure_ascii`, so a path with a newline or with bytes that are not UTF-8 (kept as
 surrogate escapes) still makes exactly one line, and reads back to the same path.
+Both sides open it through state.open_regular: a FIFO or device where the journal belongs
+is refused (a removal then keeps its folder: the journal cannot be written), never waited on.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from typing import Any
 
 from app.core import paths
 from app.core.log import log
-from app.core.state import StateBusy, locked
+from app.core.state import StateBusy, locked, open_regular, read_regular
 
 FIELDS = ("time", "path", "kind", "bytes", "rule", "session", "result")
+
+# about two million removals; a longer journal is not read whole into memory
+READ_LIMIT = 512 * 1024 * 1024
 
 
 def now_iso() -> str:
@@ -46,7 +51,7 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
 
 
 def _append_line(target: os.PathLike[str], line: bytes) -> None:
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         os.write(fd, line)
     finally:
@@ -56,7 +61,7 @@ def _append_line(target: os.PathLike[str], line: bytes) -> None:
 def read_entries() -> list[dict[str, Any]]:
     """Every entry in file order; a line that is not a JSON object is skipped (and logged)."""
     try:
-        raw = paths.journal_file().read_bytes()
+        raw = read_regular(paths.journal_file(), READ_LIMIT)
     except FileNotFoundError:
         return []
     except OSError as exc:

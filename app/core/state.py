@@ -6,6 +6,15 @@ fsyncs it and renames it over the old one. A writer that cannot get the lock in 
 again, at most LEDGER_WRITE_TRIES times. A corrupt file is moved aside (never deleted) and
 the program goes on with an empty state.
 
+Every state file is opened through `read_regular` / `open_regular`: a FIFO, socket, device
+or symlink where a state file belongs is refused without being opened for reading (a FIFO
+would block the reader until some writer came, and hang the prompt hook or the CLI).
+
+State is written as pure ASCII JSON: a path whose bytes are not UTF-8 (a folder named in
+Latin-1) lives in Python as a str with `\\udcXX` surrogate escapes, written as that escape
+and read back to the same str, so os.fsencode gives back the very bytes. A file an older
+version wrote with such raw bytes still reads (decoded with surrogateescape).
+
 It runs on the hook hot path, so it imports neither json (see fastjson), pathlib, typing
 nor contextlib. Paths may be given as str or Path.
 """
@@ -14,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import time
 
 from app.core import fastjson
@@ -32,19 +42,131 @@ class StateBusy(OSError):
     """The lock of a state file could not be had in time."""
 
 
-def read_json(path: str | os.PathLike[str], default: Callable[[], Any]) -> Any:
-    """The JSON in `path`, or `default()` when it is missing or corrupt (moved aside)."""
+# A state file past this is not one claudetto wrote (the ledger holds LEDGER_MAX_FILES entries)
+READ_LIMIT = 64 * 1024 * 1024
+
+
+class NotRegularFile(OSError):
+    """Something else than a regular file (a FIFO, socket, device, folder or symlink) sits
+    where a regular file is expected; it was not opened for reading."""
+
+
+class FileTooLarge(OSError):
+    """A file longer than the caller's limit; it was not read."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_regular(name: str, what: str) -> NotRegularFile:
+    return NotRegularFile(f"{name} is {what}, not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """A file descriptor on the regular file at `path`, opened with `flags` (plus O_NONBLOCK,
+    O_NOFOLLOW, O_CLOEXEC); created when `flags` holds O_CREAT and nothing is there.
+
+    Raises NotRegularFile when anything else is there (looked at with lstat first, so a
+    device is never opened; O_NONBLOCK and an fstat cover a swap in between), or the
+    OSError of the system (FileNotFoundError when nothing is there and O_CREAT is not set).
+    """
     name = os.fspath(path)
     try:
-        with open(name, "rb") as fh:
-            raw = fh.read()
+        st = os.lstat(name)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(name, _kind(st.st_mode))
+    try:
+        fd = os.open(name, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # swapped for a symlink, socket, folder
+            raise _not_regular(name, "something else by now") from None
+        raise
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _not_regular(name, _kind(st.st_mode))
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes:
+    """The bytes of the regular file at `path`, never blocking and never following a symlink.
+
+    Raises FileNotFoundError when nothing is there, NotRegularFile for a FIFO, socket,
+    device, folder or symlink, FileTooLarge past `limit` bytes, or another OSError.
+    """
+    name = os.fspath(path)
+    fd = open_regular(name)
+    try:
+        chunks: list[bytes] = []
+        total = 0
+        size = os.fstat(fd).st_size
+        while True:
+            chunk = os.read(fd, max(size - total, 0) + 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise FileTooLarge(f"{name} is longer than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _parse(raw: bytes) -> Any:
+    """JSON state as written here (ASCII) or by an older version (UTF-8 with raw bytes)."""
+    if raw[:3] == b"\xef\xbb\xbf":
+        raw = raw[3:]
+    return fastjson.loads(raw.decode("utf-8", "surrogateescape"))
+
+
+def read_json(path: str | os.PathLike[str], default: Callable[[], Any], *, strict: bool = False) -> Any:
+    """The JSON in `path`, or `default()` when it is missing, unreadable (logged: a FIFO, a
+    socket, too large...) or corrupt (moved aside). With `strict` an unreadable file raises
+    its OSError instead: a command shows it rather than an empty state."""
+    name = os.fspath(path)
+    try:
+        raw = read_regular(name)
     except FileNotFoundError:
         return default()
     except OSError as exc:
+        if strict:
+            raise
         log(f"state: cannot read {name}: {exc}")
         return default()
     try:
-        return fastjson.loads(raw)
+        return _parse(raw)
+    except ValueError as exc:
+        move_aside(name, f"not JSON ({exc})")
+        return default()
+
+
+def _read_for_update(name: str, default: Callable[[], Any]) -> Any:
+    """What a writer starts from. Something that is no state file (a FIFO, a folder, a file
+    past READ_LIMIT) is moved aside and the writer starts afresh; a state file that cannot be
+    read now (EACCES, EIO) raises, so the write cannot replace records it never saw."""
+    try:
+        raw = read_regular(name)
+    except FileNotFoundError:
+        return default()
+    except (NotRegularFile, FileTooLarge) as exc:
+        move_aside(name, str(exc))
+        return default()
+    try:
+        return _parse(raw)
     except ValueError as exc:
         move_aside(name, f"not JSON ({exc})")
         return default()
@@ -65,7 +187,10 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     folder, base = os.path.split(name)
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    payload = fastjson.dumps(data).encode("utf-8", "surrogateescape")
+    # ASCII: lone surrogates (non-UTF-8 path bytes) as escapes; NaN and infinities as json
+    # writes them, so a bad number that was read is kept for its reader to judge, and it
+    # never makes every later write of the file fail
+    payload = fastjson.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         try:
@@ -94,7 +219,12 @@ class locked:  # noqa: N801 - used like a function: `with locked(path):`
         import fcntl  # a C extension (~0.2 ms): only writers pay for it, not a read-only prompt
 
         os.makedirs(os.path.dirname(self.name), exist_ok=True)
-        fd = os.open(self.name + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        lock = self.name + ".lock"
+        try:
+            fd = open_regular(lock, os.O_RDWR | os.O_CREAT)
+        except NotRegularFile as exc:  # a FIFO or such in its place: it holds nothing, set it aside
+            move_aside(lock, str(exc))
+            fd = open_regular(lock, os.O_RDWR | os.O_CREAT)
         deadline = time.monotonic() + self.wait_s
         delay = 0.001
         while True:
@@ -129,7 +259,7 @@ def update_json(path: str | os.PathLike[str], change: Callable[[Any], Any], defa
     for attempt in range(tries):
         try:
             with locked(path):
-                data = change(read_json(path, default))
+                data = change(_read_for_update(os.fspath(path), default))
                 write_json_atomic(path, data)
                 return data
         except StateBusy as exc:
@@ -145,9 +275,11 @@ def remove_json_if(path: str | os.PathLike[str], condition: Callable[[Any], bool
     name = os.fspath(path)
     with locked(name, wait_s=1.0):
         try:
-            with open(name, "rb") as fh:
-                data = fastjson.loads(fh.read())
+            data = _parse(read_regular(name))
         except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:  # not a state file it can judge: left as it is
+            log(f"state: {name} not removed: {exc}")
             return False
         if not condition(data):
             return False
