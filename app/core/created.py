@@ -1,17 +1,25 @@
-"""Did this Bash call make that path? The evidence the recorder needs before it notes a
-`copy` (git clone, cp -r) or a `worktree` (git worktree add) output.
+"""Did this call make that path? The evidence the recorder needs before it notes an output.
 
 A command names a target; it does not prove it made it (`git clone URL dir || git -C dir
-pull`, `cp -r missing dest || true`, a copy merged into a folder that was there). A path
-the GC later removes on its own age must be one this call created, so it is recorded only
-when it exists, is no symlink, is this user's, and was created within the call's window:
-its birth time (statx STATX_BTIME) when the file system reports one, else its ctime, and
-then every entry at its top must be that fresh too (an old entry says the folder was there
-before). A copy merged into what may be an existing folder (`src/.`, `-T`, `DIR/<name>`)
-needs the birth time: a ctime moves when entries are added, so without a birth time it is
-not recorded.
+pull`, `cp -r missing dest || true`, a copy merged into a folder that was there, `mktemp -d
+&& ls -d "$TMPDIR"/tmp.*` listing other programs' folders, `CLAUDE_CONFIG_DIR=<a folder
+that was there> claude`). A path the GC later removes on its own age must be one this call
+created, so every kind (temp, copy, worktree, config, scratch) is recorded only when the
+path exists, is no symlink, is this user's, and was created within the call's window
+(`window_s`): by its birth time (statx STATX_BTIME) when the file system reports one, else
+by its ctime, and then every entry at its top must be that fresh too (an old entry says the
+folder was there before). A copy merged into what may be an existing folder
+(`src/.`, `-T`, `DIR/<name>`) needs the birth time: a ctime moves when entries are added, so
+without a birth time it is not recorded.
 
-Loaded only when a command names such an output (it imports ctypes).
+A scratch file (a Write into the temp folder) is judged by `why_not_written`: an overwrite
+moves a file's ctime as much as a creation does, so without a birth time only the Write's
+own word that it created the file (its response `type: "create"`) with a fresh ctime
+counts; a Write that says it replaced a file (`type: "update"`) is never recorded, whatever
+the birth time says (a write through a temporary file and a rename gives an old path a new
+birth).
+
+Loaded only when a call names an output (it imports ctypes).
 """
 
 from __future__ import annotations
@@ -26,6 +34,13 @@ _AT_SYMLINK_NOFOLLOW = 0x100
 _STATX_BTIME = 0x800
 _STATX_SIZE = 256  # sizeof(struct statx)
 _BTIME_OFFSET = 80  # struct statx: stx_btime {__s64 tv_sec; __u32 tv_nsec; ...}
+#: The Bash tool's own timeout bounds (ms): the window a call's outputs were made in.
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+#: The hook starts a little after the tool ends (Claude's own work, the interpreter's start,
+#: other hooks on a busy machine): this much is looked back beyond `duration_ms` (seconds).
+#: The Bash timeout needs none: it already bounds the run from above.
+DURATION_SLACK_S = 2.0
 #: Time stamps come from a coarse clock: this much slack either side of the window (seconds).
 CLOCK_SLACK_S = 1.0
 #: At most this many top entries of a folder are looked at for the ctime check.
@@ -70,27 +85,55 @@ def birth_time(path: str) -> float | None:
     return sec + nsec / 1e9
 
 
+def window_s(tool_input: dict[str, object], duration_ms: object = None) -> float:
+    """How far back a call can have made something, in seconds: PostToolUse's `duration_ms`
+    (the tool's real run time) plus `DURATION_SLACK_S` when the payload has one; else the
+    Bash `timeout` (ms), by default 120,000, at most 600,000. Both the unprinted-mktemp
+    search and the evidence checks (below) look back this far."""
+    if isinstance(duration_ms, int | float) and not isinstance(duration_ms, bool) and duration_ms >= 0:
+        return min(float(duration_ms), MAX_TIMEOUT_MS) / 1000 + DURATION_SLACK_S
+    value = tool_input.get("timeout")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return min(float(value), MAX_TIMEOUT_MS) / 1000
+    return DEFAULT_TIMEOUT_MS / 1000
+
+
+def _mine(path: str, *, regular: bool = False) -> tuple[os.stat_result | None, str | None]:
+    """(its lstat, None) when `path` exists, is no symlink and is this user's (a regular
+    file when `regular`), else (None, the reason)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None, "it does not exist after the call"
+    if stat.S_ISLNK(st.st_mode):
+        return None, "it is a symlink"
+    if regular and not stat.S_ISREG(st.st_mode):
+        return None, "it is not a regular file"
+    if st.st_uid != os.getuid():
+        return None, "it is not this user's"
+    return st, None
+
+
+def _why_not_born(born: float, low: float, high: float, now: float) -> str | None:
+    if born < low:
+        return f"it was there before the call (created {now - born:.0f} s ago)"
+    if born > high:
+        return "its creation time is in the future"
+    return None
+
+
 def why_not_made(path: str, since: float, now: float, *, merged: bool, use_birth: bool = True) -> str | None:
     """None when there is evidence this call made `path` (created within `since`..`now`),
     else the reason it is not recorded, for the log. `merged`: the copy may be a folder that
     was there before with entries added (needs a birth time). `use_birth` False: judge as on
     a file system without birth times."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return "it does not exist after the call"
-    if stat.S_ISLNK(st.st_mode):
-        return "it is a symlink"
-    if st.st_uid != os.getuid():
-        return "it is not this user's"
+    st, why = _mine(path)
+    if st is None:
+        return why
     low, high = since - CLOCK_SLACK_S, now + CLOCK_SLACK_S
     born = birth_time(path) if use_birth else None
     if born is not None:
-        if born < low:
-            return f"it was there before the call (created {now - born:.0f} s ago)"
-        if born > high:
-            return "its creation time is in the future"
-        return None
+        return _why_not_born(born, low, high, now)
     if merged:
         return ("the file system reports no creation time, and the copy may have been merged into "
                 "a folder that was there")
@@ -106,4 +149,27 @@ def why_not_made(path: str, since: float, now: float, *, merged: bool, use_birth
                         return f"it was there before the call (no creation time; {entry.name!r} in it is older)"
         except OSError as exc:
             return f"cannot list it: {exc.strerror or exc}"
+    return None
+
+
+def why_not_written(path: str, since: float, now: float, *, created: bool | None,
+                    use_birth: bool = True) -> str | None:
+    """None when there is evidence a Write created the file `path` within `since`..`now`,
+    else the reason it is not recorded. `created`: what the Write's response says (True for
+    `type: "create"`, False for `"update"`, None when it says neither). `use_birth` False:
+    judge as on a file system without birth times."""
+    st, why = _mine(path, regular=True)
+    if st is None:
+        return why
+    if created is False:
+        return "the Write replaced a file that was there"
+    low, high = since - CLOCK_SLACK_S, now + CLOCK_SLACK_S
+    born = birth_time(path) if use_birth else None
+    if born is not None:
+        return _why_not_born(born, low, high, now)
+    if created is None:
+        return ("the file system reports no creation time and the Write does not say it created the "
+                "file (an overwrite moves the ctime too)")
+    if not low <= st.st_ctime <= high:
+        return "it was there before the call (no creation time; its ctime is older than the call)"
     return None

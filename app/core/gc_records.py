@@ -20,13 +20,20 @@ from app.core.recorder import KINDS, normal_records
 
 @dataclass(frozen=True)
 class OutputRecord:
-    """One recorded output: the absolute path, its kind, who made it, when, and from where."""
+    """One recorded output: the absolute path, its kind, who made it, when, and from where.
+
+    `claude_pid` and `claude_start` name the Claude process whose call made it (its pid and
+    start time, app/core/claude_process.py): Claude changes a running session's id on
+    `/clear` and `/resume`, and the output is still in use while that process runs. None
+    when the hook found no Claude above it, and in records written before they existed."""
 
     path: str
     kind: str
     session: str
     time: float
     cwd: str
+    claude_pid: int | None = None
+    claude_start: str | None = None
 
 
 def records_files() -> list[tuple[str, str]]:
@@ -58,12 +65,16 @@ def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
     when = raw.get("time")
     owner = raw.get("session")
     cwd = raw.get("cwd")
+    pid = raw.get("claude_pid")
+    start = raw.get("claude_start")
     return OutputRecord(
         path=path,
         kind=str(kind),
         session=owner if isinstance(owner, str) and owner else session,
         time=float(when) if isinstance(when, int | float) and not isinstance(when, bool) else 0.0,
         cwd=cwd if isinstance(cwd, str) else "",
+        claude_pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None,
+        claude_start=start if isinstance(start, str) and start else None,
     )
 
 

@@ -1,12 +1,15 @@
 """What a `mktemp` call in a Bash command made, for the output recorder.
 
-Usually mktemp prints the path and the recorder takes it from the call's stdout. In
+Usually mktemp prints the path and the recorder takes it from the call's stdout (a name
+that fits the template, in the folder the call makes its path in). In
 `d=$(mktemp -d) && cd "$d"` the path goes into the substitution and is never printed; then
 the recorder looks for it by the two things it knows: the template (as GNU mktemp reads its
 options) and the time of the call. It lists the one folder mktemp used (no recursion) and
 takes the entries that fit the template, are this user's, are a folder for `-d` (a regular
 file otherwise), changed status within the call's window and are not yet recorded. More
 than `MAX_CANDIDATES` such entries is too ambiguous: none is taken, and the log says why.
+Printed or found, a path is then recorded only with evidence that the call created it
+(app/core/created.py): a name and a fresh ctime are a guess, not a proof.
 
 Only loaded when a command holds the word `mktemp` (it imports `re`).
 """
@@ -19,14 +22,14 @@ import stat
 import time
 
 from app.core.command_line import absolute_path
+from app.core.created import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS
+from app.core.created import MAX_TIMEOUT_MS as MAX_TIMEOUT_MS
+from app.core.created import window_s as window_s
 
 #: GNU mktemp's template when none is given (in $TMPDIR, else /tmp).
 DEFAULT_TEMPLATE = "tmp.XXXXXXXXXX"
 #: More fresh entries than this fitting one unprinted mktemp call: too ambiguous, none recorded.
 MAX_CANDIDATES = 8
-#: The Bash tool's own timeout bounds (ms): the window a call's outputs were made in.
-DEFAULT_TIMEOUT_MS = 120_000
-MAX_TIMEOUT_MS = 600_000
 #: File time stamps come from a coarse clock: allow this much past "now" (seconds).
 _CLOCK_SLACK_S = 1.0
 
@@ -163,8 +166,11 @@ def _name_pattern(template: str, suffix: str | None, *, bsd_prefix: bool) -> re.
 
 
 def printed_paths(stdout: str, call: MktempCall) -> list[str]:
-    """The paths in a Bash call's stdout whose name fits the mktemp call's template: words,
-    and whole lines that are an absolute path (a template may hold spaces)."""
+    """The paths in a Bash call's stdout that this mktemp call can have made: words, and whole
+    lines that are an absolute path (a template may hold spaces), whose name fits the template
+    and which lie in the folder the call makes its path in (when that is known). A listing of
+    other `tmp.*` entries (`mktemp -d && ls -d /var/tmp/tmp.*`) is not the call's output; one
+    in the same folder is told apart by the recorder's evidence check (app/core/created.py)."""
     found: set[str] = set()
     for line in stdout.splitlines():
         words = set(line.split())
@@ -175,18 +181,9 @@ def printed_paths(stdout: str, call: MktempCall) -> list[str]:
             if "\x00" in word or not call.pattern.fullmatch(os.path.basename(word.rstrip("/"))):
                 continue
             path = absolute_path(call.cwd, word)
-            if path:
+            if path and (call.folder is None or os.path.dirname(path) == call.folder):
                 found.add(path)
     return sorted(found)
-
-
-def window_s(tool_input: dict[str, object]) -> float:
-    """How far back a Bash call can have made something: its `timeout` (ms), by default
-    120,000, at most 600,000, in seconds."""
-    value = tool_input.get("timeout")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return min(float(value), MAX_TIMEOUT_MS) / 1000
-    return DEFAULT_TIMEOUT_MS / 1000
 
 
 def find_unprinted(calls: list[MktempCall], window: float, known: set[str]) -> tuple[list[str], list[str]]:

@@ -13,9 +13,14 @@ was not printed (`d=$(mktemp -d)`) is found by its template and the call's time
 (app/core/mktemp.py), and `cp -r SRC DEST` with one source records `DEST/<name of SRC>` when
 DEST was a folder already. With several sources, a DEST ending in `/` or `-t DEST`, each copy
 `DEST/<name>` is recorded, never DEST itself, which was there before and may hold anything.
-A copy or worktree is recorded only with evidence that this call created it (its birth
-time, else its ctime, within the call: app/core/created.py); a target that was there
-(`git clone URL dir || git -C dir pull`) is not, and the log says why.
+
+Only what the call made: every output, of every kind, is recorded only with evidence that
+this call created it (its birth time, else its ctime, within the call's window:
+app/core/created.py). A target that was there (`git clone URL dir || git -C dir pull`, an
+old `tmp.*` a listing printed, `CLAUDE_CONFIG_DIR=` naming an existing folder, a Write over
+an existing file) is not, and the log says why. Each record also names the Claude process
+whose call made it (app/core/claude_process.py), so its outputs stay in use while that
+process runs, whatever session id `/clear` or `/resume` gives it.
 """
 
 from __future__ import annotations
@@ -81,37 +86,38 @@ def record_outputs(payload: dict[str, Any]) -> None:
             return
         from app.core.bash_outputs import read_bash
 
-        outputs, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")))
-        if claims:
-            outputs = _with_evidence(outputs, claims, tool_input, notes)
-        if unprinted:
-            outputs.extend(("temp", path) for path in _find_unprinted(unprinted, tool_input, outputs, notes))
+        named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")))
+        if named or unprinted:
+            from app.core.created import window_s
+
+            window = window_s(tool_input, payload.get("duration_ms"))
+            if unprinted:
+                named.extend(("temp", path) for path in _find_unprinted(unprinted, window, named, notes))
+            outputs = _with_evidence(named, claims, window, notes)
         for note in notes:
             log(f"gc recorder: {note}")
     elif tool == "Write":
         file_path = tool_input.get("file_path")
         path = scratch_of_write(file_path) if isinstance(file_path, str) else None
         if path:
-            outputs = [("scratch", path)]
+            outputs = _scratch_with_evidence(path, payload, tool_input)
     if outputs:
         _store(payload, outputs, cwd or "")
 
 
 def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
-                   tool_input: dict[str, Any], notes: list[str]) -> list[tuple[str, str]]:
-    """The outputs, each `copy`/`worktree` kept only when this call made it (see
-    app/core/created.py): a command names a target, it does not prove it created it."""
+                   window: float, notes: list[str]) -> list[tuple[str, str]]:
+    """The outputs this call made, each kept only with evidence of it (app/core/created.py):
+    a command names a target, it does not prove it created it. `claims` says how to judge a
+    copy or worktree (merged: only a birth time can tell; outer: `cp -r SRC DEST` took
+    `DEST/<name>`, but DEST itself is the copy when it was born in the call)."""
     from app.core.created import why_not_made
-    from app.core.mktemp import window_s
 
     now = time.time()
-    since = now - window_s(tool_input)
+    since = now - window
     kept: list[tuple[str, str]] = []
     for kind, path in outputs:
-        if path not in claims:
-            kept.append((kind, path))
-            continue
-        merged, outer = claims[path]
+        merged, outer = claims.get(path, (False, None))
         if outer is not None and why_not_made(outer, since, now, merged=True) is None:
             path = outer  # `cp -r SRC DEST`: DEST was born in the call, so cp made DEST
         else:
@@ -124,15 +130,31 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
     return kept
 
 
-def _find_unprinted(calls: list[MktempCall], tool_input: dict[str, Any], outputs: list[tuple[str, str]],
+def _scratch_with_evidence(path: str, payload: dict[str, Any], tool_input: dict[str, Any]) -> list[tuple[str, str]]:
+    """[("scratch", path)] when the Write created the file (app/core/created.py
+    `why_not_written`), else [] and the log says why."""
+    from app.core.created import why_not_written, window_s
+
+    response = payload.get("tool_response")
+    said = response.get("type") if isinstance(response, dict) else None
+    created = True if said == "create" else False if said == "update" else None
+    now = time.time()
+    why = why_not_written(path, now - window_s(tool_input, payload.get("duration_ms")), now, created=created)
+    if why is not None:
+        log(f"gc recorder: scratch {path} not recorded: {why}")
+        return []
+    return [("scratch", path)]
+
+
+def _find_unprinted(calls: list[MktempCall], window: float, outputs: list[tuple[str, str]],
                     notes: list[str]) -> list[str]:
     """The paths of mktemp calls whose output was not printed, found by template and time
     (app/core/mktemp.py); never one already recorded, by any session."""
     from app.core.gc_records import read_records
-    from app.core.mktemp import find_unprinted, window_s
+    from app.core.mktemp import find_unprinted
 
     known = {path for _, path in outputs} | {record.path for record in read_records()}
-    found, more = find_unprinted(calls, window_s(tool_input), known)
+    found, more = find_unprinted(calls, window, known)
     notes.extend(more)
     return found
 
@@ -143,6 +165,10 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) ->
         log(f"gc recorder: no session_id, {len(outputs)} output(s) not recorded: {outputs[:3]}")
         return
     now = time.time()
+    from app.core.claude_process import claude_process
+
+    claude = claude_process()
+    claude_pid, claude_start = claude if claude is not None else (None, None)
 
     def change(data: Any) -> Any:
         data = normal_records(data, session)
@@ -150,7 +176,8 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) ->
         for kind, path in outputs:
             if path not in known:
                 known.add(path)
-                data["records"].append({"path": path, "kind": kind, "session": session, "time": now, "cwd": cwd})
+                data["records"].append({"path": path, "kind": kind, "session": session, "time": now, "cwd": cwd,
+                                        "claude_pid": claude_pid, "claude_start": claude_start})
         return data
 
     from app.core.state import update_json

@@ -1,0 +1,130 @@
+"""The Claude process a hook runs for, so an output record outlives a session id.
+
+Claude gives a running session a new id on `/clear` and `/resume` (current versions rewrite
+`sessionId` in `sessions/<pid>.json`), yet the outputs recorded under the old id are still
+that process's work. So each record also names the Claude process that made it: its pid and
+its start time, a guard against pid reuse, in the form Claude writes as `procStart` (field
+22 of /proc/<pid>/stat; without /proc, the text of `ps -o lstart= -p <pid>`).
+
+Claude runs a command hook through a shell, so its process is one to three levels above the
+hook. The walk goes up from the hook's parent and takes the first ancestor that has a
+sessions file in Claude's config folder (`sessions/<pid>.json`, or the older
+`pid-<pid>.json`) whose `procStart`, when it has one, is that process's (a file a crashed
+Claude left behind can name a pid that is now some other program). It stops at pid 1 or
+after `MAX_LEVELS`; no such ancestor (a hook run by hand, an old Claude that writes no
+sessions file) gives None.
+
+Stdlib only and a few small reads: the recorder calls it on the hot path, but only for a
+call that made an output. Only a system without /proc runs `ps` (through subprocess).
+"""
+
+from __future__ import annotations
+
+import os
+
+from app.core import paths
+
+#: Claude is 1-3 levels above the hook; past this many, the hook was not started by Claude.
+MAX_LEVELS = 8
+#: A sessions file is a few hundred bytes: anything bigger is not one, and is not read whole.
+_MAX_FILE = 64 * 1024
+
+
+def _has_proc() -> bool:
+    return os.path.exists("/proc/self/stat")
+
+
+def _proc_stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, start time) of `pid` from /proc/<pid>/stat, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    rest = data[data.rfind(b")") + 2 :].split()
+    if len(rest) <= 19:  # rest[0] is field 3 (state): field 4 is rest[1], field 22 rest[19]
+        return None
+    try:
+        return int(rest[1]), rest[19].decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _ps(field: str, pid: int) -> str | None:
+    """One `ps -o FIELD= -p PID` value, its runs of blanks made one space (as
+    app/core/sessions.py compares `procStart`); None when ps fails or prints nothing."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["ps", "-o", f"{field}=", "-p", str(pid)], capture_output=True, text=True,
+                              timeout=5, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = " ".join(done.stdout.split())
+    return value if done.returncode == 0 and value else None
+
+
+def start_of(pid: int) -> str | None:
+    """The start time of `pid` as Claude writes it in `procStart`, or None when it is gone.
+    Comparing it with a recorded value tells the same process from a reused pid."""
+    if pid <= 0:
+        return None
+    if _has_proc():
+        found = _proc_stat(pid)
+        return found[1] if found else None
+    return _ps("lstart", pid)
+
+
+def _parent_and_start(pid: int) -> tuple[int, str | None] | None:
+    if _has_proc():
+        return _proc_stat(pid)
+    parent = _ps("ppid", pid)
+    if parent is None or not parent.isdigit():
+        return None
+    return int(parent), None  # the start is asked for only once the right process is found
+
+
+def _session_file_start(folder: str, pid: int) -> tuple[bool, str | None]:
+    """(whether `pid` has a sessions file, the `procStart` it names or None)."""
+    for name in (f"{pid}.json", f"pid-{pid}.json"):
+        file = os.path.join(folder, name)
+        try:
+            with open(file, "rb") as fh:
+                raw = fh.read(_MAX_FILE)
+        except OSError:
+            continue
+        from app.core import fastjson
+
+        try:
+            data = fastjson.loads(raw)
+        except ValueError:
+            return True, None  # being rewritten, or not Claude's format: the name is the evidence
+        value = data.get("procStart") if isinstance(data, dict) else None
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            return True, None
+        return True, " ".join(str(value).split()) or None
+    return False, None
+
+
+def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
+    """(pid, start time) of the nearest ancestor of this process (from `first`, by default
+    the parent) that is a running Claude with a sessions file; None when there is none.
+    The start is None when it cannot be read."""
+    folder = os.path.join(paths.config_dir_str(), "sessions")
+    if not os.path.isdir(folder):
+        return None
+    pid = os.getppid() if first is None else first
+    for _ in range(MAX_LEVELS):
+        if pid <= 1:
+            return None
+        found = _parent_and_start(pid)
+        has_file, written = _session_file_start(folder, pid)
+        if has_file:
+            start = found[1] if found and found[1] is not None else start_of(pid)
+            if written is None or start is None or written == start:
+                return pid, start
+        if found is None:
+            return None  # gone while we looked, or ps cannot say: no way further up
+        pid = found[0]
+    return None
