@@ -26,12 +26,12 @@ def test_reading_alone_never_records_an_unprinted_mktemp_path_nor_its_variable()
 
 def test_mktemp_in_an_assignment_then_cd_records_the_printed_path() -> None:
     printed = "/tmp/tmp.Xy12AbCd9Q\n"
-    assert outputs_of_command('d=$(mktemp -d) && cd "$d" && pwd', CWD, printed) == [("temp", "/tmp/tmp.Xy12AbCd9Q")]
+    assert outputs_of_command('d=$(mktemp -d -p /tmp) && cd "$d" && pwd', CWD, printed) == [("temp", "/tmp/tmp.Xy12AbCd9Q")]
 
 
 def test_mktemp_each_printed_path_with_its_template() -> None:
     stdout = "/tmp/build.a1B2c3\nsome noise /tmp/other.zzzzzz\n/tmp/tmp.0123456789\n"
-    found = outputs_of_command("mktemp -d /tmp/build.XXXXXX; mktemp", CWD, stdout)
+    found = outputs_of_command("mktemp -d /tmp/build.XXXXXX; mktemp -p /tmp", CWD, stdout)
     assert found == [("temp", "/tmp/build.a1B2c3"), ("temp", "/tmp/tmp.0123456789")]
 
 
@@ -274,8 +274,9 @@ def test_record_outputs_writes_one_record_per_path(sandbox: SandboxEnv) -> None:
 
 
 def test_bash_output_given_as_a_plain_string(sandbox: SandboxEnv) -> None:
-    record_outputs(_bash("mktemp -d", "/tmp/tmp.Q1w2E3r4T5\n"))
-    assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", "/tmp/tmp.Q1w2E3r4T5")]
+    made = subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True).stdout
+    record_outputs(_bash("mktemp -d", made))  # a real folder the call made, printed
+    assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", os.path.realpath(made.strip()))]
 
 
 def test_a_command_that_makes_nothing_writes_nothing(sandbox: SandboxEnv) -> None:
@@ -285,8 +286,10 @@ def test_a_command_that_makes_nothing_writes_nothing(sandbox: SandboxEnv) -> Non
 
 def test_write_into_the_user_temp_folder_is_scratch(sandbox: SandboxEnv) -> None:
     inside = sandbox.user_tmp / "notes" / "plan.md"
+    inside.parent.mkdir()
+    inside.write_text("x")  # the Write made it
     payload = {"session_id": "s2", "cwd": CWD, "tool_name": "Write",
-               "tool_input": {"file_path": str(inside), "content": "x"}, "tool_response": {}}
+               "tool_input": {"file_path": str(inside), "content": "x"}, "tool_response": {"type": "create"}}
     record_outputs(payload)
     outside = dict(payload, tool_input={"file_path": str(sandbox.home / "plan.md"), "content": "x"})
     record_outputs(outside)
@@ -300,7 +303,9 @@ def test_write_through_a_symlinked_tmpdir_is_scratch(sandbox: SandboxEnv, monkey
     link.symlink_to(sandbox.user_tmp)
     monkeypatch.setenv("TMPDIR", str(link))
     target = link / "x.txt"
-    record_outputs({"session_id": "s3", "cwd": CWD, "tool_name": "Write", "tool_input": {"file_path": str(target)}})
+    (sandbox.user_tmp / "x.txt").write_text("x")
+    record_outputs({"session_id": "s3", "cwd": CWD, "tool_name": "Write", "tool_input": {"file_path": str(target)},
+                    "tool_response": {"type": "create"}})
     assert [r.path for r in read_records("s3")] == [str(sandbox.user_tmp / "x.txt")]  # parents resolved
 
 

@@ -57,10 +57,11 @@ def test_post_tool_bash_records_a_clone(sandbox: SandboxEnv, tmp_path: Path) -> 
 
 
 def test_post_tool_bash_output_as_a_plain_string(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    printed = str(sandbox.user_tmp / "tmp.AbCdEf1234") + "\n"
+    printed = subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True,
+                             env=dict(os.environ)).stdout  # a folder the call really made
     done = run_hook(post_bash("mktemp -d", printed, cwd=tmp_path), cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == b""
-    assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", printed.strip())]
+    assert [(r.kind, r.path) for r in read_records("s1")] == [("temp", os.path.realpath(printed.strip()))]
 
 
 def test_post_tool_mktemp_into_a_variable_records_the_folder_it_made(sandbox: SandboxEnv, tmp_path: Path) -> None:
@@ -96,6 +97,7 @@ def test_post_tool_cp_into_a_folder_records_the_copies_and_the_sweep_spares_the_
 
 def test_post_tool_write_into_tmp_is_scratch(sandbox: SandboxEnv, tmp_path: Path) -> None:
     target = sandbox.user_tmp / "notes.md"
+    target.write_text("hi")  # what the Write made
     payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
                "tool_input": {"file_path": str(target), "content": "hi"}, "tool_response": {"type": "create"}}
     assert run_hook(payload, cwd=tmp_path).returncode == 0
@@ -120,7 +122,9 @@ def test_post_tool_a_plain_command_costs_no_parser_import(sandbox: SandboxEnv, t
 
 def test_post_tool_hot_path_imports_no_heavy_module(sandbox: SandboxEnv, tmp_path: Path) -> None:
     (tmp_path / "v").mkdir()  # as if the clone made it just now
-    payload = post_bash(f"git clone u/v.git {tmp_path / 'v'} && mktemp -d", "/tmp/tmp.0123456789", cwd=tmp_path)
+    made = Path(os.path.realpath(sandbox.user_tmp)) / "tmp.0123456789"
+    made.mkdir()  # and mktemp this one
+    payload = post_bash(f"git clone u/v.git {tmp_path / 'v'} && mktemp -d", str(made), cwd=tmp_path)
     loaded = hook_modules(payload, tmp_path)
     assert "app.core.recorder" in loaded  # it did run
     heavy = {m for m in loaded if m.split(".")[0] in {"git", "textual", "rich", "humanize", "subprocess"}}
