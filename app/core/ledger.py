@@ -2,12 +2,18 @@
 
 Claude cannot know that the user or a tool changed a file after it edited it. After each
 Edit, Write, MultiEdit or NotebookEdit, `record_edit` stores the path, the FNV-1a 64 hash
-of its content, the agent that edited it (`main` or the subagent's `agent_type`), the
-session, and the file's stat (size, mtime_ns, ctime_ns, inode, device). At each prompt,
+of its content, the agent that edited it (`main`, or for a call carrying `agent_id` the
+subagent's `agent_type`), the session, and the file's stat (size, mtime_ns, ctime_ns,
+inode, device). At each prompt,
 `prompt_lines` compares the files whose last edit came from that session: a file whose stat
 did not move is not read again; one whose stat moved is rehashed, and it changed only when
-its content did (a touch is no change). A deleted file is a change. Each change is told once:
-the entry is marked with what was told and stays quiet until the content moves again.
+its content did (a touch is no change). A deleted file is a change. Each change is told once, to
+the main thread: the entry is marked with what was told and stays quiet until the content
+moves again. A subagent's prompt (it carries `agent_id`) is told nothing and marks nothing.
+
+An entry this version cannot trust (a number that is NaN, infinite, negative or a bool, a
+hash that is not 16 hex digits) is skipped and logged, never judged: one bad entry never
+silences the others. It stays in the file (it may be a newer version's) and ages out.
 
 State: `ledger.json` under CLAUDETTO_HOME, written only through `state.update_json`:
 `{"version": 1, "files": {path: entry}}`, the oldest edit first; at most LEDGER_MAX_FILES.
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAIN_AGENT = "main"
+SUBAGENT = "subagent"  # a subagent call that does not say its agent_type
 VERSION = 1
 
 # A stat taken less than this after the file's own mtime/ctime cannot prove that the
@@ -46,8 +53,8 @@ RACY_NS = 2_000_000_000
 MAX_HASH_BYTES_C = 256 * 1024 * 1024
 MAX_HASH_BYTES_PY = 32 * 1024 * 1024
 
-# Claude caps a hook's context at 10,000 characters; lines past this wait for the next prompt
-# (still untold) rather than being cut off after they were marked told.
+# Claude caps a hook's context at 10,000 UTF-16 units; lines past this wait for the next
+# prompt (still untold) rather than being cut off after they were marked told.
 CONTEXT_BUDGET = 9_000
 
 _SIG_KEYS = ("size", "mtime_ns", "ctime_ns", "inode", "dev")
@@ -93,12 +100,35 @@ class _Look:
 def change_line(path: str, agent: str, *, deleted: bool = False) -> str:
     """The context line, exactly as CONTRACT writes it; for a deleted file the same line and
     then "It was deleted." (a deletion is a change: the line a reader matches stays whole)."""
-    line = f"The user or a tool changed `{_one_line(path)}` after the last edit of `{_one_line(agent)}`."
+    line = f"The user or a tool changed `{shown(path)}` after the last edit of `{shown(agent)}`."
     return f"{line} It was deleted." if deleted else line
 
 
-def _one_line(text: str) -> str:
+def shown(text: str) -> str:
+    """`text` as one printable line of valid Unicode: a newline as `\\n`, and a byte that is
+    not UTF-8 (a `\\udcXX` surrogate escape, which no UTF-8 output can carry) as `\\xXX`,
+    the way Python writes bytes."""
+    if not text.isascii():
+        try:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no file name can hold: each one on its own
+            text = "".join(_shown_char(c) for c in text)
     return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _shown_char(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    if "\ud800" <= c <= "\udfff":
+        return f"\\u{ord(c):04x}"
+    return c
+
+
+def utf16_len(text: str) -> int:
+    """The length Claude counts: UTF-16 units (a character past U+FFFF counts two)."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for c in text if c > "\uffff")
 
 
 # --- recording an edit (PostToolUse) ------------------------------------------------------
@@ -121,10 +151,18 @@ def edited_path(payload: Mapping[str, Any]) -> str | None:
     return os.path.normpath(raw)
 
 
+def is_subagent(payload: Mapping[str, Any]) -> bool:
+    """`agent_id` is THE subagent marker; `agent_type` alone is also sent on the main thread
+    of a session started with `--agent`."""
+    return payload.get("agent_id") not in (None, "")
+
+
 def agent_of(payload: Mapping[str, Any]) -> str:
-    """`main`, or the subagent's `agent_type` when the call came from a subagent."""
+    """`main`, or for a subagent's call its `agent_type` (`subagent` when it has none)."""
+    if not is_subagent(payload):
+        return MAIN_AGENT
     agent = payload.get("agent_type")
-    return agent if isinstance(agent, str) and agent.strip() else MAIN_AGENT
+    return agent if isinstance(agent, str) and agent.strip() else SUBAGENT
 
 
 def record_edit(payload: Mapping[str, Any]) -> bool:
@@ -180,10 +218,15 @@ def record_file(path: str, agent: str, session: str) -> bool:
 
 def prompt_lines(payload: Mapping[str, Any]) -> list[str]:
     """The lines to add at this prompt: one per file of this session changed since its last
-    edit and not told yet. Marks them told. Nothing changed: an empty list, no write."""
+    edit and not told yet. Marks them told. Nothing changed: an empty list, no write.
+
+    A subagent's prompt gets nothing and marks nothing: the lines are the main thread's,
+    which would otherwise never hear of a change a subagent was told of."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         log("ledger: prompt without a session_id, nothing checked")
+        return []
+    if is_subagent(payload):
         return []
     return check_session(session)
 
@@ -194,16 +237,17 @@ def check_session(session: str) -> list[str]:
     lines: list[str] = []
     updates: dict[str, tuple[int, dict[str, Any]]] = {}
     room = CONTEXT_BUDGET
-    for path, entry in files.items():
-        if not _valid(entry) or entry["session"] != session:
+    for path, entry in _trusted(files):
+        if entry["session"] != session:
             continue
         judged, fields, tell = _judge(path, entry)
         if tell:
             line = change_line(path, entry["agent"], deleted=judged.deleted)
-            if len(line) + 1 > room:  # no room left: told at the next prompt, not lost
+            cost = utf16_len(line) + 1
+            if cost > room:  # no room left: told at the next prompt, not lost
                 fields.pop("told", None)
             else:
-                room -= len(line) + 1
+                room -= cost
                 lines.append(line)
         if fields:
             updates[path] = (entry["edited_ns"], fields)
@@ -213,9 +257,11 @@ def check_session(session: str) -> list[str]:
 
 
 def ledger_files() -> list[LedgerFile]:
-    """Every entry, oldest edit first, judged against the disk now. Writes nothing."""
-    files = _files(read_json(paths.ledger_file_str(), _empty))
-    return [_judge(path, entry)[0] for path, entry in files.items() if _valid(entry)]
+    """Every entry, oldest edit first, judged against the disk now. Writes nothing. Raises
+    OSError when ledger.json is there but cannot be read (a FIFO in its place, no access):
+    the user sees why, not an empty ledger."""
+    files = _files(read_json(paths.ledger_file_str(), _empty, strict=True))
+    return [_judge(path, entry)[0] for path, entry in _trusted(files)]
 
 
 def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any], bool]:
@@ -342,7 +388,7 @@ def _racy(sig: Mapping[str, Any]) -> bool:
     """True when the stat was taken too soon after the file's last change to trust it."""
     try:
         return int(sig["seen_ns"]) - max(int(sig["mtime_ns"]), int(sig["ctime_ns"])) < RACY_NS
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return True
 
 
@@ -370,13 +416,66 @@ def _writable(data: Any) -> dict[str, Any]:
     return _empty()
 
 
-def _valid(entry: Any) -> bool:
-    """An entry this version can judge; others are left as they are (and age out)."""
+def _trusted(files: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The entries this version can judge, in file order; each other one is logged."""
+    good: list[tuple[str, dict[str, Any]]] = []
+    for path, entry in files.items():
+        flaw = _flaw(path, entry)
+        if flaw is None:
+            good.append((path, entry))
+        else:
+            log(f"ledger: skipped the entry of {shown(str(path))}: {flaw}")
+    return good
+
+
+# the stat fields of an entry: (lowest, highest) value a real stat can give
+_U64 = (0, 2**64 - 1)
+_FILE_TIME = (-(2**95), 2**95)  # a file may be dated before 1970 or past 2262 (touch -d)
+_NS = (0, 2**63 - 1)  # our own clock: never before 1970
+_RANGES = {"size": _U64, "inode": _U64, "dev": _U64, "mtime_ns": _FILE_TIME, "ctime_ns": _FILE_TIME,
+           "seen_ns": _NS}
+_HEX = frozenset("0123456789abcdef")
+
+
+def _flaw(path: Any, entry: Any) -> str | None:
+    """Why this version cannot trust an entry, or None when it can judge it. Numbers must be
+    ints in range (not NaN, an infinity, a float, a bool or negative where a stat cannot be):
+    they are compared, subtracted and shown, and one bad value must not stop the rest."""
+    if not isinstance(path, str) or not path.startswith("/") or "\x00" in path:
+        return "not an absolute path"
     if not isinstance(entry, dict):
-        return False
-    if not isinstance(entry.get("agent"), str) or not isinstance(entry.get("session"), str):
-        return False
-    digest = entry.get("hash")
-    if not isinstance(digest, str) or len(digest) != 16:
-        return False
-    return all(type(entry.get(k)) is int for k in (*_SIG_KEYS, "seen_ns", "edited_ns"))
+        return "not an object"
+    if not isinstance(entry.get("agent"), str) or not entry["agent"]:
+        return "no agent"
+    if not isinstance(entry.get("session"), str) or not entry["session"]:
+        return "no session"
+    if not _is_hash(entry.get("hash")):
+        return "no 16-digit hash"
+    why = _bad_numbers(entry, {**_RANGES, "edited_ns": _NS})
+    if why:
+        return why
+    told = entry.get("told")
+    if told is None:
+        return None
+    if not isinstance(told, dict) or not isinstance(told.get("deleted"), bool):
+        return "told is not a told record"
+    if told["deleted"]:
+        return None
+    if told.get("hash") is not None and not _is_hash(told["hash"]):
+        return "told: no 16-digit hash"
+    why = _bad_numbers(told, _RANGES)
+    return f"told: {why}" if why else None
+
+
+def _is_hash(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 16 and _HEX.issuperset(value)
+
+
+def _bad_numbers(record: dict[str, Any], ranges: dict[str, tuple[int, int]]) -> str | None:
+    for key, (low, high) in ranges.items():
+        value = record.get(key)
+        if type(value) is not int:
+            return f"{key} is {str(value)[:40]}, not an integer"
+        if not low <= value <= high:
+            return f"{key} {value} is out of range"
+    return None
