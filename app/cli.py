@@ -97,7 +97,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
     else:
         for line in gc.report_lines(report):
             print(line)
+    if report.journal_failed:
+        raise CommandError(_NO_JOURNAL.format(name="gc"))
     return 0
+
+
+# A removal is journaled before it starts; one that cannot be is not done at all.
+_NO_JOURNAL = ("claudetto {name}: the journal cannot be written, so nothing it could not "
+               "journal was removed (reason journal); see the session log")
 
 
 def _hygiene_projects(name: str, given: Sequence[str]) -> list[str] | None:
@@ -124,6 +131,8 @@ def cmd_clean(args: argparse.Namespace) -> int:
         emit_json(hygiene.report_json(report))
     else:
         sys.stdout.write("".join(line + "\n" for line in hygiene.report_lines(report)))
+    if report.journal_failed:
+        raise CommandError(_NO_JOURNAL.format(name="clean"))
     if report.timed_out:
         sys.stderr.write("claudetto clean: stopped at SWEEP_TIMEOUT_MS; what was not reached is left as it was\n")
     return 0

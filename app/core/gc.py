@@ -8,16 +8,27 @@ by the seed's rules, in this order:
    of the project where the recording session ran (the git root of its cwd, and the main
    repository of that checkout, so a worktree made from inside a worktree has a root too);
 3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
-4. nothing live needs it: its session is not live, and no live session's folder (its cwd,
-   or its Claude temp folder `claude-<uid>/<slug>/<session>`) lies inside it;
+4. nothing live needs it: its session is not live, the Claude process whose call made it
+   no longer runs (a session's id changes on `/clear` and `/resume`, its process does not),
+   no live session's folder (its cwd, or its Claude temp folder
+   `claude-<uid>/<slug>/<session>`) lies inside it, it is no config folder whose own
+   `sessions/` names a running Claude, and it holds no mount point (`in_use`); when a
+   running session's file cannot be read, nobody knows what it holds: everything is kept
+   (`in_use`);
 5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
 
+Beyond the seed, no unique work is ever lost: a path that is or holds a git repository or
+worktree with uncommitted, untracked or secret files (`dirty`), or commits, a stash or
+linked worktrees that exist nowhere else (`unmerged`), is kept (app/core/unique_work.py).
+
 A path outside every root, a symlink or one whose real path escapes: status `skip`, its
 record dropped. A recorded path that is gone: status `missing`, record dropped. Every
-removal goes through `removal.remove` (containment checked again, journal line, big trees to
-the trash); after a removed worktree, `git worktree prune` runs in its project.
+removal goes through `removal.remove`, which moves the folder aside first and asks this
+module once more, at that moment, with the sessions read again: in use, live, or holding
+unique work puts it back (kept). After a removed worktree, `git worktree prune` runs in
+its project.
 
 A dry run judges the same way, removes nothing and writes no state at all.
 """
@@ -32,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core import paths, removal, scanner, sessions
+from app.core import mounts, paths, removal, scanner, sessions
 from app.core.bounds import bound
 from app.core.gc_records import OutputRecord, read_records, records_files
-from app.core.log import log, log_lines
+from app.core.log import log, log_lines, printable
 from app.core.state import StateBusy, locked, remove_json_if, update_json
 
 RULE = "gc"
@@ -79,6 +90,11 @@ class GcReport:
     freed: int
     busy: bool = False  # another sweep was running: nothing was judged
 
+    @property
+    def journal_failed(self) -> bool:
+        """A removal did not happen because the journal could not be written first."""
+        return any(e.reason == "journal" for e in self.entries)
+
 
 @dataclass
 class _Item:
@@ -108,14 +124,35 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
-def _live_folders(current_session: str | None, current_cwd: str | None,
-                  ending_session: str | None, end_reason: str | None) -> list[str]:
+class _Facts:
+    """What is in use at one moment: read once per sweep, and again for each removal."""
+
+    def __init__(self, current_session: str | None, current_cwd: str | None,
+                 ending_session: str | None, end_reason: str | None) -> None:
+        found = sessions.read_sessions(current_session)
+        live = [s for s in found if s.live]
+        from app.core.checkouts import process_goes_on
+
+        goes_on = process_goes_on(end_reason)  # /clear, /resume: the process goes on
+        self.ending = None if goes_on else ending_session
+        self.unsure = any(s.unreadable for s in live)
+        self.ids = {s.session_id for s in live if s.session_id}
+        if current_session:
+            self.ids.add(current_session)
+        if self.ending and self.ending != current_session:
+            self.ids.discard(self.ending)
+        self.folders = _live_folders(live, current_session, current_cwd, self.ending)
+        self.mounts = mounts.mount_points()
+
+
+def _live_folders(live: list[sessions.Session], current_session: str | None,
+                  current_cwd: str | None, ending_session: str | None) -> list[str]:
     """Real paths of the folders live sessions are in: their cwd and Claude temp folder."""
     found: list[str] = []
     claude_tmp = paths.claude_tmp_dir()
-    for session in sessions.live_sessions(current_session):
-        # The ending session does not count; after /clear its process goes on, so its cwd does.
-        if ending_session and session.session_id == ending_session and end_reason != "clear":
+    for session in live:
+        # The ending session does not count (unless its process goes on: /clear, /resume).
+        if ending_session and session.session_id == ending_session:
             continue
         if session.cwd:
             found.append(os.path.realpath(session.cwd))
@@ -130,11 +167,35 @@ def _live_folders(current_session: str | None, current_cwd: str | None,
     return found
 
 
-def _live_ids(current_session: str | None, ending_session: str | None) -> set[str]:
-    ids = sessions.live_session_ids(current_session)
-    if ending_session and ending_session != current_session:
-        ids.discard(ending_session)
-    return ids
+def _in_use(item: _Item, facts: _Facts, where: str | None = None) -> str | None:
+    """`live` or `in_use` when something running needs the path (rule 4), else None.
+    `where`: the folder as it is now (moved aside for removal), for the checks of content."""
+    real = os.path.realpath(item.path)
+    if any(r.session in facts.ids for r in item.records):
+        return "live"
+    for record in item.records:
+        if record.claude_pid is None or record.session == facts.ending:
+            continue
+        if sessions.process_running(record.claude_pid, record.claude_start):
+            return "live"  # the Claude process that made it still runs (its id may have changed)
+    if any(_inside(f, real) for f in facts.folders):
+        return "live"
+    if facts.unsure:
+        return "in_use"
+    if where is None and any(_inside(m, real) for m in facts.mounts):
+        return "in_use"
+    if _config_in_use(where or item.path):
+        return "in_use"
+    return None
+
+
+def _config_in_use(folder: str) -> bool:
+    """A folder some Claude uses as its config folder: its own `sessions/` names a running
+    process (whoever recorded it, and whatever it was recorded as)."""
+    own = os.path.join(folder, "sessions")
+    if os.path.islink(own) or not os.path.isdir(own):
+        return False
+    return any(s.live for s in sessions.read_sessions(folder=Path(own)))
 
 
 def gc_roots(cwd: str) -> list[str]:
@@ -197,8 +258,7 @@ def _judge(*, current_session: str | None, ending_session: str | None,
         else:
             grouped[key] = _Item(key, [record])
     items = list(grouped.values())
-    live_ids = _live_ids(current_session, ending_session)
-    folders = _live_folders(current_session, current_cwd, ending_session, end_reason)
+    facts = _Facts(current_session, current_cwd, ending_session, end_reason)
     candidates: list[_Item] = []
     for item in items:
         _place(item)
@@ -210,22 +270,22 @@ def _judge(*, current_session: str | None, ending_session: str | None,
             item.status, item.reason, item.root = "missing", "missing", None
             continue
         item.tree = scanner.scan(item.path)
-        real = os.path.realpath(item.path)
-        if any(r.session in live_ids for r in item.records) or any(_inside(f, real) for f in folders):
-            item.status, item.reason = "kept", "live"
+        used = _in_use(item, facts)
+        if used is not None:
+            item.status, item.reason = "kept", used
         else:
             candidates.append(item)
-    # A path that holds a live one stays: removing it would remove the live one.
-    live_paths = [i.path for i in items if i.reason == "live"]
+    # A path that holds a used one stays: removing it would remove the used one.
+    used_paths = [(i.path, i.reason) for i in items if i.reason in ("live", "in_use")]
     for item in candidates:
-        if any(_inside(p, item.path) for p in live_paths):
-            item.status, item.reason = "kept", "live"
-    unused = [i for i in candidates if i.reason != "live"]
+        why = next((w for p, w in used_paths if _inside(p, item.path)), None)
+        if why is not None:
+            item.status, item.reason = "kept", why
+    unused = [i for i in candidates if i.reason not in ("live", "in_use")]
     saved: list[_Item] = []
-    listings: dict[str, list[str]] = {}
     for item in unused:
-        lost = _work_lost(item, listings)
-        if lost is not None:  # a worktree with work in it: never removed by the GC
+        lost = _work_lost(item)
+        if lost is not None:  # unique work inside: never removed by the GC
             item.status, item.reason = "kept", lost
             saved.append(item)
     for item in unused:  # nor is a recorded path that holds one
@@ -250,41 +310,16 @@ def _judge(*, current_session: str | None, ending_session: str | None,
     return items
 
 
-def _unsaved_work(path: str) -> str | None:
-    """`dirty`/`unmerged` for a git worktree whose removal would lose work (worktrees rule)."""
-    from app.core.worktrees import unsaved_work
+def _work_lost(item: _Item, where: str | None = None) -> str | None:
+    """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
+    repository or worktree in it (found by the sweep's one walk) with work nowhere else.
+    `where`: the folder as it is now (moved aside for removal)."""
+    from app.core.unique_work import unique_work
 
-    return unsaved_work(path)
-
-
-def _work_lost(item: _Item, listings: dict[str, list[str]]) -> str | None:
-    """`dirty`/`unmerged` when removing `item` would lose a worktree's work: the path is such
-    a worktree, or holds one of the recording sessions' repos; else None."""
-    lost = _unsaved_work(item.path)
-    for inner in ([] if lost else _worktrees_inside(item, listings)):
-        lost = _unsaved_work(inner)
-        if lost:
-            break
-    return lost
-
-
-def _worktrees_inside(item: _Item, listings: dict[str, list[str]]) -> list[str]:
-    """Linked worktrees (of the repos the recording sessions ran in) inside `item`'s folder."""
-    from app.core.worktrees import git_worktrees
-
-    real = os.path.realpath(item.path)
-    if not os.path.isdir(real):
-        return []
-    found: list[str] = []
-    for cwd in dict.fromkeys(r.cwd for r in item.records):
-        project = paths.main_repo_root(cwd) if cwd.startswith("/") else None
-        if project is None:
-            continue
-        key = os.fspath(project)
-        if key not in listings:
-            listings[key] = list(git_worktrees(project))
-        found += [w for w in listings[key] if w != real and _inside(w, real)]
-    return found
+    repos = item.tree.repos if item.tree is not None else None
+    if where is not None and repos is not None:
+        repos = tuple(where + r[len(item.path):] for r in repos if _inside(r, item.path))
+    return unique_work(where or item.path, repos, original=item.path)
 
 
 def _mark(item: _Item, pool: Iterable[_Item], reason: str) -> None:
@@ -313,21 +348,29 @@ def _entry(item: _Item) -> GcEntry:
     )
 
 
-def _remove(item: _Item, dry_run: bool, trash: bool | None) -> int:
-    """Remove one path through the safe removal core; its status follows the result."""
+def _remove(item: _Item, dry_run: bool, trash: bool | None, facts_of: Any,
+            before_remove: Any = None) -> int:
+    """Remove one path through the safe removal core; its status follows the result. The
+    core moves the folder aside first and asks `still_unused` once more at that moment,
+    with the sessions read again."""
     assert item.root is not None
     first = item.first
-    lost = None if dry_run else _work_lost(item, {})  # again, at the moment of removal
-    if lost is not None:
-        item.status, item.reason = "kept", lost
-        return 0
+
+    def still_unused(where: str) -> str | None:
+        return _in_use(item, facts_of(), where) or _work_lost(item, where)
+
     result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
-                            size=item.tree, dry_run=dry_run, trash=trash)
+                            size=item.tree, dry_run=dry_run, trash=trash,
+                            guard=None if dry_run else still_unused, _before_remove=before_remove)
     if result.status in ("removed", "dry_run"):
         item.status = "removed" if result.status == "removed" else "would_remove"
         return result.bytes
     if result.status == "missing":
         item.status, item.reason = "missing", "missing"
+    elif result.status == "kept":
+        item.status, item.reason = "kept", result.reason or "in_use"
+    elif result.status == "refused" and result.reason == "mount":
+        item.status, item.reason = "kept", "in_use"
     elif result.status == "refused" and result.reason in _REFUSED:
         item.status, item.reason = "skip", _REFUSED[result.reason]
     else:  # failed, or changed under our feet: keep the record, try again next time
@@ -337,9 +380,25 @@ def _remove(item: _Item, dry_run: bool, trash: bool | None) -> int:
     return 0
 
 
+def removal_guard(path: str) -> removal.Guard:
+    """The GC's last check for one recorded path whose removal starts elsewhere (the
+    dashboard): the same rules as a sweep's, with the sessions read at that moment."""
+    key = removal.resolve_parents(path)
+    records = [r for r in read_records() if removal.resolve_parents(r.path) == key]
+    if not records:
+        return lambda _where: "missing"  # no longer recorded: not the GC's to remove
+    item = _Item(key, records)
+
+    def still_unused(where: str) -> str | None:
+        return _in_use(item, _Facts(None, None, None, None), where) or _work_lost(item, where)
+
+    return still_unused
+
+
 def sweep(*, dry_run: bool = False, current_session: str | None = None,
           ending_session: str | None = None, current_cwd: str | None = None,
-          end_reason: str | None = None, trash: bool | None = None) -> GcReport:
+          end_reason: str | None = None, trash: bool | None = None,
+          _before_remove: Any = None) -> GcReport:
     """Judge every recorded output and remove the unused ones (none in a dry run).
 
     `current_session`: the session that triggered this sweep (live whatever its file says).
@@ -347,13 +406,15 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
     `trash`: as `removal.remove` (None: big trees go to the trash and a detached purge, so
     a foreground sweep returns soon; False: removed in place, for a sweep already detached).
     A dry run writes nothing: no removal, no record change, no lock file, no journal line.
-    Raises GcBusy when another sweep holds the GC lock.
+    Raises GcBusy when another sweep holds the GC lock. `_before_remove` is a test seam
+    (see `removal.remove`): something that happens between the judgement and a removal.
     """
     if dry_run:
         return _run(True, current_session, ending_session, current_cwd, end_reason, None)
     try:
         with locked(paths.gc_dir() / "sweep", wait_s=LOCK_WAIT_S):
-            return _run(False, current_session, ending_session, current_cwd, end_reason, trash)
+            return _run(False, current_session, ending_session, current_cwd, end_reason, trash,
+                        _before_remove)
     except StateBusy as exc:
         raise GcBusy(*exc.args) from None
 
@@ -366,14 +427,19 @@ def plan(*, current_session: str | None = None, ending_session: str | None = Non
 
 
 def _run(dry_run: bool, current_session: str | None, ending_session: str | None,
-         current_cwd: str | None, end_reason: str | None, trash: bool | None) -> GcReport:
+         current_cwd: str | None, end_reason: str | None, trash: bool | None,
+         before_remove: Any = None) -> GcReport:
     items = _judge(current_session=current_session, ending_session=ending_session,
                    current_cwd=current_cwd, end_reason=end_reason)
     freed = 0
+
+    def facts_now() -> _Facts:  # liveness read again at the moment of each removal
+        return _Facts(current_session, current_cwd, ending_session, end_reason)
+
     # Deepest first: a recorded path inside another is removed (and journaled) on its own.
     for item in sorted(items, key=lambda i: -i.path.count("/")):
         if item.status == "would_remove":
-            freed += _remove(item, dry_run, trash)
+            freed += _remove(item, dry_run, trash, facts_now, before_remove)
     entries = [_entry(item) for item in items]
     removed = sum(1 for e in entries if e.status in ("removed", "would_remove"))
     if not dry_run:
@@ -475,7 +541,8 @@ def report_lines(report: GcReport) -> list[str]:
     """The text report: one aligned line per path (status, reason, disk bytes, kind, session,
     path), then `GC removed=<n> freed=<bytes> dry_run=<bool>`."""
     rows = [("STATUS", "REASON", "SIZE", "KIND", "SESSION", "PATH")]
-    rows += [(e.status, e.reason, str(e.size), e.kind, e.session, e.path) for e in report.entries]
+    rows += [(e.status, e.reason, str(e.size), e.kind, printable(e.session), printable(e.path))
+             for e in report.entries]
     lines = []
     if report.entries:
         widths = [max(len(row[i]) for row in rows) for i in range(5)]

@@ -48,9 +48,10 @@ def records_files() -> list[tuple[str, str]]:
 
 
 def _read_file(path: str) -> Any:
+    from app.core.state import read_regular  # a FIFO or device in gc/ never blocks a sweep
+
     try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read())
+        return json.loads(read_regular(path).decode("utf-8", "surrogateescape"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

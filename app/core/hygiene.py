@@ -11,7 +11,10 @@ session folders, claudetto's gate logs and worktrees, each by the seed's rule.
 One process, one deadline (SWEEP_TIMEOUT_MS): the deadline is looked at between items, an
 item once started is finished with its journal line, and what was not reached stays as it
 was (`timed_out`). Folders and gate logs go through `removal.remove`; worktrees through
-`worktrees.remove_worktree` (`git worktree remove`, never --force).
+`worktrees.remove_worktree`. At the moment of each removal the sessions are read again (a
+session that started meanwhile keeps what it uses), and a folder holding unique git work
+(app/core/unique_work.py) is kept whatever its age. While a running session's file cannot
+be read, nothing a session may hold is removed (`in_use`): only probe folders go.
 """
 
 from __future__ import annotations
@@ -20,14 +23,14 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.core import paths, sessions, settings, worktrees
 from app.core.bounds import bound
-from app.core.log import log, log_lines
+from app.core.log import log, log_lines, printable
 from app.core.verdict import Verdict
 
 PROBE_PREFIX = "fswatch-probe-"
@@ -51,6 +54,12 @@ class CleanupReport:
     verdicts: list[Verdict] = field(default_factory=list)
     timed_out: bool = False
 
+    @property
+    def journal_failed(self) -> bool:
+        """A removal did not happen because the journal could not be written first."""
+        return any(v.reason == "journal" for v in self.verdicts) or any(
+            reason == "journal" for _, reason in self.worktrees_kept)
+
 
 class _Tally:
     """The counts, kept worktrees and verdicts of one part of a cleanup (one per thread)."""
@@ -66,15 +75,20 @@ class _Run:
     """The deadline, the liveness facts and the options shared by the parts of one cleanup."""
 
     def __init__(self, dry_run: bool, timeout_ms: int, current_session: str | None,
-                 current_cwd: str | None, trash: bool | None = False) -> None:
+                 current_cwd: str | None, trash: bool | None = False,
+                 before_remove: Any = None) -> None:
         self.dry_run = dry_run
+        self.before_remove = before_remove
         self.trash = trash
         self.deadline = time.monotonic() + timeout_ms / 1000.0
         self.now = time.time()
         self.current_session = current_session
-        self.live_ids = sessions.live_session_ids(current_session)
-        self.live_cwds = sessions.live_cwds(current_session, current_cwd)
+        self.current_cwd = current_cwd
+        self.live_ids, self.live_cwds, self.unsure = self.liveness()
         self.timed_out = False
+
+    def liveness(self) -> tuple[set[str], list[str], bool]:
+        return _liveness(self.current_session, self.current_cwd)
 
     def out_of_time(self) -> bool:
         if not self.timed_out and time.monotonic() >= self.deadline:
@@ -93,6 +107,37 @@ class _Run:
             verdicts=[v for part in parts for v in part.verdicts],
             timed_out=self.timed_out, **counts,
         )
+
+
+def _liveness(current_session: str | None, current_cwd: str | None) -> tuple[set[str], list[str], bool]:
+    """Live session ids, live cwds (real paths) and whether a running session's file cannot
+    be read: read when the cleanup starts and again at each removal."""
+    live = [s for s in sessions.read_sessions(current_session) if s.live]
+    ids = {s.session_id for s in live if s.session_id}
+    if current_session:
+        ids.add(current_session)
+    cwds = [os.path.realpath(c) for c in [*(s.cwd for s in live if s.cwd), current_cwd] if c]
+    return ids, cwds, any(s.unreadable for s in live)
+
+
+def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
+                  current_session: str | None = None,
+                  current_cwd: str | None = None) -> Callable[[str], str | None]:
+    """The rules once more, at the moment `removal.remove` takes the path (`where` is the
+    folder moved aside): the sessions read again, and no unique git work inside. `repos`
+    (the measuring walk's) spares a second walk."""
+    from app.core.unique_work import unique_work
+
+    def still_unused(where: str) -> str | None:
+        ids, _, unsure = _liveness(current_session, current_cwd)
+        if verdict.session is not None and verdict.session in ids:
+            return "live"
+        if unsure and verdict.rule != "probe":
+            return "in_use"
+        moved = None if repos is None else tuple(where + r[len(verdict.path):] for r in repos)
+        return unique_work(where, moved, original=verdict.path)
+
+    return still_unused
 
 
 # --- the rules ------------------------------------------------------------------------------
@@ -189,6 +234,8 @@ def _by_session_rule(run: _Run, entry: os.DirEntry[str], st: os.stat_result, rul
                      session: str, period: float, root: Path) -> Verdict:
     if session in run.live_ids:
         return _verdict(entry, st, rule, "keep", "live", root, session)
+    if run.unsure:
+        return _verdict(entry, st, rule, "keep", "in_use", root, session)
     if run.now - st.st_mtime <= period:
         return _verdict(entry, st, rule, "keep", "young", root, session)
     return _verdict(entry, st, rule, "remove", "age", root, session)
@@ -231,10 +278,21 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
 def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: Any) -> None:
     """One folder or gate log through removal.remove, and its counts."""
     from app.core import removal
+    from app.core.unique_work import unique_work
 
     is_dir = os.path.isdir(verdict.path) and not os.path.islink(verdict.path)
+    repos = getattr(size, "repos", None)
+    lost = unique_work(verdict.path, repos)
+    if lost is not None:
+        tally.verdicts.append(_with(verdict, action="keep", reason=lost))
+        return
+
+    guard = removal_guard(verdict, repos, current_session=run.current_session,
+                          current_cwd=run.current_cwd)
     done = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
-                          session=verdict.session, size=size, dry_run=run.dry_run, trash=run.trash)
+                          session=verdict.session, size=size, dry_run=run.dry_run, trash=run.trash,
+                          guard=None if run.dry_run else guard,
+                          _before_remove=run.before_remove)
     if done.status in ("removed", "dry_run"):
         tally.counts["bytes"] += done.bytes
         tally.counts["files"] += done.files
@@ -245,6 +303,9 @@ def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: Any) -> None:
         tally.verdicts.append(_with(verdict, size=done.bytes))
     elif done.status == "missing":
         tally.verdicts.append(_with(verdict, action="missing", reason="missing"))
+    elif done.status == "kept" or done.reason == "mount":
+        reason = "in_use" if done.reason in (None, "mount") else done.reason
+        tally.verdicts.append(_with(verdict, action="keep", reason=reason))
     else:
         tally.verdicts.append(_with(verdict, action="skip", reason=done.reason or done.status))
 
@@ -266,6 +327,9 @@ def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
         for path in entries:
             if run.out_of_time():
                 break
+            if run.unsure:  # a running session we cannot read may be working in any of them
+                tally.kept.append((str(path), "in_use"))
+                continue
             try:
                 done = worktrees.remove_worktree(path, project, live_cwds=run.live_cwds, period_s=period,
                                                  dry_run=run.dry_run, budget_s=run.left_s(),
@@ -313,15 +377,17 @@ def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,
 
 def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry_run: bool = False,
                 current_session: str | None = None, current_cwd: str | None = None,
-                timeout_ms: int | None = None, trash: bool | None = False) -> CleanupReport:
+                timeout_ms: int | None = None, trash: bool | None = False,
+                _before_remove: Any = None) -> CleanupReport:
     """The whole cleanup: temp-folder rules (global), then the worktrees of `projects`
     (default: the git root of `current_cwd` or the current folder).
 
     `trash` goes to removal.remove. False (the default) removes in place: the cleanup is
     one process, already detached at session start, and its report counts what is gone;
-    None would rename big folders into the trash for a detached purge."""
+    None would rename big folders into the trash for a detached purge. `_before_remove` is
+    a test seam (see `removal.remove`): something that happens between judgement and removal."""
     limit = bound("SWEEP_TIMEOUT_MS") if timeout_ms is None else timeout_ms
-    run = _Run(dry_run, limit, current_session, current_cwd, trash)
+    run = _Run(dry_run, limit, current_session, current_cwd, trash, _before_remove)
     chosen = resolve_projects(projects, current_cwd)
     try:
         known = paths.known_projects(current_cwd) if current_cwd else paths.known_projects()
@@ -378,7 +444,7 @@ def report_lines(report: CleanupReport) -> list[str]:
         f"CLEANED folders={report.folders} bytes={report.bytes} files={report.files} "
         f"worktrees={report.worktrees} probes={report.probes}"
     ]
-    lines += [f"WORKTREES_KEPT {reason} {path}" for path, reason in report.worktrees_kept]
+    lines += [f"WORKTREES_KEPT {reason} {printable(path)}" for path, reason in report.worktrees_kept]
     lines.append(f"UNKNOWN_KEPT {report.unknown_kept}")
     return lines
 

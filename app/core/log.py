@@ -35,6 +35,15 @@ def current_log() -> Path:
     return Path(current_log_str())
 
 
+def printable(text: str) -> str:
+    """`text` on one line as a person reads it: a newline, a tab or any other control
+    character (and an undecodable byte) is shown escaped, so a folder named
+    `x\nremoved ...` can never forge a line of a plain-text report."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def log(message: str, *, target: str | os.PathLike[str] | None = None) -> None:
     """Append one line (newlines in the message are escaped, so one event is one line)."""
     _append(f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {message}".replace("\n", "\\n") + "\n", target)
@@ -51,7 +60,9 @@ def _append(text: str, target: str | os.PathLike[str] | None) -> None:
     try:
         path = os.fspath(target) if target is not None else current_log_str()
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        from app.core.state import open_regular  # never blocks on a FIFO put in a log's place
+
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
             os.write(fd, text.encode("utf-8", "backslashreplace"))
         finally:

@@ -60,10 +60,11 @@ def remove_one(verdict: Verdict) -> tuple[bool, int, str]:
                                          period_s=settings.cleanup_period_seconds(verdict.project),
                                          session=verdict.session)
         return done.status == "removed", done.bytes, done.verdict.reason if done.status != "removed" else ""
-    from app.core import removal
+    from app.core import gc, hygiene, removal
 
+    guard = gc.removal_guard(verdict.path) if verdict.rule == gc.RULE else hygiene.removal_guard(verdict)
     result = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
-                            session=verdict.session, size=verdict.size)
+                            session=verdict.session, size=verdict.size, guard=guard)
     return result.removed, result.bytes, result.reason or result.status
 
 

@@ -251,7 +251,10 @@ def test_edited_path_and_agent_from_payloads(tmp_path: Path) -> None:
     assert ledger.edited_path({"tool_name": "Write", "tool_input": {"file_path": "x.py"}}) is None
     assert ledger.edited_path({"tool_name": "Edit", "tool_input": {"file_path": 7}}) is None
     assert ledger.edited_path({"tool_name": "Edit", "tool_input": "nope"}) is None
-    assert ledger.agent_of({"agent_type": "Explore"}) == "Explore"
+    # agent_type alone is also sent on the main thread of an --agent session: agent_id marks a subagent
+    assert ledger.agent_of({"agent_type": "Explore"}) == "main"
+    assert ledger.agent_of({"agent_id": "a1b2c3d", "agent_type": "Explore"}) == "Explore"
+    assert ledger.agent_of({"agent_id": "a1b2c3d"}) == "subagent"
     assert ledger.agent_of({"agent_type": ""}) == "main"
     assert ledger.agent_of({"agent_type": None}) == "main"
     assert ledger.agent_of({}) == "main"
