@@ -756,8 +756,10 @@ def purge_step(payload: dict[str, Any]) -> None:
 
 
 def leftovers_step(payload: dict[str, Any]) -> None:
-    """A session-start step: when a killed purge left something in a trash, start a purge."""
+    """A session-start step: report removals cut short in place, and when a killed purge
+    left something in a trash, start a purge."""
     del payload
+    report_unfinished()
     if any(_has_entries(place) for place in trash_places()):
         spawn_purge()
 

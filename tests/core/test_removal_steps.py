@@ -1,0 +1,111 @@
+"""The order of a removal: moved aside, checked once more, journaled, then deleted; and
+what the next run says about one that was cut short."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from app.core import journal, paths, removal
+from tests.support import SandboxEnv
+
+
+def tree(path: Path, files: int = 5) -> Path:
+    (path / "sub").mkdir(parents=True)
+    for i in range(files):
+        (path / "sub" / f"f{i}").write_text(str(i))
+    return path
+
+
+def test_a_guard_that_says_keep_puts_the_folder_back_whole(sandbox: SandboxEnv) -> None:
+    root = sandbox.user_tmp
+    target = tree(root / "t")
+    seen: list[str] = []
+
+    def guard(where: str) -> str | None:
+        seen.append(where)
+        assert not target.exists() and Path(where, "sub", "f0").read_text() == "0"  # moved aside
+        return "dirty"
+
+    result = removal.remove(target, root, "gc", guard=guard, trash=False)
+    assert (result.status, result.reason) == ("kept", "dirty")
+    assert sorted(p.name for p in (target / "sub").iterdir()) == [f"f{i}" for i in range(5)]
+    assert [e["result"] for e in journal.read_entries()] == ["kept"]
+    assert seen and not any(Path(paths.trash_dir()).iterdir())
+
+
+def test_a_guard_that_fails_keeps(sandbox: SandboxEnv) -> None:
+    target = tree(sandbox.user_tmp / "t")
+
+    def broken(where: str) -> str | None:
+        raise RuntimeError("git is gone")
+
+    result = removal.remove(target, sandbox.user_tmp, "gc", guard=broken, trash=False)
+    assert result.status == "kept" and (target / "sub" / "f4").exists()
+
+
+def test_a_kept_folder_whose_name_was_taken_meanwhile_goes_beside_it(sandbox: SandboxEnv) -> None:
+    target = tree(sandbox.user_tmp / "t")
+
+    def someone_took_the_name(where: str) -> str | None:
+        target.mkdir()
+        (target / "new").write_text("theirs")
+        return "live"
+
+    result = removal.remove(target, sandbox.user_tmp, "gc", guard=someone_took_the_name, trash=False)
+    assert result.status == "kept"
+    assert (target / "new").read_text() == "theirs"
+    (beside,) = [p for p in sandbox.user_tmp.iterdir() if p.name.startswith("t.claudetto-kept-")]
+    assert (beside / "sub" / "f0").read_text() == "0"
+
+
+def test_a_file_whose_journal_cannot_be_written_stays(sandbox: SandboxEnv) -> None:
+    target = sandbox.user_tmp / "f.txt"
+    target.write_text("x")
+    paths.journal_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.journal_file().mkdir()
+    result = removal.remove(target, sandbox.user_tmp, "gc")
+    assert (result.status, result.reason) == ("kept", "journal")
+    assert target.read_text() == "x"
+
+
+def test_a_folder_whose_journal_cannot_be_written_is_put_back(sandbox: SandboxEnv) -> None:
+    target = tree(sandbox.user_tmp / "t")
+    paths.journal_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.journal_file().mkdir()
+    result = removal.remove(target, sandbox.user_tmp, "gc", trash=True, spawn=False)
+    assert (result.status, result.reason) == ("kept", "journal")
+    assert (target / "sub" / "f3").read_text() == "3"
+    assert not paths.trash_dir().exists() or not any(paths.trash_dir().iterdir())
+
+
+def test_one_journal_line_per_removal_written_before_the_purge(sandbox: SandboxEnv) -> None:
+    target = tree(sandbox.user_tmp / "t")
+    result = removal.remove(target, sandbox.user_tmp, "gc", trash=True, spawn=False)
+    assert result.status == "removed" and result.trashed and not target.exists()
+    (line,) = journal.read_entries()
+    assert line["result"] == "removed" and line["path"] == str(target) and line["trashed"] is True
+    assert any(paths.trash_dir().iterdir())  # the purge has not run, the line is there already
+    removal.purge_trash()
+    assert not any(paths.trash_dir().iterdir())
+
+
+def test_a_removal_cut_short_in_place_is_reported_once(sandbox: SandboxEnv) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    journal.append({"path": "/gone/half", "kind": "temp", "bytes": 10, "rule": "gc", "session": "s",
+                    "result": "started", "id": "abc123", "pid": dead.pid, "proc_start": "1"})
+    journal.append({"path": "/still/running", "kind": "temp", "bytes": 10, "rule": "gc", "session": "s",
+                    "result": "started", "id": "def456", "pid": os.getpid(),
+                    "proc_start": removal_start()})
+    assert [e["path"] for e in removal.unfinished_removals()] == ["/gone/half"]
+    assert removal.report_unfinished() == ["/gone/half"]
+    assert removal.report_unfinished() == []
+    assert [e["result"] for e in journal.read_entries()][-1] == "interrupted"
+
+
+def removal_start() -> str | None:
+    from app.core.sessions import proc_start_time
+
+    return proc_start_time(os.getpid())
