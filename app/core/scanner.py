@@ -5,6 +5,14 @@ Every sweep, release, report and the disk browser measure through here. A scan c
 entry that vanishes or cannot be read as an error and goes on; it yields progress so the
 TUI can draw a bar and cancel (close the generator), and it can stop at a time budget with
 a partial answer marked `partial`.
+
+One file system means no mount point is crossed: a folder on another device is skipped, and
+so is a folder the kernel lists as a mount point (`mounts.mount_points()`, read once per
+scan), because a bind mount of the same file system has its parent's device.
+
+The same walk notes the git repositories inside (`TreeSize.repos`): a folder holding a
+`.git` entry, or a bare repository (`HEAD`, `objects/`, `refs/`). A sweep about to remove a
+tree asks `unique_work` about them without walking the tree a second time.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ class TreeSize:
     folders: int  # directories, the top one included when it is a directory
     errors: int = 0  # entries that vanished / could not be read
     partial: bool = False  # stopped by budget or cancel
+    # real paths of the folders inside holding a `.git` entry and of the bare repositories
+    # inside (the top included), sorted; complete only when not partial
+    repos: tuple[str, ...] = ()
 
     @property
     def entries(self) -> int:
@@ -52,10 +63,15 @@ def text_path(path: PathLike) -> str:
     return os.fsdecode(value) if isinstance(value, bytes) else value
 
 
+_GIT = ".git"
+_FILE_MARKS = frozenset({_GIT, "HEAD"})  # a `.git` file (a linked worktree) or a bare repo's HEAD
+
+
 class _Tally:
     """The running totals of one scan (a plain object: attribute access is cheap)."""
 
-    __slots__ = ("apparent", "blocks", "files", "folders", "errors", "seen", "new_links")
+    __slots__ = ("apparent", "blocks", "files", "folders", "errors", "seen", "new_links",
+                 "repos", "skip", "walked", "real")
 
     def __init__(self) -> None:
         self.apparent = 0
@@ -65,14 +81,29 @@ class _Tally:
         self.errors = 0
         self.seen: set[tuple[int, int]] = set()  # hard-linked files already counted
         self.new_links: list[tuple[int, int, int, int]] | None = None  # set in a forked half
+        self.repos: list[str] = []  # folders holding a repository, spelled as walked
+        self.skip: frozenset[str] = frozenset()  # mount points inside, spelled as walked
+        self.walked = ""  # the top as the walk spells it, without a trailing slash
+        self.real = ""  # the top's real path, without a trailing slash
 
     def result(self, path: str, partial: bool) -> TreeSize:
         return TreeSize(path, self.apparent, self.blocks * 512, self.files, self.folders,
-                        self.errors, partial)
+                        self.errors, partial, self._real_repos())
+
+    def _real_repos(self) -> tuple[str, ...]:
+        """The repositories as real paths: the walk never follows a symlink, so a folder's
+        real path is the top's real path plus the rest of the walked spelling."""
+        if not self.repos:
+            return ()
+        cut = len(self.walked)
+        return tuple(sorted({(self.real + p[cut:]).rstrip("/") or "/" for p in self.repos}))
 
 
-def _start(path: PathLike, one_fs: bool) -> tuple[str, _Tally, list[str], int | None]:
-    """The top entry counted; the stack of folders still to read (empty for a non-folder)."""
+def _start(path: PathLike, one_fs: bool,
+           mounts: frozenset[str] | None = None) -> tuple[str, _Tally, list[str], int | None]:
+    """The top entry counted; the stack of folders still to read (empty for a non-folder).
+
+    `mounts` (real paths of every mount point) is read here when not given."""
     top = text_path(path)
     tally = _Tally()
     try:
@@ -83,7 +114,24 @@ def _start(path: PathLike, one_fs: bool) -> tuple[str, _Tally, list[str], int | 
     _count(tally, st)
     if not _S_ISDIR(st.st_mode):
         return top, tally, [], None
+    tally.walked = top.rstrip("/")
+    tally.real = os.path.realpath(top).rstrip("/")
+    if one_fs:
+        tally.skip = _mounts_inside(tally, _mount_points() if mounts is None else mounts)
     return top, tally, [top], st.st_dev if one_fs else None
+
+
+def _mount_points() -> frozenset[str]:
+    from app.core import mounts
+
+    return mounts.mount_points()
+
+
+def _mounts_inside(tally: _Tally, mounts: frozenset[str]) -> frozenset[str]:
+    """The mount points strictly below the top, spelled the way the walk will meet them."""
+    prefix = tally.real + "/"
+    cut = len(tally.real)
+    return frozenset(tally.walked + m[cut:] for m in mounts if m.startswith(prefix))
 
 
 def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: float | None,
@@ -98,6 +146,9 @@ def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: 
     next_check = done + step
     seen = tally.seen
     new_links = tally.new_links
+    repos = tally.repos
+    skip = tally.skip
+    marks = _FILE_MARKS
     while stack:
         if pause_at is not None and tally.files + tally.folders >= pause_at:
             return "paused"
@@ -124,11 +175,17 @@ def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: 
                 if _S_ISDIR(est.st_mode):
                     if dev is not None and est.st_dev != dev:
                         continue  # another file system mounted here: not ours to count
+                    if skip and entry.path in skip:
+                        continue  # a mount point (a bind mount keeps the device): not ours
                     tally.folders += 1
                     tally.apparent += est.st_size
                     tally.blocks += est.st_blocks
                     stack.append(entry.path)
+                    if entry.name == _GIT:
+                        repos.append(folder)
                 else:
+                    if entry.name in marks:
+                        _note_repo(folder, entry.name, repos)
                     tally.files += 1
                     if est.st_nlink > 1:
                         key = (est.st_dev, est.st_ino)
@@ -149,6 +206,21 @@ def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: 
                     next_yield = done + every
                     yield ScanProgress(top, tally.files, tally.folders, tally.blocks * 512)
     return "done"
+
+
+def _note_repo(folder: str, name: str, repos: list[str]) -> None:
+    """A `.git` file marks a linked worktree or a submodule; a `HEAD` file beside `objects/`
+    and `refs/` a bare repository (a `.git` folder itself is its holder's, not one more)."""
+    if name == _GIT or (os.path.basename(folder) != _GIT and _is_dir(folder + "/objects")
+                        and _is_dir(folder + "/refs")):
+        repos.append(folder)
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return _S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _drain(gen: Generator[ScanProgress, None, str]) -> str:
@@ -196,15 +268,17 @@ PARALLEL = hasattr(os, "fork") and (os.cpu_count() or 1) > 1
 
 
 def scan(path: PathLike, *, budget_s: float | None = None, one_fs: bool = True,
-         limit: int | None = None, parallel: bool | None = None) -> TreeSize:
+         limit: int | None = None, parallel: bool | None = None,
+         mounts: frozenset[str] | None = None) -> TreeSize:
     """The size of `path` (see scan_iter), without progress.
 
     A big tree (over SPLIT_AFTER entries) is finished by this process and one forked
     helper, each reading half of the folders still to read; hard links seen by both are
-    counted once. `parallel=False` keeps it in one process.
+    counted once. `parallel=False` keeps it in one process. `mounts`: the mount points
+    (`mounts.mount_points()`) when the caller has read them already.
     """
     deadline = _deadline(budget_s)
-    top, tally, stack, dev = _start(path, one_fs)
+    top, tally, stack, dev = _start(path, one_fs, mounts)
     # fork() only from a single-threaded process: a forked child of a threaded one (the TUI's
     # workers, the cleanup's helper thread) may inherit a lock some other thread held.
     split = (PARALLEL and _single_threaded()) if parallel is None else parallel
@@ -244,9 +318,10 @@ def _finish_in_two(top: str, tally: _Tally, stack: list[str], dev: int | None,
             half = _Tally()
             half.seen = tally.seen  # the links counted before the fork stay counted
             half.new_links = []
+            half.skip = tally.skip
             status = _drain(_walk(top, half, theirs, dev, deadline, None, 1 << 62))
             payload = marshal.dumps((half.apparent, half.blocks, half.files, half.folders,
-                                     half.errors, status, half.new_links))
+                                     half.errors, status, half.new_links, half.repos))
             view = memoryview(payload)
             while view:
                 view = view[os.write(write_fd, view):]
@@ -268,7 +343,8 @@ def _finish_in_two(top: str, tally: _Tally, stack: list[str], dev: int | None,
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
     try:
-        apparent, blocks, files, folders, errors, their_status, links = marshal.loads(b"".join(chunks))
+        apparent, blocks, files, folders, errors, their_status, links, repos = marshal.loads(
+            b"".join(chunks))
     except (ValueError, EOFError, TypeError):  # the helper died: read its half here
         their_status = _drain(_walk(top, tally, theirs, dev, deadline, None, 1 << 62))
         return "partial" if "partial" in (status, their_status) else "done"
@@ -277,6 +353,7 @@ def _finish_in_two(top: str, tally: _Tally, stack: list[str], dev: int | None,
     tally.files += files
     tally.folders += folders
     tally.errors += errors
+    tally.repos.extend(repos)
     for link_dev, link_ino, size, link_blocks in links:
         key = (link_dev, link_ino)
         if key in tally.seen:  # both halves counted this inode: once is enough
@@ -297,6 +374,8 @@ def children(path: PathLike, *, budget_s: float | None = None) -> list[TreeSize]
 
     The budget is shared: once it is spent, the children not yet measured come back with
     their own entry only, marked partial. A hard link shared by two children counts in both.
+    A child that is a mount point (another device, or listed as one) comes back with its own
+    entry only: as in `scan`, what is mounted there is not this tree's.
     """
     top = text_path(path)
     deadline = None if budget_s is None else time.monotonic() + max(0.0, budget_s)
@@ -305,19 +384,22 @@ def children(path: PathLike, *, budget_s: float | None = None) -> list[TreeSize]
             names = [entry.path for entry in it]
     except OSError:
         return []
+    mounts = _mount_points()
     sizes: list[TreeSize] = []
     for child in names:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             sizes.append(_entry_only(child))
+        elif _mounted(top, child, mounts):
+            sizes.append(_entry_only(child, partial=False))
         else:
-            sizes.append(scan(child, budget_s=left))
+            sizes.append(scan(child, budget_s=left, mounts=mounts))
     sizes.sort(key=lambda s: (-s.disk, s.path))
     return sizes
 
 
-def _entry_only(path: str) -> TreeSize:
-    """A child the budget did not reach: its own entry, partial when it is a folder."""
+def _entry_only(path: str, partial: bool = True) -> TreeSize:
+    """A child the budget did not reach (partial when it is a folder), or a mount point."""
     tally = _Tally()
     try:
         st = os.lstat(path)
@@ -325,4 +407,15 @@ def _entry_only(path: str) -> TreeSize:
         tally.errors = 1
         return tally.result(path, False)
     _count(tally, st)
-    return tally.result(path, _S_ISDIR(st.st_mode))
+    return tally.result(path, partial and _S_ISDIR(st.st_mode))
+
+
+def _mounted(parent: str, child: str, mounts: frozenset[str]) -> bool:
+    """Whether the folder `child` of `parent` is a mount point (not a symlink, which is itself)."""
+    try:
+        st = os.lstat(child)
+        if not _S_ISDIR(st.st_mode):
+            return False
+        return st.st_dev != os.lstat(parent).st_dev or os.path.realpath(child) in mounts
+    except OSError:
+        return False

@@ -218,3 +218,91 @@ def test_two_process_scan_equals_one(tmp_path: Path, monkeypatch: pytest.MonkeyP
     big = _tree(tmp_path / "big", folders=8, files=150, size=1)
     assert scan(big, parallel=True, budget_s=0).partial is True
     assert scan(big, parallel=True) == scan(big, parallel=False)
+
+
+# --- repositories found by the same walk; mount points never crossed ---------------------------
+
+def _repo_marks(base: Path, count: int) -> list[str]:
+    """`count` folders under `base`, each marked one way (by name only: the scanner reads no
+    file): a `.git` folder, a `.git` file, a bare layout, and a lone HEAD that is no repo."""
+    wanted = []
+    for i in range(count):
+        folder = base / f"r{i:02d}"
+        folder.mkdir(parents=True)
+        kind = i % 4
+        if kind == 0:
+            for part in ("objects", "refs"):
+                (folder / ".git" / part).mkdir(parents=True)
+            (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # its holder's, not a bare one
+        elif kind == 1:
+            (folder / ".git").write_text("gitdir: /elsewhere/.git/worktrees/x\n")
+        elif kind == 2:
+            (folder / "objects").mkdir()
+            (folder / "refs").mkdir()
+            (folder / "HEAD").write_text("ref: refs/heads/main\n")
+        else:
+            (folder / "HEAD").write_text("just a file named HEAD\n")
+        if kind != 3:
+            wanted.append(os.path.realpath(folder))
+    return sorted(wanted)
+
+
+def test_scan_lists_the_repositories_inside(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    wanted = _repo_marks(real / "deep", 8)
+    (real / "HEAD").write_text("x\n")  # the top is no bare repository: no objects/, refs/
+    (tmp_path / "via").symlink_to(real)
+    (real / "deep" / "link").symlink_to(real / "deep" / "r00")  # never followed: listed once
+    assert scan(real).repos == tuple(wanted)
+    assert scan(tmp_path / "via" / "deep").repos == tuple(wanted)  # real paths, whatever the spelling
+    assert scan(tmp_path / "via").repos == ()  # a symlink is itself, never walked
+    assert scan(f"{real}/").repos == tuple(wanted)
+    assert scan(real / "deep" / "r02").repos == (wanted[2],)  # the top itself is bare
+    assert scan(real / "deep" / "r00" / ".git").repos == ()
+    assert scan(real / "deep" / "link").repos == ()
+
+
+def test_two_process_scan_finds_the_same_repositories(tmp_path: Path) -> None:
+    from app.core import scanner
+
+    if not scanner.PARALLEL:
+        pytest.skip("one core: a scan never splits")
+    top = tmp_path / "t"
+    a = top / "a"
+    a.mkdir(parents=True)
+    for i in range(scanner.SPLIT_AFTER + 100):  # the split comes right after this folder
+        os.close(os.open(a / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644))
+    wanted = _repo_marks(a, 40)  # 40 folders pending at the split: half go to the helper
+    one = scan(top, parallel=False)
+    two = scan(top, parallel=True)
+    assert one.repos == tuple(wanted)
+    assert two == one
+
+
+def test_a_bind_mount_inside_is_never_crossed(tmp_path: Path) -> None:
+    import shutil
+    import sys
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    data = tmp_path / "data"
+    (data / ".git").mkdir(parents=True)
+    (data / "big").write_bytes(b"d" * 200_000)
+    top = tmp_path / "top"
+    (top / "bound").mkdir(parents=True)
+    (top / "own").write_bytes(b"o" * 1000)
+    probe = ("import json, sys; from app.core.scanner import scan, children; "
+             "s = scan(sys.argv[1]); k = children(sys.argv[1]); "
+             "print(json.dumps([s.files, s.folders, s.apparent, list(s.repos), sum(c.files for c in k)]))")
+    script = f"mount --bind {data} {top / 'bound'} && exec {sys.executable} -P -c '{probe}' {top}"
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, check=False)
+    if done.returncode != 0 and "mount" in done.stderr:
+        pytest.skip(f"no bind mount here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    files, folders, apparent, repos, child_files = json.loads(done.stdout)
+    assert os.lstat(data).st_dev == os.lstat(top).st_dev  # the same device: only the mount list tells
+    assert (files, folders, repos, child_files) == (1, 1, [], 1)  # `own` and the top; not `bound`
+    assert apparent < 200_000
+    assert scan(top).files == 1 and scan(data).repos == (str(data.resolve()),)

@@ -1,0 +1,410 @@
+"""THE rule for git work that exists nowhere else: may a folder go without losing any?
+
+The output GC, the session-start cleanup and worktree removals delete whole folders: temp
+folders, clones, copies, worktrees. Any of them may hold a git repository whose newest work
+is only there. Before a folder goes, `unique_work` finds every repository inside it (the
+folder itself included) and keeps the folder with the first reason found:
+
+- `dirty`: a checkout holds a changed, staged or untracked file, a git-ignored file outside
+  the regenerable folders, a secret-looking file anywhere (`looks_secret`), or a file git
+  status cannot see (skip-worktree, assume-unchanged); or git cannot read it (when unsure,
+  keep);
+- `unmerged`: a repository has a commit that no remote-tracking branch holds (HEAD, any local
+  branch, any stash), or a linked worktree of it lives outside the folder (that worktree
+  needs its objects); a linked worktree has a commit on no other branch and no remote;
+- `not_removed`: a linked worktree is locked (`git worktree lock`: someone said keep it).
+
+Tags count neither way: a clone fetches the remote's tags, and many name commits no remote
+branch holds any more (old release branches), so counting them would keep every such clone
+forever; a tag made on a local commit almost always sits on a branch that holds it too.
+
+Git never runs a hook or an fsmonitor here, takes no optional lock, and always gets an
+explicit `--git-dir` (and `--work-tree`): a folder without its own `.git` can never make
+git climb to a parent repository, and a folder moved aside before its removal is judged
+where it now is. This module is imported by hook code: it imports nothing heavy at the top.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
+
+# Files that hold secrets or local configuration: never regenerable, wherever they lie.
+SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", "*.local.*")
+
+# Folders that package managers fill from a registry: a CA bundle (`certifi/cacert.pem`, in
+# every virtualenv that has pip) or a test key shipped inside a package is no user's secret.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+
+GIT_TIMEOUT_S = 120.0
+
+# Environment variables that would point git at another repository, index or object store,
+# or add configuration from a git process that happens to be our parent.
+_GIT_ENV_KEPT = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH"})
+
+
+class GitFailed(Exception):
+    """Git could not answer (it failed, timed out or is missing): the caller keeps the folder."""
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a file name matches SECRET_PATTERNS (case-insensitive; `*` is any text)."""
+    lowered = name.lower()
+    return any(_glob(lowered, pattern) for pattern in SECRET_PATTERNS)
+
+
+def _glob(name: str, pattern: str) -> bool:
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return name == pattern
+    first, last = parts[0], parts[-1]
+    if not name.startswith(first) or len(name) < len(first) + len(last) or not name.endswith(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for middle in parts[1:-1]:
+        found = name.find(middle, at, end)
+        if found < 0:
+            return False
+        at = found + len(middle)
+    return True
+
+
+def _installed(parts: list[str]) -> bool:
+    """Whether a relative path lies inside an installed package (below `site-packages`, or
+    below a package folder of `node_modules`)."""
+    for i, part in enumerate(parts[:-1]):
+        if part in _INSTALLED or (part == "node_modules" and i + 2 < len(parts)):
+            return True
+    return False
+
+
+def git(args: Iterable[str], *, git_dir: str, work_tree: str | None = None) -> str:
+    """One git command on one repository, named explicitly; its stdout. Raises GitFailed."""
+    import subprocess
+
+    command = ["git", "--no-optional-locks", "-c", "core.hooksPath=/dev/null",
+               "-c", "core.fsmonitor=false", f"--git-dir={git_dir}"]
+    if work_tree is not None:
+        command.append(f"--work-tree={work_tree}")
+    command += args
+    try:
+        done = subprocess.run(command, cwd=work_tree or git_dir, env=_git_env(), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitFailed(f"{type(exc).__name__}: {exc}") from None
+    if done.returncode != 0:
+        message = " ".join(os.fsdecode(done.stderr).split())[:300]
+        raise GitFailed(message or f"git exited with {done.returncode}")
+    return os.fsdecode(done.stdout)
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _GIT_ENV_KEPT}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_NO_REPLACE_OBJECTS="1")
+    return env
+
+
+# --- where things are: a folder judged where it now is, or where it was before a move --------
+
+
+class _Places:
+    """The folder being judged, now and (when it was moved aside) before: a path inside one
+    is the same place as its twin inside the other."""
+
+    def __init__(self, now: str, before: str | None) -> None:
+        self.now = now
+        self.before = before if before and before != now else None
+
+    def inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return any(_inside(p, place) for p in {path, real} for place in self._spellings())
+
+    def _spellings(self) -> list[str]:
+        return [self.now] if self.before is None else [self.now, self.before]
+
+    def to_now(self, path: str) -> str:
+        if self.before is not None and _inside(path, self.before):
+            return self.now + path[len(self.before):]
+        return path
+
+    def to_before(self, path: str) -> str:
+        if self.before is not None and _inside(path, self.now):
+            return self.before + path[len(self.now):]
+        return path
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class Repository:
+    """One repository found in a folder: `kind` is `repo` (its own `.git` folder, or a
+    `.git` file naming a full git dir: a submodule), `worktree` (a linked worktree) or
+    `bare`; `work_tree` is None for a bare one."""
+
+    folder: str
+    git_dir: str
+    work_tree: str | None
+    kind: str
+
+
+def locate(folder: str, places: _Places | None = None) -> Repository | None:
+    """The repository `folder` holds (its `.git` entry, or itself when bare); None when it
+    holds none. Raises GitFailed when it has a `.git` git cannot use (keep when unsure)."""
+    places = places or _Places(folder, None)
+    dot_git = os.path.join(folder, ".git")
+    try:
+        st = os.lstat(dot_git)
+    except FileNotFoundError:
+        return _bare(folder)
+    except OSError as exc:
+        raise GitFailed(f"{dot_git}: {exc.strerror}") from None
+    import stat
+
+    if stat.S_ISDIR(st.st_mode):
+        return Repository(folder, dot_git, folder, "repo")
+    if not stat.S_ISREG(st.st_mode):
+        raise GitFailed(f"{dot_git} is neither a folder nor a file")  # a symlink: never followed
+    git_dir = _gitdir_of(dot_git, places)
+    if os.path.isfile(os.path.join(git_dir, "commondir")):
+        return Repository(folder, git_dir, folder, "worktree")
+    if os.path.isdir(os.path.join(git_dir, "objects")):
+        return Repository(folder, git_dir, folder, "repo")
+    raise GitFailed(f"{dot_git} names no git dir ({git_dir})")
+
+
+def _bare(folder: str) -> Repository | None:
+    if os.path.basename(folder) == ".git":
+        return None
+    marks = ("HEAD", "objects", "refs")
+    if all(os.path.lexists(os.path.join(folder, m)) and not os.path.islink(os.path.join(folder, m)) for m in marks):
+        return Repository(folder, folder, None, "bare")
+    return None
+
+
+def _read_pointer(path: str, prefix: str = "") -> str:
+    """The one path a git pointer file holds (`gitdir: X` in a `.git` file, a plain path in
+    `worktrees/<id>/gitdir`)."""
+    try:
+        with open(path, "rb") as fh:
+            text = os.fsdecode(fh.read(65536)).strip()
+    except OSError as exc:
+        raise GitFailed(f"{path}: {exc.strerror}") from None
+    if not text.startswith(prefix) or not text[len(prefix):].strip():
+        raise GitFailed(f"{path} is not a git pointer")
+    return text[len(prefix):].strip()
+
+
+def _resolve(pointer: str, holder: str, places: _Places) -> str:
+    """A path read from a pointer file in `holder`, where it now is. A relative one was
+    written relative to where the holder was before a move; what it names inside the moved
+    folder moved with it."""
+    if not os.path.isabs(pointer):
+        pointer = os.path.normpath(os.path.join(places.to_before(holder), pointer))
+    return places.to_now(pointer)
+
+
+def _gitdir_of(dot_git: str, places: _Places) -> str:
+    return _resolve(_read_pointer(dot_git, "gitdir:"), os.path.dirname(dot_git), places)
+
+
+# --- the rules: one function each --------------------------------------------------------------
+
+
+def checkout_dirty(repo: Repository) -> bool:
+    """A changed, staged or untracked file; an ignored one outside the regenerable folders; a
+    secret-looking ignored file anywhere; or a present file git status does not look at.
+    Raises GitFailed."""
+    if repo.work_tree is None:
+        return False
+    return _status_dirty(repo) or _secret_ignored(repo) or _hidden_from_status(repo)
+
+
+def _status_dirty(repo: Repository) -> bool:
+    assert repo.work_tree is not None
+    out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
+               "--ignore-submodules=none"], git_dir=repo.git_dir, work_tree=repo.work_tree)
+    items = out.split("\0")
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        code, entry = item[:2], item[3:]
+        if code[0] in "RC":
+            i += 1  # a rename's source path follows
+        if code != "!!" or not ignored_ok(repo.work_tree, entry):
+            return True
+    return False
+
+
+def ignored_ok(work_tree: str, entry: str) -> bool:
+    """Whether one git-ignored entry (`!!` of git status) lies inside a regenerable folder.
+
+    A wholly ignored folder that is not itself regenerable is walked: it is fine only when
+    every file in it lies inside a regenerable folder. (Secret-looking files inside
+    regenerable folders are found by `_secret_ignored`.)"""
+    parts = [p for p in entry.rstrip("/").split("/") if p]
+    if not parts:
+        return False
+    if any(p in REGENERABLE for p in parts[:-1]):
+        return True
+    full = os.path.join(work_tree, *parts)
+    if parts[-1] in REGENERABLE and (os.path.isdir(full) or os.path.islink(full)):
+        return True
+    if os.path.islink(full) or not os.path.isdir(full):
+        return False
+    for top, dirs, files in os.walk(full):
+        if files:
+            return False
+        dirs[:] = [d for d in dirs if d not in REGENERABLE]
+        # os.walk lists symlinks to folders among dirs but never enters them: content.
+        if any(os.path.islink(os.path.join(top, d)) for d in dirs):
+            return False
+    return True
+
+
+def _secret_ignored(repo: Repository) -> bool:
+    """A git-ignored file that looks like a secret, wherever it lies (inside regenerable
+    folders too), except inside installed packages. Git walks the ignored folders itself."""
+    assert repo.work_tree is not None
+    specs = [f":(glob,icase)**/{pattern}" for pattern in SECRET_PATTERNS]
+    out = git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs],
+              git_dir=repo.git_dir, work_tree=repo.work_tree)
+    return any(name and not _installed(name.split("/")) for name in out.split("\0"))
+
+
+def _hidden_from_status(repo: Repository) -> bool:
+    """Whether a tracked file marked skip-worktree or assume-unchanged is present: git
+    status does not look at it, so an edit there would be invisible and lost. (A sparse
+    checkout marks the files it leaves out the same way; those are not on disk.)"""
+    assert repo.work_tree is not None
+    listing = git(["ls-files", "-v", "-z"], git_dir=repo.git_dir, work_tree=repo.work_tree)
+    hidden = (item[2:] for item in listing.split("\0") if item[:1] == "S" or item[:1].islower())
+    return any(os.path.lexists(os.path.join(repo.work_tree, name)) for name in hidden)
+
+
+def repo_unmerged(repo: Repository) -> bool:
+    """A commit of HEAD, of a local branch or of a stash that no remote-tracking branch
+    holds. A bare repository has no remote-tracking branches: any commit counts (it may be
+    the folder others push to, the only copy). Raises GitFailed."""
+    out = git(["rev-list", "--max-count=1", "--ignore-missing", "HEAD", "refs/stash", "--branches",
+               "--not", "--remotes"], git_dir=repo.git_dir)
+    return bool(out.strip())
+
+
+def worktree_unmerged(repo: Repository) -> bool:
+    """THE worktree rule: a commit of HEAD on no branch but its own and on no remote.
+    An unborn HEAD counts as unmerged. Raises GitFailed."""
+    own = git(["rev-parse", "--abbrev-ref", "HEAD"], git_dir=repo.git_dir).strip()
+    args = ["rev-list", "--max-count=1", "HEAD", "--not"]
+    if own and own != "HEAD":
+        args.append(f"--exclude={own}")
+    args += ["--branches", "--remotes"]
+    return bool(git(args, git_dir=repo.git_dir).strip())
+
+
+def locked(repo: Repository) -> bool:
+    """Whether a linked worktree is locked (`<its git dir>/locked`)."""
+    return repo.kind == "worktree" and os.path.lexists(os.path.join(repo.git_dir, "locked"))
+
+
+def worktrees_elsewhere(repo: Repository, places: _Places) -> bool:
+    """Whether a linked worktree of this repository lives outside the folder: removing the
+    repository would take the objects its commits are made of. A worktree whose `.git` is
+    gone no longer needs them, unless it is locked (it may be on a drive not mounted now)."""
+    admin = os.path.join(repo.git_dir, "worktrees")
+    try:
+        ids = os.listdir(admin)
+    except OSError:
+        return False
+    for name in ids:
+        entry = os.path.join(admin, name)
+        try:
+            dot_git = _resolve(_read_pointer(os.path.join(entry, "gitdir")), entry, places)
+        except GitFailed:
+            if os.path.isdir(entry) and not os.path.islink(entry):
+                return True  # an entry git cannot read: unsure, keep
+            continue
+        if places.inside(os.path.dirname(dot_git)):
+            continue  # inside the folder: judged as a worktree of its own
+        if os.path.lexists(dot_git) or os.path.lexists(os.path.join(entry, "locked")):
+            return True
+    return False
+
+
+# --- the judgement -------------------------------------------------------------------------------
+
+
+def judge(repo: Repository, places: _Places) -> str | None:
+    """The first reason one repository keeps its folder, or None."""
+    try:
+        if checkout_dirty(repo):
+            return "dirty"
+    except GitFailed:
+        return "dirty"
+    try:
+        if repo.kind == "worktree":
+            if worktree_unmerged(repo):
+                return "unmerged"
+        elif repo_unmerged(repo):
+            return "unmerged"
+    except GitFailed:
+        return "unmerged"
+    if repo.kind != "worktree" and worktrees_elsewhere(repo, places):
+        return "unmerged"
+    if locked(repo):
+        return "not_removed"
+    return None
+
+
+def find_repos(path: str) -> tuple[str, ...]:
+    """The repositories inside `path` (real paths), by one scan of the tree."""
+    from app.core import scanner
+
+    return scanner.scan(path).repos
+
+
+def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None, *,
+                original: str | os.PathLike[str] | None = None) -> str | None:
+    """Whether removing the folder `path` would lose git work: `dirty`, `unmerged` or
+    `not_removed` (see the module rules), else None. A symlink, a file or a missing path
+    holds no repository: None.
+
+    `repos`: the repositories inside as a complete scan found them (`TreeSize.repos`), so
+    the tree is not walked again; None walks it. `original`: where the folder was before it
+    was moved aside for its removal; `repos` may be spelled in either place, and a linked
+    worktree counts as outside only when it is outside both."""
+    text = os.fspath(path)
+    if os.path.islink(text) or not os.path.isdir(text):
+        return None
+    now = os.path.realpath(text)
+    places = _Places(now, os.path.realpath(os.fspath(original)) if original is not None else None)
+    found = find_repos(now) if repos is None else repos
+    located: list[Repository] = []
+    for folder in sorted({places.to_now(r) for r in found}):
+        if not _inside(folder, now) or os.path.islink(folder):
+            continue
+        try:
+            repo = locate(folder, places)
+        except GitFailed:
+            return "dirty"
+        if repo is not None:
+            located.append(repo)
+    judged: set[str] = set()
+    # checkouts first: a submodule's git dir (inside its parent's `.git/modules`) looks like
+    # a bare repository too, and is judged once, through its checkout
+    for repo in sorted(located, key=lambda r: (r.kind == "bare", r.folder)):
+        key = os.path.realpath(repo.git_dir)
+        if key in judged:
+            continue
+        judged.add(key)
+        reason = judge(repo, places)
+        if reason is not None:
+            return reason
+    return None
