@@ -319,19 +319,31 @@ class _Builder:
         self.aged(copy, 9 * DAY)
         scratch = self.file(utmp / "claude-report.md", 3 * 1024)
         self.aged(scratch, 8 * DAY)
-        payloads = [self.bash(sid, cmd, str(path)) for sid, cmd, path, _a, _s in made]
-        payloads.append(self.bash(OLD_GONE, "mktemp -d", str(outside)))
-        payloads.append(self.bash(YOUNG_GONE, "mktemp -d", str(link)))
+        payloads = [self.bash(sid, cmd, str(path)) for sid, cmd, path, _a, sz in made if sz]
         payloads.append(self.bash(STALE, f"git clone {self.box.project} {copy}", ""))
+        # The recorder keeps only what a call made; records an older version (or a hand) left
+        # behind show the sweep's other answers: outside every root, a symlink, gone.
+        legacy = [(OLD_GONE, outside), (YOUNG_GONE, link), (OLD_GONE, utmp / "tmp.Vanished00")]
         payloads.append({**self.common(STALE, str(self.box.second_project)), "tool_name": "Write",
                          "tool_input": {"file_path": str(scratch), "content": "report"},
                          "tool_response": {"filePath": str(scratch)}})
 
         def record() -> None:
+            from app.core import paths
             from app.core.recorder import record_outputs
+            from app.core.state import update_json
 
             for payload in payloads:
                 record_outputs(payload)
+            for sid, path in legacy:
+                entry = {"path": str(path), "kind": "temp", "session": sid, "time": 1.0,
+                         "cwd": str(self.box.project)}
+
+                def add(data: Any, entry: dict[str, Any] = entry) -> Any:
+                    data = data if isinstance(data, dict) else {}
+                    return {**data, "records": [*data.get("records", []), entry]}
+
+                update_json(paths.gc_records_file(sid), add, dict)
 
         self.with_env(record, "GC records")
 
