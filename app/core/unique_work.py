@@ -27,8 +27,11 @@ where it now is. This module is imported by hook code: it imports nothing heavy 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+
+# Hook code may import this module: no dataclasses, typing or collections at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
@@ -82,16 +85,18 @@ def _installed(parts: list[str]) -> bool:
 
 
 def git(args: Iterable[str], *, git_dir: str, work_tree: str | None = None) -> str:
-    """One git command on one repository, named explicitly; its stdout. Raises GitFailed."""
+    """One git command on one repository, named explicitly; its stdout. Raises GitFailed.
+
+    A work tree is always named (the git dir itself for a command that needs none): a git
+    dir's own `core.worktree` (a submodule's, relative) names a place that is gone once the
+    folder is moved aside, and git refuses to start when it cannot go there."""
     import subprocess
 
+    tree = work_tree or git_dir
     command = ["git", "--no-optional-locks", "-c", "core.hooksPath=/dev/null",
-               "-c", "core.fsmonitor=false", f"--git-dir={git_dir}"]
-    if work_tree is not None:
-        command.append(f"--work-tree={work_tree}")
-    command += args
+               "-c", "core.fsmonitor=false", f"--git-dir={git_dir}", f"--work-tree={tree}", *args]
     try:
-        done = subprocess.run(command, cwd=work_tree or git_dir, env=_git_env(), stdin=subprocess.DEVNULL,
+        done = subprocess.run(command, cwd=tree, env=_git_env(), stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitFailed(f"{type(exc).__name__}: {exc}") from None
@@ -140,16 +145,21 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
-@dataclass(frozen=True)
 class Repository:
     """One repository found in a folder: `kind` is `repo` (its own `.git` folder, or a
     `.git` file naming a full git dir: a submodule), `worktree` (a linked worktree) or
     `bare`; `work_tree` is None for a bare one."""
 
-    folder: str
-    git_dir: str
-    work_tree: str | None
-    kind: str
+    __slots__ = ("folder", "git_dir", "work_tree", "kind")
+
+    def __init__(self, folder: str, git_dir: str, work_tree: str | None, kind: str) -> None:
+        self.folder = folder
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"Repository({self.folder!r}, {self.git_dir!r}, {self.work_tree!r}, {self.kind!r})"
 
 
 def locate(folder: str, places: _Places | None = None) -> Repository | None:
@@ -226,8 +236,11 @@ def checkout_dirty(repo: Repository) -> bool:
 
 def _status_dirty(repo: Repository) -> bool:
     assert repo.work_tree is not None
+    # A submodule's own files are judged with the submodule (it is a repository found in the
+    # walk); here only its recorded commit counts. Git could not look inside it anyway once
+    # the folder is moved aside: a submodule's `.git` names its git dir by a relative path.
     out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
-               "--ignore-submodules=none"], git_dir=repo.git_dir, work_tree=repo.work_tree)
+               "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
     items = out.split("\0")
     i = 0
     while i < len(items):
@@ -276,7 +289,9 @@ def _secret_ignored(repo: Repository) -> bool:
     specs = [f":(glob,icase)**/{pattern}" for pattern in SECRET_PATTERNS]
     out = git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs],
               git_dir=repo.git_dir, work_tree=repo.work_tree)
-    return any(name and not _installed(name.split("/")) for name in out.split("\0"))
+    # an entry ending in `/` is a repository nested inside: git does not look into it, the
+    # walk found it and it is judged on its own
+    return any(name and not name.endswith("/") and not _installed(name.split("/")) for name in out.split("\0"))
 
 
 def _hidden_from_status(repo: Repository) -> bool:

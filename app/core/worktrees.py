@@ -1,16 +1,20 @@
 """THE worktree rules: when a `<project>/.claude/worktrees/*` checkout may go, and how it goes.
 
 The session-start cleanup, `claudetto worktrees`, checkout releases and the dashboard all
-judge a worktree here. A worktree goes (with `git worktree remove`, never `--force`) only when
-all five conditions hold; otherwise it is kept with the first reason that fails:
+judge a worktree here. A worktree goes only when all five conditions hold; otherwise it is
+kept with the first reason that fails:
 
 - `live`: a live session's cwd is inside it;
 - `young`: it is not older than `cleanupPeriodDays` (its own modification time);
 - `not_a_worktree`: git does not list it as a linked worktree of the project;
-- `dirty`: a changed or untracked file anywhere, or a git-ignored file outside the
-  regenerable folders (`git worktree remove` deletes ignored files such as `.env` silently);
-- `unmerged`: a commit that is on no other branch and no remote;
-- `not_removed`: all five hold but git refuses, or the worktree is locked.
+- `dirty`, `unmerged`, `not_removed`: `unique_work` on the folder, which judges the worktree
+  itself (a changed, untracked, secret-looking or ignored-outside-regenerable file; a commit on
+  no other branch and no remote; locked) and every repository inside it;
+- `not_removed` also when the removal itself is refused (a mount point inside, a swap).
+
+It goes through `removal.remove`, never `git worktree remove` (which deletes git-ignored files
+such as a `.env` written after the judgement, silently): the folder is renamed aside, judged
+once more where it now is (`_guard`), and only then deleted, or put back.
 
 GitPython is imported inside the functions only: this module must stay cheap to import.
 """
@@ -20,14 +24,16 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core import unique_work
+from app.core.unique_work import REGENERABLE, GitFailed
 from app.core.verdict import Verdict
 
-REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
+__all__ = ["REGENERABLE"]  # one list, in unique_work; still importable from here
 
 KEEP_REASONS = ("live", "young", "not_a_worktree", "dirty", "unmerged", "not_removed")
 REMOVABLE_REASON = "age"
@@ -123,63 +129,16 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
-def _ignored_ok(worktree: str, entry: str) -> bool:
-    """Whether one git-ignored entry (`!!` of git status) lies inside a regenerable folder.
-
-    A wholly ignored folder that is not itself regenerable is walked: it is fine only when
-    every file in it lies inside a regenerable folder."""
-    parts = [p for p in entry.rstrip("/").split("/") if p]
-    if not parts:
-        return False
-    if any(p in REGENERABLE for p in parts[:-1]):
-        return True
-    full = os.path.join(worktree, *parts)
-    if parts[-1] in REGENERABLE and (os.path.isdir(full) or os.path.islink(full)):
-        return True
-    if os.path.islink(full) or not os.path.isdir(full):
-        return False
-    for top, dirs, files in os.walk(full):
-        if files:
-            return False
-        dirs[:] = [d for d in dirs if d not in REGENERABLE]
-        # os.walk lists symlinks to folders among dirs but never enters them: content.
-        if any(os.path.islink(os.path.join(top, d)) for d in dirs):
-            return False
-    return True
-
-
 def is_dirty(worktree: str | os.PathLike[str]) -> bool:
-    """A changed or untracked file anywhere, or an ignored one outside the regenerable folders.
+    """A changed or untracked file anywhere, an ignored one outside the regenerable folders,
+    a secret-looking one anywhere, or a present file git status does not look at.
 
-    Raises GitCommandError when git cannot read the worktree."""
-    path = os.fspath(worktree)
-    out = _run(
-        path, "--no-optional-locks", "status", "--porcelain=v1", "-z",
-        "--ignored=traditional", "--untracked-files=normal",
-    )
-    items = out.split("\0")
-    i = 0
-    while i < len(items):
-        item = items[i]
-        i += 1
-        if len(item) < 4:
-            continue
-        code, entry = item[:2], item[3:]
-        if code[0] in "RC":
-            i += 1  # a rename's source path follows
-        if code != "!!":
-            return True
-        if not _ignored_ok(path, entry):
-            return True
-    return _hidden_from_status(path)
-
-
-def _hidden_from_status(path: str) -> bool:
-    """Whether some tracked file is marked skip-worktree or assume-unchanged: `git status`
-    does not look at such a file, so an edit in it would be invisible and lost. When unsure,
-    keep: such a worktree counts as dirty."""
-    listing = _run(path, "ls-files", "-v", "-z")
-    return any(item[:1] == "S" or item[:1].islower() for item in listing.split("\0") if item)
+    Raises GitFailed when git cannot read the worktree."""
+    folder = os.path.realpath(worktree)
+    repo = unique_work.locate(folder)
+    if repo is None:
+        raise GitFailed(f"{folder} holds no repository")
+    return unique_work.checkout_dirty(repo)
 
 
 def unmerged_commit(cwd: str | os.PathLike[str], rev: str, own_branch: str | None) -> bool:
@@ -198,45 +157,11 @@ def unmerged_commit(cwd: str | os.PathLike[str], rev: str, own_branch: str | Non
         return True
 
 
-def _locked(dot_git: str) -> bool:
-    """Whether the worktree whose `.git` file is `dot_git` is locked (`<gitdir>/locked`)."""
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(4096).strip()
-    except OSError:
-        return False
-    if not text.startswith("gitdir:"):
-        return False
-    gitdir = text[len("gitdir:"):].strip()
-    if not os.path.isabs(gitdir):
-        gitdir = os.path.join(os.path.dirname(dot_git), gitdir)
-    return os.path.exists(os.path.join(gitdir, "locked"))
-
-
 def unsaved_work(path: str | os.PathLike[str]) -> str | None:
-    """For a folder that is a linked git worktree (a `.git` file), whether removing it would
-    lose work: `dirty` (changed, untracked, or ignored outside the regenerable folders),
-    `unmerged` (a commit on no other branch or remote) or `not_removed` (locked); None when
-    nothing would be lost or it is no worktree. Git failing on a worktree counts as dirty: when unsure, keep.
-
-    The output GC asks this of every recorded path before removing it, so a worktree that a
-    Bash command made is never deleted with uncommitted work inside, however old it is."""
-    from git import GitCommandError
-
-    folder = os.fspath(path)
-    dot_git = os.path.join(folder, ".git")
-    if os.path.islink(folder) or os.path.islink(dot_git) or not os.path.isfile(dot_git):
-        return None
-    if _locked(dot_git):  # someone locked it (`git worktree lock`): it stays, as in `clean`
-        return "not_removed"
-    try:
-        if is_dirty(folder):
-            return "dirty"
-        head = _run(folder, "rev-parse", "--abbrev-ref", "HEAD").strip()
-    except (GitCommandError, OSError):
-        return "dirty"
-    own = head if head and head != "HEAD" else None
-    return "unmerged" if unmerged_commit(folder, "HEAD", own) else None
+    """Whether removing the folder `path` would lose git work (`dirty`, `unmerged`,
+    `not_removed`), for it or any repository or worktree inside: `unique_work.unique_work`,
+    which callers holding a scan should call with its `repos`."""
+    return unique_work.unique_work(path)
 
 
 def judge_worktree(
@@ -247,13 +172,31 @@ def judge_worktree(
     period_s: float,
     now: float | None = None,
     listing: dict[str, GitWorktree] | None = None,
+    repos: Iterable[str] | None = None,
 ) -> Verdict:
     """THE verdict on one `.claude/worktrees/*` entry: `remove` with reason `age`, or `keep`
     with the first failing condition (live, young, not_a_worktree, dirty, unmerged,
     not_removed for a locked one). `live_cwds` are real paths (sessions.live_cwds);
-    `listing` (git_worktrees(project)) may be passed in to save a git call per worktree."""
-    from git import GitCommandError
+    `listing` (git_worktrees(project)) may be passed in to save a git call per worktree;
+    `repos` (a complete scan's `TreeSize.repos`) saves a walk of the tree."""
+    first = _first_checks(path, project, live_cwds=live_cwds, period_s=period_s, now=now, listing=listing)
+    if first.action != "remove":
+        return first
+    reason = unique_work.unique_work(os.path.realpath(path), repos)
+    return first if reason is None else _replace(first, action="keep", reason=reason)
 
+
+def _first_checks(
+    path: str | os.PathLike[str],
+    project: str | os.PathLike[str],
+    *,
+    live_cwds: Iterable[str],
+    period_s: float,
+    now: float | None = None,
+    listing: dict[str, GitWorktree] | None = None,
+) -> Verdict:
+    """live, young, not_a_worktree: the cheap conditions (no walk of the tree, one git call at
+    most); `remove` when all three hold and the git work is still to be judged."""
     p = Path(path)
     now = time.time() if now is None else now
 
@@ -268,7 +211,7 @@ def judge_worktree(
     except OSError:
         return verdict("missing", "missing")
     real = os.path.realpath(p)
-    if any(_inside(os.path.realpath(c), real) for c in live_cwds if c):
+    if _live_inside(live_cwds, real):
         return verdict("keep", "live", st.st_mtime)
     if now - st.st_mtime <= period_s:
         return verdict("keep", "young", st.st_mtime)
@@ -280,24 +223,20 @@ def judge_worktree(
     entry = known.get(real)
     if entry is None or entry.prunable or real == os.path.realpath(project):
         return verdict("keep", "not_a_worktree", st.st_mtime)
-    try:
-        dirty = is_dirty(real)
-    except (GitCommandError, OSError):
-        return verdict("keep", "not_a_worktree", st.st_mtime)
-    if dirty:
-        return verdict("keep", "dirty", st.st_mtime)
-    if unmerged_commit(real, "HEAD", entry.branch):  # an unborn HEAD fails: kept as unmerged
-        return verdict("keep", "unmerged", st.st_mtime)
-    if entry.locked:
-        return verdict("keep", "not_removed", st.st_mtime)
     return verdict("remove", REMOVABLE_REASON, st.st_mtime)
+
+
+def _live_inside(cwds: Iterable[str], *folders: str) -> bool:
+    return any(_inside(os.path.realpath(c), f) for c in cwds if c for f in folders)
 
 
 @dataclass(frozen=True)
 class WorktreeRemoval:
-    """What `remove_worktree` did: `removed`, `kept` (a condition failed on the re-check:
-    `verdict.reason` says which), `refused` (git said no: not_removed), `dry_run`, or
-    `timeout` (the budget ran out while measuring: nothing was touched)."""
+    """What `remove_worktree` did: `removed`, `kept` (a condition failed, at the judgement or
+    at the last check once moved aside: `verdict.reason` says which), `refused` (the removal
+    refused or failed: not_removed, or in_use for a mount point inside; `error` says why),
+    `missing` (gone meanwhile), `dry_run`, or `timeout` (the budget ran out while measuring:
+    nothing was touched)."""
 
     path: str
     status: str
@@ -320,44 +259,82 @@ def remove_worktree(
     session: str | None = None,
     listing: dict[str, GitWorktree] | None = None,
     prune: bool = True,
+    _before_remove: Callable[[str], Any] | None = None,
 ) -> WorktreeRemoval:
-    """Re-check the five conditions, then `git worktree remove` (no --force), delete its
-    `worktree-*` branch when every commit of it is on another branch or a remote, prune,
-    and write one journal line. Sizes are measured before, so the freed bytes are right.
+    """Judge, measure, then remove through `removal.remove` with `_guard` asked once more
+    after the folder is moved aside; then `git worktree prune` and the deletion of its
+    `worktree-*` branch when every commit of it is on another branch or a remote.
 
-    `listing` (git_worktrees) may be shared by a sweep of one project: git itself refuses a
-    worktree locked since. `prune=False` leaves `git worktree prune` to the caller (once per
-    project). When `budget_s` runs out while measuring, nothing is touched: status `timeout`."""
-    from git import GitCommandError
-
-    from app.core import journal, scanner
+    `listing` (git_worktrees) may be shared by a sweep of one project. `prune=False` leaves
+    `git worktree prune` to the caller (once per project), except when a branch is to be
+    deleted: git refuses to delete a branch a (pruned-later) worktree still names. When
+    `budget_s` runs out while measuring, nothing is touched: status `timeout`.
+    `_before_remove` is a test seam: called after the judgement, right before the removal."""
+    from app.core import removal, scanner
 
     cwds = list(live_cwds)
     listing = git_worktrees(project) if listing is None else listing
-    verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period_s, listing=listing)
-    if verdict.action != "remove":
-        return WorktreeRemoval(path=str(path), status="kept", verdict=verdict)
+    first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing)
+    if first.action != "remove":
+        return WorktreeRemoval(path=str(path), status="kept", verdict=first)
     real = os.path.realpath(path)
-    branch = listing[real].branch if real in listing else None
     size = scanner.scan(real, budget_s=budget_s)
     if size.partial:
-        return WorktreeRemoval(str(path), "timeout", _replace(verdict, action="skip", reason="timeout"))
+        return WorktreeRemoval(str(path), "timeout", _replace(first, action="skip", reason="timeout"))
+    verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
+                             repos=size.repos)
+    if verdict.action != "remove":
+        return WorktreeRemoval(path=str(path), status="kept", verdict=verdict)
+    branch = listing[real].branch if real in listing else None
     measured = _replace(verdict, size=size.disk)
     if dry_run:
         return WorktreeRemoval(str(path), "dry_run", measured, size.disk, size.files, branch)
-    try:
-        _git(project).worktree("remove", real)
-    except (GitCommandError, OSError) as exc:
-        error = _one_line(exc)
-        _journal(journal, real, _freed(real, size.disk), session, "refused", error)
-        kept = _replace(measured, action="keep", reason="not_removed")
-        return WorktreeRemoval(str(path), "refused", kept, 0, 0, branch, error=error)
-    freed = _freed(real, size.disk)
-    _journal(journal, real, freed, session, "removed", None)
-    deleted = _delete_branch(project, branch)
-    if prune:
+    done = removal.remove(real, worktrees_dir(project), RULE, kind="worktree", session=session, size=size,
+                          guard=_guard(real, cwds, size.repos), _before_remove=_before_remove)
+    if done.status == "missing":
+        return WorktreeRemoval(str(path), "missing", _replace(measured, action="missing", reason="missing"))
+    if done.status != "removed":
+        reason = _kept_reason(done.status, done.reason)
+        kept = _replace(measured, action="keep", reason=reason)
+        status = "kept" if done.status == "kept" else "refused"
+        error = None if done.status == "kept" else f"{done.status}: {done.reason}"
+        return WorktreeRemoval(str(path), status, kept, 0, 0, branch, error=error)
+    deleted = False
+    if prune or (branch or "").startswith(_BRANCH_PREFIX):
         prune_worktrees(project)
-    return WorktreeRemoval(str(path), "removed", measured, freed, size.files, branch, deleted)
+        deleted = _delete_branch(project, branch)
+    return WorktreeRemoval(str(path), "removed", measured, done.bytes, done.files, branch, deleted)
+
+
+def _guard(real: str, cwds: list[str], repos: tuple[str, ...]) -> Callable[[str], str | None]:
+    """The last check, made once the folder is moved aside (`moved`; the original path when
+    it could not be moved): liveness read afresh (a session may have started in it since the
+    judgement), then the git work judged where the folder now is, its repositories as the
+    measuring scan found them."""
+
+    def check(moved: str) -> str | None:
+        from app.core import sessions
+
+        now = os.path.realpath(moved)
+        if _live_inside([*sessions.live_cwds(), *cwds], real, now):
+            return "live"
+        return unique_work.unique_work(now, repos, original=real)
+
+    return check
+
+
+_CONTRACT_KEEPS = frozenset({"live", "dirty", "unmerged", "not_removed", "in_use", "journal"})
+
+
+def _kept_reason(status: str, reason: str | None) -> str:
+    """The contract reason for a removal that did not happen: the guard's own reason, `in_use`
+    for a mount point inside, `journal` when the journal could not be written, else
+    `not_removed` (refused, failed, or a check that failed)."""
+    if status == "kept" and reason in _CONTRACT_KEEPS:
+        return reason
+    if reason == "mount":
+        return "in_use"
+    return "not_removed"
 
 
 def prune_worktrees(project: str | os.PathLike[str]) -> None:
@@ -374,15 +351,6 @@ def _replace(verdict: Verdict, **changes: Any) -> Verdict:
     from dataclasses import replace
 
     return replace(verdict, **changes)
-
-
-def _freed(path: str, before: int) -> int:
-    """Disk bytes that went: all of them when the path is gone, else what a rescan misses."""
-    if not os.path.lexists(path):
-        return before
-    from app.core import scanner
-
-    return max(0, before - scanner.scan(path).disk)
 
 
 def _delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
@@ -407,22 +375,6 @@ def _delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
     except (GitCommandError, OSError):
         return False
     return True
-
-
-def _journal(journal: Any, path: str, size: int, session: str | None, result: str, error: str | None) -> None:
-    line: dict[str, Any] = {
-        "path": path, "kind": "worktree", "bytes": size,
-        "rule": RULE, "session": session, "result": result,
-    }
-    if error:
-        line["reason"] = error
-    journal.append(line)
-
-
-def _one_line(exc: BaseException) -> str:
-    stderr = getattr(exc, "stderr", None)
-    text = stderr if isinstance(stderr, str) and stderr.strip() else str(exc)
-    return " ".join(text.split())[:300]
 
 
 # --- the listing of `claudetto worktrees` and the dashboard ----------------------------------
@@ -471,13 +423,16 @@ def describe_worktrees(
         listing = git_worktrees(project)
         period = settings.cleanup_period_seconds(project)
         for path in entries:
-            verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period, listing=listing)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            tree = scanner.scan(path, budget_s=left)
+            # a partial scan may have missed a repository inside: then the judgement walks
+            verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period, listing=listing,
+                                     repos=None if tree.partial else tree.repos)
             if verdict.action == "missing":
                 continue
             real = os.path.realpath(path)
             branch = listing[real].branch if real in listing else None
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            size = scanner.scan(path, budget_s=left).disk
+            size = tree.disk
             entry = registered.get(str(path)) or registered.get(real) or {}
             state = str(entry["state"]) if entry.get("state") in _STATES else "unmanaged"
             kind = str(entry["kind"]) if entry.get("kind") in _KINDS else worktree_kind(path.name, branch)
