@@ -1,7 +1,10 @@
 """The outputs one Bash command names: what the output recorder (app/core/recorder.py) notes.
 
 The command is read, never run (app/core/command_line.py splits it into simple commands,
-shlex splits each). A path that starts with `~` or `$` (or holds a `$` or a backtick
+and each into words as shlex would), in time linear in its length; a command longer than
+`MAX_COMMAND_CHARS` is not read, and a command naming more than `MAX_OUTPUTS` outputs or
+`MAX_MKTEMP_CALLS` mktemp calls has the rest left out (each logged): what a call costs the
+hook stays bounded whatever the model wrote. A path that starts with `~` or `$` (or holds a `$` or a backtick
 anywhere) cannot be expanded here and is not recorded; relative paths are made absolute
 against the cwd, following literal `cd`s of the chain; `TMPDIR=` and `export TMPDIR=` move
 where a later `mktemp` makes its path.
@@ -11,11 +14,20 @@ Loaded only when a command holds one of the recorder's trigger words.
 
 from __future__ import annotations
 
+import gc
 import os
-import shlex
 
 from app.core import paths
-from app.core.command_line import absolute_path, rx, split_commands
+from app.core.command_line import (
+    MAX_COMMAND_CHARS,
+    MAX_PATH_CHARS,
+    Scope,
+    absolute_path,
+    joined_path,
+    rx,
+    split_commands,
+    split_words,
+)
 from app.core.recorder import TRIGGERS
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
@@ -39,23 +51,76 @@ _CLONE_VALUE_OPTIONS = frozenset({
 })
 _CP_VALUE_OPTIONS = frozenset({"-t", "--target-directory", "-S", "--suffix"})
 
+#: Distinct outputs one command may name; the rest are left out (logged). Each costs stats.
+MAX_OUTPUTS = 256
+#: Distinct mktemp calls one command may hold; the rest are left out (logged). An unprinted
+#: one costs a listing of its folder.
+MAX_MKTEMP_CALLS = 16
+#: `bash <<EOF` inside the heredoc of `bash <<EOF`...: deeper ones are not read (each level
+#: reads its body again).
+MAX_NESTED_SHELLS = 4
+#: Distinct notes for the log of one command; the rest are counted.
+MAX_NOTES = 32
 
-class _Found:
-    """An output as written in the command (`raw`) and the folder it is relative to
-    (`base`; None when unknown, after `cd "$d"`). `inside` is set for `cp -r SRC DEST` alone:
-    the name the copy has when DEST was a folder already ("" when that name is unknown).
-    `merged`: the copy may be a folder that was there, with entries added (`src/.`, `-T`,
-    `DIR/<name>`), so only a birth time can show this call made it (app/core/created.py)."""
+#: An output as written in the command: (kind, raw, base, inside, merged). `raw` is relative
+#: to `base` (None when unknown, after `cd "$d"`). `inside` is set for `cp -r SRC DEST` alone:
+#: the name the copy has when DEST was a folder already ("" when that name is unknown).
+#: `merged`: the copy may be a folder that was there, with entries added (`src/.`, `-T`,
+#: `DIR/<name>`), so only a birth time can show this call made it (app/core/created.py).
+_Found = tuple[str, str, str | None, str | None, bool]
 
-    __slots__ = ("kind", "raw", "base", "inside", "merged")
 
-    def __init__(self, kind: str, raw: str, base: str | None, inside: str | None = None,
-                 merged: bool = False) -> None:
-        self.kind = kind
-        self.raw = raw
-        self.base = base
-        self.inside = inside
-        self.merged = merged
+class _Reading:
+    """What the command read so far names: each output once (a command repeating one costs
+    nothing more), each distinct mktemp call once, and notes for the log."""
+
+    __slots__ = ("found", "calls", "notes", "_mktemp_seen", "_left_out", "_user_tmp")
+
+    def __init__(self) -> None:
+        self.found: dict[_Found, None] = {}
+        self.calls: list[MktempCall] = []
+        self.notes: list[str] = []
+        self._mktemp_seen: set[tuple[tuple[str, ...], str | None, str | None]] = set()
+        self._left_out = {"outputs": 0, "mktemp calls": 0}
+        self._user_tmp: str | None = None
+
+    def output(self, kind: str, raw: str, base: str | None, inside: str | None = None,
+               merged: bool = False) -> None:
+        key = (kind, raw, base, inside, merged)
+        if key in self.found:
+            return
+        if len(self.found) >= MAX_OUTPUTS:
+            self._left_out["outputs"] += 1
+            return
+        self.found[key] = None
+
+    def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
+        if "TMPDIR" in env:
+            tmpdir = env["TMPDIR"]
+        else:
+            if self._user_tmp is None:
+                self._user_tmp = paths.user_tmp_str()
+            tmpdir = self._user_tmp
+        if any(len(arg) > MAX_PATH_CHARS for arg in args):
+            self.notes.append("a mktemp call not read: an argument longer than any path")
+            return
+        key = (tuple(args), cwd, tmpdir)
+        if key in self._mktemp_seen:
+            return  # the same call again: the same template and folder, found once
+        self._mktemp_seen.add(key)
+        if len(self._mktemp_seen) > MAX_MKTEMP_CALLS:
+            self._left_out["mktemp calls"] += 1
+            return
+        from app.core.mktemp import read_mktemp
+
+        call = read_mktemp(args, cwd, tmpdir)
+        if call is not None:
+            self.calls.append(call)
+
+    def left_out(self) -> list[str]:
+        limits = {"outputs": MAX_OUTPUTS, "mktemp calls": MAX_MKTEMP_CALLS}
+        return [f"{count} more {what} of the command not recorded: at most {limits[what]} are read per command"
+                for what, count in self._left_out.items() if count]
 
 
 class _Shell:
@@ -84,70 +149,72 @@ def _drop_redirections(words: list[str]) -> list[str]:
     return kept
 
 
-def _assign(word: str, cwd: str | None, found: list[_Found], env: dict[str, str | None]) -> None:
+def _assign(word: str, cwd: str | None, reading: _Reading, env: dict[str, str | None]) -> None:
     """An assignment: CLAUDE_CONFIG_DIR= is an output; TMPDIR= moves mktemp's folder."""
     match = rx().assignment.match(word)
     if not match:
         return
     name, value = match.groups()
     if name == "CLAUDE_CONFIG_DIR" and value:
-        found.append(_Found("config", value, cwd))
+        reading.output("config", value, cwd)
     elif name == "TMPDIR":
         env["TMPDIR"] = absolute_path(cwd, value) if value else ""
 
 
-def _read_simple(words: list[str], shell: _Shell, found: list[_Found], calls: list[MktempCall],
-                 notes: list[str]) -> None:
-    """Note the outputs of one simple command; a `cd` moves `shell.cwd`, TMPDIR= `shell.env`."""
+def _read_simple(words: list[str], shell: _Shell, reading: _Reading) -> None:
+    """Note the outputs of one simple command; a `cd` moves `shell.cwd`, TMPDIR= `shell.env`.
+    Words are passed by index, never by slicing the list again (quadratic in their number)."""
     cwd = shell.cwd
-    env = dict(shell.env)  # assignments before a command hold for that command only
+    env = shell.env  # copied before the first assignment: it holds for this command only
     words = _drop_redirections(words)
-    while words and words[0] in _KEYWORDS:
-        words = words[1:]
-    while words and rx().assignment.match(words[0]):
-        _assign(words[0], cwd, found, env)
-        words = words[1:]
-    if not words:  # only assignments: they hold for the rest of the chain
+    n = len(words)
+    k = 0
+    while k < n and words[k] in _KEYWORDS:
+        k += 1
+    while k < n and rx().assignment.match(words[k]):
+        if env is shell.env:
+            env = dict(env)
+        _assign(words[k], cwd, reading, env)
+        k += 1
+    if k >= n:  # only assignments: they hold for the rest of the chain
         shell.env = env
         return
-    while words:
-        name = os.path.basename(words[0])
+    while k < n:
+        name = os.path.basename(words[k])
         if name == "env":
-            words = words[1:]
-            while words and (words[0].startswith("-") or rx().assignment.match(words[0])):
-                _assign(words[0], cwd, found, env)
-                words = words[2:] if words[0] in ("-u", "-C", "--unset", "--chdir") else words[1:]
+            k += 1
+            while k < n and (words[k].startswith("-") or rx().assignment.match(words[k])):
+                if env is shell.env:
+                    env = dict(env)
+                _assign(words[k], cwd, reading, env)
+                k += 2 if words[k] in ("-u", "-C", "--unset", "--chdir") else 1
         elif name in _WRAPPERS:
-            words = words[1:]
-            while words and words[0].startswith("-"):
-                words = words[2:] if words[0] in ("-u", "-n", "-g") else words[1:]
+            k += 1
+            while k < n and words[k].startswith("-"):
+                k += 2 if words[k] in ("-u", "-n", "-g") else 1
         elif name == "timeout":  # timeout [options] DURATION COMMAND...
-            words = words[1:]
-            while words and words[0].startswith("-"):
-                words = words[2:] if words[0] in ("-s", "-k", "--signal", "--kill-after") else words[1:]
-            words = words[1:]
+            k += 1
+            while k < n and words[k].startswith("-"):
+                k += 2 if words[k] in ("-s", "-k", "--signal", "--kill-after") else 1
+            k += 1
         else:
             break
-    if not words:
+    if k >= n:
         return
-    name = os.path.basename(words[0])
-    args = words[1:]
+    name = os.path.basename(words[k])
+    args = words[k + 1 :]
     if name in _DECLARERS:
         for word in args:
-            _assign(word, cwd, found, shell.env)
+            _assign(word, cwd, reading, shell.env)
     elif name in ("cd", "pushd"):
         targets = [a for a in args if not a.startswith("-") or a == "-"]
-        shell.cwd = absolute_path(cwd, targets[0]) if targets else None
+        shell.cwd = joined_path(cwd, targets[0]) if targets else None
     elif name == "git":
-        _read_git(args, cwd, found)
+        _read_git(args, cwd, reading)
     elif name == "cp":
-        _read_cp(args, cwd, found, notes)
+        _read_cp(args, cwd, reading)
     elif name == "mktemp":
-        from app.core.mktemp import read_mktemp
-
-        call = read_mktemp(args, cwd, env["TMPDIR"] if "TMPDIR" in env else paths.user_tmp_str())
-        if call is not None:
-            calls.append(call)
+        reading.mktemp(args, cwd, env)
 
 
 def _positionals(args: list[str], value_options: frozenset[str]) -> list[str]:
@@ -169,7 +236,7 @@ def _positionals(args: list[str], value_options: frozenset[str]) -> list[str]:
     return found
 
 
-def _read_git(args: list[str], cwd: str | None, found: list[_Found]) -> None:
+def _read_git(args: list[str], cwd: str | None, reading: _Reading) -> None:
     base = cwd
     i = 0
     while i < len(args) and args[i].startswith("-"):
@@ -186,16 +253,16 @@ def _read_git(args: list[str], cwd: str | None, found: list[_Found]) -> None:
     if sub == "worktree" and rest[:1] == ["add"]:
         targets = _positionals(rest[1:], _WORKTREE_VALUE_OPTIONS)
         if targets:
-            found.append(_Found("worktree", targets[0], base))
+            reading.output("worktree", targets[0], base)
     elif sub == "clone":
         targets = _positionals(rest, _CLONE_VALUE_OPTIONS)
         bare = any(a in ("--bare", "--mirror") for a in rest)
         if len(targets) >= 2:
-            found.append(_Found("copy", targets[1], base))
+            reading.output("copy", targets[1], base)
         elif targets:
             name = clone_dir_name(targets[0], bare=bare)
             if name:
-                found.append(_Found("copy", name, base))
+                reading.output("copy", name, base)
 
 
 def clone_dir_name(url: str, *, bare: bool = False) -> str | None:
@@ -217,7 +284,7 @@ def clone_dir_name(url: str, *, bare: bool = False) -> str | None:
     return name + ".git" if bare else name
 
 
-def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[str]) -> None:
+def _read_cp(args: list[str], cwd: str | None, reading: _Reading) -> None:
     """`cp -r` records what cp made. Into a folder (several sources, a target ending in `/`,
     `-t DIR`) that is `DIR/<name of each source>`, never DIR itself, which was there before
     and may hold anything. One source into a plain target: the target, unless cp copied into
@@ -265,7 +332,7 @@ def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[
     if not recursive:
         return
     if parents:
-        notes.append("cp --parents not recorded: the folders it makes inside the target cannot be told "
+        reading.notes.append("cp --parents not recorded: the folders it makes inside the target cannot be told "
                      "from the ones that were there")
         return
     if target is None:
@@ -275,9 +342,9 @@ def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[
         if no_target_dir or (len(sources) == 1 and not target.endswith("/")):
             name = "" if no_target_dir else _copy_name(sources[0])
             if name == "." or no_target_dir:  # `cp -r dir/. dest`, `-T`: dest itself, merged or new
-                found.append(_Found("copy", target, cwd, merged=True))
+                reading.output("copy", target, cwd, merged=True)
             else:
-                found.append(_Found("copy", target, cwd, inside=name or ""))
+                reading.output("copy", target, cwd, inside=name or "")
             return
     else:
         sources = plain
@@ -286,9 +353,9 @@ def _read_cp(args: list[str], cwd: str | None, found: list[_Found], notes: list[
     for source in sources:
         name = _copy_name(source)
         if not name or name == ".":
-            notes.append(f"copy of {source!r} into {target!r} not recorded: its name there cannot be known here")
+            reading.notes.append(f"copy of {_shown(source)} into {_shown(target)} not recorded: its name there cannot be known here")
         else:
-            found.append(_Found("copy", target.rstrip("/") + "/" + name, cwd, merged=True))
+            reading.output("copy", target.rstrip("/") + "/" + name, cwd, merged=True)
 
 
 def _copy_name(source: str) -> str:
@@ -344,67 +411,99 @@ def read_bash(command: str, cwd: str | None, stdout: str
     be taken instead when DEST itself was born in the call."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
+    if len(command) > MAX_COMMAND_CHARS:
+        return [], [f"command not read: {len(command)} characters, more than {MAX_COMMAND_CHARS}; "
+                    "nothing recorded"], [], {}
+    reading = _Reading()
+    collecting = gc.isenabled()
+    gc.disable()  # the readers make many small objects and no cycles: collections cost half the time
     try:
-        found, notes, calls = _read_chain(command, _Shell(cwd))
-    except ValueError as exc:  # Unreadable and shlex's "No closing quotation"
+        _read_chain(command, _Shell(cwd), reading, 0)
+    except ValueError as exc:  # Unreadable, from either reader
         return [], [f"cannot read the command ({exc}); nothing recorded"], [], {}
+    finally:
+        if collecting:
+            gc.enable()
+    notes = reading.notes
+    notes.extend(reading.left_out())
     outputs: list[tuple[str, str]] = []
     claims: dict[str, tuple[bool, str | None]] = {}
-    for item in found:
-        path = absolute_path(item.base, item.raw)
+    resolved: dict[str, str] = {}  # the folders of this command's paths, resolved once
+    for kind, raw, base, inside, merged in reading.found:
+        path = absolute_path(base, raw, resolved)
         if path is None:
-            notes.append(f"{item.kind} {item.raw!r} not recorded: it cannot be expanded here")
+            notes.append(f"{kind} {_shown(raw)} not recorded: it cannot be expanded here")
             continue
-        merged, outer = item.merged, None
-        if item.inside is not None:
-            chosen = _copy_target(path, item.inside, notes)
+        outer = None
+        if inside is not None:
+            chosen = _copy_target(path, inside, notes)
             if chosen is not None and chosen != path:
                 merged, outer = True, path
             path = chosen
         if path is not None:
-            outputs.append((item.kind, path))
-            if item.kind in ("copy", "worktree") and path not in claims:
+            outputs.append((kind, path))
+            if kind in ("copy", "worktree") and path not in claims:
                 claims[path] = (merged, outer)
     unprinted: list[MktempCall] = []
-    if calls:
+    if reading.calls:
         from app.core.mktemp import printed_paths
 
-        for call in calls:
+        for call in reading.calls:
             printed = printed_paths(stdout, call) if stdout else []
             outputs.extend(("temp", path) for path in printed)
             if not printed:
                 unprinted.append(call)
-    return _unique(outputs), notes, unprinted, claims
+    return _unique(outputs), _bounded(notes), unprinted, claims
 
 
-def _read_chain(command: str, shell: _Shell) -> tuple[list[_Found], list[str], list[MktempCall]]:
-    """Every output a command line names, in order, following its `cd`s and TMPDIR=s."""
-    parsed: list[tuple[list[str], list[str], tuple[int, ...]]] = []
+def _read_chain(command: str, shell: _Shell, reading: _Reading, nesting: int) -> None:
+    """Every output a command line names, in order, following its `cd`s and TMPDIR=s.
+
+    `outside`: each subshell the reading is in, with the shell outside it, to go back to
+    when it ends. Moving to a segment's subshell walks only the scopes entered or left, each
+    once in the whole line: linear however deep the nesting."""
+    outside: list[tuple[Scope, _Shell]] = []
+    entered: set[Scope] = set()
     for segment in split_commands(command):
-        bodies = ["\n".join(b) for b in segment.heredoc]
-        parsed.append((shlex.split(segment.text, posix=True), bodies, segment.scope))
-    found: list[_Found] = []
-    notes: list[str] = []
-    calls: list[MktempCall] = []
-    outside: list[tuple[int, _Shell]] = []  # each subshell we are in, and the shell outside it
-    for words, bodies, scope in parsed:
-        kept = 0
-        while kept < min(len(outside), len(scope)) and outside[kept][0] == scope[kept]:
-            kept += 1
-        while len(outside) > kept:  # left a subshell: what it changed ends with it
-            shell = outside.pop()[1]
-        for number in scope[kept:]:
-            outside.append((number, _Shell(shell.cwd, shell.env)))
-        runs_heredoc = bool(words) and os.path.basename(words[0]) in _SHELLS and "-c" not in words
+        words = split_words(segment.text)
+        newly: list[Scope] = []
+        scope = segment.scope
+        while scope is not None and scope not in entered:
+            newly.append(scope)
+            scope = scope.parent
+        while outside and outside[-1][0] is not scope:  # left a subshell: what it changed ends
+            left, shell = outside.pop()
+            entered.discard(left)
+        for opened in reversed(newly):
+            outside.append((opened, _Shell(shell.cwd, shell.env)))
+            entered.add(opened)
+        runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in _SHELLS
+                        and "-c" not in words)
+        if not runs_heredoc:  # `bash <<EOF` runs its heredoc; any other heredoc is data
+            _read_simple(words, shell, reading)
+            continue
         before = _Shell(shell.cwd, shell.env)
-        _read_simple(words, shell, found, calls, notes)
-        if runs_heredoc:  # `bash <<EOF` runs its heredoc; any other heredoc is data
-            for body in bodies:
-                inner, inner_notes, inner_calls = _read_chain(body, _Shell(before.cwd, before.env))
-                found.extend(inner)
-                notes.extend(inner_notes)
-                calls.extend(inner_calls)
-    return found, notes, calls
+        _read_simple(words, shell, reading)
+        if nesting >= MAX_NESTED_SHELLS:
+            reading.notes.append(f"a shell's heredoc nested deeper than {MAX_NESTED_SHELLS} not read")
+            continue
+        for body in segment.heredoc:
+            _read_chain("\n".join(body), _Shell(before.cwd, before.env), reading, nesting + 1)
+
+
+def _shown(word: str) -> str:
+    """A word of the command as a note shows it: quoted, and cut short (a word can be as
+    long as the command)."""
+    return repr(word) if len(word) <= 200 else repr(word[:200]) + f"... ({len(word)} characters)"
+
+
+def _bounded(notes: list[str]) -> list[str]:
+    """Each note once, at most MAX_NOTES of them: a command repeating a thing a thousand
+    times must not write a thousand log lines."""
+    unique = list(dict.fromkeys(notes))
+    if len(unique) > MAX_NOTES:
+        unique = unique[:MAX_NOTES] + [f"{len(unique) - MAX_NOTES} more notes on this command left out"]
+    return unique
 
 
 def _unique(outputs: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -144,17 +144,53 @@ def session_log(cwd: str | os.PathLike[str] | None, session_id: str | None) -> P
     return _path(session_log_str(os.fspath(cwd) if cwd else None, session_id))
 
 
-def resolve_parents(path: str) -> str:
+def resolve_parents(path: str, cache: dict[str, str] | None = None) -> str:
     """`path` with every parent resolved by the file system (symlinks and `..` alike) and the
     last component kept as it is (so a symlink stays a symlink, to be refused, not followed).
 
     The one spelling in which records, live folders and roots are compared. Never fold
-    `a/../b` by text (os.path.normpath): when `a` is a symlink, that names another place."""
+    `a/../b` by text (os.path.normpath): when `a` is a symlink, that names another place.
+    `cache`: folders already resolved, for a caller that resolves many paths of one moment
+    (one command's outputs): realpath costs a stat per component."""
     stripped = path.rstrip("/") or "/"
     name = os.path.basename(stripped)
     if name in ("", ".", ".."):
-        return os.path.realpath(stripped)
-    return os.path.join(os.path.realpath(os.path.dirname(stripped) or "."), name)
+        return _realpath(stripped, cache)
+    return os.path.join(_realpath(os.path.dirname(stripped) or ".", cache), name)
+
+
+def _realpath(path: str, cache: dict[str, str] | None) -> str:
+    """os.path.realpath, with `cache`: from the nearest folder above already resolved, one
+    lstat per component below it (a `cd a; ...; cd a; ...` chain costs a stat per step, not
+    its whole depth at every step). `..` goes up from the resolved folder, as realpath does;
+    at a symlink, realpath itself resolves the whole path (its rules for loops are its own)."""
+    if cache is None or not path.startswith("/") or path.startswith("//"):
+        return os.path.realpath(path)
+    found = cache.get(path)
+    if found is not None:
+        return found
+    below: list[tuple[str, str]] = []  # (folder as written, its last component), deepest first
+    current = path
+    while True:
+        known = cache.get(current)
+        if known is not None:
+            break
+        parent, name = os.path.split(current)
+        if parent == current:  # the root
+            known = parent
+            break
+        below.append((current, name))
+        current = parent
+    for written, name in reversed(below):
+        if name == "..":
+            known = os.path.dirname(known)
+        elif name not in ("", "."):
+            known = os.path.join(known, name)
+            if os.path.islink(known):
+                return os.path.realpath(path)  # not kept: a loop's result is no folder to go on from
+        cache[written] = known
+        cache[known] = known
+    return known
 
 
 _NAME_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
