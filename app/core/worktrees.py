@@ -259,6 +259,7 @@ def remove_worktree(
     session: str | None = None,
     listing: dict[str, GitWorktree] | None = None,
     prune: bool = True,
+    spawn: bool = True,
     _before_remove: Callable[[str], Any] | None = None,
 ) -> WorktreeRemoval:
     """Judge, measure, then remove through `removal.remove` with `_guard` asked once more
@@ -268,7 +269,8 @@ def remove_worktree(
     `listing` (git_worktrees) may be shared by a sweep of one project. `prune=False` leaves
     `git worktree prune` to the caller (once per project), except when a branch is to be
     deleted: git refuses to delete a branch a (pruned-later) worktree still names. When
-    `budget_s` runs out while measuring, nothing is touched: status `timeout`.
+    `budget_s` runs out while measuring, nothing is touched: status `timeout`. `spawn=False`
+    leaves the purge of a big trashed tree to the caller (`removal.spawn_purge()` once).
     `_before_remove` is a test seam: called after the judgement, right before the removal."""
     from app.core import removal, scanner
 
@@ -290,7 +292,7 @@ def remove_worktree(
     if dry_run:
         return WorktreeRemoval(str(path), "dry_run", measured, size.disk, size.files, branch)
     done = removal.remove(real, worktrees_dir(project), RULE, kind="worktree", session=session, size=size,
-                          guard=_guard(real, cwds, size.repos), _before_remove=_before_remove)
+                          spawn=spawn, guard=_guard(real, cwds, size.repos), _before_remove=_before_remove)
     if done.status == "missing":
         return WorktreeRemoval(str(path), "missing", _replace(measured, action="missing", reason="missing"))
     if done.status != "removed":
