@@ -1,13 +1,16 @@
 """Every location claudetto reads or writes, resolved from the environment in one place.
 
 CONTRACT "Environment": each path comes from HOME, CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR,
-TMPDIR and CLAUDETTO_HOME, so a test can point the whole program at a sandbox. Nothing is
-cached: the environment is read on every call (it is a handful of dict lookups).
+TMPDIR (TMP, TEMP) and CLAUDETTO_HOME, so a test can point the whole program at a sandbox.
+Nothing is cached: the environment is read on every call (it is a handful of dict lookups).
+An empty variable counts as unset, as it does for Claude.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 
 # pathlib (with re, fnmatch, urllib) costs ~9 ms to import: the hot hook path uses the `*_str`
 # functions below and never imports it. The Path functions import it on first call.
@@ -62,17 +65,58 @@ def user_settings() -> Path:
 
 
 def claude_tmp_root_str() -> str:
-    """realpath(CLAUDE_CODE_TMPDIR or /tmp)."""
-    return os.path.realpath(os.environ.get("CLAUDE_CODE_TMPDIR") or "/tmp")
+    """Claude's temp root, chosen as Claude chooses it, then realpath'd: $CLAUDE_CODE_TMPDIR;
+    else on Linux $TMPDIR, $TMP, $TEMP; else /tmp (macOS: $CLAUDE_CODE_TMPDIR, else /tmp).
+    Assuming /tmp would look in the wrong claude-<uid> whenever TMPDIR is set."""
+    root = os.environ.get("CLAUDE_CODE_TMPDIR")
+    if not root and sys.platform != "darwin":
+        root = os.environ.get("TMPDIR") or os.environ.get("TMP") or os.environ.get("TEMP")
+    return os.path.realpath(root or "/tmp")
 
 
 def claude_tmp_root() -> Path:
     return _path(claude_tmp_root_str())
 
 
-def claude_tmp_dir() -> Path:
+def claude_tmp_dir_str() -> str:
     """Claude's own temp folder: realpath(root)/claude-<uid>."""
-    return claude_tmp_root() / f"claude-{os.getuid()}"
+    return os.path.join(claude_tmp_root_str(), f"claude-{os.getuid()}")
+
+
+def claude_tmp_dir() -> Path:
+    return _path(claude_tmp_dir_str())
+
+
+def claude_tmp_dir_of_scratchpad(scratchpad_dir: object) -> str | None:
+    """The claude-<uid> folder a hook payload's `scratchpad_dir` names, or None.
+
+    `scratchpad_dir` is `<claude-<uid> folder>/<project slug>/<session>/scratchpad`: the exact
+    folder this Claude uses, whatever environment the hook itself got. Taken three levels up
+    and realpath'd, and only when that is a real folder (no symlink, not a file) of this user
+    named `claude-<uid>` of this uid; a value of another shape (not absolute, `.` or `..`
+    parts, too short) gives None, and the caller falls back on `claude_tmp_dir_str()`."""
+    if not isinstance(scratchpad_dir, str) or not scratchpad_dir.startswith("/") or "\0" in scratchpad_dir:
+        return None
+    parts = scratchpad_dir.rstrip("/").split("/")
+    if len(parts) < 5 or any(part in ("", ".", "..") for part in parts[1:]):
+        return None
+    folder = os.path.realpath("/".join(parts[:-3]))
+    name = f"claude-{os.getuid()}"
+    if os.path.basename(folder) != name:
+        return None
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return folder
+
+
+def claude_tmp_dir_for(scratchpad_dir: object = None) -> str:
+    """The claude-<uid> folder to clean for a hook: the one its payload's `scratchpad_dir`
+    names when that is valid (see `claude_tmp_dir_of_scratchpad`), else the environment's."""
+    return claude_tmp_dir_of_scratchpad(scratchpad_dir) or claude_tmp_dir_str()
 
 
 def user_tmp_str() -> str:
@@ -128,7 +172,7 @@ def trash_dir() -> Path:
 
 
 def log_root() -> Path:
-    """<realpath(CLAUDE_CODE_TMPDIR or /tmp)>/claudetto: claudetto's gate logs."""
+    """<realpath(Claude's temp root)>/claudetto: claudetto's gate logs, beside Claude's own folder."""
     return claude_tmp_root() / "claudetto"
 
 
