@@ -159,14 +159,45 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
         where = ", ".join(os.path.join(p, ".claude", "worktrees") for p in projects)
         sys.stdout.write(f"no worktrees in {where or 'any known project'}\n")
         return 0
-    emit_table(["NAME", "KIND", "STATE", "SIZE", "REMOVABLE", "REASON", "PATH"],
-               [(w.name, w.kind, w.state, size(w.size), "yes" if w.removable else "no", w.reason, w.path)
+    emit_table(["NAME", "BRANCH", "KIND", "STATE", "SESSIONS", "SIZE", "REMOVABLE", "REASON", "PATH"],
+               [(w.name, w.branch or "-", w.kind, w.state, _sessions_cell(w.sessions), size(w.size),
+                 "yes" if w.removable else "no", w.reason, w.path)
                 for w in rows])
     return 0
 
 
+def _sessions_cell(sessions: dict[str, bool]) -> str:
+    """`<id prefix>:live` or `:ended` per recorded session (the whole ids are in --json)."""
+    return ",".join(f"{sid[:8]}:{'live' if live else 'ended'}" for sid, live in sessions.items()) or "-"
+
+
 def cmd_release(args: argparse.Namespace) -> int:
-    return not_yet("release")
+    from app.core import release
+
+    path = os.path.abspath(args.path)
+    done = release.release_checkout(path, dry_run=args.dry_run)
+    statuses = {"remove": "would_remove" if done.dry_run else "removed", "keep": "kept", "missing": "missing"}
+    entries = [{"path": v.path, "status": statuses.get(v.action, v.action), "size": v.size or 0, "reason": v.reason}
+               for v in done.verdicts]
+    if args.json:
+        emit_json({"path": done.path, "dry_run": done.dry_run, "status": done.status, "state": done.state,
+                   "holders": list(done.holders), "entries": entries, "freed": done.freed})
+    elif done.status in ("released", "dry_run"):
+        head = "WOULD_RELEASE" if done.dry_run else "RELEASED"
+        lines = [f"{head} {done.path} state={done.state} freed={done.freed}"]
+        lines += [f"{'WOULD_DELETE' if done.dry_run else 'DELETED'} {e['size']} {e['path']}"
+                  for e in entries if e["status"] in ("removed", "would_remove")]
+        lines += [f"KEPT {e['reason']} {e['path']}" for e in entries if e["status"] == "kept"]
+        sys.stdout.write("".join(_one_line(line) + "\n" for line in lines))
+    refused = {
+        "held": f"{done.path} is held by running session(s) {', '.join(done.holders)}; nothing released",
+        "busy": f"another release of {done.path} is running; try again when it ends",
+        "not_managed": f"{done.path} is not a session checkout claudetto made; left alone",
+        "missing": f"{done.path} is gone; its record was dropped",
+    }.get(done.status)
+    if refused:
+        raise CommandError(f"claudetto release: {refused}")
+    return 0
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
@@ -272,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("projects", nargs="*", metavar="PROJECT")
     worktrees = _add(sub, "worktrees", cmd_worktrees, "each .claude/worktrees/* checkout with its state and keep reason")
     worktrees.add_argument("projects", nargs="*", metavar="PROJECT")
-    release = _add(sub, "release", cmd_release, "release a session checkout now", dry_run=True)
+    release = _add(sub, "release", cmd_release, "release a session checkout now (delete its declared scratch, "
+                   "keep .tmp/ and the rest), or finish a release that was cut short", dry_run=True)
     release.add_argument("path", metavar="PATH")
     _add(sub, "ledger", cmd_ledger, "the edit ledger, each file with changed")
     memory = _add(sub, "memory", cmd_memory, "memory findings")

@@ -2,7 +2,8 @@
 acts on (CLAUDE_CODE_FACTS "Hook output").
 
 WorktreeCreate must fail loud: a checkout it cannot make exits 1 with one line on stderr,
-and Claude aborts the creation. Its stdout's last line is the absolute path.
+and Claude aborts the creation. Its stdout's last line is the absolute path. The checkout is
+recorded with the session that asked and the Claude process behind it.
 WorktreeRemove: exit 0 tells Claude the folder is gone (it then says so and skips its own
 removal), so it exits 0 only when the folder is really gone, also when it was gone before.
 Whenever the folder is still there (kept, unknown, refused by git, or a payload that does
@@ -36,6 +37,7 @@ def handle(payload: dict[str, object]) -> int:
 
 def create(payload: dict[str, object]) -> int:
     from app.core.checkouts import CheckoutError, create_checkout
+    from app.core.claude_process import claude_process
 
     cwd = payload.get("cwd")
     name = payload.get("name")
@@ -45,7 +47,8 @@ def create(payload: dict[str, object]) -> int:
     if not isinstance(name, str):
         return fail_loud("claudetto: WorktreeCreate without a name; no checkout made")
     try:
-        checkout = create_checkout(cwd, name, session_id if isinstance(session_id, str) and session_id else None)
+        checkout = create_checkout(cwd, name, session_id if isinstance(session_id, str) and session_id else None,
+                                   claude_process())
     except CheckoutError as exc:
         return fail_loud(str(exc))
     worktree_path(checkout.path)

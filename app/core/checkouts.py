@@ -1,14 +1,25 @@
-"""Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate), and their
-registry `checkouts.json`.
+"""Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate), their
+registry `checkouts.json`, and who holds each one.
 
-WorktreeCreate makes `<repo>/.claude/worktrees/<folder>` on branch `worktree-<folder>` and
-registers it with the session that asked for it; the folder is the name with `/` replaced by
-`+`, as Claude's own creation names it, and the registry is keyed by that folder's path.
-WorktreeRemove removes a registered checkout through the worktree rules and says whether the
-folder is gone: Claude takes exit 0 for "gone", so nothing else may report it gone.
-SessionEnd marks the ending session in the registry; `/clear` and `/resume` hand the checkout
-over, because Claude's process (and its cwd) goes on. Release of the declared scratch at
-SessionEnd and reclaim at SessionStart come later.
+While any WorktreeCreate hook is configured, Claude hands ALL worktree creation to it, so
+a checkout made here must be what Claude's own creation would make: the folder
+`<repo>/.claude/worktrees/<name with / as +>` on branch `worktree-<same>`, branched from the
+base Claude would use (`worktree.baseRef`), with the git-ignored files `.worktreeinclude`
+lists copied in and `worktree.sparsePaths` applied.
+
+A *session checkout* is held by the sessions that made it or started in it. Its registry
+record keeps each session (`sessions`: id -> running) and the Claude process behind it
+(`processes`: id -> [pid, start]), because one process outlives its session ids (`/clear`,
+`/resume`). Claude's own throwaway names (a subagent's `agent-a<hex>`, a workflow's `wf_…`
+and `wf-<n>`, `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`) are made and recorded
+so WorktreeRemove can take them, but never as a session's: nothing releases them.
+
+The lifecycle: SessionStart claims (`claim`), SessionEnd lets go (`session_ended`),
+`holders` says who still holds a checkout, and app/core/release.py frees its scratch when
+nobody does. WorktreeRemove (`remove_checkout`) removes a registered checkout through the
+worktree rules; Claude takes its exit 0 for "gone", so nothing else may report it gone.
+Claude's startup sweep removes throwaway worktrees without any hook: a record whose folder
+is gone is dropped quietly.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +41,18 @@ NAME_MAX = 64
 _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
 _FORBIDDEN_SEGMENTS = (".", "..", ".git")
 
+# Claude's throwaway checkouts beside subagents' and workflows': Remote Control, scheduled
+# jobs, background sessions. Claude's startup sweep removes them; no session releases them.
+_CLAUDE_THROWAWAY = re.compile(r"^(bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
+
 #: SessionEnd reasons after which Claude's process goes on (a `/clear`, an interactive
 #: `/resume` switch): the session ends, the process and its cwd do not.
 HANDOVER_REASONS = frozenset({"clear", "resume"})
+
+#: `worktree.baseRef` values Claude accepts; "fresh" is its default.
+BASE_REFS = ("fresh", "head")
+
+Process = tuple[int, "str | None"]  # (pid, start time as Claude writes procStart)
 
 
 class CheckoutError(Exception):
@@ -70,35 +91,174 @@ def folder_name(name: str) -> str:
 
 
 def checkout_kind(folder: str) -> str:
-    """What WorktreeCreate makes, by the folder name Claude chose.
-
-    `agent-a<hex>` (a subagent) is `agent` and `wf_<hex>-<hex>-<n>` / `wf-<n>` (a workflow
-    step) is `workflow`: throwaway checkouts that belong to no session. Every other name is
-    a `session` checkout on `worktree-<folder>`, held by the session that asked: the user's
-    `--worktree NAME`, and also Claude's own `bridge-*` (Remote Control),
-    `job-<name>-<8 hex>` (a scheduled job) and `bg-<name>-<8 hex>` (a background session),
-    each the checkout a session runs in."""
+    """What WorktreeCreate makes, by the folder name Claude chose: `agent` (a subagent's
+    `agent-a<hex>`), `workflow` (`wf_…`, `wf-<n>`, and Claude's other throwaway checkouts
+    `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`), else `session`: the checkout a
+    session asked for (`--worktree NAME`, EnterWorktree), held by that session."""
     from app.core.worktrees import worktree_kind
 
-    return worktree_kind(folder, f"worktree-{folder}")
+    kind = worktree_kind(folder, f"worktree-{folder}")
+    if kind == "session" and _CLAUDE_THROWAWAY.match(folder):
+        return "workflow"
+    return kind
 
 
-def _git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(repo: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """One git command in `repo`, never reading stdin; the caller judges the return code."""
     return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
 
 
 def _listed_worktrees(repo: str) -> set[str]:
     """Real paths of the worktrees `git worktree list` names for `repo`."""
-    result = _git(repo, "worktree", "list", "--porcelain", "-z")
+    result = run_git(repo, "worktree", "list", "--porcelain", "-z")
     if result.returncode != 0:
         return set()
     return {os.path.realpath(item[len("worktree "):]) for item in result.stdout.split("\0")
             if item.startswith("worktree ")}
 
 
-def create_checkout(cwd: str, name: str, session_id: str | None) -> Checkout:
-    """Make (or find again) the checkout `name` of the repository that holds `cwd`."""
+# --- creation as Claude's own ---------------------------------------------------------------
+
+
+def worktree_settings(project: str) -> tuple[str, list[str]]:
+    """(`worktree.baseRef`, `worktree.sparsePaths`) from Claude's layered settings of
+    `project`, the last layer that sets a valid value winning; ("fresh", []) by default.
+    An unreadable file or an invalid value is logged and skipped."""
+    from app.core import fastjson, settings
+    from app.core.log import log
+
+    base, sparse = "fresh", list[str]()
+    try:
+        files = settings.settings_files(project)
+    except Exception as exc:  # noqa: BLE001 - a checkout is still made, as Claude's default would be
+        log(f"checkouts: Claude's settings files cannot be listed ({type(exc).__name__}: {exc}); defaults used")
+        return base, sparse
+    for file in files:
+        try:
+            with open(file, "rb") as fh:
+                data = fastjson.loads(fh.read())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            log(f"checkouts: cannot read {file} ({exc}); its worktree settings are skipped")
+            continue
+        worktree = data.get("worktree") if isinstance(data, dict) else None
+        if not isinstance(worktree, dict):
+            continue
+        ref = worktree.get("baseRef")
+        if ref in BASE_REFS:
+            base = str(ref)
+        elif ref is not None:
+            log(f"checkouts: {file} worktree.baseRef={ref!r} is neither 'fresh' nor 'head'; skipped")
+        given = worktree.get("sparsePaths")
+        if isinstance(given, list) and all(isinstance(p, str) and p.strip() for p in given):
+            sparse = [p.strip() for p in given]
+        elif given is not None:
+            log(f"checkouts: {file} worktree.sparsePaths is not a list of paths; skipped")
+    return base, sparse
+
+
+def default_branch_ref(repo: str) -> str | None:
+    """`origin/<default branch>` when that remote-tracking branch exists: the one
+    `origin/HEAD` names, else `origin/main` or `origin/master`. Nothing is fetched: a hook
+    must not wait on the network."""
+    named = run_git(repo, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+    candidates = [named.stdout.strip()] if named.returncode == 0 and named.stdout.strip() else []
+    candidates += ["origin/main", "origin/master"]
+    for ref in candidates:
+        if run_git(repo, "rev-parse", "--verify", "-q", f"refs/remotes/{ref}^{{commit}}").returncode == 0:
+            return ref
+    return None
+
+
+def base_for(repo: str, here: str, base_ref: str) -> str:
+    """The start point Claude's creation would use: "fresh" is `origin/<default branch>`
+    when it exists, else HEAD; "head" is the local HEAD of the checkout Claude runs in."""
+    if base_ref == "fresh":
+        found = default_branch_ref(repo)
+        if found is not None:
+            return found
+    head = run_git(here, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    return head.stdout.strip() if head.returncode == 0 and head.stdout.strip() else "HEAD"
+
+
+def _git_failed(what: str, result: subprocess.CompletedProcess[str]) -> CheckoutError:
+    detail = (result.stderr or result.stdout).strip().splitlines()
+    return CheckoutError(f"claudetto: {what} failed: {detail[-1] if detail else result.returncode}")
+
+
+def _add_worktree(repo: str, here: str, target: str, branch: str) -> None:
+    """`git worktree add` as Claude's creation does it: its base, its sparse paths."""
+    base_ref, sparse = worktree_settings(here)
+    has_branch = run_git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0
+    args = ["worktree", "add"] + (["--no-checkout"] if sparse else [])
+    if has_branch:  # a resumed session whose checkout went: its branch holds its work
+        args += [target, branch]
+    else:
+        args += ["--no-track", "-b", branch, target, base_for(repo, here, base_ref)]
+    result = run_git(repo, *args)
+    if result.returncode != 0:
+        raise _git_failed("git worktree add", result)
+    if not sparse:
+        return
+    for step in (["sparse-checkout", "set", "--cone", "--", *sparse], ["read-tree", "-mu", "HEAD"]):
+        done = run_git(target, *step)
+        if done.returncode != 0:
+            # just made, nothing of anyone's inside: take it back so a retry starts clean
+            run_git(repo, "worktree", "remove", "--force", target)
+            if not has_branch:
+                run_git(repo, "branch", "-D", branch)
+            raise _git_failed(f"git {step[0]} (worktree.sparsePaths)", done)
+
+
+def copy_included(repo: str, target: str) -> int:
+    """Copy into `target` the git-ignored files of `repo` that its `.worktreeinclude`
+    (gitignore syntax) lists, as Claude's creation does; existing files are never
+    overwritten and nothing leaves `target`. Returns the number copied; failures are logged."""
+    import shutil
+
+    from app.core.log import log
+
+    include = os.path.join(repo, ".worktreeinclude")
+    if not os.path.isfile(include):
+        return 0
+    listed = run_git(repo, "ls-files", "-z", "--others", "--ignored", f"--exclude-from={include}")
+    if listed.returncode != 0:
+        log(f"checkouts: .worktreeinclude of {repo} cannot be read by git; nothing copied")
+        return 0
+    candidates = [p for p in listed.stdout.split("\0") if p]
+    if not candidates:
+        return 0
+    ignored = subprocess.run(["git", "-C", repo, "check-ignore", "-z", "--stdin"], input="\0".join(candidates),
+                             capture_output=True, text=True, check=False)
+    top = os.path.realpath(target)
+    copied = 0
+    for rel in (p for p in ignored.stdout.split("\0") if p):
+        source, dest = os.path.join(repo, rel), os.path.join(target, rel)
+        if ".." in rel.split("/") or os.path.lexists(dest):
+            continue
+        try:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            if not os.path.realpath(os.path.dirname(dest)).startswith(top + "/") and \
+                    os.path.realpath(os.path.dirname(dest)) != top:
+                continue  # a parent is a symlink out of the checkout: never write through it
+            if os.path.islink(source):
+                os.symlink(os.readlink(source), dest)
+            elif os.path.isfile(source):
+                shutil.copy2(source, dest, follow_symlinks=False)
+            else:
+                continue
+            copied += 1
+        except OSError as exc:
+            log(f"checkouts: .worktreeinclude: cannot copy {rel}: {exc}")
+    return copied
+
+
+def create_checkout(cwd: str, name: str, session_id: str | None,
+                    process: Process | None = None) -> Checkout:
+    """Make (or find again) the checkout `name` of the repository that holds `cwd`, and
+    record it; a session checkout with the session that asked and its Claude process."""
     problem = name_problem(name)
     if problem is not None:
         raise CheckoutError(f"claudetto: invalid worktree name {name!r}: {problem}")
@@ -122,50 +282,284 @@ def create_checkout(cwd: str, name: str, session_id: str | None) -> Checkout:
         if os.path.lexists(target):
             raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
         target.parent.mkdir(parents=True, exist_ok=True)
-        has_branch = _git(str(repo), "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0
-        args = ["worktree", "add", str(target), branch] if has_branch else ["worktree", "add", "-b", branch, str(target), "HEAD"]
-        result = _git(str(repo), *args)
-        if result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
-            raise CheckoutError(f"claudetto: git worktree add failed: {detail[-1] if detail else result.returncode}")
+        _add_worktree(str(repo), paths.git_root_str(cwd) or str(repo), str(target), branch)
+        copy_included(str(repo), str(target))
     checkout = Checkout(str(target), str(repo), folder, branch, kind)
-    register(checkout, session_id)
+    register(checkout, session_id if kind == "session" else None, process)
     return checkout
 
 
-def register(checkout: Checkout, session_id: str | None) -> None:
-    def change(data: Any) -> Any:
+# --- the registry ---------------------------------------------------------------------------
+
+
+def _empty() -> dict[str, Any]:
+    return {"checkouts": {}}
+
+
+def edit_registry(change: Callable[[dict[str, Any]], Any]) -> Any:
+    """Change the records (path -> record) under the registry's lock; returns what `change`
+    returns. Raises StateBusy when the lock cannot be had."""
+    answer: list[Any] = [None]
+
+    def apply(data: Any) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("checkouts"), dict):
-            data = {"checkouts": {}}
-        entry = data["checkouts"].get(checkout.path)
+            data = _empty()
+        answer[0] = change(data["checkouts"])
+        return data
+
+    update_json(paths.checkouts_file(), apply, _empty)
+    return answer[0]
+
+
+def _set_process(entry: dict[str, Any], session_id: str, process: Process | None) -> None:
+    if process is None:
+        return
+    processes = entry.get("processes")
+    if not isinstance(processes, dict):
+        processes = entry["processes"] = {}
+    processes[session_id] = [process[0], process[1]]
+
+
+def register(checkout: Checkout, session_id: str | None, process: Process | None = None) -> None:
+    """Record `checkout`; a session that asked for it holds it (running)."""
+    def change(records: dict[str, Any]) -> None:
+        entry = records.get(checkout.path)
         if not isinstance(entry, dict):
             entry = {"project": checkout.project, "name": checkout.name, "branch": checkout.branch,
                      "kind": checkout.kind, "created": time.time(), "state": "active", "sessions": {}}
         if session_id:
-            sessions = entry.setdefault("sessions", {})
-            if isinstance(sessions, dict):
-                sessions[session_id] = True
+            sessions = entry.get("sessions")
+            if not isinstance(sessions, dict):
+                sessions = entry["sessions"] = {}
+            sessions[session_id] = True
+            _set_process(entry, session_id, process)
         entry["state"] = "active"
-        data["checkouts"][checkout.path] = entry
-        return data
+        entry.pop("cut_short", None)
+        records[checkout.path] = entry
 
-    update_json(paths.checkouts_file(), change, lambda: {"checkouts": {}})
+    edit_registry(change)
 
 
 def registry() -> dict[str, dict[str, Any]]:
-    data = read_json(paths.checkouts_file(), lambda: {"checkouts": {}})
+    data = read_json(paths.checkouts_file(), _empty)
     checkouts = data.get("checkouts") if isinstance(data, dict) else None
     return {k: v for k, v in checkouts.items() if isinstance(v, dict)} if isinstance(checkouts, dict) else {}
 
 
-def unregister(path: str) -> None:
-    def change(data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("checkouts"), dict):
-            data["checkouts"].pop(path, None)
-            return data
-        return {"checkouts": {}}
+def record_of(path: str) -> tuple[str, dict[str, Any]] | None:
+    """(key, record) of the checkout at `path` (spelled as recorded, or its real path)."""
+    entries = registry()
+    for key in (path, os.path.realpath(path)):
+        if key in entries:
+            return key, entries[key]
+    real = os.path.realpath(path)
+    for key, entry in entries.items():
+        if os.path.realpath(key) == real:
+            return key, entry
+    return None
 
-    update_json(paths.checkouts_file(), change, lambda: {"checkouts": {}})
+
+def unregister(path: str) -> None:
+    edit_registry(lambda records: records.pop(path, None))
+
+
+# --- who holds a session checkout -----------------------------------------------------------
+
+
+def as_process(value: object) -> Process | None:
+    """A recorded [pid, start] as a Process, or None when it is not one."""
+    if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)
+            and not isinstance(value[0], bool) and (value[1] is None or isinstance(value[1], str))):
+        return value[0], value[1]
+    return None
+
+
+def _mapping(entry: dict[str, Any], key: str) -> dict[str, Any]:
+    value = entry.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = None,
+            ending_process: Process | None = None, live: list[Any] | None = None) -> list[str]:
+    """THE rule of who holds a session checkout; nobody means it may be released.
+
+    A recorded session holds it while it runs: a live sessions file names it, or it is
+    marked running and the Claude process recorded for it still runs (marked running with no
+    process recorded: held only when Claude writes no sessions files here, since nothing
+    can tell). Any other live session whose cwd is inside holds it too, and so does a
+    running session whose file cannot be read (unsure: keep). The session that is ending
+    and its process (`/clear` leaves earlier ids on the same process) hold nothing."""
+    from app.core.sessions import live_sessions, process_running
+
+    ending_pid = ending_process[0] if ending_process is not None else None
+    live = [s for s in (live_sessions() if live is None else live)
+            if ending_pid is None or s.pid != ending_pid]
+    live_ids = {s.session_id for s in live if s.session_id and s.session_id != ending_session}
+    sessions = _mapping(entry, "sessions")
+    processes = _mapping(entry, "processes")
+    files_kept = os.path.isdir(paths.sessions_dir())
+    found: list[str] = []
+    for sid, marked in sessions.items():
+        proc = as_process(processes.get(sid))
+        if sid == ending_session or (proc is not None and proc[0] == ending_pid):
+            continue
+        running = marked is True and (process_running(*proc) if proc is not None else not files_kept)
+        if sid in live_ids or running:
+            found.append(sid)
+    real = os.path.realpath(path)
+    for session in live:
+        if session.session_id == ending_session or session.session_id in found:
+            continue
+        if session.unreadable or (session.cwd and _inside(os.path.realpath(session.cwd), real)):
+            found.append(session.session_id or f"pid {session.pid}")
+    return found
+
+
+def process_goes_on(reason: object) -> bool:
+    """Whether Claude's process keeps running after a SessionEnd with this `reason`: then its
+    cwd is still in use and what it holds is handed over, not released."""
+    return reason in HANDOVER_REASONS
+
+
+def session_ended(session_id: str, reason: object, *, wait_s: float = 0.5) -> list[str]:
+    """SessionEnd: mark `session_id` in every checkout it holds. A hand-over (`clear`,
+    `resume`) leaves it holding the checkout, noted as handed over, since the same process
+    goes on in the same folder; any other reason marks it ended. Returns the session
+    checkouts it let go of: whether anybody still holds them is for the release to judge.
+
+    Runs inside the SessionEnd hook, so the lock is waited for briefly, once: a busy
+    registry is logged and left as it is (an ended session still counts as gone once its
+    process is, since liveness comes from Claude's sessions files, not from here)."""
+    from app.core.log import log
+
+    name = paths.checkouts_file()
+    if not os.path.exists(name):
+        return []
+    handover = process_goes_on(reason)
+    let_go: list[str] = []
+    try:
+        with locked(name, wait_s=wait_s):
+            data = read_json(name, _empty)
+            checkouts = data.get("checkouts") if isinstance(data, dict) else None
+            if not isinstance(checkouts, dict):
+                return []
+            touched = False
+            for path, entry in checkouts.items():
+                sessions = entry.get("sessions") if isinstance(entry, dict) else None
+                if not isinstance(sessions, dict) or session_id not in sessions:
+                    continue
+                touched = True
+                if handover:
+                    sessions[session_id] = True
+                    entry["handover"] = {"session": session_id, "reason": reason, "time": time.time()}
+                    log(f"checkouts: {path}: handed over by {session_id} ({reason}); the process goes on")
+                    continue
+                sessions[session_id] = False
+                handed = entry.get("handover")
+                if isinstance(handed, dict) and handed.get("session") == session_id:
+                    del entry["handover"]  # that hand-over is over: the process itself ended
+                if entry.get("kind") == "session":
+                    let_go.append(path)
+                log(f"checkouts: {path}: session {session_id} ended ({reason})")
+            if touched:
+                write_json_atomic(name, data)
+    except StateBusy:
+        log(f"checkouts: registry busy at SessionEnd of {session_id}; not marked")
+    return let_go
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A session checkout a starting session took: its `state` before, and the release
+    nobody starting there has been told of yet (`last_release`), if any."""
+
+    path: str
+    state: str
+    last_release: dict[str, Any] | None
+
+
+def _claims(key: str, entry: dict[str, Any], session_id: str, real_cwd: str | None) -> bool:
+    if entry.get("kind") != "session":
+        return False  # subagents', workflows' and hand-made checkouts are left alone
+    sessions = entry.get("sessions")
+    if isinstance(sessions, dict) and session_id in sessions:
+        return True  # a resume fires from the launch folder, before Claude enters the checkout
+    return real_cwd is not None and _inside(real_cwd, os.path.realpath(key))
+
+
+def claimable(session_id: str, cwd: str | None) -> dict[str, dict[str, Any]]:
+    """The session checkouts a session starting in `cwd` would claim (nothing is changed)."""
+    real = os.path.realpath(cwd) if cwd else None
+    return {k: e for k, e in registry().items() if _claims(k, e, session_id, real)}
+
+
+def claim(session_id: str, cwd: str | None, process: Process | None, source: object) -> list[Claim]:
+    """SessionStart: the session claims (running) every session checkout whose record names
+    it or that holds its cwd. A hand-over noted by `/clear` or `/resume` ends there: the
+    session that handed it over stops holding it once the same process starts anew in it.
+    Records whose folder is gone are dropped quietly."""
+    from app.core.log import log
+
+    real = os.path.realpath(cwd) if cwd else None
+
+    def change(records: dict[str, Any]) -> list[Claim]:
+        claimed: list[Claim] = []
+        for key in list(records):
+            entry = records[key]
+            if not isinstance(entry, dict):
+                continue
+            if folder_gone(key) is True:
+                del records[key]
+                log(f"checkouts: {key} is gone (Claude's own sweep, or by hand); its record is dropped")
+                continue
+            if not _claims(key, entry, session_id, real):
+                continue
+            sessions = entry.get("sessions")
+            if not isinstance(sessions, dict):
+                sessions = entry["sessions"] = {}
+            before = str(entry.get("state") or "active")
+            _end_handover(entry, sessions, session_id, process, source)
+            sessions[session_id] = True
+            _set_process(entry, session_id, process)
+            entry["state"] = "active"
+            cut = entry.pop("cut_short", None)
+            if isinstance(cut, dict):  # not finished: say what its first part took
+                entry["last_release"] = {"time": cut.get("time"), "session": cut.get("session"),
+                                         "deleted": [r for r in cut.get("planned") or []
+                                                     if isinstance(r, str) and not os.path.lexists(os.path.join(key, r))],
+                                         "bytes": None, "kept": [], "cut_short": True}
+            last = entry.get("last_release")
+            told = None
+            if isinstance(last, dict) and not last.get("told"):
+                last["told"] = session_id
+                told = dict(last)
+            claimed.append(Claim(key, before, told))
+            log(f"checkouts: {key}: claimed by {session_id} (was {before})")
+        return claimed
+
+    return list(edit_registry(change) or [])
+
+
+def _end_handover(entry: dict[str, Any], sessions: dict[str, Any], session_id: str,
+                  process: Process | None, source: object) -> None:
+    handed = entry.get("handover")
+    if not isinstance(handed, dict) or handed.get("session") == session_id:
+        return
+    old = handed.get("session")
+    if not isinstance(old, str):
+        return
+    theirs = as_process(_mapping(entry, "processes").get(old))
+    same = (theirs[0] == process[0]) if theirs is not None and process is not None else source == handed.get("reason")
+    if same:
+        sessions[old] = False
+        del entry["handover"]
+
+
+# --- WorktreeRemove -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -250,56 +644,3 @@ def _forget(key: str, entry: dict[str, Any]) -> None:
         from app.core.worktrees import prune_worktrees
 
         prune_worktrees(project)
-
-
-def process_goes_on(reason: object) -> bool:
-    """Whether Claude's process keeps running after a SessionEnd with this `reason`: then its
-    cwd is still in use and what it holds is handed over, not released."""
-    return reason in HANDOVER_REASONS
-
-
-def session_ended(session_id: str, reason: object, *, wait_s: float = 0.5) -> list[str]:
-    """SessionEnd: mark `session_id` in every checkout it holds. A hand-over (`clear`,
-    `resume`) leaves it holding the checkout, noted as handed over, since the same process
-    goes on in the same folder; any other reason marks it ended. Returns the checkouts that
-    no session holds any more (a later release step frees their scratch).
-
-    Runs inside the SessionEnd hook, so the lock is waited for briefly, once: a busy
-    registry is logged and left as it is (an ended session still counts as gone once its
-    process is, since liveness comes from Claude's sessions files, not from here)."""
-    from app.core.log import log
-
-    name = paths.checkouts_file()
-    if not os.path.exists(name):
-        return []
-    handover = process_goes_on(reason)
-    orphaned: list[str] = []
-    try:
-        with locked(name, wait_s=wait_s):
-            data = read_json(name, lambda: {"checkouts": {}})
-            checkouts = data.get("checkouts") if isinstance(data, dict) else None
-            if not isinstance(checkouts, dict):
-                return []
-            touched = False
-            for path, entry in checkouts.items():
-                sessions = entry.get("sessions") if isinstance(entry, dict) else None
-                if not isinstance(sessions, dict) or session_id not in sessions:
-                    continue
-                touched = True
-                if handover:
-                    sessions[session_id] = True
-                    entry["handover"] = {"session": session_id, "reason": reason, "time": time.time()}
-                    log(f"checkouts: {path}: handed over by {session_id} ({reason}); the process goes on")
-                    continue
-                sessions[session_id] = False
-                handed = entry.get("handover")
-                if isinstance(handed, dict) and handed.get("session") == session_id:
-                    del entry["handover"]  # that hand-over is over: the process itself ended
-                if not any(held is True for held in sessions.values()):
-                    orphaned.append(path)
-                log(f"checkouts: {path}: session {session_id} ended ({reason})")
-            if touched:
-                write_json_atomic(name, data)
-    except StateBusy:
-        log(f"checkouts: registry busy at SessionEnd of {session_id}; not marked")
-    return orphaned
