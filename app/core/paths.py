@@ -64,6 +64,20 @@ def user_settings() -> Path:
     return config_dir() / "settings.json"
 
 
+#: Where Claude reads the managed (policy) settings file, on Linux and on macOS.
+MANAGED_SETTINGS_LINUX = "/etc/claude-code/managed-settings.json"
+MANAGED_SETTINGS_MACOS = "/Library/Application Support/ClaudeCode/managed-settings.json"
+
+
+def managed_settings() -> Path:
+    """The managed settings file: $CLAUDETTO_MANAGED_SETTINGS (so a test or a sandbox never
+    reads the machine's policy), else where Claude reads it on this platform."""
+    override = os.environ.get("CLAUDETTO_MANAGED_SETTINGS")
+    if override:
+        return _path(override)
+    return _path(MANAGED_SETTINGS_MACOS if sys.platform == "darwin" else MANAGED_SETTINGS_LINUX)
+
+
 def claude_tmp_root_str() -> str:
     """Claude's temp root, chosen as Claude chooses it, then realpath'd: $CLAUDE_CODE_TMPDIR;
     else on Linux $TMPDIR, $TMP, $TEMP; else /tmp (macOS: $CLAUDE_CODE_TMPDIR, else /tmp).

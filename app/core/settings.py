@@ -1,9 +1,13 @@
-"""Claude's layered settings, as far as claudetto needs them: `cleanupPeriodDays`."""
+"""Claude's layered settings, as far as claudetto needs them: `cleanupPeriodDays`.
+
+Claude layers its settings files user < project < project local < managed (policy), a key
+set in a higher layer winning; claudetto reads the same files in the same order (the
+`--settings` of one session and server- or MDM-delivered policy are out of its sight).
+"""
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 
@@ -11,22 +15,29 @@ from app.core import paths
 from app.core.log import log
 
 DEFAULT_CLEANUP_PERIOD_DAYS = 30
+#: A larger value is no date offset (JavaScript dates, Claude's own, span 10^8 days either
+#: side of 1970): it is logged and ignored like any other invalid value. 99999, the usual
+#: "keep forever", is well within.
+MAX_CLEANUP_PERIOD_DAYS = 100_000_000
 
 
 def settings_files(project: str | os.PathLike[str] | None = None) -> list[Path]:
-    """The settings files in the order Claude layers them, the last one winning."""
+    """The settings files in the order Claude layers them, the last one winning: user,
+    project, project local, then the managed policy file, which nothing overrides."""
     files = [paths.user_settings()]
     if project is not None:
         base = Path(project) / ".claude"
         files += [base / "settings.json", base / "settings.local.json"]
+    files.append(paths.managed_settings())
     return files
 
 
 def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
-    """`cleanupPeriodDays` from the layered settings: user, project, project local.
+    """`cleanupPeriodDays` from the layered settings: user, project, project local, managed.
 
-    A missing file is silent; an unreadable file or a value that is not a whole number >= 1
-    is logged and ignored, so the default of 30 days (or a lower layer) holds.
+    A missing file is silent; an unreadable file or a value that is not a whole number from
+    1 to MAX_CLEANUP_PERIOD_DAYS is logged and ignored, so the default of 30 days (or a lower
+    layer) holds.
     """
     days = DEFAULT_CLEANUP_PERIOD_DAYS
     for file in settings_files(project):
@@ -45,8 +56,8 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
         if not isinstance(data, dict) or "cleanupPeriodDays" not in data:
             continue
         value = data["cleanupPeriodDays"]
-        if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
-                or value < 1 or value != int(value)):
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not 1 <= value <= MAX_CLEANUP_PERIOD_DAYS or value != int(value)):
             log(f"settings: {file} cleanupPeriodDays={value!r} is invalid; it stays {days}")
             continue
         days = int(value)
