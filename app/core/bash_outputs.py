@@ -4,10 +4,10 @@ The command is read, never run (app/core/command_line.py splits it into simple c
 and each into words as shlex would), in time linear in its length; a command longer than
 `MAX_COMMAND_CHARS` is not read, and a command naming more than `MAX_OUTPUTS` outputs or
 `MAX_MKTEMP_CALLS` mktemp calls has the rest left out (each logged): what a call costs the
-hook stays bounded whatever the model wrote. A path that starts with `~` or `$` (or holds a `$` or a backtick
-anywhere) cannot be expanded here and is not recorded; relative paths are made absolute
-against the cwd, following literal `cd`s of the chain; `TMPDIR=` and `export TMPDIR=` move
-where a later `mktemp` makes its path.
+hook stays bounded whatever the model wrote. A path that starts with `~` or `$` (or holds a
+`$` or a backtick anywhere) cannot be expanded here and is not recorded; relative paths are
+made absolute against the cwd, following literal `cd`s of the chain; `TMPDIR=` and `export
+TMPDIR=` move where a later `mktemp` makes its path.
 
 Loaded only when a command holds one of the recorder's trigger words.
 """
