@@ -102,7 +102,7 @@ def build_sandbox(base: Path, *, now: float | None = None, live_processes: bool 
 
     `live_processes=False` writes the live sessions without a pid (the contract counts such a
     file as live) so that a snapshot shows no varying pid; `scale` multiplies file sizes.
-    The caller's os.environ is left alone; `Sandbox.env` holds the five variables.
+    The caller's os.environ is left alone; `Sandbox.env` holds the variables to set.
     """
     base = Path(os.path.realpath(base))
     now = time.time() if now is None else now
@@ -115,6 +115,8 @@ def build_sandbox(base: Path, *, now: float | None = None, live_processes: bool 
     }
     for value in env.values():
         Path(value).mkdir(parents=True, exist_ok=True)
+    # a file that is not there: the machine's managed policy must not reach into the demo
+    env["CLAUDETTO_MANAGED_SETTINGS"] = str(base / "managed-settings.json")
     project = base / "home" / "code" / "webshop"
     second = base / "home" / "code" / "notes"
     box = Sandbox(root=base, env=env, now=now, project=project, second_project=second)
@@ -379,7 +381,8 @@ DEMO_PREFIX = "claudetto-demo-"
 DEMO_MARKER = ".claudetto-demo"
 #: claudetto-demo-<pid>-<start time in clock ticks, or x where unknown>-<mkdtemp suffix>
 _DEMO_NAME = re.compile(r"^claudetto-demo-([0-9]+)-([0-9]+|x)-[A-Za-z0-9_]+$")
-ENV_NAMES = ("HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", "CLAUDETTO_HOME")
+ENV_NAMES = ("HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", "CLAUDETTO_HOME",
+             "CLAUDETTO_MANAGED_SETTINGS")
 
 
 def demo_owner(name: str) -> tuple[int, str | None] | None:

@@ -58,6 +58,8 @@ def make_sandbox(base: Path) -> tuple[SandboxEnv, dict[str, str]]:
         "CLAUDE_CODE_TMPDIR": str(env.claude_tmp_root),
         "TMPDIR": str(env.user_tmp),
         "CLAUDETTO_HOME": str(env.state),
+        # never the machine's /etc/claude-code/managed-settings.json
+        "CLAUDETTO_MANAGED_SETTINGS": str(base / "managed-settings.json"),
         "GIT_AUTHOR_NAME": "Test",
         "GIT_AUTHOR_EMAIL": "test@example.invalid",
         "GIT_COMMITTER_NAME": "Test",

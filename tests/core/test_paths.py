@@ -26,6 +26,10 @@ def test_defaults_when_variables_are_unset(sandbox: SandboxEnv, monkeypatch) -> 
     assert paths.config_dir() == sandbox.home / ".claude"
     assert paths.claude_json() == sandbox.home / ".claude.json"
     assert paths.claudetto_home() == sandbox.home / ".claudetto"
+    # Claude's own rule: CLAUDE_CODE_TMPDIR, else TMPDIR, TMP, TEMP, else /tmp
+    assert paths.claude_tmp_root() == Path(os.path.realpath(sandbox.user_tmp))
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        monkeypatch.delenv(name, raising=False)
     assert paths.claude_tmp_root() == Path(os.path.realpath("/tmp"))
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(sandbox.root / "plugin-data"))
     assert paths.claudetto_home() == sandbox.root / "plugin-data"

@@ -21,7 +21,8 @@ def test_sessions_one_live_per_child_and_one_stale(tmp_path: Path, monkeypatch: 
     from app.core.sessions import read_sessions
 
     with build_sandbox(tmp_path / "b", scale=0.1) as box:
-        assert set(box.env) == {"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", "CLAUDETTO_HOME"}
+        assert set(box.env) == {"HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", "CLAUDETTO_HOME",
+                            "CLAUDETTO_MANAGED_SETTINGS"}
         with_env(box.env, monkeypatch)
         found = {s.session_id: s for s in read_sessions()}
         assert found[STALE].live is False
