@@ -76,8 +76,9 @@ class _Run:
 
     def __init__(self, dry_run: bool, timeout_ms: int, current_session: str | None,
                  current_cwd: str | None, trash: bool | None = False,
-                 before_remove: Any = None) -> None:
+                 before_remove: Any = None, claude_tmp: str | None = None) -> None:
         self.dry_run = dry_run
+        self.claude_tmp = Path(claude_tmp) if claude_tmp else paths.claude_tmp_dir()
         self.before_remove = before_remove
         self.trash = trash
         self.deadline = time.monotonic() + timeout_ms / 1000.0
@@ -192,7 +193,7 @@ def _trusted_root(root: Path) -> bool:
 def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
                 default_period: float) -> Iterator[Verdict]:
     """Judge every entry of claude-<uid>/ and the log root; count the ones no rule names."""
-    tmp = paths.claude_tmp_dir()
+    tmp = run.claude_tmp
     probe_age = bound("PROBE_MAX_AGE_MIN") * 60.0
     project_folders: list[tuple[os.DirEntry[str], float]] = []
     for entry in (_scandir(tmp) if _trusted_root(tmp) else []):
@@ -378,16 +379,18 @@ def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,
 def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry_run: bool = False,
                 current_session: str | None = None, current_cwd: str | None = None,
                 timeout_ms: int | None = None, trash: bool | None = False,
-                _before_remove: Any = None) -> CleanupReport:
+                _before_remove: Any = None, claude_tmp: str | None = None) -> CleanupReport:
     """The whole cleanup: temp-folder rules (global), then the worktrees of `projects`
     (default: the git root of `current_cwd` or the current folder).
 
     `trash` goes to removal.remove. False (the default) removes in place: the cleanup is
     one process, already detached at session start, and its report counts what is gone;
     None would rename big folders into the trash for a detached purge. `_before_remove` is
-    a test seam (see `removal.remove`): something that happens between judgement and removal."""
+    a test seam (see `removal.remove`): something that happens between judgement and removal.
+    `claude_tmp`: the claude-<uid> folder to clean (a hook's payload names the one Claude
+    uses, `paths.claude_tmp_dir_for`), else the environment's."""
     limit = bound("SWEEP_TIMEOUT_MS") if timeout_ms is None else timeout_ms
-    run = _Run(dry_run, limit, current_session, current_cwd, trash, _before_remove)
+    run = _Run(dry_run, limit, current_session, current_cwd, trash, _before_remove, claude_tmp)
     chosen = resolve_projects(projects, current_cwd)
     try:
         known = paths.known_projects(current_cwd) if current_cwd else paths.known_projects()
@@ -477,7 +480,8 @@ def session_start_step(payload: dict[str, Any]) -> None:
     sid = sid if isinstance(sid, str) and sid else None
     try:
         with locked(paths.claudetto_home() / "hygiene", wait_s=0.0):
-            report = run_cleanup(session_projects(cwd), current_session=sid, current_cwd=cwd)
+            report = run_cleanup(session_projects(cwd), current_session=sid, current_cwd=cwd,
+                                 claude_tmp=paths.claude_tmp_dir_for(payload.get("scratchpad_dir")))
     except StateBusy:
         log("hygiene: another cleanup is running; this one skipped")
         return

@@ -107,3 +107,21 @@ def test_clean_exits_1_when_the_journal_cannot_be_written(sandbox: SandboxEnv) -
     assert probe.is_dir()
     data = json.loads(result.stdout) if result.stdout.strip() else None
     assert data is None or data["cleaned"]["probes"] == 0
+
+
+def test_session_start_cleans_the_temp_folder_claude_names(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude's payload names its scratchpad: that claude-<uid> folder is the one to clean,
+    whatever this process's environment says."""
+    import os
+
+    other = tmp_path / "claudes-own-tmp" / f"claude-{os.getuid()}"
+    scratchpad = other / SLUG / str(uuid.uuid4()) / "scratchpad"
+    scratchpad.mkdir(parents=True)
+    theirs = other / "fswatch-probe-theirs"
+    ours = sandbox.claude_tmp / "fswatch-probe-ours"
+    for probe in (theirs, ours):
+        probe.mkdir(parents=True)
+        set_mtime(probe, 2 * 3600)
+    hygiene.session_start_step({"cwd": str(tmp_path), "session_id": "s1",
+                                "scratchpad_dir": str(scratchpad)})
+    assert not theirs.exists() and ours.exists()
