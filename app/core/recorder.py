@@ -116,6 +116,7 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
     now = time.time()
     since = now - window
     kept: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for kind, path in outputs:
         merged, outer = claims.get(path, (False, None))
         if outer is not None and why_not_made(outer, since, now, merged=True) is None:
@@ -125,7 +126,8 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
             if why is not None:
                 notes.append(f"{kind} {path} not recorded: {why}")
                 continue
-        if all(path != known for _, known in kept):
+        if path not in seen:
+            seen.add(path)
             kept.append((kind, path))
     return kept
 
