@@ -400,10 +400,12 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
         return None
     now = os.path.realpath(text)
     places = _Places(now, os.path.realpath(os.fspath(original)) if original is not None else None)
-    found = find_repos(now) if repos is None else repos
+    folders = None if repos is None else {places.to_now(os.fspath(r)) for r in repos}
+    if folders is None or not all(_inside(f, now) for f in folders):
+        folders = set(find_repos(now))  # none given, or spelled for another place: walk
     located: list[Repository] = []
-    for folder in sorted({places.to_now(r) for r in found}):
-        if not _inside(folder, now) or os.path.islink(folder):
+    for folder in sorted(folders):
+        if os.path.islink(folder):
             continue
         try:
             repo = locate(folder, places)

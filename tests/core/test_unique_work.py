@@ -406,3 +406,17 @@ def test_looks_secret() -> None:
     for name in ("env", "readme.md", "keys.txt", "pem", "my_id_rsa", "local.json", "x.local",
                  "mycredentials", "main.py", "environment.yml"):
         assert not looks_secret(name), name
+
+
+def test_repositories_listed_for_another_place_are_found_by_a_walk(origin: Path, sandbox: SandboxEnv) -> None:
+    tmp = sandbox.user_tmp / "tmp.Spelled"
+    repo = clone(origin, tmp / "proj")
+    commit(repo, "only-here.txt")
+    listed = scanner.scan(tmp).repos
+    moved = sandbox.state / "slot"
+    sandbox.state.mkdir(parents=True, exist_ok=True)
+    os.rename(tmp, moved)
+    # the list names the folder where it was; without `original` it cannot be mapped
+    assert unique_work.unique_work(moved, listed) == "unmerged"
+    assert unique_work.unique_work(moved, listed, original=tmp) == "unmerged"
+    assert unique_work.unique_work(moved, ()) is None  # an empty list is taken at its word
