@@ -731,7 +731,7 @@ _PEP508 = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?\s
 
 
 def _pep508(line: str) -> tuple[str, str, str] | None:
-    line = line.split(" #", 1)[0].strip()
+    line = re.split(r"\s#|\s+--?[a-z]", line, maxsplit=1)[0].strip()  # a comment, per-line options (--hash)
     if not line or line.startswith(("-", "#")) or "://" in line or re.search(r"\s@\s", line):
         return None
     match = _PEP508.match(line)
