@@ -240,11 +240,51 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    return not_yet("memory")
+    from app.core import memory, paths
+
+    given = _hygiene_projects("memory", args.projects)
+    here = _here()
+    if given is None and here is None:
+        raise CommandError("claudetto memory: the current folder is gone; name a PROJECT")
+    roots = list(dict.fromkeys(paths.git_root_str(p) or p for p in (given or [here or "."])))
+    swept = [(root, memory.memory_dir(root), memory.sweep(root, timeout_s=_sweep_timeout_s())) for root in roots]
+    if args.json:
+        emit_json(memory.findings_json(f for _, _, found in swept for f in found))
+        return 0
+    for root, folder, found in swept:
+        if not os.path.isdir(folder):
+            print(f"{root}: no memory folder ({folder})")
+            continue
+        if not found:
+            print(f"{root}: no findings in {folder}")
+            continue
+        print(f"{root}: {len(found)} finding{'s' if len(found) != 1 else ''} in {folder} (each asks to re-verify)")
+        emit_table(["FILE", "LINE", "KIND", "MESSAGE"],
+                   [(os.path.relpath(f.file, folder), f.line or "-", f.kind, f.message) for f in found])
+    return 0
+
+
+def _sweep_timeout_s() -> float:
+    from app.core.bounds import bound
+
+    return max(bound("SWEEP_TIMEOUT_MS"), 1) / 1000
 
 
 def cmd_supersede(args: argparse.Namespace) -> int:
-    return not_yet("supersede")
+    from app.core import memory
+
+    try:
+        done = memory.supersede(args.file, args.line, args.correction, dry_run=args.dry_run)
+    except memory.SupersedeRefused as exc:
+        raise CommandError(f"claudetto supersede: {exc}") from None
+    if args.json:
+        emit_json({"dry_run": done.dry_run, "file": done.file, "line": done.line, "struck": done.struck,
+                   "correction": done.correction, "correction_line": done.correction_line})
+        return 0
+    verb = "would strike" if done.dry_run else "struck"
+    print(f"{verb} line {done.line} of {_one_line(done.file)}:\n  {_one_line(done.struck)}\n"
+          f"{'would add' if done.dry_run else 'added'} line {done.correction_line}:\n  {_one_line(done.correction)}")
+    return 0
 
 
 def cmd_setup(args: argparse.Namespace) -> int:

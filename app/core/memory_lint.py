@@ -271,8 +271,9 @@ def _verdict(name: str, is_index: bool, old: str, new: str) -> str | None:
     added = [(n, line) for n, line in added_lines(old, new) if n not in fenced]
     if is_index:
         if new.lstrip("\ufeff").startswith("---"):
-            problems.append(f"{INDEX_NAME} is an index and takes no frontmatter: remove the `---` block "
-                            "(the frontmatter belongs in each topic file)")
+            problems.append(f"{INDEX_NAME} is an index of one-line pointers (`- [Title](topic.md) — one-line "
+                            "hook`) and takes no frontmatter: remove the `---` block (the frontmatter belongs "
+                            "in each topic file)")
         body_from = (frontmatter(new) or ({}, 0))[1]
         bad = index_problems([(n, line) for n, line in added if n > body_from])
         if bad:
