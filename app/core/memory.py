@@ -1200,7 +1200,8 @@ def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: flo
         rows += [(c.line, "stale_sequence", c.ref, why)
                  for c, why in stale_sequences(_sequence_claims(facts[name], _about_migrations(text)) if series else [], series)]
         findings += [Finding(root, path, line, kind, token, why) for line, kind, token, why in sorted(rows, key=lambda r: r[0])]
-    if folder:
+    # an index that is there but cannot be read tells nothing about what it lists
+    if folder and (INDEX_NAME in texts or not os.path.lexists(os.path.join(folder, INDEX_NAME))):
         topics = [name for name in texts if name != INDEX_NAME]
         for path, line, kind, token, why in index_drift(folder, texts.get(INDEX_NAME), topics):
             findings.append(Finding(root, path, line, kind, token, why))

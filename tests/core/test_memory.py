@@ -330,6 +330,12 @@ def test_no_index_at_all_leaves_every_topic_unlisted(repo: Path, sandbox: Sandbo
     assert "there is no MEMORY.md" in findings[0].message
 
 
+def test_an_index_that_cannot_be_read_lists_nothing_as_unlisted(repo: Path, sandbox: SandboxEnv) -> None:
+    folder = write_memory(repo, {"a.md": "- `src/gone.py`\n"}, index=False)
+    os.mkfifo(folder / "MEMORY.md")  # never opened for reading: it would block
+    assert found(repo) == [("a.md", 7, "vanished_artifact", "src/gone.py")]
+
+
 # --- the sweep as a whole -------------------------------------------------------------------
 
 
