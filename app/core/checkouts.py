@@ -321,7 +321,9 @@ def _set_process(entry: dict[str, Any], session_id: str, process: Process | None
 
 
 def register(checkout: Checkout, session_id: str | None, process: Process | None = None) -> None:
-    """Record `checkout`; a session that asked for it holds it (running)."""
+    """Record `checkout`; a session that asked for it holds it (running). A checkout found
+    again keeps its state: a release cut short is finished, and a released one's note told,
+    by the SessionStart that follows."""
     def change(records: dict[str, Any]) -> None:
         entry = records.get(checkout.path)
         if not isinstance(entry, dict):
@@ -333,8 +335,6 @@ def register(checkout: Checkout, session_id: str | None, process: Process | None
                 sessions = entry["sessions"] = {}
             sessions[session_id] = True
             _set_process(entry, session_id, process)
-        entry["state"] = "active"
-        entry.pop("cut_short", None)
         records[checkout.path] = entry
 
     edit_registry(change)

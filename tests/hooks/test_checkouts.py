@@ -397,3 +397,50 @@ def test_a_live_session_inside_keeps_the_checkout(
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_the_same_worktree_asked_for_again_after_a_release_gets_the_note(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    claude = claudes(repo)
+    checkout = claude.create("again")
+    fill_scratch(checkout)
+    claude.end(cwd=checkout)
+    claude.exit()
+    assert wait_for(lambda: released(sandbox, checkout))
+    # `claude --worktree again` later: Claude asks the hook, which finds the checkout again
+    later = claudes(repo)
+    assert later.create("again") == checkout
+    assert registry(sandbox)[str(checkout)]["state"] == "released"  # until the session starts
+    later.cwd = checkout
+    later.write_file()
+    assert "node_modules, src/__pycache__, web/node_modules" in later.start()
+    assert registry(sandbox)[str(checkout)]["state"] == "active"
+
+
+def test_the_note_and_the_memory_findings_share_one_context(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude],
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import app.core.memory
+    from hooks import session_start
+
+    claude = claudes(repo)
+    checkout = claude.create("both")
+    fill_scratch(checkout)
+    claude.end(cwd=checkout)
+    assert wait_for(lambda: released(sandbox, checkout))
+    payload = {"hook_event_name": "SessionStart", "session_id": claude.session_id, "cwd": str(checkout),
+               "source": "resume"}
+    monkeypatch.setattr(app.core.memory, "session_start_context", lambda p: "MEMORY FINDINGS", raising=False)
+    assert session_start.handle(payload) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert text.startswith("claudetto released this checkout") and text.endswith("\n\nMEMORY FINDINGS")
+
+    def broken(payload: object) -> str:
+        raise RuntimeError("audit failed")
+
+    monkeypatch.setattr(app.core.memory, "session_start_context", broken, raising=False)
+    assert session_start.handle(payload) == 0  # told already, and the audit fails: nothing
+    assert capsys.readouterr().out == ""
+    assert "SessionStart memory failed: RuntimeError: audit failed" in logs(sandbox)
