@@ -204,6 +204,9 @@ SharePoint HomeBrew MacPorts AppVeyor BrowserStack CodeCov SemVer CalVer SageMak
 CloudFormation EventBridge AppSync ClaudeCode JSONSchema DevTools KeyCloak GitKraken SourceTree
 """.lower())
 
+#: Claude's own files: they live in its config folders at least as often as in the tree
+CLAUDE_FILES = frozenset({"claude.md", "claude.local.md", "memory.md", "settings.json", "settings.local.json",
+                          ".claude.json", "keybindings.json"})
 _LOCAL_ONLY = re.compile(r"^\.env(\..*)?$|\.local(\.|$)|\.(pem|key|p12)$|^credentials|^secrets?\.", re.IGNORECASE)
 _SYMBOL = re.compile(r"^_*[A-Za-z][A-Za-z0-9_]*$")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:[:-]\d+)?|#L\d+(?:-L?\d+)?)$")
@@ -254,7 +257,7 @@ def artifact_of(token: str, root: str) -> tuple[str, str] | None:
         return ("path", token)
     stem, dot, ext = token.rpartition(".")
     if dot and stem and ext.lower() in FILE_EXTENSIONS and re.fullmatch(r"[\w.+-]+", token):
-        if _LOCAL_ONLY.search(token) or token.startswith("."):
+        if _LOCAL_ONLY.search(token) or token.startswith(".") or token.lower() in CLAUDE_FILES:
             return None
         return ("file", token)
     if token.endswith("()"):
@@ -1187,7 +1190,10 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
 def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
     """The findings for memory texts (relative name -> text) against the tree at `root`."""
     facts = {name: fact_lines(text) for name, text in texts.items()}
-    named = {name: _artifacts(lines, root) for name, lines in facts.items()}
+    # a memory file naming another one (`see deploy.md`) points into memory, not into the tree
+    own = set(texts) | {name.rsplit("/", 1)[-1] for name in texts}
+    named = {name: [a for a in _artifacts(lines, root) if a.probe.rstrip("/") not in own]
+             for name, lines in facts.items()}
     tree = read_tree(root, (a.probe for items in named.values() for a in items), timeout_s)
     pins = read_pins(tree)
     series = migration_series(tree.files or [])

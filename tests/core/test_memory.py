@@ -135,13 +135,15 @@ TRAPS = [
     ("an HTML comment", "<!-- `src/legacy_router.py` -->"),
     ("a version", "Pinned at `v2.3.1`."),
     ("a host and port", "Listens on `localhost:8080`."),
+    ("Claude's own file", "Rules are in `CLAUDE.md` and `settings.local.json`."),
+    ("another memory file", "See `notes.md` and `other.md` for the rest."),
 ]
 
 
 @pytest.mark.parametrize(("why", "line"), TRAPS, ids=[t[0] for t in TRAPS])
 def test_each_filter_stays_silent_while_the_check_still_runs(why: str, line: str, repo: Path,
                                                               sandbox: SandboxEnv) -> None:
-    write_memory(repo, {"notes.md": f"- {line}\n- The control: `src/control_gone.py`.\n"})
+    write_memory(repo, {"notes.md": f"- {line}\n- The control: `src/control_gone.py`.\n", "other.md": ""})
     assert found(repo) == [("notes.md", 8, "vanished_artifact", "src/control_gone.py")], why
 
 
