@@ -1,7 +1,7 @@
-"""`python -P -m hooks`: one Claude Code hook event on stdin, dispatched to its handler."""
+"""`python -P -m hooks`: one Claude Code hook event on stdin, dispatched to its handler. The
+form older settings entries use; `claudetto setup` now writes the cheaper `-I -S -c` entry
+(see hooks/entry.py)."""
 
-import sys
+from hooks.entry import run
 
-from hooks.entry import main
-
-sys.exit(main())
+run()

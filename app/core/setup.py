@@ -2,8 +2,10 @@
 
 Idempotent: claudetto's entries are recognised by the marker at the end of their command and
 replaced where they stand, so running setup twice (or after moving the venv, or after an
-older claudetto wrote other keys) leaves one entry per event. The old file is kept beside it
-as `settings.json.bak-<timestamp>` before any change.
+older claudetto wrote other keys) leaves one entry per event. An entry of an older form
+(`<python> -P -m hooks # claudetto`) is upgraded in place to the current one (`hook_command`);
+the plugin's launcher runs the same entry (`entry_code`), so the two installs never drift. The
+old file is kept beside it as `settings.json.bak-<timestamp>` before any change.
 
 The file is the user's, often kept in a dotfiles repository and linked in, so a change keeps
 its form: a symlink is written through (the link stays, its target changes, atomically: a
@@ -61,6 +63,8 @@ class SetupResult:
     added: list[str]
     removed: list[str]
     dry_run: bool
+    #: the claudetto plugin is enabled in the same settings: both would run every hook
+    plugin_enabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,10 +76,47 @@ class Layout:
     trailing_newline: bool = True
 
 
+def package_root() -> str:
+    """The folder that holds claudetto's `app` and `hooks` packages: the checkout for an
+    editable install (`make run`), site-packages for a plain one."""
+    import app
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
+
+
+def entry_code(root: str | None = None) -> str:
+    """The `-c` program of the hook command: claudetto's folder on the path, then
+    `hooks.entry.run` (which adds the venv's site-packages that `-S` left out). One line,
+    double-quoted literal, so that it survives shell quoting and the plugin's stamp file."""
+    literal = json.dumps(root or package_root(), ensure_ascii=False)
+    return f"import sys;sys.path.append({literal});from hooks.entry import run;run()"
+
+
 def hook_command(python: str | None = None) -> str:
-    """The command Claude runs: the interpreter by absolute path (a pyenv shim costs ~70 ms)."""
+    """The command Claude runs: the interpreter by absolute path (a pyenv shim costs ~70 ms),
+    `-I` (as `-P`: a project's own `app/` or `hooks/` package stays out, and so do the current
+    folder and PYTHON* variables) and `-S` (no `site`: ~2.5 ms of a ~10 ms start; `python -m`
+    would add ~4 ms of runpy). The entry finds claudetto by the folder written into it, so a
+    `python` other than this one gets its own folder asked of it."""
     interpreter = os.path.abspath(python or sys.executable)
-    return f"{shlex.quote(interpreter)} -P -m hooks {MARKER}"
+    root = None if interpreter == os.path.abspath(sys.executable) else _root_of(interpreter)
+    return f"{shlex.quote(interpreter)} -I -S -c {shlex.quote(entry_code(root))} {MARKER}"
+
+
+def _root_of(interpreter: str) -> str:
+    """Where another interpreter finds claudetto's packages (it must have claudetto installed)."""
+    import subprocess
+
+    probe = "import app,os;print(os.path.dirname(os.path.dirname(os.path.abspath(app.__file__))))"
+    try:
+        out = subprocess.run([interpreter, "-I", "-c", probe], capture_output=True, text=True,
+                             timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SetupError(f"cannot run {interpreter}: {exc}; nothing changed") from exc
+    root = out.stdout.strip()
+    if out.returncode != 0 or not root.startswith("/"):
+        raise SetupError(f"{interpreter} cannot import claudetto; nothing changed")
+    return root
 
 
 def is_ours(hook: object) -> bool:
@@ -257,7 +298,17 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     if not dry_run:
         _remove_old_lock(link)
     added = [] if uninstall or not changed else list(EVENTS)
-    return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run)
+    return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
+                       plugin_enabled=not uninstall and plugin_enabled(new))
+
+
+def plugin_enabled(settings: dict[str, Any]) -> bool:
+    """Whether these settings enable the claudetto plugin (`enabledPlugins` key
+    `claudetto@<marketplace>`). With both installs every hook runs twice, WorktreeCreate too,
+    and two parallel creations of one checkout can fail it."""
+    enabled = settings.get("enabledPlugins")
+    return isinstance(enabled, dict) and any(
+        isinstance(key, str) and key.startswith("claudetto@") and value is True for key, value in enabled.items())
 
 
 def _umask() -> int:
@@ -336,12 +387,14 @@ def setup_json(result: SetupResult) -> dict[str, Any]:
         "dry_run": result.dry_run,
         "events": result.added,
         "removed": sorted(set(result.removed)),
+        "plugin_enabled": result.plugin_enabled,
     }
 
 
 def describe(result: SetupResult, uninstall: bool) -> str:
     if not result.changed:
-        return f"{result.settings}: already {'clean of claudetto hooks' if uninstall else 'set up'}; nothing changed"
+        state = "clean of claudetto hooks" if uninstall else "set up"
+        return f"{result.settings}: already {state}; nothing changed{_plugin_note(result)}"
     verb = "would" if result.dry_run else "did"
     if uninstall:
         what = "remove claudetto's hooks"
@@ -350,7 +403,14 @@ def describe(result: SetupResult, uninstall: bool) -> str:
     else:
         what = f"add claudetto's hooks for {', '.join(result.added)}"
     tail = f" (backup: {result.backup})" if result.backup else ""
-    return f"{result.settings}: {verb} {what}{tail}"
+    return f"{result.settings}: {verb} {what}{tail}{_plugin_note(result)}"
+
+
+def _plugin_note(result: SetupResult) -> str:
+    if not result.plugin_enabled:
+        return ""
+    return ("\nnote: the claudetto plugin is enabled too, so every hook would run twice; keep one "
+            "install (/plugin uninstall claudetto@<marketplace>, or claudetto setup --uninstall)")
 
 
 def settings_path() -> Path:
