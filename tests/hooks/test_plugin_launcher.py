@@ -234,7 +234,7 @@ def test_without_a_usable_python_every_event_exits_0_and_worktree_create_says_wh
     lines = result.stderr.decode().splitlines()
     assert result.returncode == 1 and result.stdout == b""
     assert lines == ["claudetto: worktree not created: no Python 3.11 or newer on PATH "
-                     "(looked for python3.13, python3.12, python3.11, python3)"]
+                     "(looked for python3, python3.13, python3.12, python3.11)"]
     assert "no Python 3.11 or newer" in (data / "launcher.log").read_text()
     result, _ = sh(f'sh "{ROOT}/bin/claudetto-hook" gc --dry-run', None, env, project)
     assert result.returncode == 1 and result.stderr.decode().count("\n") == 1
@@ -333,3 +333,22 @@ def test_the_shell_launcher_is_posix_sh() -> None:
     checker = subprocess.run([sys.executable, "-I", str(ROOT / "bin" / "claudetto_env.py")], capture_output=True,
                              text=True, check=False)
     assert checker.returncode == 2 and checker.stderr.startswith("usage:")
+
+
+def test_claudetto_python_names_an_interpreter_that_has_claudetto_and_nothing_is_built(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    data = tmp_path / "plugin-data"
+    data.mkdir()
+    env = plugin_env(ROOT, data, CLAUDETTO_PYTHON=sys.executable)
+    project = tmp_path / "project"
+    project.mkdir()
+    written = sandbox.user_tmp / "out.txt"
+    written.write_text("x\n")
+    result, _ = sh(LAUNCHER, base(sandbox, project, "PostToolUse", tool_name="Write",
+                                  tool_input={"file_path": str(written), "content": "x\n"}, tool_response={}),
+                   env, project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert (sandbox.home / ".claudetto" / "gc" / "s-plugin.json").exists()
+    result, _ = sh(f'sh "{ROOT}/bin/claudetto-hook" sessions --json', None, env, project)
+    assert result.returncode == 0 and "sessions" in json.loads(result.stdout)
+    assert list(data.iterdir()) == []
