@@ -316,7 +316,8 @@ def _work_lost(item: _Item, where: str | None = None) -> str | None:
     `where`: the folder as it is now (moved aside for removal)."""
     from app.core.unique_work import unique_work
 
-    repos = item.tree.repos if item.tree is not None else None
+    # a partial walk may have missed a repository: then unique_work walks for itself
+    repos = item.tree.repos if item.tree is not None and not item.tree.partial else None
     if where is not None and repos is not None:
         repos = tuple(where + r[len(item.path):] for r in repos if _inside(r, item.path))
     return unique_work(where or item.path, repos, original=item.path)

@@ -282,7 +282,7 @@ def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: Any) -> None:
     from app.core.unique_work import unique_work
 
     is_dir = os.path.isdir(verdict.path) and not os.path.islink(verdict.path)
-    repos = getattr(size, "repos", None)
+    repos = None if getattr(size, "partial", True) else getattr(size, "repos", None)
     lost = unique_work(verdict.path, repos)
     if lost is not None:
         tally.verdicts.append(_with(verdict, action="keep", reason=lost))

@@ -296,7 +296,10 @@ def test_locked_worktree_is_never_removed(repo: Path) -> None:
     assert wt.exists() and "worktree-locked" in branches(repo)
 
 
-def test_git_refusal_is_not_removed_with_a_journal_line(tmp_path: Path, sandbox: SandboxEnv) -> None:
+def test_a_clean_submodule_in_a_worktree_goes_with_it(tmp_path: Path, sandbox: SandboxEnv) -> None:
+    """git itself refuses a worktree holding a submodule; claudetto removes through its own
+    core and judges the submodule as a repository: nothing of it is lost, so it goes (a
+    submodule with its own work is kept: tests/core/test_worktree_safety.py)."""
     lib = make_repo(tmp_path / "lib")
     repo = make_repo(tmp_path / "withsub")
     git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
@@ -304,13 +307,10 @@ def test_git_refusal_is_not_removed_with_a_journal_line(tmp_path: Path, sandbox:
     wt = add_worktree(repo, "sub")
     git(wt, "-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q")
     age(wt)
-    assert judge(wt, repo).action == "remove"  # all five conditions hold
+    assert judge(wt, repo).action == "remove"
     result = worktrees.remove_worktree(wt, repo, live_cwds=[], period_s=PERIOD)
-    assert (result.status, result.verdict.action, result.verdict.reason) == ("refused", "keep", "not_removed")
-    assert "submodule" in (result.error or "")
-    assert (wt / "README.md").exists() and "worktree-sub" in branches(repo)
-    lines = _journal_lines(sandbox)
-    assert [(line["result"], line["bytes"]) for line in lines] == [("refused", 0)]
+    assert result.status == "removed" and not wt.exists()
+    assert [line["result"] for line in _journal_lines(sandbox)] == ["removed"]
 
 
 def test_branch_whose_commits_are_on_another_branch_is_deleted(repo: Path) -> None:
