@@ -99,14 +99,20 @@ def git_worktrees(project: str | os.PathLike[str]) -> dict[str, GitWorktree]:
     """The linked worktrees git lists for `project`, keyed by real path (empty when git fails)."""
     from git import GitCommandError
 
+    # -z (git 2.36+): a folder name with a newline cannot split one entry into two
     try:
-        text = _run(project, "worktree", "list", "--porcelain")
+        text, sep = _run(project, "worktree", "list", "--porcelain", "-z"), "\0"
     except (GitCommandError, OSError):
-        return {}
+        try:
+            text, sep = _run(project, "worktree", "list", "--porcelain"), "\n"
+        except (GitCommandError, OSError):
+            return {}
     found: dict[str, GitWorktree] = {}
-    for block in text.split("\n\n"):
+    for block in text.split(sep + sep):
         fields: dict[str, str] = {}
-        for line in block.splitlines():
+        for line in block.split(sep):
+            if not line:
+                continue
             key, _, value = line.partition(" ")
             fields[key] = value
         if "worktree" not in fields or "bare" in fields:

@@ -92,7 +92,7 @@ def test_a_folder_name_cannot_forge_a_report_line(sandbox: SandboxEnv, tmp_path:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert sum(line.startswith("CLEANED") for line in lines) == 1
-    assert any(line.startswith("WORKTREES_KEPT ") and "x\\nCLEANED" in line for line in lines)
+    assert any(line.startswith("WORKTREES_KEPT dirty ") and "x\\nCLEANED" in line for line in lines)
 
 
 def test_clean_exits_1_when_the_journal_cannot_be_written(sandbox: SandboxEnv) -> None:
