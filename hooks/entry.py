@@ -69,16 +69,22 @@ def run() -> None:
 
 
 def add_site_packages() -> None:
-    """What `site` would add for the hooks, for the cost of two stats: a venv's
-    `lib/pythonX.Y/site-packages` (GitPython and the fast FNV-1a live there; claudetto's own
-    folder is on the path already). Anything else (no venv, another layout) runs `site` itself,
-    so the hook still finds everything, only slower. Derived from the interpreter each call, so
-    a venv rebuilt with another Python is still found."""
+    """What `site` would add for the hooks, for the cost of reading `pyvenv.cfg` and a stat: a
+    venv's `lib/pythonX.Y/site-packages` (GitPython and the fast FNV-1a live there; claudetto's
+    own folder is on the path already). Anything else (no venv, a venv that also sees the
+    system's packages, another layout) runs `site` itself, so the hook still finds everything,
+    only slower. Derived from the interpreter each call, so a venv rebuilt with another Python
+    is still found."""
     import os
 
     venv = os.path.dirname(os.path.dirname(sys.executable))
     lib = f"{venv}/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
-    if os.path.isfile(f"{venv}/pyvenv.cfg") and os.path.isdir(lib):
+    try:
+        with open(f"{venv}/pyvenv.cfg", "rb") as fh:
+            config = fh.read(4096).lower()
+    except OSError:
+        config = None
+    if config is not None and b"include-system-site-packages = true" not in config and os.path.isdir(lib):
         if lib not in sys.path:
             sys.path.append(lib)
         return

@@ -161,3 +161,19 @@ def test_setup_says_so_when_the_plugin_is_enabled_too(sandbox: SandboxEnv) -> No
     assert json.loads(run_cli("setup", "--json").stdout)["plugin_enabled"] is True
     settings.write_text(json.dumps({"enabledPlugins": {"claudetto@claudetto": False}}))
     assert "plugin is enabled" not in run_cli("setup").stdout
+
+
+def test_a_venv_that_sees_the_systems_packages_runs_site(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Its packages may be in the system's site-packages, which only `site` knows."""
+    venv = tmp_path / "sysvenv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    command = f"{shlex.quote(str(venv / 'bin' / 'python'))} -I -S -c {shlex.quote(PROBE + setup.entry_code(str(ROOT)))}"
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(tmp_path), "prompt": "hi"}
+    result = sh(command, prompt, tmp_path)
+    assert result.returncode == 0 and b"Traceback" not in result.stderr, result.stderr
+    assert "site" in modules_of(result)
+    plain = tmp_path / "plainvenv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(plain)], check=True)
+    command = command.replace(shlex.quote(str(venv / "bin" / "python")), shlex.quote(str(plain / "bin" / "python")))
+    result = sh(command, prompt, tmp_path)
+    assert result.returncode == 0 and "site" not in modules_of(result)
