@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 from tests.support import SandboxEnv, run_cli
 
@@ -22,7 +23,8 @@ def test_setup_adds_every_event_once_keeps_user_hooks_and_backs_up(sandbox: Sand
     ours = [e for e in entries if e[1].endswith("# claudetto")]
     assert sorted(e[0] for e in ours) == sorted(["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse",
                                                   "PostToolUse", "WorktreeCreate", "WorktreeRemove"])
-    assert all(" -P -m hooks" in c and c.startswith("/") for _, c in ours)
+    # the venv's python by absolute path, isolated (-I: a project's own app/ or hooks/ stays out)
+    assert all(shlex.split(c)[1:4] == ["-I", "-S", "-c"] and c.startswith("/") for _, c in ours)
     assert ("PostToolUse", "mine.sh") in entries and data["model"] == "x"
     end = [h for e in data["hooks"]["SessionEnd"] for h in e["hooks"]][0]
     assert "timeout" not in end  # a settings timeout would raise every SessionEnd hook's budget

@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+from app.core import setup
 from tests.support import SandboxEnv, run_cli
 
 EVENTS = {"SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
@@ -143,7 +144,7 @@ def test_no_session_end_timeout_and_an_old_entry_is_upgraded_in_place(sandbox: S
     data = json.loads(settings.read_text())
     assert list(data) == ["model", "hooks", "theme"]  # the hooks key stays where it was
     end = data["hooks"]["SessionEnd"]
-    assert [h["command"] for e in end for h in e["hooks"]] == ["mine-first.sh", f"{python} -P -m hooks # claudetto",
+    assert [h["command"] for e in end for h in e["hooks"]] == ["mine-first.sh", setup.hook_command(),
                                                               "mine-last.sh"]
     assert "timeout" not in end[1]["hooks"][0]
     assert end[2]["hooks"][0]["timeout"] == 30  # a user's own timeout is theirs

@@ -96,7 +96,7 @@ def test_hook_log_line_names_the_cause(sandbox: SandboxEnv, tmp_path: Path) -> N
     assert len(lines) == 1 and "not an object" in lines[0]
 
 
-def test_hooks_json_wires_every_contract_event_with_dash_p() -> None:
+def test_hooks_json_wires_every_contract_event_through_the_launcher() -> None:
     config = json.loads((ROOT / "hooks" / "hooks.json").read_text())
     events = set(config["hooks"])
     assert events == {"SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
@@ -105,7 +105,7 @@ def test_hooks_json_wires_every_contract_event_with_dash_p() -> None:
         for entry in entries:
             for hook in entry["hooks"]:
                 assert hook["type"] == "command"
-                assert " -P -m hooks" in hook["command"]
+                assert "${CLAUDE_PLUGIN_ROOT}/bin/claudetto-hook" in hook["command"]
 
 
 def test_a_scratch_write_records_without_pathlib_or_json(sandbox: SandboxEnv, tmp_path: Path) -> None:
