@@ -24,7 +24,6 @@ Loaded only when a call names an output (it imports ctypes).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import stat
 import sys
@@ -53,6 +52,8 @@ def _statx() -> object:
     """glibc's `statx`, or False when the C library has none."""
     global _statx_fn
     if _statx_fn is None:
+        import ctypes  # only when a birth time is needed: ~3 ms on a hook
+
         try:
             fn = ctypes.CDLL(None, use_errno=True).statx
             fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
@@ -69,6 +70,8 @@ def birth_time(path: str) -> float | None:
     fn = _statx()
     if not fn:
         return None
+    import ctypes
+
     buf = ctypes.create_string_buffer(_STATX_SIZE)
     try:
         encoded = os.fsencode(path)
