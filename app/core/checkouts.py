@@ -43,7 +43,6 @@ _FORBIDDEN_SEGMENTS = (".", "..", ".git")
 
 # Claude's throwaway checkouts beside subagents' and workflows': Remote Control, scheduled
 # jobs, background sessions. Claude's startup sweep removes them; no session releases them.
-_CLAUDE_THROWAWAY = re.compile(r"^(bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
 
 #: SessionEnd reasons after which Claude's process goes on (a `/clear`, an interactive
 #: `/resume` switch): the session ends, the process and its cwd do not.
@@ -97,10 +96,7 @@ def checkout_kind(folder: str) -> str:
     session asked for (`--worktree NAME`, EnterWorktree), held by that session."""
     from app.core.worktrees import worktree_kind
 
-    kind = worktree_kind(folder, f"worktree-{folder}")
-    if kind == "session" and _CLAUDE_THROWAWAY.match(folder):
-        return "workflow"
-    return kind
+    return worktree_kind(folder, f"worktree-{folder}")
 
 
 def run_git(repo: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

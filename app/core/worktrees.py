@@ -40,9 +40,10 @@ REMOVABLE_REASON = "age"
 RULE = "worktree"
 
 _AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
-# bridge-* (remote control) and job-* are session checkouts: seed 002 names only agent-* and wf_*
-# as the checkouts that are not a session's.
-_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
+# Claude's throwaway checkouts besides a subagent's: workflows (`wf_<hex>-<hex>-<n>`, legacy
+# `wf-<n>`), remote control's `bridge-*`, and `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`: made
+# for no session, so no session holds them.
+_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+|bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
 _BRANCH_PREFIX = "worktree-"
 
 
@@ -72,8 +73,9 @@ def list_worktrees(project: str | os.PathLike[str]) -> list[Path]:
 
 
 def worktree_kind(name: str, branch: str | None = None) -> str:
-    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`), `session`
-    (Claude's `--worktree NAME`, `bridge-*`, `job-*`: on branch `worktree-NAME`), else `manual`."""
+    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`, `bridge-*`,
+    `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`), `session` (Claude's `--worktree NAME`: on branch
+    `worktree-NAME`), else `manual`."""
     if _AGENT.match(name):
         return "agent"
     if _WORKFLOW.match(name):

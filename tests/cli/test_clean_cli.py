@@ -125,5 +125,5 @@ def test_worktrees_text_and_known_projects(repo: Path, sandbox: SandboxEnv, tmp_
     elsewhere.mkdir()
     result = run_cli("worktrees", cwd=elsewhere)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[0].split() == ["NAME", "KIND", "STATE", "SIZE", "REMOVABLE", "REASON", "PATH"]
+    assert result.stdout.splitlines()[0].split() == ["NAME", "BRANCH", "KIND", "STATE", "SESSIONS", "SIZE", "REMOVABLE", "REASON", "PATH"]
     assert str(wt) in result.stdout and "young" in result.stdout
