@@ -621,7 +621,8 @@ def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
     from app.core.worktrees import remove_worktree
 
     others = [os.path.realpath(s.cwd) for s in live_sessions() if s.cwd and s.session_id != session_id]
-    result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id)
+    result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id,
+                             asking_session=session_id)
     if folder_gone(path) is not True:
         if result.status == "kept":
             return kept(result.verdict.reason)

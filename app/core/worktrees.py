@@ -181,13 +181,17 @@ def judge_worktree(
     now: float | None = None,
     listing: dict[str, GitWorktree] | None = None,
     repos: Iterable[str] | None = None,
+    asking_session: str | None = None,
 ) -> Verdict:
     """THE verdict on one `.claude/worktrees/*` entry: `remove` with reason `age`, or `keep`
     with the first failing condition (live, young, not_a_worktree, dirty, unmerged,
     not_removed for a locked one). `live_cwds` are real paths (sessions.live_cwds);
     `listing` (git_worktrees(project)) may be passed in to save a git call per worktree;
-    `repos` (a complete scan's `TreeSize.repos`) saves a walk of the tree."""
-    first = _first_checks(path, project, live_cwds=live_cwds, period_s=period_s, now=now, listing=listing)
+    `repos` (a complete scan's `TreeSize.repos`) saves a walk of the tree. A session checkout
+    that a session holds (`checkouts.holders`: a session resuming from its launch folder holds
+    it before its cwd is inside) is `live`; `asking_session` (WorktreeRemove's) does not count."""
+    first = _first_checks(path, project, live_cwds=live_cwds, period_s=period_s, now=now, listing=listing,
+                          asking_session=asking_session)
     if first.action != "remove":
         return first
     reason = unique_work.unique_work(os.path.realpath(path), repos)
@@ -202,6 +206,7 @@ def _first_checks(
     period_s: float,
     now: float | None = None,
     listing: dict[str, GitWorktree] | None = None,
+    asking_session: str | None = None,
 ) -> Verdict:
     """live, young, not_a_worktree: the cheap conditions (no walk of the tree, one git call at
     most); `remove` when all three hold and the git work is still to be judged."""
@@ -219,7 +224,7 @@ def _first_checks(
     except OSError:
         return verdict("missing", "missing")
     real = os.path.realpath(p)
-    if _live_inside(live_cwds, real):
+    if _live_inside(live_cwds, real) or _held(real, asking_session):
         return verdict("keep", "live", st.st_mtime)
     if now - st.st_mtime <= period_s:
         return verdict("keep", "young", st.st_mtime)
@@ -236,6 +241,21 @@ def _first_checks(
 
 def _live_inside(cwds: Iterable[str], *folders: str) -> bool:
     return any(_inside(os.path.realpath(c), f) for c in cwds if c for f in folders)
+
+
+def _held(real: str, asking_session: str | None) -> bool:
+    """Whether a session holds this checkout by the registry (a record that cannot be read
+    holds nothing here: the other conditions still apply)."""
+    from app.core import checkouts
+
+    try:
+        entry = checkouts.registry().get(real)
+        return entry is not None and bool(checkouts.holders(real, entry, ending_session=asking_session))
+    except (OSError, ValueError) as exc:
+        from app.core.log import log
+
+        log(f"worktrees: the checkout registry could not be read for {real}: {exc}")
+        return False
 
 
 @dataclass(frozen=True)
@@ -268,6 +288,7 @@ def remove_worktree(
     listing: dict[str, GitWorktree] | None = None,
     prune: bool = True,
     spawn: bool = True,
+    asking_session: str | None = None,
     _before_remove: Callable[[str], Any] | None = None,
 ) -> WorktreeRemoval:
     """Judge, measure, then remove through `removal.remove` with `_guard` asked once more
@@ -279,12 +300,15 @@ def remove_worktree(
     deleted: git refuses to delete a branch a (pruned-later) worktree still names. When
     `budget_s` runs out while measuring, nothing is touched: status `timeout`. `spawn=False`
     leaves the purge of a big trashed tree to the caller (`removal.spawn_purge()` once).
-    `_before_remove` is a test seam: called after the judgement, right before the removal."""
+    `asking_session`: the session that asks for this removal (WorktreeRemove): it holds
+    nothing, its cwd does not count. `_before_remove` is a test seam: called after the
+    judgement, right before the removal."""
     from app.core import removal, scanner
 
     cwds = list(live_cwds)
     listing = git_worktrees(project) if listing is None else listing
-    first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing)
+    first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
+                          asking_session=asking_session)
     if first.action != "remove":
         return WorktreeRemoval(path=str(path), status="kept", verdict=first)
     real = os.path.realpath(path)
@@ -292,7 +316,7 @@ def remove_worktree(
     if size.partial:
         return WorktreeRemoval(str(path), "timeout", _replace(first, action="skip", reason="timeout"))
     verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
-                             repos=size.repos)
+                             repos=size.repos, asking_session=asking_session)
     if verdict.action != "remove":
         return WorktreeRemoval(path=str(path), status="kept", verdict=verdict)
     branch = listing[real].branch if real in listing else None
@@ -300,7 +324,8 @@ def remove_worktree(
     if dry_run:
         return WorktreeRemoval(str(path), "dry_run", measured, size.disk, size.files, branch)
     done = removal.remove(real, worktrees_dir(project), RULE, kind="worktree", session=session, size=size,
-                          spawn=spawn, guard=_guard(real, cwds, size.repos), _before_remove=_before_remove)
+                          spawn=spawn, guard=_guard(real, cwds, size.repos, asking_session),
+                          _before_remove=_before_remove)
     if done.status == "missing":
         return WorktreeRemoval(str(path), "missing", _replace(measured, action="missing", reason="missing"))
     if done.status != "removed":
@@ -316,7 +341,8 @@ def remove_worktree(
     return WorktreeRemoval(str(path), "removed", measured, done.bytes, done.files, branch, deleted)
 
 
-def _guard(real: str, cwds: list[str], repos: tuple[str, ...]) -> Callable[[str], str | None]:
+def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
+           asking_session: str | None = None) -> Callable[[str], str | None]:
     """The last check, made once the folder is moved aside (`moved`; the original path when
     it could not be moved): liveness read afresh (a session may have started in it since the
     judgement), then the git work judged where the folder now is, its repositories as the
@@ -326,8 +352,11 @@ def _guard(real: str, cwds: list[str], repos: tuple[str, ...]) -> Callable[[str]
         from app.core import sessions
 
         now = os.path.realpath(moved)
-        if _live_inside([*sessions.live_cwds(), *cwds], real, now):
+        live = [s for s in sessions.read_sessions() if s.live and s.session_id != asking_session]
+        if _live_inside([*(s.cwd for s in live if s.cwd), *cwds], real, now) or _held(real, asking_session):
             return "live"
+        if any(s.unreadable for s in live):
+            return "in_use"  # a running session nobody can read may be working in it
         return unique_work.unique_work(now, repos, original=real)
 
     return check

@@ -125,3 +125,25 @@ def test_session_start_cleans_the_temp_folder_claude_names(sandbox: SandboxEnv, 
     hygiene.session_start_step({"cwd": str(tmp_path), "session_id": "s1",
                                 "scratchpad_dir": str(scratchpad)})
     assert not theirs.exists() and ours.exists()
+
+
+def test_a_checkout_its_session_holds_is_kept_before_the_session_enters_it(
+        sandbox: SandboxEnv, tmp_path: Path, runner: subprocess.Popen[bytes]) -> None:
+    """Resume fires from the launch folder: the session holds its checkout by the registry
+    before its cwd is inside, and the cleanup that runs at that SessionStart must keep it."""
+    from app.core import checkouts
+
+    repo = make_repo(tmp_path / "proj")
+    wt = repo / ".claude" / "worktrees" / "bold-oak"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-bold-oak", str(wt))
+    checkouts.register(checkouts.Checkout(str(wt), str(repo), "bold-oak", "worktree-bold-oak", "session"),
+                       "resumed")
+    sandbox.write_session(str(runner.pid), pid=runner.pid, sessionId="resumed", cwd=str(repo),
+                          procStart=proc_start_time(runner.pid))
+    set_mtime(wt, 40 * DAY)
+    report = hygiene.run_cleanup([repo])
+    assert (str(wt), "live") in report.worktrees_kept and wt.is_dir()
+    runner.kill()
+    runner.wait()
+    report = hygiene.run_cleanup([repo])
+    assert report.worktrees == 1 and not wt.exists()  # nobody holds it any more

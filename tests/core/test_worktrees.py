@@ -338,7 +338,8 @@ def test_describe_takes_state_and_sessions_from_the_registry(repo: Path) -> None
     rows = {w.name: w for w in worktrees.describe_worktrees([repo], live_cwds=[], live_ids={"s-1"})}
     assert (rows[wt.name].state, rows[wt.name].sessions, rows[wt.name].kind) == ("active", {"s-1": True}, "session")
     assert (rows[plain.name].state, rows[plain.name].sessions, rows[plain.name].kind) == ("unmanaged", {}, "agent")
-    assert rows[wt.name].reason == "young" and not rows[wt.name].removable
+    # s-1 holds it by the registry (no sessions files here to say otherwise): live
+    assert rows[wt.name].reason == "live" and not rows[wt.name].removable
     assert rows[wt.name].size > 0 and rows[wt.name].branch == "worktree-bold-oak-a3f2"
 
 
