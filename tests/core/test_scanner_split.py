@@ -1,0 +1,135 @@
+"""The two-reader scan: the folders still to read are shared through one queue, and whatever
+the pieces, the helper's fate or the threads around, the answer is the one-process answer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.core import scanner
+from app.core.scanner import scan
+
+pytestmark = pytest.mark.skipif(not scanner.PARALLEL, reason="one core: a scan never splits")
+
+
+def _du(flag: str, path: Path) -> int:
+    out = subprocess.run(["du", "-s", flag, str(path)], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[0])
+
+
+def _wide(base: Path, folders: int = 120, files: int = 5) -> Path:
+    """Many folders of a few files, a repository of each kind and hard links shared by all."""
+    shared = base.parent / f"{base.name}-shared"
+    shared.write_bytes(b"s" * 50_000)
+    for f in range(folders):
+        sub = base / f"p{f:03d}" / "lib"
+        sub.mkdir(parents=True)
+        for i in range(files):
+            (sub / f"f{i}.js").write_bytes(b"x" * (100 * i + f))
+        os.link(shared, sub / "linked")
+    (base / "p007" / ".git" / "objects").mkdir(parents=True)
+    (base / "p042" / "lib" / ".git").write_text("gitdir: /elsewhere\n")
+    bare = base / "p099" / "bare.git"
+    for part in ("objects", "refs"):
+        (bare / part).mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    return base
+
+
+@pytest.fixture
+def small_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner, "SPLIT_AFTER", 30)
+
+
+def test_both_readers_take_pieces_and_agree_with_one(tmp_path: Path, small_split: None,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _wide(tmp_path / "t")
+    one = scan(root, parallel=False)
+    taken: list[int] = []
+    real_read = os.read
+    parent = os.getpid()
+
+    def counting_read(fd: int, n: int) -> bytes:
+        got = real_read(fd, n)
+        if n == 4 and len(got) == 4 and os.getpid() == parent:
+            taken.append(int.from_bytes(got, "little"))
+        return got
+
+    monkeypatch.setattr(os, "read", counting_read)
+    two = scan(root, parallel=True)
+    assert two == one
+    assert one.repos == tuple(sorted(os.path.realpath(root / p) for p in ("p007", "p042/lib", "p099/bare.git")))
+    assert two.apparent == _du("-b", root) and two.disk == _du("-B1", root)
+    assert taken and len(taken) == len(set(taken))  # this process took pieces, each once
+
+
+def test_the_pieces_are_cut_wherever_the_tree_is_narrow(tmp_path: Path, small_split: None) -> None:
+    """A chain of single folders pauses with one folder pending: the shallowest are read first
+    until there are pieces enough, and nothing is counted twice or lost."""
+    deep = tmp_path / "chain"
+    here = deep
+    for level in range(6):
+        here = here / f"level{level}"
+        here.mkdir(parents=True)
+        for i in range(8):
+            (here / f"f{i}").write_bytes(b"c" * 10)
+    _wide(here / "fan", folders=90, files=2)
+    assert scan(deep, parallel=True) == scan(deep, parallel=False)
+
+
+def test_a_helper_that_dies_has_its_pieces_read_here(tmp_path: Path, small_split: None,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _wide(tmp_path / "t")
+    one = scan(root, parallel=False)
+    parent = os.getpid()
+    real_write_all = scanner._write_all
+
+    def die_in_the_helper(fd: int, data: bytes) -> None:
+        if os.getpid() != parent:
+            os._exit(3)  # killed before it could send its totals
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(scanner, "_write_all", die_in_the_helper)
+    assert scan(root, parallel=True) == one
+
+
+def test_a_split_from_a_thread_while_another_holds_a_lock(tmp_path: Path, small_split: None) -> None:
+    """The dashboard's workers and the cleanup's helper scan from a thread: the forked helper
+    touches no lock, so a lock another thread holds at the fork cannot hang it."""
+    root = _wide(tmp_path / "t")
+    one = scan(root, parallel=False)
+    held = threading.Lock()
+    release = threading.Event()
+
+    def hold() -> None:
+        with held:
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    results: list[scanner.TreeSize] = []
+    worker = threading.Thread(target=lambda: results.append(scan(root, parallel=True)))
+    worker.start()
+    worker.join(30)
+    release.set()
+    holder.join(30)
+    assert not worker.is_alive()
+    assert results == [one]
+
+
+def test_a_budget_stops_both_readers(tmp_path: Path, small_split: None) -> None:
+    root = _wide(tmp_path / "t", folders=60, files=30)  # the clock is read every 512 entries
+    partial = scan(root, parallel=True, budget_s=0)
+    assert partial.partial is True
+    assert partial.entries < scan(root, parallel=False).entries
+
+
+def test_every_piece_goes_through_the_queue_when_there_are_more_than_it_holds(
+        tmp_path: Path, small_split: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner, "MAX_PIECES", 7)  # pieces of several folders each
+    root = _wide(tmp_path / "t", folders=100, files=1)
+    assert scan(root, parallel=True) == scan(root, parallel=False)
