@@ -232,14 +232,27 @@ def prompt_lines(payload: Mapping[str, Any]) -> list[str]:
 
 
 def check_session(session: str) -> list[str]:
-    """Check the files last edited by `session`; see `prompt_lines`."""
+    """Check the files last edited by `session`; see `prompt_lines`.
+
+    This runs at every prompt, so the common case is made cheap: a file whose stat equals
+    the one its hash was taken with (and was old enough then, see RACY_NS) and that holds no
+    told record costs one stat and no read; only the others go through `_judge`."""
     files = _files(read_json(paths.ledger_file_str(), _empty))
     lines: list[str] = []
     updates: dict[str, tuple[int, dict[str, Any]]] = {}
     room = CONTEXT_BUDGET
-    for path, entry in _trusted(files):
-        if entry["session"] != session:
-            continue
+    stat_of = os.stat
+    for path, entry in _trusted(files, session):
+        if entry.get("told") is None:
+            try:
+                st = stat_of(path)
+            except (OSError, ValueError):
+                st = None
+            if (st is not None and st.st_size == entry["size"] and st.st_mtime_ns == entry["mtime_ns"]
+                    and st.st_ctime_ns == entry["ctime_ns"] and st.st_ino == entry["inode"]
+                    and st.st_dev == entry["dev"] and stat.S_ISREG(st.st_mode)
+                    and entry["seen_ns"] - max(entry["mtime_ns"], entry["ctime_ns"]) >= RACY_NS):
+                continue  # unchanged since it was hashed: what `_judge` would say, without a read
         judged, fields, tell = _judge(path, entry)
         if tell:
             line = change_line(path, entry["agent"], deleted=judged.deleted)
@@ -416,10 +429,17 @@ def _writable(data: Any) -> dict[str, Any]:
     return _empty()
 
 
-def _trusted(files: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The entries this version can judge, in file order; each other one is logged."""
+def _trusted(files: dict[str, Any], session: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The entries this version can judge, in file order; each other one is logged.
+
+    With `session`: only that session's entries (and those no session can claim); another
+    session's entries are judged, and their flaws logged, at that session's prompts."""
     good: list[tuple[str, dict[str, Any]]] = []
     for path, entry in files.items():
+        if session is not None and isinstance(entry, dict):
+            owner = entry.get("session")
+            if owner != session and isinstance(owner, str) and owner:
+                continue
         flaw = _flaw(path, entry)
         if flaw is None:
             good.append((path, entry))
@@ -435,6 +455,7 @@ _NS = (0, 2**63 - 1)  # our own clock: never before 1970
 _RANGES = {"size": _U64, "inode": _U64, "dev": _U64, "mtime_ns": _FILE_TIME, "ctime_ns": _FILE_TIME,
            "seen_ns": _NS}
 _HEX = frozenset("0123456789abcdef")
+_U64_MAX, (_TIME_MIN, _TIME_MAX), _NS_MAX = _U64[1], _FILE_TIME, _NS[1]
 
 
 def _flaw(path: Any, entry: Any) -> str | None:
@@ -451,9 +472,10 @@ def _flaw(path: Any, entry: Any) -> str | None:
         return "no session"
     if not _is_hash(entry.get("hash")):
         return "no 16-digit hash"
-    why = _bad_numbers(entry, {**_RANGES, "edited_ns": _NS})
-    if why:
-        return why
+    if not _numbers_fit(entry):
+        why = _bad_numbers(entry, {**_RANGES, "edited_ns": _NS})
+        if why:
+            return why
     told = entry.get("told")
     if told is None:
         return None
@@ -465,6 +487,19 @@ def _flaw(path: Any, entry: Any) -> str | None:
         return "told: no 16-digit hash"
     why = _bad_numbers(told, _RANGES)
     return f"told: {why}" if why else None
+
+
+def _numbers_fit(entry: dict[str, Any]) -> bool:
+    """`_bad_numbers(entry, ...)` is None, in one expression: the check runs for every entry at
+    every prompt, and the loop that names the bad number is only needed when there is one."""
+    size, inode, dev = entry.get("size"), entry.get("inode"), entry.get("dev")
+    mtime, ctime = entry.get("mtime_ns"), entry.get("ctime_ns")
+    seen, edited = entry.get("seen_ns"), entry.get("edited_ns")
+    return (type(size) is int and type(inode) is int and type(dev) is int and type(mtime) is int
+            and type(ctime) is int and type(seen) is int and type(edited) is int
+            and 0 <= size <= _U64_MAX and 0 <= inode <= _U64_MAX and 0 <= dev <= _U64_MAX
+            and _TIME_MIN <= mtime <= _TIME_MAX and _TIME_MIN <= ctime <= _TIME_MAX
+            and 0 <= seen <= _NS_MAX and 0 <= edited <= _NS_MAX)
 
 
 def _is_hash(value: Any) -> bool:
