@@ -36,8 +36,9 @@ def handle(payload: dict[str, object]) -> int:
 
 
 def create(payload: dict[str, object]) -> int:
-    from app.core.checkouts import CheckoutError, create_checkout
+    from app.core.checkouts import create_checkout
     from app.core.claude_process import claude_process
+    from app.core.worktree_create import CheckoutError
 
     cwd = payload.get("cwd")
     name = payload.get("name")

@@ -1,11 +1,8 @@
 """Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate), their
 registry `checkouts.json`, and who holds each one.
 
-While any WorktreeCreate hook is configured, Claude hands ALL worktree creation to it, so
-a checkout made here must be what Claude's own creation would make: the folder
-`<repo>/.claude/worktrees/<name with / as +>` on branch `worktree-<same>`, branched from the
-base Claude would use (`worktree.baseRef`), with the git-ignored files `.worktreeinclude`
-lists copied in and `worktree.sparsePaths` applied.
+A checkout is made as Claude's own creation would make it (app/core/worktree_create.py) and
+recorded here.
 
 A *session checkout* is held by the sessions that made it or started in it. Its registry
 record keeps each session (`sessions`: id -> running) and the Claude process behind it
@@ -25,8 +22,6 @@ is gone is dropped quietly.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,27 +30,11 @@ from typing import Any
 from app.core import paths
 from app.core.state import StateBusy, locked, read_json, update_json, write_json_atomic
 
-# Claude's own rule for a worktree name (its --worktree flag, EnterWorktree, WorktreeCreate):
-# at most 64 characters, `/`-separated segments of these characters, none `.`, `..`, `.git`.
-NAME_MAX = 64
-_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
-_FORBIDDEN_SEGMENTS = (".", "..", ".git")
-
-# Claude's throwaway checkouts beside subagents' and workflows': Remote Control, scheduled
-# jobs, background sessions. Claude's startup sweep removes them; no session releases them.
-
 #: SessionEnd reasons after which Claude's process goes on (a `/clear`, an interactive
 #: `/resume` switch): the session ends, the process and its cwd do not.
 HANDOVER_REASONS = frozenset({"clear", "resume"})
 
-#: `worktree.baseRef` values Claude accepts; "fresh" is its default.
-BASE_REFS = ("fresh", "head")
-
 Process = tuple[int, "str | None"]  # (pid, start time as Claude writes procStart)
-
-
-class CheckoutError(Exception):
-    """A checkout that cannot be made; WorktreeCreate reports it and fails loud."""
 
 
 @dataclass(frozen=True)
@@ -65,28 +44,6 @@ class Checkout:
     name: str
     branch: str
     kind: str
-
-
-def name_problem(name: object) -> str | None:
-    """Why Claude would refuse `name` as a worktree name, or None when it accepts it."""
-    if not isinstance(name, str) or not name:
-        return "it is empty"
-    if len(name) > NAME_MAX:
-        return f"it is longer than {NAME_MAX} characters"
-    for segment in name.split("/"):
-        if not segment:
-            return "it has an empty segment"
-        if not _SEGMENT.fullmatch(segment):
-            return "only letters, digits, '.', '_', '-' and '/' between segments are allowed"
-        if segment in _FORBIDDEN_SEGMENTS:
-            return f"a segment may not be {segment!r}"
-    return None
-
-
-def folder_name(name: str) -> str:
-    """The checkout's folder (and branch suffix) for a worktree name: `/` becomes `+`, as in
-    Claude's own creation (`feature/login` -> `feature+login`)."""
-    return name.replace("/", "+")
 
 
 def checkout_kind(folder: str) -> str:
@@ -99,162 +56,13 @@ def checkout_kind(folder: str) -> str:
     return worktree_kind(folder, f"worktree-{folder}")
 
 
-def run_git(repo: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """One git command in `repo`, never reading stdin; the caller judges the return code."""
-    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
-                          stdin=subprocess.DEVNULL, env=env)
-
-
-def _listed_worktrees(repo: str) -> set[str]:
-    """Real paths of the worktrees `git worktree list` names for `repo`."""
-    result = run_git(repo, "worktree", "list", "--porcelain", "-z")
-    if result.returncode != 0:
-        return set()
-    return {os.path.realpath(item[len("worktree "):]) for item in result.stdout.split("\0")
-            if item.startswith("worktree ")}
-
-
-# --- creation as Claude's own ---------------------------------------------------------------
-
-
-def worktree_settings(project: str) -> tuple[str, list[str]]:
-    """(`worktree.baseRef`, `worktree.sparsePaths`) from Claude's layered settings of
-    `project`, the last layer that sets a valid value winning; ("fresh", []) by default.
-    An unreadable file or an invalid value is logged and skipped."""
-    from app.core import fastjson, settings
-    from app.core.log import log
-
-    base, sparse = "fresh", list[str]()
-    try:
-        files = settings.settings_files(project)
-    except Exception as exc:  # noqa: BLE001 - a checkout is still made, as Claude's default would be
-        log(f"checkouts: Claude's settings files cannot be listed ({type(exc).__name__}: {exc}); defaults used")
-        return base, sparse
-    for file in files:
-        try:
-            with open(file, "rb") as fh:
-                data = fastjson.loads(fh.read())
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError) as exc:
-            log(f"checkouts: cannot read {file} ({exc}); its worktree settings are skipped")
-            continue
-        worktree = data.get("worktree") if isinstance(data, dict) else None
-        if not isinstance(worktree, dict):
-            continue
-        ref = worktree.get("baseRef")
-        if ref in BASE_REFS:
-            base = str(ref)
-        elif ref is not None:
-            log(f"checkouts: {file} worktree.baseRef={ref!r} is neither 'fresh' nor 'head'; skipped")
-        given = worktree.get("sparsePaths")
-        if isinstance(given, list) and all(isinstance(p, str) and p.strip() for p in given):
-            sparse = [p.strip() for p in given]
-        elif given is not None:
-            log(f"checkouts: {file} worktree.sparsePaths is not a list of paths; skipped")
-    return base, sparse
-
-
-def default_branch_ref(repo: str) -> str | None:
-    """`origin/<default branch>` when that remote-tracking branch exists: the one
-    `origin/HEAD` names, else `origin/main` or `origin/master`. Nothing is fetched: a hook
-    must not wait on the network."""
-    named = run_git(repo, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
-    candidates = [named.stdout.strip()] if named.returncode == 0 and named.stdout.strip() else []
-    candidates += ["origin/main", "origin/master"]
-    for ref in candidates:
-        if run_git(repo, "rev-parse", "--verify", "-q", f"refs/remotes/{ref}^{{commit}}").returncode == 0:
-            return ref
-    return None
-
-
-def base_for(repo: str, here: str, base_ref: str) -> str:
-    """The start point Claude's creation would use: "fresh" is `origin/<default branch>`
-    when it exists, else HEAD; "head" is the local HEAD of the checkout Claude runs in."""
-    if base_ref == "fresh":
-        found = default_branch_ref(repo)
-        if found is not None:
-            return found
-    head = run_git(here, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-    return head.stdout.strip() if head.returncode == 0 and head.stdout.strip() else "HEAD"
-
-
-def _git_failed(what: str, result: subprocess.CompletedProcess[str]) -> CheckoutError:
-    detail = (result.stderr or result.stdout).strip().splitlines()
-    return CheckoutError(f"claudetto: {what} failed: {detail[-1] if detail else result.returncode}")
-
-
-def _add_worktree(repo: str, here: str, target: str, branch: str) -> None:
-    """`git worktree add` as Claude's creation does it: its base, its sparse paths."""
-    base_ref, sparse = worktree_settings(here)
-    has_branch = run_git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0
-    args = ["worktree", "add"] + (["--no-checkout"] if sparse else [])
-    if has_branch:  # a resumed session whose checkout went: its branch holds its work
-        args += [target, branch]
-    else:
-        args += ["--no-track", "-b", branch, target, base_for(repo, here, base_ref)]
-    result = run_git(repo, *args)
-    if result.returncode != 0:
-        raise _git_failed("git worktree add", result)
-    if not sparse:
-        return
-    for step in (["sparse-checkout", "set", "--cone", "--", *sparse], ["read-tree", "-mu", "HEAD"]):
-        done = run_git(target, *step)
-        if done.returncode != 0:
-            # just made, nothing of anyone's inside: take it back so a retry starts clean
-            run_git(repo, "worktree", "remove", "--force", target)
-            if not has_branch:
-                run_git(repo, "branch", "-D", branch)
-            raise _git_failed(f"git {step[0]} (worktree.sparsePaths)", done)
-
-
-def copy_included(repo: str, target: str) -> int:
-    """Copy into `target` the git-ignored files of `repo` that its `.worktreeinclude`
-    (gitignore syntax) lists, as Claude's creation does; existing files are never
-    overwritten and nothing leaves `target`. Returns the number copied; failures are logged."""
-    import shutil
-
-    from app.core.log import log
-
-    include = os.path.join(repo, ".worktreeinclude")
-    if not os.path.isfile(include):
-        return 0
-    listed = run_git(repo, "ls-files", "-z", "--others", "--ignored", f"--exclude-from={include}")
-    if listed.returncode != 0:
-        log(f"checkouts: .worktreeinclude of {repo} cannot be read by git; nothing copied")
-        return 0
-    candidates = [p for p in listed.stdout.split("\0") if p]
-    if not candidates:
-        return 0
-    ignored = subprocess.run(["git", "-C", repo, "check-ignore", "-z", "--stdin"], input="\0".join(candidates),
-                             capture_output=True, text=True, check=False)
-    top = os.path.realpath(target)
-    copied = 0
-    for rel in (p for p in ignored.stdout.split("\0") if p):
-        source, dest = os.path.join(repo, rel), os.path.join(target, rel)
-        if ".." in rel.split("/") or os.path.lexists(dest):
-            continue
-        try:
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            if not os.path.realpath(os.path.dirname(dest)).startswith(top + "/") and \
-                    os.path.realpath(os.path.dirname(dest)) != top:
-                continue  # a parent is a symlink out of the checkout: never write through it
-            if os.path.islink(source):
-                os.symlink(os.readlink(source), dest)
-            elif os.path.isfile(source):
-                shutil.copy2(source, dest, follow_symlinks=False)
-            else:
-                continue
-            copied += 1
-        except OSError as exc:
-            log(f"checkouts: .worktreeinclude: cannot copy {rel}: {exc}")
-    return copied
-
-
 def create_checkout(cwd: str, name: str, session_id: str | None,
                     process: Process | None = None) -> Checkout:
     """Make (or find again) the checkout `name` of the repository that holds `cwd`, and
-    record it; a session checkout with the session that asked and its Claude process."""
+    record it; a session checkout with the session that asked and its Claude process.
+    Raises CheckoutError (app/core/worktree_create.py) when it cannot be made."""
+    from app.core.worktree_create import CheckoutError, folder_name, make_checkout, name_problem
+
     problem = name_problem(name)
     if problem is not None:
         raise CheckoutError(f"claudetto: invalid worktree name {name!r}: {problem}")
@@ -262,25 +70,8 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
     kind = checkout_kind(folder)
     if kind == "session" and not session_id:
         raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
-    repo = paths.main_repo_root(cwd) if cwd else None
-    if repo is None:
-        raise CheckoutError(f"claudetto: {cwd!r} is not inside a git repository")
-    target = repo / ".claude" / "worktrees" / folder
-    branch = f"worktree-{folder}"
-    if "\n" in str(target) or "\r" in str(target):
-        raise CheckoutError("claudetto: the repository path holds a newline; Claude could not read the checkout's path")
-    if any(os.path.islink(p) for p in (repo / ".claude", target.parent, target)):
-        raise CheckoutError(f"claudetto: {target} is reached through a symlink; no checkout made")
-    if (target / ".git").exists():
-        if os.path.realpath(target) not in _listed_worktrees(str(repo)):
-            raise CheckoutError(f"claudetto: {target} has a .git but git does not list it as a worktree; not touched")
-    else:
-        if os.path.lexists(target):
-            raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _add_worktree(str(repo), paths.git_root_str(cwd) or str(repo), str(target), branch)
-        copy_included(str(repo), str(target))
-    checkout = Checkout(str(target), str(repo), folder, branch, kind)
+    repo, target, branch = make_checkout(cwd, folder)
+    checkout = Checkout(target, repo, folder, branch, kind)
     register(checkout, session_id if kind == "session" else None, process)
     return checkout
 
@@ -638,6 +429,6 @@ def _forget(key: str, entry: dict[str, Any]) -> None:
     unregister(key)
     project = entry.get("project")
     if isinstance(project, str) and os.path.isdir(project):
-        from app.core.worktrees import prune_worktrees
+        from app.core.git import prune_worktrees
 
         prune_worktrees(project)

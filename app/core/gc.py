@@ -36,14 +36,13 @@ A dry run judges the same way, removes nothing and writes no state at all.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core import mounts, paths, removal, scanner, sessions
+from app.core import git, mounts, paths, removal, scanner, sessions
 from app.core.bounds import bound
 from app.core.gc_records import OutputRecord, read_records, records_files
 from app.core.log import log, log_lines, printable
@@ -462,14 +461,7 @@ def _prune_worktrees(entries: list[GcEntry]) -> None:
         if project and project not in projects:
             projects.append(project)
     for project in projects:
-        try:
-            done = subprocess.run(["git", "-C", project, "worktree", "prune"], capture_output=True,
-                                  text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError) as exc:
-            log(f"gc: git worktree prune in {project} failed: {exc}")
-            continue
-        if done.returncode != 0:
-            log(f"gc: git worktree prune in {project} failed: {done.stderr.strip()[:300]}")
+        git.prune_worktrees(project)
 
 
 def _drop_records(dropped: set[str], items: list[_Item]) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core import paths, sessions, settings, worktrees
+from app.core import git, paths, sessions, settings, worktrees
 from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
 from app.core.verdict import Verdict
@@ -323,7 +323,7 @@ def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
         if not entries:
             continue
         period = settings.cleanup_period_seconds(project)
-        listing = worktrees.git_worktrees(project)
+        listing = git.worktree_list(project)
         removed = 0
         for path in entries:
             if run.out_of_time():
@@ -352,7 +352,7 @@ def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
             elif done.verdict.action == "keep":
                 tally.kept.append((str(path), done.verdict.reason))
         if removed:
-            worktrees.prune_worktrees(project)
+            git.prune_worktrees(project)
         if run.timed_out:
             return
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -313,7 +312,6 @@ def _points_outside(token: str, root: str) -> bool:
 # --- the tree: one listing and one batched git grep per sweep ---------------------------------
 
 GIT_TIMEOUT_S = 60.0
-_GIT_ENV_KEPT = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH"})
 _PRUNED = frozenset({".git", "node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
 
@@ -380,8 +378,7 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     if not os.path.lexists(os.path.join(root, ".git")):
         return Tree(root, _walk(root), None)
     deadline = time.monotonic() + timeout_s
-    listing = _git_start(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
-    out = _git_finish(listing, "ls-files", deadline, (0,))
+    out = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], "ls-files", deadline, (0,))
     files = sorted({n for n in os.fsdecode(out).split("\0") if n}) if out is not None else None
     tree = Tree(root, files, None)
     if files is None:
@@ -394,7 +391,7 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     if not wanted:
         tree._found = ""
         return tree
-    found = _git_finish(_git_start(root, grep_args(wanted)), "grep", deadline, (0, 1))
+    found = _git(root, grep_args(wanted), "grep", deadline, (0, 1))
     tree._found = os.fsdecode(found).lower() if found is not None else None
     return tree
 
@@ -423,37 +420,22 @@ def grep_args(probes: Sequence[str]) -> list[str]:
     return args
 
 
-def _git_start(root: str, args: list[str]) -> subprocess.Popen[bytes] | None:
-    command = ["git", "--no-optional-locks", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-               "-c", "core.quotePath=false", f"--git-dir={os.path.join(root, '.git')}", f"--work-tree={root}", *args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _GIT_ENV_KEPT}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    try:
-        return subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-    except (OSError, ValueError) as exc:
-        _log(f"memory: git {args[0]} in {root} did not start: {exc}")
-        return None
-
-
-def _git_finish(process: subprocess.Popen[bytes] | None, what: str, deadline: float,
-                ok: Sequence[int]) -> bytes | None:
-    """The stdout of a git process, or None (logged) when it failed or ran out of time."""
+def _git(root: str, args: list[str], what: str, deadline: float, ok: Sequence[int]) -> bytes | None:
+    """The stdout of one git command on the checkout at `root`, or None (logged) when it
+    failed or ran out of time (`deadline`, a time.monotonic() value)."""
     import time
 
-    if process is None:
-        return None
-    try:
-        out, err = process.communicate(timeout=max(deadline - time.monotonic(), 0.01))
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
+    from app.core import git
+
+    done = git.run(args, git_dir=os.path.join(root, ".git"), work_tree=root,
+                   timeout=max(deadline - time.monotonic(), 0.01), env={"LC_ALL": "C"})
+    if done.timed_out:
         _log(f"memory: git {what} ran out of time; the checks that need it stay silent")
         return None
-    if process.returncode not in ok:
-        _log(f"memory: git {what} failed ({process.returncode}): {' '.join(os.fsdecode(err).split())[:300]}")
+    if done.returncode not in ok:
+        _log(f"memory: git {what} in {root} failed ({done.returncode}): {done.error}")
         return None
-    return out
+    return done.stdout
 
 
 def _walk(root: str) -> list[str] | None:

@@ -33,7 +33,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from app.core import checkouts, paths
+from app.core import checkouts, git, paths
 from app.core.log import log
 from app.core.verdict import Verdict
 
@@ -175,25 +175,18 @@ def regenerable_folders(checkout: str) -> list[str]:
     return sorted(found)
 
 
-def _git_env() -> dict[str, str]:
-    """Our environment for git, without anything that points it at another repository, and
-    with pathspecs taken literally (a folder named `[a]` is that folder, not a pattern)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")}
-    env["GIT_LITERAL_PATHSPECS"] = "1"
-    return env
-
-
 def holding_tracked(checkout: str, rels: list[str]) -> set[str] | None:
     """Which of `rels` hold a file git tracks in `checkout`; None when git cannot say."""
     held: set[str] = set()
     wanted = set(rels)
     for start in range(0, len(rels), 200):
-        done = checkouts.run_git(checkout, "ls-files", "-z", "--", *rels[start:start + 200], env=_git_env())
-        if done.returncode != 0:
-            log(f"release: git cannot list the tracked files of {checkout}: {done.stderr.strip()[:200]}")
+        # pathspecs taken literally: a folder named `[a]` is that folder, not a pattern
+        done = git.run(["ls-files", "-z", "--", *rels[start:start + 200]], cwd=checkout,
+                       env={"GIT_LITERAL_PATHSPECS": "1"})
+        if not done.ok:
+            log(f"release: git cannot list the tracked files of {checkout}: {done.error[:200]}")
             return None
-        for name in filter(None, done.stdout.split("\0")):
+        for name in filter(None, done.text.split("\0")):
             parts = name.split("/")
             for depth in range(1, len(parts) + 1):
                 prefix = "/".join(parts[:depth])

@@ -18,15 +18,18 @@ Tags count neither way: a clone fetches the remote's tags, and many name commits
 branch holds any more (old release branches), so counting them would keep every such clone
 forever; a tag made on a local commit almost always sits on a branch that holds it too.
 
-Git never runs a hook or an fsmonitor here, takes no optional lock, and always gets an
-explicit `--git-dir` (and `--work-tree`): a folder without its own `.git` can never make
-git climb to a parent repository, and a folder moved aside before its removal is judged
-where it now is. This module is imported by hook code: it imports nothing heavy at the top.
+Git runs through app/core/git.py with an explicit `--git-dir` (and `--work-tree`): a folder
+without its own `.git` can never make git climb to a parent repository, and a folder moved
+aside before its removal is judged where it now is. This module is imported by hook code:
+it imports nothing heavy at the top.
 """
 
 from __future__ import annotations
 
 import os
+
+from app.core.git import GitFailed
+from app.core.git import output as git
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -41,17 +44,6 @@ SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", "*.local.*
 # Folders that package managers fill from a registry: a CA bundle (`certifi/cacert.pem`, in
 # every virtualenv that has pip) or a test key shipped inside a package is no user's secret.
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
-
-GIT_TIMEOUT_S = 120.0
-
-# Environment variables that would point git at another repository, index or object store,
-# or add configuration from a git process that happens to be our parent.
-_GIT_ENV_KEPT = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH"})
-
-
-class GitFailed(Exception):
-    """Git could not answer (it failed, timed out or is missing): the caller keeps the folder."""
-
 
 def looks_secret(name: str) -> bool:
     """Whether a file name matches SECRET_PATTERNS (case-insensitive; `*` is any text)."""
@@ -82,34 +74,6 @@ def _installed(parts: list[str]) -> bool:
         if part in _INSTALLED or (part == "node_modules" and i + 2 < len(parts)):
             return True
     return False
-
-
-def git(args: Iterable[str], *, git_dir: str, work_tree: str | None = None) -> str:
-    """One git command on one repository, named explicitly; its stdout. Raises GitFailed.
-
-    A work tree is always named (the git dir itself for a command that needs none): a git
-    dir's own `core.worktree` (a submodule's, relative) names a place that is gone once the
-    folder is moved aside, and git refuses to start when it cannot go there."""
-    import subprocess
-
-    tree = work_tree or git_dir
-    command = ["git", "--no-optional-locks", "-c", "core.hooksPath=/dev/null",
-               "-c", "core.fsmonitor=false", f"--git-dir={git_dir}", f"--work-tree={tree}", *args]
-    try:
-        done = subprocess.run(command, cwd=tree, env=_git_env(), stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise GitFailed(f"{type(exc).__name__}: {exc}") from None
-    if done.returncode != 0:
-        message = " ".join(os.fsdecode(done.stderr).split())[:300]
-        raise GitFailed(message or f"git exited with {done.returncode}")
-    return os.fsdecode(done.stdout)
-
-
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _GIT_ENV_KEPT}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_NO_REPLACE_OBJECTS="1")
-    return env
 
 
 # --- where things are: a folder judged where it now is, or where it was before a move --------
@@ -314,14 +278,21 @@ def repo_unmerged(repo: Repository) -> bool:
 
 
 def worktree_unmerged(repo: Repository) -> bool:
-    """THE worktree rule: a commit of HEAD on no branch but its own and on no remote.
-    An unborn HEAD counts as unmerged. Raises GitFailed."""
+    """THE worktree rule for a linked worktree: a commit of its HEAD on no branch but its
+    own and on no remote. An unborn HEAD counts as unmerged. Raises GitFailed."""
     own = git(["rev-parse", "--abbrev-ref", "HEAD"], git_dir=repo.git_dir).strip()
-    args = ["rev-list", "--max-count=1", "HEAD", "--not"]
-    if own and own != "HEAD":
-        args.append(f"--exclude={own}")
+    return unmerged_commit("HEAD", own, git_dir=repo.git_dir)
+
+
+def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = None,
+                    cwd: str | None = None) -> bool:
+    """Whether `rev` has a commit on no branch but `own_branch` and on no remote (the
+    repository named by `git_dir`, or the one `cwd` is in). Raises GitFailed."""
+    args = ["rev-list", "--max-count=1", rev, "--not"]
+    if own_branch and own_branch != "HEAD":
+        args.append(f"--exclude={own_branch}")
     args += ["--branches", "--remotes"]
-    return bool(git(args, git_dir=repo.git_dir).strip())
+    return bool(git(args, git_dir=git_dir, cwd=cwd).strip())
 
 
 def locked(repo: Repository) -> bool:

@@ -16,7 +16,7 @@ It goes through `removal.remove`, never `git worktree remove` (which deletes git
 such as a `.env` written after the judgement, silently): the folder is renamed aside, judged
 once more where it now is (`_guard`), and only then deleted, or put back.
 
-GitPython is imported inside the functions only: this module must stay cheap to import.
+Git runs through app/core/git.py.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core import unique_work
+from app.core import git, unique_work
+from app.core.git import GitWorktree
 from app.core.unique_work import REGENERABLE, GitFailed
 from app.core.verdict import Verdict
 
@@ -45,17 +46,6 @@ _AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
 # for no session, so no session holds them.
 _WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+|bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
 _BRANCH_PREFIX = "worktree-"
-
-
-@dataclass(frozen=True)
-class GitWorktree:
-    """One entry of `git worktree list --porcelain` (a linked worktree git knows)."""
-
-    path: str  # real path
-    head: str | None
-    branch: str | None  # short name (`worktree-foo`), None when detached
-    locked: bool
-    prunable: bool
 
 
 def worktrees_dir(project: str | os.PathLike[str]) -> Path:
@@ -85,54 +75,6 @@ def worktree_kind(name: str, branch: str | None = None) -> str:
     return "manual"
 
 
-def _git(cwd: str | os.PathLike[str]) -> Any:
-    from git import Git
-
-    return Git(os.fspath(cwd))
-
-
-def _run(cwd: str | os.PathLike[str], *args: str) -> str:
-    """One git command through GitPython; raises GitCommandError when git fails."""
-    out = _git(cwd).execute(["git", *args], strip_newline_in_stdout=False)
-    return out if isinstance(out, str) else str(out)
-
-
-def git_worktrees(project: str | os.PathLike[str]) -> dict[str, GitWorktree]:
-    """The linked worktrees git lists for `project`, keyed by real path (empty when git fails)."""
-    from git import GitCommandError
-
-    # -z (git 2.36+): a folder name with a newline cannot split one entry into two
-    try:
-        text, sep = _run(project, "worktree", "list", "--porcelain", "-z"), "\0"
-    except (GitCommandError, OSError):
-        try:
-            text, sep = _run(project, "worktree", "list", "--porcelain"), "\n"
-        except (GitCommandError, OSError):
-            return {}
-    found: dict[str, GitWorktree] = {}
-    for block in text.split(sep + sep):
-        fields: dict[str, str] = {}
-        for line in block.split(sep):
-            if not line:
-                continue
-            key, _, value = line.partition(" ")
-            fields[key] = value
-        if "worktree" not in fields or "bare" in fields:
-            continue
-        branch = fields.get("branch")
-        if branch is not None and branch.startswith("refs/heads/"):
-            branch = branch[len("refs/heads/"):]
-        real = os.path.realpath(fields["worktree"])
-        found[real] = GitWorktree(
-            path=real,
-            head=fields.get("HEAD"),
-            branch=branch,
-            locked="locked" in fields,
-            prunable="prunable" in fields,
-        )
-    return found
-
-
 def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
@@ -147,22 +89,6 @@ def is_dirty(worktree: str | os.PathLike[str]) -> bool:
     if repo is None:
         raise GitFailed(f"{folder} holds no repository")
     return unique_work.checkout_dirty(repo)
-
-
-def unmerged_commit(cwd: str | os.PathLike[str], rev: str, own_branch: str | None) -> bool:
-    """Whether `rev` has a commit on no branch but `own_branch` and on no remote.
-
-    A failure of git counts as unmerged: when unsure, keep."""
-    from git import GitCommandError
-
-    args = ["rev-list", "--max-count=1", rev, "--not"]
-    if own_branch:
-        args.append(f"--exclude={own_branch}")
-    args += ["--branches", "--remotes"]
-    try:
-        return bool(_run(cwd, *args).strip())
-    except (GitCommandError, OSError):
-        return True
 
 
 def unsaved_work(path: str | os.PathLike[str]) -> str | None:
@@ -186,7 +112,7 @@ def judge_worktree(
     """THE verdict on one `.claude/worktrees/*` entry: `remove` with reason `age`, or `keep`
     with the first failing condition (live, young, not_a_worktree, dirty, unmerged,
     not_removed for a locked one). `live_cwds` are real paths (sessions.live_cwds);
-    `listing` (git_worktrees(project)) may be passed in to save a git call per worktree;
+    `listing` (git.worktree_list(project)) may be passed in to save a git call per worktree;
     `repos` (a complete scan's `TreeSize.repos`) saves a walk of the tree. A session checkout
     that a session holds (`checkouts.holders`: a session resuming from its launch folder holds
     it before its cwd is inside) is `live`; `asking_session` (WorktreeRemove's) does not count."""
@@ -232,7 +158,7 @@ def _first_checks(
 
     if not stat_mod.S_ISDIR(st.st_mode) or not os.path.isfile(p / ".git") or os.path.islink(p / ".git"):
         return verdict("keep", "not_a_worktree", st.st_mtime)
-    known = git_worktrees(project) if listing is None else listing
+    known = git.worktree_list(project) if listing is None else listing
     entry = known.get(real)
     if entry is None or entry.prunable or real == os.path.realpath(project):
         return verdict("keep", "not_a_worktree", st.st_mtime)
@@ -295,7 +221,7 @@ def remove_worktree(
     after the folder is moved aside; then `git worktree prune` and the deletion of its
     `worktree-*` branch when every commit of it is on another branch or a remote.
 
-    `listing` (git_worktrees) may be shared by a sweep of one project. `prune=False` leaves
+    `listing` (git.worktree_list) may be shared by a sweep of one project. `prune=False` leaves
     `git worktree prune` to the caller (once per project), except when a branch is to be
     deleted: git refuses to delete a branch a (pruned-later) worktree still names. When
     `budget_s` runs out while measuring, nothing is touched: status `timeout`. `spawn=False`
@@ -306,7 +232,7 @@ def remove_worktree(
     from app.core import removal, scanner
 
     cwds = list(live_cwds)
-    listing = git_worktrees(project) if listing is None else listing
+    listing = git.worktree_list(project) if listing is None else listing
     first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
                           asking_session=asking_session)
     if first.action != "remove":
@@ -336,7 +262,7 @@ def remove_worktree(
         return WorktreeRemoval(str(path), status, kept, 0, 0, branch, error=error)
     deleted = False
     if prune or (branch or "").startswith(_BRANCH_PREFIX):
-        prune_worktrees(project)
+        git.prune_worktrees(project)
         deleted = _delete_branch(project, branch)
     return WorktreeRemoval(str(path), "removed", measured, done.bytes, done.files, branch, deleted)
 
@@ -376,16 +302,6 @@ def _kept_reason(status: str, reason: str | None) -> str:
     return "not_removed"
 
 
-def prune_worktrees(project: str | os.PathLike[str]) -> None:
-    """`git worktree prune`: forget worktrees whose folder is gone (errors are ignored)."""
-    from git import GitCommandError
-
-    try:
-        _git(project).worktree("prune")
-    except (GitCommandError, OSError):
-        pass
-
-
 def _replace(verdict: Verdict, **changes: Any) -> Verdict:
     from dataclasses import replace
 
@@ -398,22 +314,17 @@ def _delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
     `git branch -d` first (it allows a branch merged into HEAD or its upstream: the common
     case, one git call). When it refuses, the same guarantee is checked against every other
     branch and every remote, and only then `-D`: no commit is left on no branch."""
-    from git import GitCommandError
-
     if not branch or not branch.startswith(_BRANCH_PREFIX):
         return False
-    try:
-        _git(project).branch("-d", branch)
+    where = os.fspath(project)
+    if git.run(["branch", "-d", branch], cwd=where).ok:
         return True
-    except (GitCommandError, OSError):
-        pass
-    if unmerged_commit(project, f"refs/heads/{branch}", branch):
-        return False
     try:
-        _git(project).branch("-D", branch)
-    except (GitCommandError, OSError):
-        return False
-    return True
+        if unique_work.unmerged_commit(f"refs/heads/{branch}", branch, cwd=where):
+            return False
+    except GitFailed:
+        return False  # when unsure, keep
+    return git.run(["branch", "-D", branch], cwd=where).ok
 
 
 # --- the listing of `claudetto worktrees` and the dashboard ----------------------------------
@@ -459,7 +370,7 @@ def describe_worktrees(
         entries = list_worktrees(project)
         if not entries:
             continue
-        listing = git_worktrees(project)
+        listing = git.worktree_list(project)
         period = settings.cleanup_period_seconds(project)
         for path in entries:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())

@@ -1,0 +1,200 @@
+"""THE adapter to git: every git command claudetto runs goes through `run` (or `output`).
+
+Git is the outside tool claudetto trusts least with a user's work, so it is always started
+the same careful way: by name from PATH as a subprocess (never a shell, never GitPython),
+stdin closed, a timeout, and an environment without the `GIT_*` variables that would point
+it at another repository, index or object store (only the config-file ones are kept). It
+takes no optional lock (a sweep must not block the user's own git), asks for no password,
+and ignores replace refs (a commit is judged for what it is).
+
+The repository is named explicitly, one of two ways:
+
+- `git_dir=` (and `work_tree=`): `--git-dir`/`--work-tree`, so a folder without its own
+  `.git` never makes git climb to a parent repository, and a folder moved aside before its
+  removal is judged where it now is (app/core/unique_work.py);
+- `cwd=`: `git -C <folder>`, for the repository a user works in (its worktrees, branches).
+
+A command that judges or lists runs no hook and no fsmonitor. Only the commands that make a
+checkout as Claude's own creation would (`hooks=True`: `git worktree add` and its sparse
+checkout) run the repository's hooks and keep its fsmonitor.
+
+Here too: the one parser of `git worktree list` and the one `git worktree prune`. Hook code
+imports this module (WorktreeCreate): subprocess is imported only when git runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+GIT_TIMEOUT_S = 120.0
+
+#: The `GIT_*` variables passed on: where git reads its configuration, and where it lives.
+GIT_ENV_KEPT = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH"})
+
+#: Configuration for every judging command: no hook, no fsmonitor, paths never quoted.
+_CAREFUL = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
+
+
+class GitFailed(Exception):
+    """Git could not answer (it failed, timed out or is missing): the caller keeps the folder."""
+
+
+class Done:
+    """What one git command did. `returncode` is None when git did not run to its end
+    (it could not start, or ran out of time: `timed_out`)."""
+
+    __slots__ = ("returncode", "stdout", "stderr", "timed_out")
+
+    def __init__(self, returncode: int | None, stdout: bytes, stderr: str, timed_out: bool = False) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def started(self) -> bool:
+        """Whether git ran at all (it may be missing, or the folder to run in gone)."""
+        return self.returncode is not None or self.timed_out
+
+    @property
+    def text(self) -> str:
+        """stdout as text: bytes that are not UTF-8 kept as surrogate escapes (a file name)."""
+        return os.fsdecode(self.stdout)
+
+    @property
+    def error(self) -> str:
+        """Why it failed, on one line (git's own last words, or how it ended)."""
+        message = " ".join(self.stderr.split())[:300]
+        if message:
+            return message
+        if self.timed_out:
+            return "git ran out of time"
+        return f"git exited with {self.returncode}"
+
+
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Our environment for git: without the `GIT_*` variables that would point it elsewhere."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in GIT_ENV_KEPT}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_NO_REPLACE_OBJECTS="1")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def command(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | None = None,
+            cwd: str | None = None, hooks: bool = False) -> list[str]:
+    """The argument list of one git command (see the module's docstring for the two ways)."""
+    line = ["git", "--no-optional-locks"]
+    if not hooks:
+        line += _CAREFUL
+    if git_dir is not None:
+        # A work tree is always named (the git dir itself for a command that needs none): a
+        # git dir's own `core.worktree` (a submodule's, relative) names a place that is gone
+        # once the folder is moved aside, and git refuses to start when it cannot go there.
+        line += [f"--git-dir={git_dir}", f"--work-tree={work_tree or git_dir}"]
+    elif cwd is not None:
+        line += ["-C", cwd]
+    return [*line, *args]
+
+
+def run(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | None = None,
+        cwd: str | None = None, hooks: bool = False, input: bytes | None = None,
+        timeout: float | None = GIT_TIMEOUT_S, env: Mapping[str, str] | None = None) -> Done:
+    """Run one git command and say what it did; never raises (see `Done`)."""
+    import subprocess
+
+    line = command(args, git_dir=git_dir, work_tree=work_tree, cwd=cwd, hooks=hooks)
+    where = work_tree or git_dir  # `-C` names the folder of the other way itself
+    try:
+        done = subprocess.run(line, cwd=where, env=environment(env), input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return Done(None, b"", "", timed_out=True)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return Done(None, b"", f"{type(exc).__name__}: {exc}")
+    return Done(done.returncode, done.stdout, os.fsdecode(done.stderr))
+
+
+def output(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | None = None,
+           cwd: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The stdout of a judging git command that must succeed; raises GitFailed when it
+    does not (failed, timed out, missing)."""
+    done = run(args, git_dir=git_dir, work_tree=work_tree, cwd=cwd, env=env)
+    if not done.ok:
+        raise GitFailed(done.error)
+    return done.text
+
+
+# --- worktrees ------------------------------------------------------------------------------
+
+
+class GitWorktree:
+    """One entry of `git worktree list --porcelain` (a worktree git knows)."""
+
+    __slots__ = ("path", "head", "branch", "locked", "prunable")
+
+    def __init__(self, path: str, head: str | None, branch: str | None, locked: bool, prunable: bool) -> None:
+        self.path = path  # real path
+        self.head = head
+        self.branch = branch  # short name (`worktree-foo`), None when detached
+        self.locked = locked
+        self.prunable = prunable
+
+    def __repr__(self) -> str:
+        return f"GitWorktree({self.path!r}, branch={self.branch!r})"
+
+
+def worktree_list(repo: str | os.PathLike[str]) -> dict[str, GitWorktree]:
+    """The worktrees git lists for `repo` (the main one too, not a bare one), keyed by real
+    path; empty when git fails on it. Raises GitFailed when git cannot run at all: nothing
+    can be judged then. Read NUL-separated (git 2.36+), so a folder name with a newline is
+    still one entry; an older git is asked for the line form."""
+    where = os.fspath(repo)
+    done = run(["worktree", "list", "--porcelain", "-z"], cwd=where)
+    sep = "\0"
+    if not done.started:
+        raise GitFailed(done.error)
+    if not done.ok:
+        done, sep = run(["worktree", "list", "--porcelain"], cwd=where), "\n"
+        if not done.ok:
+            return {}
+    return parse_worktree_list(done.text, sep)
+
+
+def parse_worktree_list(text: str, sep: str = "\0") -> dict[str, GitWorktree]:
+    """`git worktree list --porcelain` output (fields ended by `sep`, entries by two)."""
+    found: dict[str, GitWorktree] = {}
+    for block in text.split(sep + sep):
+        fields: dict[str, str] = {}
+        for line in block.split(sep):
+            if line:
+                key, _, value = line.partition(" ")
+                fields[key] = value
+        if "worktree" not in fields or "bare" in fields:
+            continue
+        branch = fields.get("branch")
+        if branch is not None and branch.startswith("refs/heads/"):
+            branch = branch[len("refs/heads/"):]
+        real = os.path.realpath(fields["worktree"])
+        found[real] = GitWorktree(real, fields.get("HEAD"), branch, "locked" in fields, "prunable" in fields)
+    return found
+
+
+def prune_worktrees(repo: str | os.PathLike[str]) -> bool:
+    """`git worktree prune`: git forgets the worktrees whose folder is gone. A failure is
+    logged (the next prune tries again); True when it worked."""
+    done = run(["worktree", "prune"], cwd=os.fspath(repo), timeout=60)
+    if not done.ok:
+        from app.core.log import log
+
+        log(f"git: worktree prune in {os.fspath(repo)} failed: {done.error}")
+    return done.ok

@@ -1,0 +1,222 @@
+"""WorktreeCreate's git work: a checkout made as Claude's own creation would make it.
+
+While any WorktreeCreate hook is configured, Claude hands ALL worktree creation to it, so
+the checkout must match Claude's own: a name Claude accepts, the folder
+`<repo>/.claude/worktrees/<name with / as +>` on branch `worktree-<same>`, branched from the
+base Claude would use (`worktree.baseRef`), with `worktree.sparsePaths` applied and the
+git-ignored files `.worktreeinclude` lists copied in. app/core/checkouts.py records it.
+
+Git runs through app/core/git.py; `git worktree add` and its sparse checkout run the
+repository's hooks (`hooks=True`), as Claude's own `git worktree add` would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from app.core import git
+from app.core.log import log
+
+# Claude's own rule for a worktree name (its --worktree flag, EnterWorktree, WorktreeCreate):
+# at most 64 characters, `/`-separated segments of these characters, none `.`, `..`, `.git`.
+NAME_MAX = 64
+_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
+_FORBIDDEN_SEGMENTS = (".", "..", ".git")
+
+#: `worktree.baseRef` values Claude accepts; "fresh" is its default.
+BASE_REFS = ("fresh", "head")
+
+
+class CheckoutError(Exception):
+    """A checkout that cannot be made; WorktreeCreate reports it and fails loud."""
+
+
+def name_problem(name: object) -> str | None:
+    """Why Claude would refuse `name` as a worktree name, or None when it accepts it."""
+    if not isinstance(name, str) or not name:
+        return "it is empty"
+    if len(name) > NAME_MAX:
+        return f"it is longer than {NAME_MAX} characters"
+    for segment in name.split("/"):
+        if not segment:
+            return "it has an empty segment"
+        if not _SEGMENT.fullmatch(segment):
+            return "only letters, digits, '.', '_', '-' and '/' between segments are allowed"
+        if segment in _FORBIDDEN_SEGMENTS:
+            return f"a segment may not be {segment!r}"
+    return None
+
+
+def folder_name(name: str) -> str:
+    """The checkout's folder (and branch suffix) for a worktree name: `/` becomes `+`, as in
+    Claude's own creation (`feature/login` -> `feature+login`)."""
+    return name.replace("/", "+")
+
+
+def worktree_settings(project: str) -> tuple[str, list[str]]:
+    """(`worktree.baseRef`, `worktree.sparsePaths`) from Claude's layered settings of
+    `project`, the last layer that sets a valid value winning; ("fresh", []) by default.
+    An unreadable file or an invalid value is logged and skipped."""
+    from app.core import fastjson, settings
+
+    base, sparse = "fresh", list[str]()
+    try:
+        files = settings.settings_files(project)
+    except Exception as exc:  # noqa: BLE001 - a checkout is still made, as Claude's default would be
+        log(f"checkouts: Claude's settings files cannot be listed ({type(exc).__name__}: {exc}); defaults used")
+        return base, sparse
+    for file in files:
+        try:
+            with open(file, "rb") as fh:
+                data = fastjson.loads(fh.read())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            log(f"checkouts: cannot read {file} ({exc}); its worktree settings are skipped")
+            continue
+        worktree = data.get("worktree") if isinstance(data, dict) else None
+        if isinstance(worktree, dict):
+            base = _base_ref(worktree.get("baseRef"), base, file)
+            sparse = _sparse_paths(worktree.get("sparsePaths"), sparse, file)
+    return base, sparse
+
+
+def _base_ref(ref: object, before: str, file: object) -> str:
+    if ref in BASE_REFS:
+        return str(ref)
+    if ref is not None:
+        log(f"checkouts: {file} worktree.baseRef={ref!r} is neither 'fresh' nor 'head'; skipped")
+    return before
+
+
+def _sparse_paths(given: object, before: list[str], file: object) -> list[str]:
+    if isinstance(given, list) and all(isinstance(p, str) and p.strip() for p in given):
+        return [p.strip() for p in given]
+    if given is not None:
+        log(f"checkouts: {file} worktree.sparsePaths is not a list of paths; skipped")
+    return before
+
+
+def default_branch_ref(repo: str) -> str | None:
+    """`origin/<default branch>` when that remote-tracking branch exists: the one
+    `origin/HEAD` names, else `origin/main` or `origin/master`. Nothing is fetched: a hook
+    must not wait on the network."""
+    named = git.run(["symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD"], cwd=repo)
+    candidates = [named.text.strip()] if named.ok and named.text.strip() else []
+    candidates += ["origin/main", "origin/master"]
+    for ref in candidates:
+        if git.run(["rev-parse", "--verify", "-q", f"refs/remotes/{ref}^{{commit}}"], cwd=repo).ok:
+            return ref
+    return None
+
+
+def base_for(repo: str, here: str, base_ref: str) -> str:
+    """The start point Claude's creation would use: "fresh" is `origin/<default branch>`
+    when it exists, else HEAD; "head" is the local HEAD of the checkout Claude runs in."""
+    if base_ref == "fresh":
+        found = default_branch_ref(repo)
+        if found is not None:
+            return found
+    head = git.run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=here)
+    return head.text.strip() if head.ok and head.text.strip() else "HEAD"
+
+
+def _failed(what: str, done: git.Done) -> CheckoutError:
+    detail = (done.stderr or done.text).strip().splitlines()
+    return CheckoutError(f"claudetto: {what} failed: {detail[-1] if detail else done.returncode}")
+
+
+def add_worktree(repo: str, here: str, target: str, branch: str) -> None:
+    """`git worktree add` as Claude's creation does it: its base, its sparse paths."""
+    base_ref, sparse = worktree_settings(here)
+    has_branch = git.run(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], cwd=repo).ok
+    args = ["worktree", "add"] + (["--no-checkout"] if sparse else [])
+    if has_branch:  # a resumed session whose checkout went: its branch holds its work
+        args += [target, branch]
+    else:
+        args += ["--no-track", "-b", branch, target, base_for(repo, here, base_ref)]
+    done = git.run(args, cwd=repo, hooks=True, timeout=None)
+    if not done.ok:
+        raise _failed("git worktree add", done)
+    if not sparse:
+        return
+    for step in (["sparse-checkout", "set", "--cone", "--", *sparse], ["read-tree", "-mu", "HEAD"]):
+        done = git.run(step, cwd=target, hooks=True, timeout=None)
+        if not done.ok:
+            # just made, nothing of anyone's inside: take it back so a retry starts clean
+            git.run(["worktree", "remove", "--force", target], cwd=repo)
+            if not has_branch:
+                git.run(["branch", "-D", branch], cwd=repo)
+            raise _failed(f"git {step[0]} (worktree.sparsePaths)", done)
+
+
+def copy_included(repo: str, target: str) -> int:
+    """Copy into `target` the git-ignored files of `repo` that its `.worktreeinclude`
+    (gitignore syntax) lists, as Claude's creation does; existing files are never
+    overwritten and nothing leaves `target`. Returns the number copied; failures are logged."""
+    include = os.path.join(repo, ".worktreeinclude")
+    if not os.path.isfile(include):
+        return 0
+    listed = git.run(["ls-files", "-z", "--others", "--ignored", f"--exclude-from={include}"], cwd=repo)
+    if not listed.ok:
+        log(f"checkouts: .worktreeinclude of {repo} cannot be read by git; nothing copied")
+        return 0
+    candidates = [p for p in listed.text.split("\0") if p]
+    if not candidates:
+        return 0
+    ignored = git.run(["check-ignore", "-z", "--stdin"], cwd=repo, input=os.fsencode("\0".join(candidates)))
+    top = os.path.realpath(target)
+    return sum(_copy_one(repo, target, top, rel) for rel in ignored.text.split("\0") if rel)
+
+
+def _copy_one(repo: str, target: str, top: str, rel: str) -> bool:
+    """One ignored file (or symlink) copied to the same place in `target`, never written
+    through a parent that leads out of it; True when copied."""
+    import shutil
+
+    source, dest = os.path.join(repo, rel), os.path.join(target, rel)
+    if ".." in rel.split("/") or os.path.lexists(dest):
+        return False
+    try:
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        parent = os.path.realpath(os.path.dirname(dest))
+        if parent != top and not parent.startswith(top + "/"):
+            return False  # a parent is a symlink out of the checkout: never write through it
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), dest)
+        elif os.path.isfile(source):
+            shutil.copy2(source, dest, follow_symlinks=False)
+        else:
+            return False
+    except OSError as exc:
+        log(f"checkouts: .worktreeinclude: cannot copy {rel}: {exc}")
+        return False
+    return True
+
+
+def make_checkout(cwd: str, folder: str) -> tuple[str, str, str]:
+    """(repository, checkout, branch) of the checkout `folder` of the repository that holds
+    `cwd`: made as Claude's creation would, or found again when git lists it already.
+    Raises CheckoutError for anything that is not safe to make or to take as it is."""
+    from app.core import paths
+
+    repo = paths.main_repo_root(cwd) if cwd else None
+    if repo is None:
+        raise CheckoutError(f"claudetto: {cwd!r} is not inside a git repository")
+    target = repo / ".claude" / "worktrees" / folder
+    branch = f"worktree-{folder}"
+    if "\n" in str(target) or "\r" in str(target):
+        raise CheckoutError("claudetto: the repository path holds a newline; Claude could not read the checkout's path")
+    if any(os.path.islink(p) for p in (repo / ".claude", target.parent, target)):
+        raise CheckoutError(f"claudetto: {target} is reached through a symlink; no checkout made")
+    if (target / ".git").exists():
+        if os.path.realpath(target) not in git.worktree_list(repo):
+            raise CheckoutError(f"claudetto: {target} has a .git but git does not list it as a worktree; not touched")
+    else:
+        if os.path.lexists(target):
+            raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        add_worktree(str(repo), paths.git_root_str(cwd) or str(repo), str(target), branch)
+        copy_included(str(repo), str(target))
+    return str(repo), str(target), branch
