@@ -10,6 +10,7 @@ row stays short and reads the same on every machine (and in every test sandbox).
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timedelta
 
 import humanize
@@ -77,6 +78,51 @@ def tail(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
+_UUID = re.compile(r"([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_WORKTREES = f"{os.sep}.claude{os.sep}worktrees{os.sep}"
+
+
+def project_of(path: str | None) -> str | None:
+    """The project folder a path belongs to, read from the path alone (no disk): the part
+    before `/.claude/worktrees/` for a checkout, else None."""
+    if path and _WORKTREES in path:
+        return path.split(_WORKTREES, 1)[0]
+    return None
+
+
+def compact_path(path: str, width: int, project: str | None = None,
+                 table: list[tuple[str, str]] | None = None) -> str:
+    """`short_path(path)` when it fits `width`, else the project and the tail: the project's
+    name (or the project slug in the path), `…`, and the last part with a session uuid cut to
+    its first 8 characters (`notes/…/9b3e7d21…`), cut from the left only when still too long."""
+    shown = short_path(path, table)
+    if len(shown) <= width:
+        return shown
+    parts = shown.rstrip(os.sep).split(os.sep)
+    last = _UUID.sub(r"\1…", parts[-1])
+    project = project or project_of(path)
+    if project and (path + os.sep).startswith(project.rstrip(os.sep) + os.sep):
+        label = os.path.basename(project.rstrip(os.sep))
+    else:  # a folder of Claude's temp tree names its project by slug
+        label = next((p for p in reversed(parts[:-1]) if p.startswith(("-", "~-"))), "")
+    if not label or label == last:
+        return tail(os.sep.join([*parts[:-1], last]), width)
+    between = os.sep if len(parts) > 1 and parts[-2] == label else f"{os.sep}…{os.sep}"
+    room = width - len(last) - len(between)
+    if room < len(label):
+        label = label[:room - 1] + "…" if room >= 4 else ""
+    return tail(f"{label}{between}{last}" if label else f"…{os.sep}{last}", width)
+
+
+def home_path(path: str | os.PathLike[str]) -> str:
+    """A real path as a person reads it: HOME's part as `~`, everything else as it is."""
+    text = os.fspath(path)
+    for home in dict.fromkeys((str(paths.home()), os.path.realpath(str(paths.home())))):
+        if home and home != os.sep and (text == home or text.startswith(home + os.sep)):
+            return "~" + text[len(home):]
+    return text
+
+
 def roots() -> list[tuple[str, str]]:
     """(prefix, label) pairs, longest prefix first, for `short_path`; the last pair is
     (HOME's project slug, "~"), which `short_path` applies to a slug inside the path."""
@@ -124,3 +170,28 @@ def bar(fraction: float, width: int) -> str:
     full, rest = divmod(eighths, 8)
     partial = " ▏▎▍▌▋▊▉"[rest] if rest else ""
     return ("█" * full + partial).ljust(width)
+
+
+def sparkline(values: list[int], width: int) -> str:
+    """The last `width` values as one line of block characters, scaled between their least
+    and their most (flat when they do not move); blank cells before too few values."""
+    shown = values[-width:]
+    if not shown:
+        return " " * width
+    low, high = min(shown), max(shown)
+    blocks = "▁▂▃▄▅▆▇█"
+    if high == low:
+        line = blocks[0] * len(shown)
+    else:
+        line = "".join(blocks[min(7, int((v - low) / (high - low) * 7 + 0.5))] for v in shown)
+    return line.rjust(width)
+
+
+def rate(bytes_per_minute: float | None) -> str:
+    """A growth rate: "+1.2 MiB/min", "steady", or "…" before there are two samples."""
+    if bytes_per_minute is None:
+        return "…"
+    if abs(bytes_per_minute) < 1:
+        return "steady"
+    sign = "+" if bytes_per_minute > 0 else "-"
+    return f"{sign}{size(int(abs(bytes_per_minute)))}/min"

@@ -1,7 +1,7 @@
-"""The Textual app: small; it declares the screens (MODES) and owns the shared outputs store.
+"""The Textual app: small; it declares the screens (MODES) and owns the shared store.
 
-Sessions and Outputs are modes, so each keeps its state while the other is shown. Judging
-and measuring run in the store's workers; their Messages land here and go to the store.
+Every screen is a mode, so each keeps its state while another is shown. The store judges,
+measures and reads sessions in its own workers (app/data/store.py); the screens subscribe.
 """
 
 from __future__ import annotations
@@ -12,28 +12,43 @@ from collections.abc import Callable
 
 from textual.app import App
 from textual.binding import Binding
+from textual.worker import Worker, WorkerState
 
-from app.commands import OutputCommands, SessionCommands, ViewCommands
+from app.commands import KeyCommands, SessionCommands
 from app.core.outputs import Judged, judge
+from app.data.store import Store
+from app.screens.checkouts import CheckoutsScreen
 from app.screens.help import HelpScreen
+from app.screens.ledger import LedgerScreen
+from app.screens.memory import MemoryScreen
 from app.screens.outputs import OutputsScreen
+from app.screens.overview import OverviewScreen
 from app.screens.sessions import SessionsScreen
-from app.widgets.store import OutputsJudged, OutputStore, SessionsRead, SizesMeasured
+
+#: (key, mode, screen, title, what it shows): the header's tabs and the app's bindings
+SCREENS = (
+    ("1", "overview", OverviewScreen, "Overview", "What can go now, what went, who is growing"),
+    ("2", "sessions", SessionsScreen, "Sessions", "Live and stale sessions"),
+    ("3", "outputs", OutputsScreen, "Outputs", "Everything the sweeps judge"),
+    ("4", "checkouts", CheckoutsScreen, "Checkouts", "Every .claude/worktrees checkout"),
+    ("5", "ledger", LedgerScreen, "Ledger", "Files changed after Claude's last edit"),
+    ("6", "memory", MemoryScreen, "Memory", "Remembered facts the tree no longer bears out"),
+)
 
 
 class ClaudettoApp(App[None]):
-    """The dashboard: live sessions, everything the sweeps judge, removals approved by hand."""
+    """The dashboard: sessions, everything the sweeps judge, checkouts, ledger, memory."""
 
     TITLE = "claudetto"
     CSS_PATH = "tui.tcss"
-    MODES = {"sessions": SessionsScreen, "outputs": OutputsScreen}
-    DEFAULT_MODE = "sessions"
-    COMMANDS = App.COMMANDS | {ViewCommands, SessionCommands, OutputCommands}
+    MODES = {mode: screen for _key, mode, screen, _title, _what in SCREENS}
+    DEFAULT_MODE = "overview"
+    COMMANDS = App.COMMANDS | {KeyCommands, SessionCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit", tooltip="Leave claudetto"),
         Binding("question_mark", "help", "Help", key_display="?", id="help", tooltip="Every key and what it does"),
-        Binding("1", "switch_mode('sessions')", "Sessions", show=False, id="sessions", tooltip="Live and stale sessions"),
-        Binding("2", "switch_mode('outputs')", "Outputs", show=False, id="outputs", tooltip="Everything the sweeps judge"),
+        *(Binding(key, f"switch_mode('{mode}')", title, show=False, id=mode, tooltip=what)
+          for key, mode, _screen, title, what in SCREENS),
         Binding("r", "rejudge", "Refresh", show=False, id="refresh", tooltip="Judge every output again"),
     ]
 
@@ -43,25 +58,20 @@ class ClaudettoApp(App[None]):
         self.read_only = read_only
         self.clock = clock or time.time
         self.poll_s = poll_s
-        self.store = OutputStore(self, judge_outputs or judge)
+        self.store = Store(self, judge_outputs or judge)
+        self.tabs = [(key, mode, title) for key, mode, _screen, title, _what in SCREENS]
         self.event_loop: asyncio.AbstractEventLoop | None = None
         if read_only:
             self.sub_title = "read-only"
 
     def on_mount(self) -> None:
         self.event_loop = asyncio.get_running_loop()
-        self.store.poll_sessions()
-        self.store.refresh()
-        self.set_interval(self.poll_s, self.store.poll_sessions, name="poll sessions")
+        self.store.start(self.poll_s)
 
-    def on_sessions_read(self, message: SessionsRead) -> None:
-        self.store.apply_sessions(message)
-
-    def on_outputs_judged(self, message: OutputsJudged) -> None:
-        self.store.apply_judged(message)
-
-    def on_sizes_measured(self, message: SizesMeasured) -> None:
-        self.store.apply_sizes(message)
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The store's workers run on the app: a failed one is shown, never left waiting."""
+        if event.state == WorkerState.ERROR:
+            self.store.worker_failed(event.worker)
 
     def exit_from_signal(self) -> None:
         """Ask the app to exit from a signal handler: through the loop's wake-up pipe, so the

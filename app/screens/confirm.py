@@ -6,7 +6,7 @@ and `n` say no, and only `y` or the Yes button say yes.
 
 from __future__ import annotations
 
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -66,9 +66,15 @@ class ConfirmModal(ModalScreen[bool]):
         buttons and the screen's margin)."""
         self.query_one(VerticalScroll).styles.max_height = max(3, min(20, height - 11))
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
+    @on(Button.Pressed, "#yes")
+    def said_yes(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "yes")
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def said_no(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(False)
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

@@ -1,42 +1,84 @@
-"""The disk browser (like ncdu or gdu): a folder's children, largest first, with size bars.
+"""The disk browser, with ncdu's habits: a folder's children with size bars, largest first.
 
-Enter drills into a child folder, backspace goes up (never above the folder it started
-from), escape goes back to the Outputs. Sizes come from the one scanner
-(`scanner.children`), measured in a worker with a progress line.
+Right, `l` or enter go into a child folder; left, `h` or backspace go up (never above the
+folder it started from), with the cursor back on the folder you came from; escape goes back.
+`s`, `n`, `c`, `m` sort by size, name, items, modification time, and the same key again
+reverses; the title says which. Sizes come from the one scanner (`scanner.children`),
+measured in a worker; a folder's total is its children plus its own entry, the same figure
+its row shows one level up. A missing path, a symlink or a file is said as such.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label
+from textual.worker import Worker
 
 from app import format as fmt
 from app.core.scanner import TreeSize
+from app.screens.base import ClaudettoScreen
 from app.widgets.table import Table
 
 BAR_WIDTH = 20
+SORTS = {"size": "size", "name": "name", "items": "items", "mtime": "modified"}
 
 
-@dataclass
-class ChildrenMeasured(Message):
+@dataclass(frozen=True)
+class Listing:
+    """One folder measured: its children, its total (children + its own entry), or what it is
+    instead of a folder (`gone`, `symlink`, `file`)."""
+
     folder: str
     children: list[TreeSize]
+    total: int
+    entries: int
+    not_a_folder: str = ""
+    mtimes: dict[str, float] | None = None
 
 
-class DiskScreen(Screen[None]):
+def list_folder(folder: str) -> Listing:
+    """`folder`'s children as the scanner measures them (a worker calls this)."""
+    from app.core.scanner import children, scan
+
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return Listing(folder, [], 0, 0, "gone")
+    if os.path.islink(folder):
+        return Listing(folder, [], st.st_blocks * 512, 1, "symlink")
+    if not os.path.isdir(folder):
+        return Listing(folder, [], scan(folder).disk, 1, "file")
+    found = children(folder)
+    mtimes: dict[str, float] = {}
+    for child in found:
+        try:
+            mtimes[child.path] = os.lstat(child.path).st_mtime
+        except OSError:
+            pass
+    return Listing(folder, found, sum(c.disk for c in found) + st.st_blocks * 512,
+                   sum(c.entries for c in found), mtimes=mtimes)
+
+
+class DiskScreen(ClaudettoScreen):
     """Browse one output's tree; read only (removals happen on the Outputs screen)."""
 
     CSS_PATH = "disk.tcss"
     BINDINGS = [
-        Binding("backspace", "up", "Up", id="disk-up", tooltip="The parent folder"),
+        Binding("right,l", "open", "Open", priority=True, id="disk-open", tooltip="Go into the folder (or enter)"),
+        Binding("left,h,backspace", "up", "Up", priority=True, id="disk-up", tooltip="The parent folder"),
+        Binding("s", "sort('size')", "Size", id="disk-sort-size", tooltip="Sort by size (again: reversed)"),
+        Binding("n", "sort('name')", "Name", id="disk-sort-name", tooltip="Sort by name (again: reversed)"),
+        Binding("c", "sort('items')", "Items", show=False, id="disk-sort-items",
+                tooltip="Sort by the number of entries inside (again: reversed)"),
+        Binding("m", "sort('mtime')", "Modified", show=False, id="disk-sort-mtime",
+                tooltip="Sort by modification time, newest first (again: reversed)"),
         Binding("escape", "back", "Back", id="disk-back", tooltip="Back to the Outputs"),
     ]
 
@@ -44,6 +86,10 @@ class DiskScreen(Screen[None]):
         super().__init__()
         self.top = top
         self.folder = top
+        self.sort_by = "size"
+        self.reverse = False
+        self.listing: Listing | None = None
+        self.came_from: str | None = None  # the child to put the cursor on once listed
 
     def compose(self) -> ComposeResult:
         yield Label("", id="disk-title")
@@ -51,47 +97,87 @@ class DiskScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#disk", DataTable)
+        table = self.query_one("#disk", Table)
         for key in ("size", "bar", "items", "name"):
             table.add_column(key, key=key)
         self.open(self.top)
 
-    def open(self, folder: str) -> None:
+    def open(self, folder: str, came_from: str | None = None) -> None:
         self.folder = folder
-        self.query_one("#disk-title", Label).update(f"{fmt.short_path(folder)}  measuring…")
+        self.came_from = came_from
+        self.listing = None
+        self.show_title("measuring…")
         self.measure(folder)
 
-    @work(thread=True, exclusive=True, group="disk", exit_on_error=False)
-    def measure(self, folder: str) -> None:
-        from app.core.scanner import children
+    @work(thread=True, exclusive=True, group="disk", exit_on_error=False, name="Measuring the folder")
+    def measure(self, folder: str) -> Listing:
+        return list_folder(folder)
 
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            found = children(folder)
-        else:
-            from app.core.scanner import scan
+    def worker_done(self, worker: Worker[Any]) -> None:
+        listing = worker.result
+        if isinstance(listing, Listing) and listing.folder == self.folder:
+            self.show(listing)
 
-            found = [scan(folder)]
-        self.post_message(ChildrenMeasured(folder, found))
+    def show_title(self, status: str) -> None:
+        """The folder cut from the left so the title and its status always fit."""
+        sort = f"by {SORTS[self.sort_by]}{' reversed' if self.reverse else ''}"
+        tail = f"  {status}  sorted {sort}"
+        room = max(12, self.app.size.width - 2 - len(tail))
+        self.query_one("#disk-title", Label).update(Text(fmt.tail(fmt.short_path(self.folder), room) + tail))
 
-    def on_children_measured(self, message: ChildrenMeasured) -> None:
-        if message.folder != self.folder:
-            return
-        table = self.query_one("#disk", DataTable)
+    def show(self, listing: Listing) -> None:
+        self.listing = listing
+        table = self.query_one("#disk", Table)
         table.clear()  # a new folder: a new list, not a refresh
-        total = sum(c.disk for c in message.children) or 1
-        biggest = max((c.disk for c in message.children), default=0) or 1
-        for child in message.children:
+        what = {"gone": "gone: nothing here any more", "symlink": "a symlink: not followed",
+                "file": f"a file, {fmt.size(listing.total)}"}
+        if listing.not_a_folder:
+            self.show_title(what[listing.not_a_folder])
+            return
+        biggest = max((c.disk for c in listing.children), default=0) or 1
+        for child in listing.children:
             name = os.path.basename(child.path)
-            is_dir = os.path.isdir(child.path) and not os.path.islink(child.path)
+            is_dir = child.folders > 0 and not os.path.islink(child.path)
             table.add_row(fmt.size(child.disk), Text(fmt.bar(child.disk / biggest, BAR_WIDTH), style="cyan"),
                           f"{child.entries:,}", Text(name + ("/" if is_dir else ""), no_wrap=True), key=child.path)
-        label = f"{fmt.short_path(message.folder)}  {fmt.size(total if message.children else 0)} in " \
-                f"{len(message.children)} entries  (enter opens, backspace goes up)"
-        self.query_one("#disk-title", Label).update(label)
+        self.sort_rows()
+        table.move_to(self.came_from)
+        count = len(listing.children)
+        self.show_title(f"{fmt.size(listing.total)} in {count} entr{'y' if count == 1 else 'ies'}")
         table.focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        path = event.row_key.value
+    def sort_rows(self) -> None:
+        if self.listing is None:
+            return
+        sizes = {c.path: c for c in self.listing.children}
+        mtimes = self.listing.mtimes or {}
+
+        def by(path: str) -> tuple[Any, ...]:
+            child = sizes[path]
+            if self.sort_by == "name":
+                return (os.path.basename(path).lower(), path)
+            if self.sort_by == "items":
+                return (-child.entries, path)
+            if self.sort_by == "mtime":
+                return (-mtimes.get(path, 0.0), path)
+            return (-child.disk, path)
+
+        self.query_one("#disk", Table).order(by, reverse=self.reverse)
+
+    def action_sort(self, column: str) -> None:
+        self.reverse = not self.reverse if column == self.sort_by else False
+        self.sort_by = column
+        self.sort_rows()
+        if self.listing is not None and not self.listing.not_a_folder:
+            count = len(self.listing.children)
+            self.show_title(f"{fmt.size(self.listing.total)} in {count} entr{'y' if count == 1 else 'ies'}")
+
+    @on(DataTable.RowSelected, "#disk")
+    def open_selected(self) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        path = self.query_one("#disk", Table).cursor_key()
         if path and os.path.isdir(path) and not os.path.islink(path):
             self.open(path)
 
@@ -99,7 +185,7 @@ class DiskScreen(Screen[None]):
         if os.path.normpath(self.folder) == os.path.normpath(self.top):
             self.notify("This is the top of this output.")
             return
-        self.open(os.path.dirname(self.folder))
+        self.open(os.path.dirname(self.folder), came_from=self.folder)
 
     def action_back(self) -> None:
         self.dismiss()

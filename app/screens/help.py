@@ -1,7 +1,13 @@
-"""`?`: every key of the screen below and of the app, with what it does, and where things live."""
+"""`?`: every key of the screen below (its own, its table's and the app's, from the live
+bindings, so the help never lists a key twice or one that no longer exists), where
+claudetto looks (the real folders) and the bounds in force."""
 
 from __future__ import annotations
 
+import os
+
+from rich.table import Table as RichTable
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -9,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from app import format as fmt
+from app.commands import key_label, live_bindings
 from app.core import paths
 from app.core.bounds import all_bounds
 
@@ -18,7 +25,7 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 90%; max-width: 100; height: 90%; border: thick $accent;
+    HelpScreen > Vertical { width: 90%; max-width: 110; height: 90%; border: thick $accent;
                             background: $surface; padding: 0 1; }
     HelpScreen #help-title { text-style: bold; padding-bottom: 1; }
     """
@@ -28,30 +35,47 @@ class HelpScreen(ModalScreen[None]):
         with Vertical():
             yield Label("claudetto: keys (escape closes; ctrl+p opens the command palette)", id="help-title")
             with VerticalScroll():
-                yield Static(self.keys_text(), id="help-keys", markup=False)
+                yield Static(self.keys_table(), id="help-keys")
+                yield Static(self.places_table(), id="help-places")
 
-    def keys_text(self) -> str:
-        lines: list[str] = []
+    def keys(self) -> list[tuple[str, str, str]]:
+        """(key, name, what it does) of every key the screen below answers now."""
         stack = self.app.screen_stack
         below = stack[-2] if len(stack) > 1 else None
-        seen: set[str] = set()
-        for owner in (below, self.app):
-            if owner is None:
-                continue
-            for binding in getattr(owner, "BINDINGS", []):
-                if not isinstance(binding, Binding) or binding.id in seen:
-                    continue
-                seen.add(binding.id or binding.key)
-                key = binding.key_display or binding.key.replace("question_mark", "?")
-                lines.append(f"  {key:<12} {binding.description:<16} {binding.tooltip}")
-        lines += ["", "Where claudetto looks:"]
-        for label, path in (("sessions", paths.sessions_dir()), ("Claude temp", paths.claude_tmp_dir()),
-                            ("user temp", paths.user_tmp()), ("gate logs", paths.log_root()),
-                            ("state", paths.claudetto_home())):
-            lines.append(f"  {label:<12} {fmt.short_path(str(path))}")
-        lines += ["", "Bounds in force:"]
-        lines += [f"  {name:<18} {value}" for name, value in all_bounds().items()]
-        return "\n".join(lines)
+        return [] if below is None else [(key_label(binding), binding.description, binding.tooltip)
+                                         for _node, binding in live_bindings(below)]
+
+    def keys_table(self) -> RichTable:
+        """One row per key: key, name, what it does (wrapped inside its own column)."""
+        table = RichTable(box=None, show_header=False, padding=(0, 1), expand=True)
+        table.add_column("key", style="bold", no_wrap=True, min_width=8)
+        table.add_column("name", no_wrap=True, min_width=14)
+        table.add_column("what", ratio=1)
+        for row in self.keys():
+            table.add_row(*row)
+        return table
+
+    @staticmethod
+    def places() -> list[tuple[str, str]]:
+        """The folders and files claudetto reads, as they are on this machine (HOME as `~`)."""
+        return [(label, fmt.home_path(os.fspath(path))) for label, path in (
+            ("sessions", paths.sessions_dir()), ("Claude temp", paths.claude_tmp_dir()),
+            ("user temp", paths.user_tmp()), ("gate logs", paths.log_root()), ("projects", paths.projects_dir()),
+            ("state", paths.claudetto_home()), ("journal", paths.journal_file()))]
+
+    def places_table(self) -> RichTable:
+        table = RichTable(box=None, show_header=False, padding=(0, 1), expand=True)
+        table.add_column("what", style="bold", no_wrap=True, min_width=16)
+        table.add_column("value", ratio=1, overflow="fold")
+        table.add_row("", "")
+        table.add_row(Text("Where claudetto looks", style="bold underline"), "")
+        for label, path in self.places():
+            table.add_row(label, Text(path))
+        table.add_row("", "")
+        table.add_row(Text("Bounds in force", style="bold underline"), "")
+        for name, value in all_bounds().items():
+            table.add_row(name, str(value))
+        return table
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)

@@ -1,108 +1,81 @@
 """Outputs: everything the sweeps judge, one row each, with size, age, owner and verdict.
 
-Rows are keyed by `rule:path` and updated by difference. Sizes the sweeps did not measure
-fill in from the store's worker (a progress bar; escape cancels). Space marks a removable
-row, `d` asks and then removes the marked rows in a worker, `s` shows the full sweep's dry
-run and runs it on a yes, enter browses a row's folder. `--read-only` refuses every removal.
+Rows are keyed by `rule:path` and updated by difference (`Table.sync`). Sizes the sweeps did
+not measure fill in from the store's worker (a progress line; escape cancels). Space marks
+a removable row, `d` asks and then removes the marked rows in a worker, `s` shows the full
+sweep's dry run and runs it on a yes, enter browses a row's folder. A removed row goes at
+once; a removal that fails is shown and leaves the screen ready for the next one.
+`--read-only` refuses every removal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
-from textual import events, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.css.query import NoMatches
-from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, ProgressBar
-from textual.worker import get_current_worker
+from textual.widgets import DataTable, Footer, Input
+from textual.worker import Worker, get_current_worker
 
 from app import format as fmt
 from app.core.verdict import Verdict
+from app.data import removals
+from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.screens.disk import DiskScreen
-from app.widgets import approve
 from app.widgets.empty import EmptyState
-from app.widgets.store import OutputStore
+from app.widgets.progress import WorkLine
 from app.widgets.table import Col, Table, fit
 from app.widgets.totals import TotalsBar
 
-# fixed widths (no measuring of 2,000 rows); path takes the rest, cut from the left.
-# At 80 columns session, then age, then kind go, so the path keeps 24 cells or more.
+# fixed widths (no measuring of 2,000 rows); path takes the rest: its project and its tail
+# when long. At 80 columns session, then age, then kind go, so the path keeps 24 cells.
 COLUMNS = (Col("mark", " ", 1), Col("kind", "kind", 14, drop=3), Col("size", "size", 10),
            Col("age", "age", 14, drop=2), Col("verdict", "verdict", 20), Col("session", "session", 8, drop=1),
            Col("path", "path"))
 MIN_PATH = 24
-SORTS = {"size": True, "age": False, "kind": False}  # column -> descending
+SORTS = ("size", "age", "kind")  # the order `o` walks through
+Row = tuple[Verdict, int | None, bool, float, str | None]  # verdict, size, marked, age tick, session
 
 
-class PathCell(Text):
-    """A path cell that knows its row (DataTable.sort hands the key function cells only)."""
-
-    def __init__(self, shown: str, key: str) -> None:
-        super().__init__(shown, no_wrap=True, overflow="ellipsis")
-        self.key = key
-
-
-@dataclass
-class RemovalProgressed(Message):
-    done: int
-    total: int
-    freed: int
-
-
-@dataclass
-class RemovalFinished(Message):
-    line: str
-    sweep: bool = False
-
-
-@dataclass
-class SweepPlanned(Message):
-    plan: approve.SweepPlan
-
-
-class OutputsScreen(Screen[None]):
+class OutputsScreen(ClaudettoScreen):
     """Every judged output; mark, confirm, remove."""
 
     CSS_PATH = "outputs.tcss"
     BINDINGS = [
         Binding("space", "mark", "Mark", id="mark", tooltip="Mark or unmark the row for removal"),
         Binding("d", "remove_marked", "Remove marked", id="remove", tooltip="Ask, then remove the marked rows"),
-        Binding("s", "sweep", "Sweep", id="sweep", tooltip="The full sweep (GC + cleanup), dry run first"),
-        Binding("slash", "filter", "Filter", key_display="/", id="filter", tooltip="Show only rows matching a text"),
+        Binding("b", "browse", "Browse", id="browse", tooltip="Browse the row's folder like ncdu (or enter)"),
+        Binding("o", "next_sort", "Sort", id="sort", tooltip="Sort by the next column: size, age, kind"),
+        Binding("u", "unmark_all", "Unmark all", id="unmark", tooltip="Clear every mark"),
+        Binding("s", "sweep", "Sweep", show=False, id="sweep", tooltip="The full sweep (GC + cleanup), dry run first"),
+        Binding("slash", "filter", "Filter", show=False, key_display="/", id="filter",
+                tooltip="Show only rows matching a text"),
         Binding("escape", "cancel", "Cancel", show=False, id="cancel", tooltip="Stop measuring, or close the filter"),
-        Binding("b", "browse", "Browse", show=False, id="browse", tooltip="Browse the row's folder (or enter)"),
-        Binding("z", "sort('size')", "Sort by size", show=False, id="sort-size", tooltip="Largest first"),
-        Binding("a", "sort('age')", "Sort by age", show=False, id="sort-age", tooltip="Oldest first"),
-        Binding("k", "sort('kind')", "Sort by kind", show=False, id="sort-kind", tooltip="Grouped by kind"),
-        Binding("u", "unmark_all", "Unmark all", show=False, id="unmark", tooltip="Clear every mark"),
+        Binding("z", "sort('size')", "Sort by size", show=False, id="sort-size", tooltip="Largest first (again: reversed)"),
+        Binding("a", "sort('age')", "Sort by age", show=False, id="sort-age", tooltip="Oldest first (again: reversed)"),
+        Binding("k", "sort('kind')", "Sort by kind", show=False, id="sort-kind", tooltip="Grouped by kind (again: reversed)"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.filter = ""
         self.sort_by = "size"
+        self.reverse = False
         self.working = ""  # "remove" or "sweep" while a removal runs
         self.fitted = fit(COLUMNS, 120, MIN_PATH)
-        self.seen: dict[str, tuple[object, ...]] = {}  # row key -> what its cells were made from
-
-    @property
-    def store(self) -> OutputStore:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
+        self.roots: list[tuple[str, str]] = []
+        self.shown_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("outputs")
         yield Input(placeholder="filter: text in path, kind, session or verdict (escape closes)", id="filter")
         yield EmptyState()
         yield Table(id="outputs", cursor_type="row", zebra_stripes=True)
-        with Horizontal(id="progress"):
-            yield Label("", id="progress-label")
-            yield ProgressBar(id="progress-bar", show_eta=False)
+        yield WorkLine(id="progress")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -112,142 +85,105 @@ class OutputsScreen(Screen[None]):
         box = self.query_one("#filter", Input)
         box.value = self.filter
         box.display = bool(self.filter)
-        self.store.changed.subscribe(self, lambda _d: self.show_rows(resort=True))
+        self.store.changed.subscribe(self, lambda _d: self.show_rows())
         self.store.sized.subscribe(self, lambda _d: self.show_sizes())
-        self.show_rows(resort=True)
+        self.show_rows()
         self.show_sizes()
         table.focus()
 
     def on_resize(self, event: events.Resize) -> None:
         fitted = fit(COLUMNS, event.size.width, MIN_PATH)
-        if fitted == self.fitted:
-            return
-        self.fitted = fitted
-        table = self.query_one("#outputs", Table)
-        cursor = table.cursor_row
-        table.set_columns(fitted)  # a new width: new columns and rows (the cursor stays put)
-        self.show_rows(resort=True)
-        table.move_cursor(row=cursor, animate=False)
+        if fitted != self.fitted:
+            self.fitted = fitted
+            table = self.query_one("#outputs", Table)
+            cursor = table.cursor_key()
+            table.set_columns(fitted)  # a new width: new columns and rows (the cursor stays put)
+            self.show_rows()
+            table.move_to(cursor)
 
     # --- rows ------------------------------------------------------------------------------
 
-    def cells(self, verdict: Verdict, key: str, now: float, roots: list[tuple[str, str]]) -> list[Text]:
+    def cells(self, key: str, row: Row) -> list[Text]:
         """One row's cells for the fitted columns, as Text (a path is never read as markup)."""
-        cells: list[Text] = []
-        for column in self.fitted.keys:
-            if column == "mark":
-                cells.append(Text("✓" if key in self.store.marked else " "))
-            elif column == "kind":
-                cells.append(Text(verdict.kind))
-            elif column == "size":
-                cells.append(Text(fmt.size(self.store.size(verdict))))
-            elif column == "age":
-                cells.append(Text(fmt.age(verdict.mtime, now)))
-            elif column == "verdict":
-                cells.append(Text(fmt.verdict_cell(verdict.action, verdict.reason)))
-            elif column == "session":
-                cells.append(Text((verdict.session or "-")[:8]))
-            else:
-                cells.append(PathCell(fmt.tail(fmt.short_path(verdict.path, roots), self.fitted.rest), key))
-        return cells
+        verdict, size, marked, _tick, session = row
+        values = {
+            "mark": "✓" if marked else " ", "kind": verdict.kind, "size": fmt.size(size),
+            "age": fmt.age(verdict.mtime, self.shown_at), "verdict": fmt.verdict_cell(verdict.action, verdict.reason),
+            "session": (session or "-")[:8],
+            "path": fmt.compact_path(verdict.path, self.fitted.rest, verdict.project, self.roots),
+        }
+        return [Text(values[column], no_wrap=True, overflow="ellipsis") for column in self.fitted.keys]
 
-    def shown_rows(self) -> dict[str, Verdict]:
+    def matches(self, verdict: Verdict) -> bool:
         text = self.filter.lower()
-        if not text:
-            return dict(self.store.rows)
-        return {k: v for k, v in self.store.rows.items()
-                if text in " ".join((v.path, v.kind, v.session or "", v.action, v.reason, v.rule)).lower()}
+        return not text or text in " ".join((verdict.path, verdict.kind, self.store.session_of(verdict) or "",
+                                             verdict.action, verdict.reason, verdict.rule)).lower()
 
-    def show_rows(self, resort: bool = False) -> None:
+    def show_rows(self) -> None:
         table = self.query_one("#outputs", Table)
-        wanted = self.shown_rows()
-        added = False
-        now, roots = self.app.clock(), fmt.roots()  # type: ignore[attr-defined]
-        with self.app.batch_update():
-            for key in [k.value for k in table.rows if k.value not in wanted]:
-                table.remove_row(key)  # type: ignore[arg-type]
-                self.seen.pop(key or "", None)
-            for key, verdict in wanted.items():
-                # what a row shows depends on these alone: an unchanged row costs one compare
-                # (a mark on 2,000 rows re-shows one row, not 2,000)
-                seen = (verdict, self.store.size(verdict), key in self.store.marked, now // 30, self.fitted)
-                if key in table.rows and self.seen.get(key) == seen:
-                    continue
-                self.seen[key] = seen
-                cells = self.cells(verdict, key, now, roots)
-                if key in table.rows:
-                    for column, value, before in zip(self.fitted.keys, cells, table.get_row(key), strict=True):
-                        if value != before:
-                            table.update_cell(key, column, value)
-                            added = added or column in ("size", "age", "kind")  # its place may move
-                else:
-                    table.add_row(*cells, key=key)
-                    added = True
-            if resort and added:
-                self.sort_rows()
-        empty = self.store.judged and not self.store.rows and self.store.sessions_read and not self.store.sessions
-        self.query_one(EmptyState).display = empty
-        if self.store.problems:
-            self.notify("\n".join(self.store.problems), title="Could not judge everything", severity="warning")
-            self.store.problems = []
+        store = self.store
+        self.shown_at = self.now()
+        tick = self.shown_at // 30  # an age is shown again every 30 s, not on every change
+        self.roots = fmt.roots()
+        rows = {key: (v, store.size(v), key in store.marked, tick, store.session_of(v))
+                for key, v in store.rows.items() if self.matches(v)}
+        if table.sync(rows, self.cells).moved("size", "age", "kind"):
+            self.sort_rows()
+        self.query_one(EmptyState).display = store.found_nothing
+        if store.problems:
+            self.notify("\n".join(store.problems), title="Could not judge everything", severity="warning")
+            store.problems = []
 
     def sort_rows(self) -> None:
-        rows = self.store.rows
-        now = self.app.clock()  # type: ignore[attr-defined]
+        rows, now, size = self.store.rows, self.now(), self.store.size
 
-        def by(key: str) -> tuple[object, ...]:
-            verdict = rows[key]
+        def by(key: str) -> tuple[Any, ...]:
+            verdict = rows.get(key)
+            if verdict is None:
+                return (1,)
             if self.sort_by == "size":
-                return (-(self.store.size(verdict) or 0), verdict.path)
+                return (0, -(size(verdict) or 0), verdict.path)
             if self.sort_by == "age":
-                return (-(now - (verdict.mtime or now)), verdict.path)
-            return (verdict.kind, verdict.action != "remove", verdict.path)
+                return (0, -(now - (verdict.mtime or now)), verdict.path)
+            return (0, verdict.kind, verdict.action != "remove", verdict.path)
 
-        table = self.query_one("#outputs", DataTable)
-        table.sort("path", key=lambda cell: (0, by(cell.key)) if getattr(cell, "key", None) in rows else (1, ()))
+        table = self.query_one("#outputs", Table)
+        table.order(by, reverse=self.reverse)
+        arrow = "▲" if self.reverse else "▼"
+        for column in table.columns.values():
+            name = str(column.key.value)
+            label = next((c.label for c in self.fitted.columns if c.key == name), name)
+            column.label = Text(f"{label} {arrow}" if name == self.sort_by else label)
+        table.refresh()
 
     def show_sizes(self) -> None:
-        table = self.query_one("#outputs", DataTable)
-        with self.app.batch_update():
-            for key, verdict in self.store.rows.items():
-                if key in table.rows:
-                    value = Text(fmt.size(self.store.size(verdict)))
-                    if table.get_cell(key, "size") != value:
-                        table.update_cell(key, "size", value)
-        if self.sort_by == "size" and not self.store.progress.running and self.store.progress.total:
+        self.show_rows()
+        progress = self.store.progress
+        if self.sort_by == "size" and not progress.running and progress.total:
             self.sort_rows()  # every size is in: largest first for real
-        if not self.working:
-            progress = self.store.progress
-            self.show_progress(progress.running, f"measuring {progress.done}/{progress.total} "
-                                                 f"({progress.files:,} files) escape cancels",
-                               progress.done, progress.total)
-            if progress.cancelled:
-                self.query_one("#progress-label", Label).update("sizes: measuring cancelled (r judges again)")
-                self.query_one("#progress").display = True
-
-    def show_progress(self, shown: bool, label: str, done: int = 0, total: int = 0) -> None:
-        self.query_one("#progress").display = shown
-        self.query_one("#progress-label", Label).update(label)
-        self.query_one("#progress-bar", ProgressBar).update(total=max(total, 1), progress=done)
+        if self.working:
+            return
+        line = self.query_one(WorkLine)
+        if progress.running:
+            line.running(f"measuring {progress.done}/{progress.total} ({progress.files:,} files) escape cancels",
+                         progress.done, progress.total)
+        elif progress.cancelled:
+            line.ended("sizes: measuring cancelled (r judges again)")
+        else:
+            line.hide()
 
     def current(self) -> tuple[str, Verdict] | None:
-        table = self.query_one("#outputs", DataTable)
-        if table.row_count == 0:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        key = self.query_one("#outputs", Table).cursor_key()
         verdict = self.store.rows.get(key or "")
         return (key, verdict) if key and verdict else None
 
-    # --- actions ---------------------------------------------------------------------------
+    # --- marking and removing --------------------------------------------------------------
 
     def action_mark(self) -> None:
         found = self.current()
-        if found is None:
+        if found is None or self.refuse_read_only():
             return
         key, verdict = found
-        if self.app.read_only:  # type: ignore[attr-defined]
-            self.notify("Read-only: every removal is disabled (started with --read-only).", severity="warning")
-            return
         if key in self.store.marked:
             self.store.marked.discard(key)
         elif not verdict.removable:
@@ -256,9 +192,7 @@ class OutputsScreen(Screen[None]):
             return
         else:
             self.store.marked.add(key)
-        table = self.query_one("#outputs", DataTable)
-        table.update_cell(key, "mark", Text("✓" if key in self.store.marked else " "))
-        table.action_cursor_down()
+        self.query_one("#outputs", Table).action_cursor_down()
         self.store.changed.publish(None)
 
     def action_unmark_all(self) -> None:
@@ -267,8 +201,7 @@ class OutputsScreen(Screen[None]):
 
     def may_remove(self) -> bool:
         """False (and says why) in --read-only, or while a removal or sweep runs."""
-        if self.app.read_only:  # type: ignore[attr-defined]
-            self.notify("Read-only: every removal is disabled (started with --read-only).", severity="warning")
+        if self.refuse_read_only():
             return False
         if self.working:
             self.notify("A removal is already running.")
@@ -278,12 +211,14 @@ class OutputsScreen(Screen[None]):
     def action_remove_marked(self) -> None:
         if not self.may_remove():
             return
-        marked = [self.store.rows[k] for k in sorted(self.store.marked) if k in self.store.rows]
+        order = self.query_one("#outputs", Table).keys_in_order()
+        keys = [k for k in order if k in self.store.marked] + sorted(self.store.marked - set(order))
+        marked = [self.store.rows[k] for k in keys if k in self.store.rows]
         if not marked:
             self.notify("Nothing is marked: space marks a row that will be removed.")
             return
         kept = [v for v in self.store.rows.values() if not v.removable]
-        body = approve.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width))
+        body = removals.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width))
         total = fmt.size(sum(self.store.size(v) or 0 for v in marked))
 
         def answered(yes: bool | None) -> None:
@@ -295,64 +230,73 @@ class OutputsScreen(Screen[None]):
     def start_removal(self, marked: list[Verdict]) -> None:
         self.working = "remove"
         self.store.cancel_measure()
-        self.show_progress(True, f"removing 0/{len(marked)}", 0, len(marked))
+        self.query_one(WorkLine).running(f"removing 0/{len(marked)}", 0, len(marked))
         self.remove_worker(marked)
 
-    @work(thread=True, exclusive=True, group="remove", exit_on_error=False)
-    def remove_worker(self, marked: list[Verdict]) -> None:
+    @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The removal")
+    def remove_worker(self, marked: list[Verdict]) -> removals.Outcome:
         worker = get_current_worker()
-        outcome = approve.remove_marked(
-            marked, self.store.judge,
-            lambda done, total, freed: self.post_message(RemovalProgressed(done, total, freed)),
-            lambda: worker.is_cancelled)
-        self.post_message(RemovalFinished(approve.outcome_line(outcome)))
 
-    def on_removal_progressed(self, message: RemovalProgressed) -> None:
-        self.show_progress(True, f"removing {message.done}/{message.total}, freed {fmt.size(message.freed)}",
-                           message.done, message.total)
+        def progress(done: int, total: int, freed: int) -> None:
+            self.app.call_from_thread(self.removal_progressed, done, total, freed)
 
-    def on_removal_finished(self, message: RemovalFinished) -> None:
-        self.working = ""
-        self.store.marked.clear()
-        self.show_progress(True, message.line)
-        self.notify(message.line, title="Sweep done" if message.sweep else "Removed")
-        self.store.refresh()
+        return removals.remove_marked(marked, self.store.judge, progress, lambda: worker.is_cancelled)
+
+    def removal_progressed(self, done: int, total: int, freed: int) -> None:
+        self.query_one(WorkLine).running(f"removing {done}/{total}, freed {fmt.size(freed)}", done, total)
+
+    @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The sweep's dry run")
+    def plan_worker(self) -> removals.SweepPlan:
+        return removals.plan_sweep(self.store.judge)
+
+    @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The sweep")
+    def sweep_worker(self) -> removals.Outcome:
+        return removals.run_sweep()
+
+    def worker_done(self, worker: Worker[Any]) -> None:
+        if isinstance(worker.result, removals.SweepPlan):
+            self.sweep_planned(worker.result)
+        elif isinstance(worker.result, removals.Outcome):
+            line = removals.outcome_line(worker.result)
+            self.working = ""
+            self.store.marked.clear()
+            self.query_one(WorkLine).ended(line)
+            self.notify(line, title="Sweep done" if worker.name == "The sweep" else "Removed")
+            self.store.forget(worker.result.gone)
+            self.store.refresh()
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        if worker.group == "remove":
+            self.working = ""
+            self.query_one(WorkLine).ended(f"{worker.name} failed: {worker.error}; nothing more was removed")
+            self.store.refresh()  # what did go, if anything, leaves the table
 
     def action_sweep(self) -> None:
-        if not self.may_remove():
-            return
-        self.working = "sweep"
-        self.show_progress(True, "sweep: dry run…")
-        self.plan_worker()
+        if self.may_remove():
+            self.working = "sweep"
+            self.query_one(WorkLine).running("sweep: dry run…")
+            self.plan_worker()
 
-    @work(thread=True, exclusive=True, group="remove", exit_on_error=False)
-    def plan_worker(self) -> None:
-        self.post_message(SweepPlanned(approve.plan_sweep(self.store.judge)))
-
-    def on_sweep_planned(self, message: SweepPlanned) -> None:
-        plan = message.plan
+    def sweep_planned(self, plan: removals.SweepPlan) -> None:
         self.working = ""
-        self.show_progress(False, "")
+        self.query_one(WorkLine).hide()
         if not plan.remove:
             self.notify("The sweep would remove nothing: every output is kept for a reason.")
             return
-        body = approve.confirm_body(plan.remove, plan.keep, lambda v: self.store.size(v),
-                                    ConfirmModal.body_width(self.app.size.width))
+        body = removals.confirm_body(plan.remove, plan.keep, self.store.size, ConfirmModal.body_width(self.app.size.width))
         if plan.problems:
             body += "\n\n" + "\n".join(plan.problems)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.working = "sweep"
-                self.show_progress(True, "sweeping…")
+                self.query_one(WorkLine).running("sweeping…")
                 self.sweep_worker()
 
         self.app.push_screen(ConfirmModal(f"Full sweep (dry run): {len(plan.remove)} to remove, "
                                           f"{fmt.size(plan.total)}", body, yes="Sweep"), answered)
 
-    @work(thread=True, exclusive=True, group="remove", exit_on_error=False)
-    def sweep_worker(self) -> None:
-        self.post_message(RemovalFinished(approve.outcome_line(approve.run_sweep()), sweep=True))
+    # --- filter, sort, browse --------------------------------------------------------------
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -368,15 +312,16 @@ class OutputsScreen(Screen[None]):
             return
         box.value = text
         box.display = bool(text)
-        self.filter = text
-        self.show_rows(resort=True)
+        self.show_rows()
 
-    def on_input_changed(self, event: Input.Changed) -> None:
+    @on(Input.Changed, "#filter")
+    def filter_changed(self, event: Input.Changed) -> None:
         self.filter = event.value.strip()
-        self.show_rows(resort=True)
+        self.show_rows()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.query_one("#outputs", DataTable).focus()
+    @on(Input.Submitted, "#filter")
+    def filter_done(self) -> None:
+        self.query_one("#outputs", Table).focus()
 
     def action_cancel(self) -> None:
         if self.store.cancel_measure():
@@ -385,14 +330,19 @@ class OutputsScreen(Screen[None]):
         box = self.query_one("#filter", Input)
         if box.display:
             self.filter_text("")
-            self.query_one("#outputs", DataTable).focus()
+            self.query_one("#outputs", Table).focus()
 
     def action_sort(self, column: str) -> None:
+        self.reverse = not self.reverse if column == self.sort_by else False
         self.sort_by = column
         self.sort_rows()
-        self.notify(f"Sorted by {column}", timeout=1.5)
+        self.notify(f"Sorted by {column}{', reversed' if self.reverse else ''}", timeout=1.5)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def action_next_sort(self) -> None:
+        self.action_sort(SORTS[(SORTS.index(self.sort_by) + 1) % len(SORTS)])
+
+    @on(DataTable.RowSelected, "#outputs")
+    def open_selected(self) -> None:
         self.action_browse()
 
     def action_browse(self) -> None:

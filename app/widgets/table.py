@@ -8,6 +8,11 @@ between `add_row` and the next idle (the cursor row, right after start) is then 
 the cache at the old, narrow widths until something else bumps the counter (Textual issue
 #3533). `Table` moves the counter whenever a width moved, so every cache misses once.
 
+`Table.sync(rows, cells)` is the one keyed update of every live table (STYLE rule 12):
+rows gone are removed, rows whose source changed get only their changed cells updated, new
+rows are added, all inside one batch; a row whose source is unchanged costs one compare.
+`Table.order(by)` sorts by row key and keeps the cursor on the row it was on.
+
 `fit()` chooses the columns for a width: every column has a fixed width except the one
 that takes the rest (a path, cut from the left); optional columns go first, in their
 `drop` order, until the rest is at least `min_rest` cells.
@@ -15,11 +20,14 @@ that takes the rest (a path, cut from the left); optional columns go first, in t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from textual._two_way_dict import TwoWayDict
+from textual.binding import Binding
 from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
 
 PADDING = 1  # DataTable's default cell_padding, on each side of a cell
 SCROLLBAR = 1  # app/tui.tcss: scrollbar-size-vertical: 1 (always kept free)
@@ -63,8 +71,92 @@ def fit(columns: Sequence[Col], width: int, min_rest: int) -> Fit:
     return Fit(tuple(chosen), max(min_rest // 2, rest()))
 
 
+@dataclass(frozen=True)
+class Synced:
+    """What one `Table.sync` did: rows added and removed, and the columns whose cells moved."""
+
+    added: int = 0
+    removed: int = 0
+    columns: frozenset[str] = frozenset()
+
+    def moved(self, *columns: str) -> bool:
+        """Whether the rows' order may have changed: a row came or a cell of `columns` moved."""
+        return bool(self.added) or bool(self.columns.intersection(columns))
+
+
+_UNSEEN = object()
+
+
 class Table(DataTable[Any]):
-    """A DataTable whose painted lines always follow its column widths (see the module doc)."""
+    """A DataTable with keyed updates and painted lines that follow its column widths."""
+
+    BINDINGS = [
+        Binding("home", "scroll_top", "First row", show=False, id="first-row", tooltip="Move the cursor to the first row"),
+        Binding("end", "scroll_bottom", "Last row", show=False, id="last-row", tooltip="Move the cursor to the last row"),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._sources: dict[str, object] = {}  # row key -> what its cells were made from
+
+    def clear(self, columns: bool = False) -> Table:
+        self._sources.clear()
+        super().clear(columns)
+        return self
+
+    def sync(self, rows: Mapping[str, object], cells: Callable[[str, Any], Sequence[Any]]) -> Synced:
+        """Make the table show `rows` (row key -> the source its cells are made from, compared
+        with ==); `cells(key, source)` makes one row's cells, called only for a new or changed
+        source. New rows go to the end: the caller orders them when `Synced.moved`."""
+        keys = [column.value or "" for column in self.columns]
+        added = removed = 0
+        moved: set[str] = set()
+        with self.app.batch_update():
+            for row_key in [k for k in self.rows if k.value not in rows]:
+                self.remove_row(row_key)
+                self._sources.pop(row_key.value or "", None)
+                removed += 1
+            for key, source in rows.items():
+                if key not in self.rows:
+                    self.add_row(*cells(key, source), key=key)
+                    added += 1
+                elif self._sources.get(key, _UNSEEN) != source:
+                    for column, value, before in zip(keys, cells(key, source), self.get_row(key), strict=True):
+                        if value != before:
+                            self.update_cell(key, column, value)
+                            moved.add(str(column))
+                self._sources[key] = source
+        return Synced(added, removed, frozenset(moved))
+
+    def order(self, by: Callable[[str], Any], reverse: bool = False) -> None:
+        """Sort the rows by `by(row key)`; the cursor stays on the row it was on, except on the
+        first row, which it keeps (a list still filling in starts at its top)."""
+        current = self.cursor_key() if self.cursor_row > 0 else None
+        ordered = sorted(self._data, key=lambda row_key: by(row_key.value or ""), reverse=reverse)
+        self._row_locations = TwoWayDict({row_key: index for index, row_key in enumerate(ordered)})
+        self._update_count += 1
+        self.refresh()
+        if not self.move_to(current):
+            self.move_cursor(row=0, animate=False)
+
+    def move_to(self, key: str | None) -> bool:
+        """Put the cursor on the row `key` when there is one; whether it moved."""
+        if key is None or key not in self.rows:
+            return False
+        self.move_cursor(row=self.get_row_index(key), animate=False)
+        return True
+
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor, or None in an empty table."""
+        if self.row_count == 0:
+            return None
+        key: RowKey | None = self._row_locations.get_key(min(self.cursor_row, self.row_count - 1))
+        return key.value if key is not None else None
+
+    def keys_in_order(self) -> list[str]:
+        """Every row key, top to bottom."""
+        keys = (self._row_locations.get_key(i) for i in range(self.row_count))
+        return [key.value or "" for key in keys if key is not None]
 
     def _widths(self) -> tuple[int, ...]:
         return tuple(column.get_render_width(self) for column in self.columns.values()) + (

@@ -1,67 +1,85 @@
-"""The header line every screen shows: which screen, live sessions, reclaimable and kept bytes,
-and what is marked. It listens to the store's signals, so it never polls on its own."""
+"""The header line every screen shows: the screens (the current one named), live sessions,
+reclaimable and kept bytes, and what is marked. It listens to the store's signals, so it
+never polls on its own.
+
+Parts are dropped by priority until the line fits: the marked count and total, and the
+reclaimable total, always stay (a user who marked rows must see what is about to go).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
 
 from app import format as fmt
+from app.screens.base import claudetto
 
-if TYPE_CHECKING:
-    from app.widgets.store import OutputStore
+Part = tuple[int, Text]  # (priority: higher stays longer, text)
 
 
 class TotalsBar(Static):
-    """`claudetto  1 Sessions  2 Outputs   ● 2 live ○ 1 stale   reclaimable 50 MiB   kept 9 MiB`."""
+    """`claudetto  1 2 3 Outputs 4 5 6  ● 2 live ○ 1 stale  reclaimable 50 MiB  kept 9 MiB`."""
 
     DEFAULT_CSS = """
     TotalsBar { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
 
-    def __init__(self, current: str, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, current: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.current = current
 
-    @property
-    def store(self) -> OutputStore:
-        return self.app.store  # type: ignore[attr-defined, no-any-return]
-
     def on_mount(self) -> None:
-        for signal in (self.store.changed, self.store.sized, self.store.sessions_changed):
+        store = claudetto(self.app).store
+        for signal in (store.changed, store.sized, store.sessions_changed):
             signal.subscribe(self, lambda _data: self.show_totals())
         self.show_totals()
 
     def on_resize(self) -> None:
         self.show_totals()
 
-    def show_totals(self) -> None:
-        """One line; below 100 columns without the name and with narrower gaps, so the
-        totals and the marks still fit 80 columns."""
-        store = self.store
-        narrow = self.app.size.width < 100
-        gap = "  " if narrow else "   "
-        text = Text()
-        if not narrow:
-            text.append("claudetto ", style="bold")
-        for key, name in (("1", "Sessions"), ("2", "Outputs")):
-            style = "reverse bold" if name.lower() == self.current else "dim"
-            text.append(f" {key} {name} ", style=style)
+    def parts(self, wide: bool, named: bool = True) -> list[Part]:
+        """The line's parts; `wide`: long words, `named`: every screen's name in the tabs."""
+        app = claudetto(self.app)
+        store = app.store
+        tabs = Text()
+        for key, mode, title in app.tabs:
+            if mode == self.current:
+                tabs.append(f" {key} {title} ", style="reverse bold")
+            else:
+                tabs.append(f" {key}{' ' + title if named else ''} ", style="dim")
+        parts: list[Part] = [(9, tabs)]
+        if wide:
+            parts.insert(0, (1, Text("claudetto", style="bold")))
         live = sum(1 for s in store.sessions if s.live)
-        stale = len(store.sessions) - live
-        text.append(f"{gap}● {live} live", style="green bold")
-        text.append(f" ○ {stale} stale", style="dim")
+        sessions = Text()
+        sessions.append(f"● {live}{' live' if wide else ''}", style="green bold")
+        sessions.append(f" ○ {len(store.sessions) - live}{' stale' if wide else ''}", style="dim")
+        parts.append((5, sessions))
         if store.judged:
-            text.append(f"{gap}{'to free' if narrow else 'reclaimable'} ", style="dim")
-            text.append(fmt.size(store.total("remove")), style="bold yellow")
-            text.append("  kept ", style="dim")
-            text.append(fmt.size(store.total("keep")), style="bold")
+            parts.append((7, Text.assemble(("reclaimable " if wide else "free ", "dim"),
+                                           (fmt.size(store.total("remove")), "bold yellow"))))
+            parts.append((3, Text.assemble(("kept ", "dim"), (fmt.size(store.total("keep")), "bold"))))
         else:
-            text.append(f"{gap}judging…", style="dim")
+            parts.append((7, Text("judging…", style="dim")))
         if store.marked:
-            text.append(f"{gap}marked {len(store.marked)} · {fmt.size(store.marked_total())}", style="bold magenta")
-        if getattr(self.app, "read_only", False):
-            text.append(f"{gap}READ-ONLY", style="bold red")
-        self.update(text)
+            parts.append((8, Text(f"marked {len(store.marked)} · {fmt.size(store.marked_total())}",
+                                  style="bold magenta")))
+        if app.read_only:
+            parts.append((10, Text("READ-ONLY", style="bold red")))
+        return parts
+
+    def show_totals(self) -> None:
+        """One line that fits: the full form when it does, else short words, then the parts
+        with the lowest priority go first."""
+        width = max(10, self.size.width or self.app.size.width - 2)
+        line = Text("   ").join(text for _p, text in self.parts(wide=True))
+        if len(line) > width:
+            line = Text("   ").join(text for _p, text in self.parts(wide=True, named=False))
+        if len(line) > width:
+            parts = self.parts(wide=False, named=False)
+            while len(parts) > 1 and len(Text("  ").join(text for _p, text in parts)) > width:
+                parts.remove(min(parts, key=lambda part: part[0]))
+            line = Text("  ").join(text for _p, text in parts)
+        self.update(line)

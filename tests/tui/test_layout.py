@@ -17,15 +17,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from app.commands import OutputCommands, SessionCommands, ViewCommands
+from app.commands import KeyCommands, key_label
 from app.core.sessions import proc_start_time
-from app.sandbox import LIVE_BUSY, LIVE_WAITING, Sandbox
+from app.sandbox import LIVE_BUSY, LIVE_WAITING, STALE, Sandbox
 from app.screens.help import HelpScreen
 from app.screens.outputs import OutputsScreen
-from app.screens.sessions import SessionsScreen
-from app.tui import ClaudettoApp
+from app.tui import SCREENS, ClaudettoApp
 from app.widgets.table import Col, Table, fit
-from tests.tui.conftest import settle
+from tests.tui.conftest import goto, settle, wait_for
 
 LONG = "a cell much wider than its label"
 
@@ -90,6 +89,7 @@ async def test_sessions_rows_are_painted_in_full(box: Sandbox) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         async with app.run_test(size=(120, 36)) as pilot:
+            await goto(pilot, "sessions")  # at once: the rows arrive while it is shown
             table = app.screen.query_one("#sessions", DataTable)
             for _ in range(20):  # paint at every step of the start, like a terminal
                 await pilot.pause(0.02)
@@ -97,7 +97,7 @@ async def test_sessions_rows_are_painted_in_full(box: Sandbox) -> None:
             await settle(pilot, app, sizes=False)
             lines = assert_painted_in_full(table)
             assert len(lines) == 3
-            assert "~/code/webshop/.claude/worktrees/live-task" in lines[row_of(table, LIVE_BUSY)]
+            assert "webshop/…/live-task" in lines[row_of(table, LIVE_BUSY)]  # its project and its tail
             # a paint right after the screen adds a row wider than the others, before the
             # table measures it on idle (where the first paint used to go wrong)
             app.store.sessions_changed.subscribe(app.screen, lambda _d: painted_rows(table))
@@ -121,9 +121,11 @@ async def test_sessions_rows_are_painted_in_full(box: Sandbox) -> None:
 async def test_sessions_at_80_columns_show_the_cwd(box: Sandbox) -> None:
     app = make_app(box)
     async with app.run_test(size=(80, 24)) as pilot:
+        await goto(pilot, "sessions")
         await settle(pilot, app, sizes=False)
         await pilot.pause(0.1)
         table = app.screen.query_one("#sessions", DataTable)
+        assert "project" in [c.value for c in table.columns]  # not only above ~170 columns
         assert "cwd" in [c.value for c in table.columns]
         assert sum(c.get_render_width(table) for c in table.columns.values()) <= 80 - 1
         waiting = painted_rows(table)[row_of(table, LIVE_WAITING)]
@@ -135,7 +137,7 @@ async def test_sessions_at_80_columns_show_the_cwd(box: Sandbox) -> None:
 async def test_outputs_fit_80_columns_and_refit_on_resize(box: Sandbox) -> None:
     app = make_app(box)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
+        await goto(pilot, "outputs")
         await settle(pilot, app)
         screen = app.screen
         assert isinstance(screen, OutputsScreen)
@@ -144,7 +146,10 @@ async def test_outputs_fit_80_columns_and_refit_on_resize(box: Sandbox) -> None:
         assert "path" in keys and "session" not in keys
         assert sum(c.get_render_width(table) for c in table.columns.values()) <= 80 - 1
         build = next(i for i in range(table.row_count) if "tmp.BuildCache" in str(table.get_row_at(i)[-1]))
-        assert painted_rows(table)[build].rstrip().endswith("$TMPDIR/tmp.BuildCache")
+        assert any(line.rstrip().endswith("$TMPDIR/tmp.BuildCache") for line in await shown_rows(pilot, table, build))
+        session = next(i for i in range(table.row_count) if STALE[:8] in str(table.get_row_at(i)[-1]))
+        # a session folder shows its project and its session, not the tail of a uuid
+        assert any(line.rstrip().endswith(f"~-code-notes/{STALE[:8]}…") for line in await shown_rows(pilot, table, session))
         table.move_cursor(row=3)
         cursor_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         narrow = screen.fitted.rest
@@ -157,7 +162,15 @@ async def test_outputs_fit_80_columns_and_refit_on_resize(box: Sandbox) -> None:
         assert table.row_count == len(app.store.rows)
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key == cursor_key
         worktree = next(i for i in range(table.row_count) if "agent-a3f9c2e1b7" in str(table.get_row_at(i)[-1]))
-        assert "~/code/webshop/.claude/worktrees/agent-a3f9c2e1b7" in painted_rows(table)[worktree]
+        lines = await shown_rows(pilot, table, worktree)
+        assert any("~/code/webshop/.claude/worktrees/agent-a3f9c2e1b7" in line for line in lines)
+
+
+async def shown_rows(pilot, table: DataTable, row: int) -> list[str]:  # type: ignore[no-untyped-def, type-arg]
+    """The painted lines of the table once `row` is scrolled into view (the cursor on it)."""
+    table.move_cursor(row=row)
+    await pilot.pause(0.1)
+    return [table.render_line(y).text for y in range(1, table.size.height)]
 
 
 def test_fit_drops_optional_columns_in_order() -> None:
@@ -172,26 +185,27 @@ def bindings(owner: type) -> list[Binding]:
     return [b for b in owner.BINDINGS if isinstance(b, Binding)]
 
 
-async def test_help_and_palette_list_every_key(box: Sandbox) -> None:
+async def test_help_and_palette_are_built_from_the_live_bindings(box: Sandbox) -> None:
+    """Every key of each screen and of the app is in the help and in the palette, once."""
     app = make_app(box)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, app, sizes=False)
-        palette: list[str] = []
-        for provider in (ViewCommands, SessionCommands, OutputCommands):
-            palette += [f"{name} {help_text}" for name, help_text, _run in provider(app.screen).entries()]
-        for screen_class, mode in ((SessionsScreen, "sessions"), (OutputsScreen, "outputs")):
-            app.switch_mode(mode)
-            await pilot.pause(0.1)
+        for _key, mode, screen_class, _title, _what in SCREENS:
+            await goto(pilot, mode)
+            palette = [f"{name} {help_text}" for name, help_text, _run in KeyCommands(app.screen).entries()]
             await pilot.press("question_mark")
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, HelpScreen)
-            shown = str(app.screen.query_one("#help-keys").render())
-            for binding in bindings(screen_class) + bindings(ClaudettoApp):
-                assert binding.description in shown and binding.tooltip in shown, binding
-                key = binding.key_display or binding.key
-                if binding.id not in ("to-outputs", "sessions", "outputs"):  # views: palette by name
-                    assert any(f"({key}" in line or f" {key})" in line or f"or {key}" in line
-                               for line in palette), (key, binding.description)
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            help_screen = app.screen
+            assert isinstance(help_screen, HelpScreen)
+            shown = help_screen.keys()
+            names = [name for _k, name, _w in shown]
+            assert len(names) == len(set(names)), names  # no key listed twice
+            own = bindings(screen_class) + bindings(Table)
+            taken = {key for b in own for key in b.key.split(",")}
+            app_keys = [b for b in bindings(ClaudettoApp) if not taken.intersection(b.key.split(","))]
+            for binding in own + app_keys:
+                assert (key_label(binding), binding.description, binding.tooltip) in shown, (mode, binding)
+                assert any(line.startswith(binding.description) and f"({key_label(binding)})" in line
+                           for line in palette), (mode, binding)
             await pilot.press("escape")
-            await pilot.pause(0.1)
-            assert isinstance(app.screen, screen_class)
+            await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))

@@ -1,119 +1,210 @@
-"""A snapshot of each screen and of the modal, on the sandbox, with time frozen.
+"""A snapshot of each screen and modal at 80x24 and 120x36, on the sandbox, with time frozen.
 
-The sandbox is built under the test's tmp_path, and every path on screen is shown relative
-to one of its roots (`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR/claude-$UID`, a project slug under
-HOME as `~-code-…`), so the tmp_path never shows. Its live sessions carry no pid (the
-contract counts them live), and the app's clock is the sandbox's build time, so every
-humanized age is fixed too: nothing in a picture varies between runs.
+The sandbox is built once for the module under the tmp folder (no test here changes it:
+marks, dry runs and open dialogs write nothing), and every path on screen is shown
+relative to one of its roots (`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR/claude-$UID`, a project
+slug under HOME as `~-code-…`), so the tmp folder never shows. Its live sessions carry no
+pid (the contract counts them live), and the app's clock is the sandbox's build time, so
+every humanized age is fixed too. The help lists the real folders claudetto reads, which
+differ per machine: there, fixed stand-ins take their place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.sandbox import STALE, Sandbox, build_sandbox
+from app.screens.help import HelpScreen
 from app.tui import ClaudettoApp
-from tests.tui.conftest import point_at, settle
+from app.widgets.table import Table
+from tests.tui.conftest import goto, point_at, settle, wait_for
 
-SIZE = (120, 36)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+PLACES = [("sessions", "~/.claude/sessions"), ("Claude temp", "/tmp/claude-1000"), ("user temp", "/tmp"),
+          ("gate logs", "/tmp/claudetto"), ("projects", "~/.claude/projects"), ("state", "~/.claudetto"),
+          ("journal", "~/.claudetto/journal.jsonl")]
 
 
-@pytest.fixture
-def snapbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
-    box = build_sandbox(tmp_path / "box", live_processes=False, scale=0.25)
-    point_at(box, monkeypatch)
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    box = build_sandbox(tmp_path_factory.mktemp("snapshots") / "box", live_processes=False, scale=0.25)
     try:
         yield box
     finally:
         box.close()
 
 
+@pytest.fixture
+def snapbox(built: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    point_at(built, monkeypatch)
+    monkeypatch.setattr(HelpScreen, "places", staticmethod(lambda: PLACES))
+    return built
+
+
 def make_app(box: Sandbox) -> ClaudettoApp:
     return ClaudettoApp(clock=lambda: box.now, poll_s=3600)
 
 
-async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-    await settle(pilot, pilot.app)
-    pilot.app.clear_notifications()
+async def ready(pilot: Any, mode: str | None = None) -> None:
+    """Judged, measured, each live session sampled once; on `mode`'s screen; nothing blinking."""
+    app = pilot.app
+    if mode:
+        await goto(pilot, mode)
+    await settle(pilot, app)
+    await wait_for(pilot, lambda: len(app.store.growth) == 2)
+    await pilot.pause(0.2)
+    app.clear_notifications()
     await pilot.pause(0.1)
 
 
-def test_sessions_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+async def loaded(pilot: Any, selector: str, ready_text: str = "") -> Table:
+    """The screen's table once its worker filled it (and its detail pane says `ready_text`)."""
+    table = pilot.app.screen.query_one(selector, Table)
+    await wait_for(pilot, lambda: table.row_count > 0)
+    if ready_text:
+        await wait_for(pilot, lambda: ready_text in str(pilot.app.screen.query_one("#detail").render()))
+    await pilot.pause(0.2)
+    return table
+
+
+@SIZES
+def test_overview(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
         await ready(pilot)
-        table = pilot.app.screen.query_one("#sessions")
-        row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == STALE[:8])
-        table.move_cursor(row=row)
+        await wait_for(pilot, lambda: pilot.app.screen.query_one("DayBars").days)
         await pilot.pause(0.2)
 
-    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
-def test_outputs_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
-        await ready(pilot)
-        await pilot.press("space")  # the largest row: removable
+@SIZES
+def test_sessions(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "sessions")
+        stale = next(s.file for s in pilot.app.store.sessions if s.session_id == STALE)
+        pilot.app.screen.query_one("#sessions", Table).move_to(stale)
         await pilot.pause(0.2)
 
-    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
-def test_outputs_screen_small_terminal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
-        await ready(pilot)
+@SIZES
+def test_outputs(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "outputs")
+        await pilot.press("space", "space")  # the two largest rows: removable
+        await pilot.pause(0.2)
 
-    assert snap_compare(make_app(snapbox), terminal_size=(80, 24), run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
-def test_confirm_modal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
-        await ready(pilot)
-        await pilot.press("space", "space", "d")
+@SIZES
+def test_checkouts(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "checkouts")
+        table = await loaded(pilot, "#checkouts")
+        table.move_to(str(snapbox.project / ".claude" / "worktrees" / "bold-oak-a3f2"))
+        await loaded(pilot, "#checkouts", "release would delete")
+
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
+
+
+@SIZES
+def test_release_modal(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "checkouts")
+        table = await loaded(pilot, "#checkouts")
+        table.move_to(str(snapbox.project / ".claude" / "worktrees" / "quiet-fern-2b9e"))
+        await loaded(pilot, "#checkouts", "release would delete")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "ConfirmModal")
         await pilot.pause(0.3)
 
-    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
-def test_confirm_modal_small_terminal(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    """At 80x24 each line fits (short reasons, paths cut from the left) and the buttons show."""
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
-        await ready(pilot)
-        await pilot.press("space", "space", "d")
+@SIZES
+def test_ledger(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "ledger")
+        table = await loaded(pilot, "#ledger")
+        table.move_to(str(snapbox.project / "src" / "app.py"))
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
+
+
+@SIZES
+def test_memory(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "memory")
+        table = await loaded(pilot, "#findings")
+        screen = pilot.app.screen
+        table.move_to(next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin"))
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
+
+
+@SIZES
+def test_supersede_modal(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "memory")
+        table = await loaded(pilot, "#findings")
+        screen = pilot.app.screen
+        table.move_to(next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin"))
+        await pilot.press("u")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "SupersedeModal")
+        pilot.app.screen.query_one("#correction").value = "The shop runs on Flask 3.0."
         await pilot.pause(0.3)
 
-    assert snap_compare(make_app(snapbox), terminal_size=(80, 24), run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
-def test_help_screen(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
-        await ready(pilot)
+@SIZES
+def test_confirm_modal(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "outputs")
+        await pilot.press("space", "space", "d")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "ConfirmModal")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
+
+
+@SIZES
+def test_help(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "outputs")
         await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
         await pilot.pause(0.3)
 
-    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
-def test_disk_browser(snapbox: Sandbox, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
-        await ready(pilot)
+@SIZES
+def test_disk_browser(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "outputs")
         screen = pilot.app.screen
         screen.filter_text("agent-a3f9")
         await pilot.pause(0.2)
         screen.query_one("#outputs").focus()
         await pilot.press("enter")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if pilot.app.screen.query("#disk") and pilot.app.screen.query_one("#disk").row_count:
-                break
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: pilot.app.screen.query("#disk") and pilot.app.screen.listing is not None)
+        await pilot.pause(0.3)
 
-    assert snap_compare(make_app(snapbox), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
+
+
+def test_no_tmp_folder_on_screen(snapbox: Sandbox) -> None:
+    """What the pictures rest on: no path on screen names the module's tmp folder."""
+    svgs = Path(__file__).parent / "__snapshots__" / "test_snapshots"
+    for svg in svgs.glob("*.svg"):
+        text = svg.read_text(encoding="utf-8")
+        assert "pytest-of" not in text and str(snapbox.root.parent.name) not in text, svg.name

@@ -1,10 +1,11 @@
-"""Approving removals by hand: what the confirmation says, and the removal itself.
+"""Removals approved by hand: what the confirmation says, and the removal itself.
 
-The removal runs in a worker thread (the Outputs screen's), so these are plain functions.
-Before anything goes, every marked verdict is judged again by the same sweeps (a session
-may have started since); only what is still `remove` goes, through the one removal core:
-`removal.remove` with the verdict's root and rule, or `worktrees.remove_worktree` for a
-worktree (which re-checks its own five conditions).
+The removal runs in a worker thread, so these are plain functions. Before anything goes,
+every marked verdict is judged again by the same sweeps (a session may have started since);
+only what is still `remove` goes, through the one removal core: `removal.remove` with the
+verdict's root and rule, or `worktrees.remove_worktree` for a worktree (which re-checks its
+own conditions). A checkout is released through `release.release_checkout`. The dashboard
+never removes anything itself.
 """
 
 from __future__ import annotations
@@ -21,32 +22,35 @@ SHOWN = 15  # lines per list in a confirmation
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one approved removal did."""
+    """What one approved removal did; `gone` are the paths that went."""
 
     removed: int = 0
     freed: int = 0
     not_removed: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    gone: list[str] = field(default_factory=list)
+
+
+def _listed(verdicts: list[Verdict], line: Callable[[Verdict], str]) -> list[str]:
+    lines = [line(v) for v in verdicts[:SHOWN]]
+    if len(verdicts) > SHOWN:
+        lines.append(f"  … and {len(verdicts) - SHOWN} more")
+    return lines
 
 
 def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[Verdict], int | None],
                  width: int = 104) -> str:
-    """What goes (count, total size, each path) and what is kept and why, one line each in
-    `width` cells (paths cut from the left; below 90 cells a reason in its short form)."""
+    """What goes (count, total size, each path, in the order given) and what is kept and why,
+    one line each in `width` cells (paths cut from the left; below 90 cells a short reason)."""
     total = sum(size_of(v) or 0 for v in marked)
     wide = width >= 90
     why_width = 42 if wide else 20
     lines = [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
-    lines += [f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} {fmt.tail(fmt.short_path(v.path), max(16, width - 29))}"
-              for v in marked[:SHOWN]]
-    if len(marked) > SHOWN:
-        lines.append(f"  … and {len(marked) - SHOWN} more")
+    lines += _listed(marked, lambda v: f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} "
+                                       f"{fmt.tail(fmt.short_path(v.path), max(16, width - 29))}")
     if kept:
         lines += ["", f"Kept ({len(kept)}), and why:"]
-        lines += [f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
-                  f"{fmt.tail(fmt.short_path(v.path), max(16, width - why_width - 3))}"
-                  for v in kept[:SHOWN]]
-        if len(kept) > SHOWN:
-            lines.append(f"  … and {len(kept) - SHOWN} more")
+        lines += _listed(kept, lambda v: f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
+                                         f"{fmt.tail(fmt.short_path(v.path), max(16, width - why_width - 3))}")
     lines += ["", "Each is judged again just before it goes; what is no longer removable stays."]
     return "\n".join(lines)
 
@@ -75,6 +79,7 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
     fresh = {(v.rule, v.path): v for v in judge().verdicts}
     removed = freed = 0
     refused: list[tuple[str, str]] = []
+    gone: list[str] = []
     for done, verdict in enumerate(wanted, 1):
         if cancelled():
             refused += [(v.path, "cancelled") for v in wanted[done - 1:]]
@@ -87,10 +92,11 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
             if ok:
                 removed += 1
                 freed += freed_bytes
+                gone.append(now.path)
             else:
                 refused.append((verdict.path, why))
         progress(done, len(wanted), freed)
-    return Outcome(removed, freed, refused)
+    return Outcome(removed, freed, refused, gone)
 
 
 def outcome_line(outcome: Outcome) -> str:
@@ -126,16 +132,19 @@ def run_sweep() -> Outcome:
 
     removed = freed = 0
     problems: list[tuple[str, str]] = []
+    gone: list[str] = []
     try:
         report = gc.sweep(dry_run=False)
         removed += int(getattr(report, "removed", 0))
         freed += int(getattr(report, "freed", 0))
+        gone += [str(e.path) for e in getattr(report, "entries", []) if getattr(e, "status", "") == "removed"]
     except Exception as exc:  # noqa: BLE001 - the cleanup still runs
         problems.append(("output GC", f"{type(exc).__name__}: {exc}"))
     try:
         cleanup = hygiene.run_cleanup(paths.known_projects())
         removed += sum(1 for v in cleanup.verdicts if v.action == "remove")
         freed += cleanup.bytes
+        gone += [v.path for v in cleanup.verdicts if v.action == "remove"]
     except Exception as exc:  # noqa: BLE001
         problems.append(("cleanup", f"{type(exc).__name__}: {exc}"))
-    return Outcome(removed, freed, problems)
+    return Outcome(removed, freed, problems, gone)

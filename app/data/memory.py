@@ -1,0 +1,70 @@
+"""The Memory screen's data: the findings of the memory sweep for every known project
+(`memory.sweep`, which only reads), and a memory file's lines for the viewer.
+
+A correction is written by `memory.supersede` (strike the line, add a dated correction
+below it), never here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from app.core.memory import Finding
+
+FILE_LINES_MAX = 2000
+
+
+@dataclass(frozen=True)
+class MemoryFindings:
+    findings: list[Finding]
+    swept: list[str]  # the project roots whose memory was read
+    problems: list[str]  # one line per project that could not be swept
+
+
+def read_findings(timeout_s: float = 60.0) -> MemoryFindings:
+    """Every finding of every known project, by project, file and line."""
+    from app.core import memory, paths
+
+    try:
+        known = [str(p) for p in paths.known_projects()]
+    except OSError:
+        known = []
+    # the worktrees of a repository share its memory: each repository once, as its main root
+    roots = list(dict.fromkeys(str(paths.main_repo_root(p) or paths.git_root_str(p) or p) for p in known))
+    findings: list[Finding] = []
+    problems: list[str] = []
+    for root in roots:
+        try:
+            findings += memory.sweep(root, timeout_s=timeout_s)
+        except Exception as exc:  # noqa: BLE001 - one project's memory must not hide the others
+            problems.append(f"{root}: {type(exc).__name__}: {exc}")
+    findings.sort(key=lambda f: (f.project, f.file, f.line or 0, f.kind))
+    return MemoryFindings(findings, roots, problems)
+
+
+def file_lines(path: str) -> list[str]:
+    """The lines of a memory file for the viewer ([] when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return [line.rstrip("\r\n") for _n, line in zip(range(FILE_LINES_MAX), fh, strict=False)]
+    except OSError:
+        return []
+
+
+def finding_key(finding: Finding) -> str:
+    return f"{finding.file}\0{finding.line or 0}\0{finding.kind}\0{finding.token}"
+
+
+def index_line(topic_file: str) -> str:
+    """The MEMORY.md line that would list a topic file: `- [name](file.md) — description`,
+    from the file's frontmatter (its file name when it has none)."""
+    from app.core.memory_lint import frontmatter
+
+    name = os.path.basename(topic_file)
+    lines = file_lines(topic_file)
+    found = frontmatter("\n".join(lines) + "\n")
+    meta = found[0] if found else {}
+    title = meta.get("name") or os.path.splitext(name)[0]
+    about = meta.get("description") or ""
+    return f"- [{title}]({name})" + (f" — {about}" if about else "")

@@ -1,0 +1,62 @@
+"""What every screen of the dashboard has: typed access to the app and its store, the header
+and footer around its own widgets, and a failed worker shown to the user.
+
+A worker that raises must never leave a screen waiting for an answer that will not come:
+`on_worker_state_changed` hears of every worker the screen started, and a failed one is
+shown (an error notification) and handed to `worker_failed`, where a screen puts its state
+back (the Outputs screen ends "A removal is already running." there).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+if TYPE_CHECKING:
+    from app.data.store import Store
+    from app.tui import ClaudettoApp
+
+
+def claudetto(app: object) -> ClaudettoApp:
+    """The running app, typed (a screen's or a widget's `self.app`)."""
+    return cast("ClaudettoApp", app)
+
+
+class ClaudettoScreen(Screen[None]):
+    """A screen of the dashboard (one per file in app/screens/)."""
+
+    @property
+    def claudetto(self) -> ClaudettoApp:
+        return claudetto(self.app)
+
+    @property
+    def store(self) -> Store:
+        return self.claudetto.store
+
+    def now(self) -> float:
+        return self.claudetto.clock()
+
+    def refuse_read_only(self) -> bool:
+        """True (and says why) when the app runs with --read-only."""
+        if self.claudetto.read_only:
+            self.notify("Read-only: every change is disabled (started with --read-only).", severity="warning")
+        return self.claudetto.read_only
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker this screen started ends here: its result, or its failure shown."""
+        worker = event.worker
+        if event.state == WorkerState.SUCCESS:
+            self.worker_done(worker)
+        elif event.state == WorkerState.ERROR:
+            error = worker.error
+            self.notify(f"{worker.name or 'A worker'} failed: {type(error).__name__}: {error}",
+                        title="Something went wrong", severity="error", timeout=10)
+            self.worker_failed(worker)
+
+    def worker_done(self, worker: Worker[Any]) -> None:
+        """Show what `worker` returned (`worker.result`)."""
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        """Put the screen's state back after `worker` raised (the notification is shown)."""

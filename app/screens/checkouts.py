@@ -1,0 +1,299 @@
+"""Checkouts: every `.claude/worktrees/*` of every known project, with its state (active,
+released, cut short, unmanaged), the sessions holding it, size and verdict; below, for the
+highlighted one, what git says of it and what a release would delete.
+
+`r` releases a session checkout (or finishes a release that was cut short): the core's dry
+run lists the scratch that goes with its size and says `.tmp/` stays, and a yes runs
+`release.release_checkout`. `d` removes a checkout the verdict calls removable, through
+`worktrees.remove_worktree`, which judges it once more. Both run in workers.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
+
+from app import format as fmt
+from app.core.release import Release
+from app.core.worktrees import WorktreeInfo
+from app.data import checkouts, removals
+from app.screens.base import ClaudettoScreen
+from app.screens.confirm import ConfirmModal
+from app.widgets.progress import WorkLine
+from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.totals import TotalsBar
+
+COLUMNS = (Col("name", "name"), Col("project", "project", 10, drop=2), Col("branch", "branch", 18, drop=1),
+           Col("size", "size", 10), Col("state", "state", 9), Col("sessions", "sessions", 12, drop=3),
+           Col("verdict", "verdict", 20))
+MIN_NAME = 16
+STATES = {"active": "active", "released": "released", "cut_short": "cut short", "unmanaged": "unmanaged"}
+STATE_STYLES = {"active": "green", "released": "dim", "cut_short": "bold yellow", "unmanaged": ""}
+
+
+def sessions_cell(sessions: dict[str, bool]) -> str:
+    if not sessions:
+        return "-"
+    live = sum(sessions.values())
+    if len(sessions) == 1:
+        sid, running = next(iter(sessions.items()))
+        return f"{sid[:8]} {'●' if running else '○'}"
+    return f"{len(sessions)} ({live} live)"
+
+
+def verdict_text(info: WorktreeInfo) -> str:
+    return "removable" if info.removable else f"keep: {info.reason}"
+
+
+class CheckoutsScreen(ClaudettoScreen):
+    """Session checkouts and every other worktree; release, remove."""
+
+    CSS_PATH = "checkouts.tcss"
+    BINDINGS = [
+        Binding("r", "release", "Release", id="release",
+                tooltip="Release the checkout: delete its declared scratch, keep .tmp/ (or finish a cut-short release)"),
+        Binding("d", "remove", "Remove", id="checkout-remove", tooltip="Remove the checkout (only when removable)"),
+        Binding("f", "release", "Finish release", show=False, id="finish",
+                tooltip="Finish a release that was cut short (as r does on such a row)"),
+        Binding("ctrl+r", "refresh", "Refresh", id="checkouts-refresh", tooltip="Read every checkout again"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.infos: dict[str, WorktreeInfo] = {}
+        self.read = False
+        self.busy = False
+        self.fitted: Fit = fit(COLUMNS, 120, MIN_NAME)
+
+    def compose(self) -> ComposeResult:
+        yield TotalsBar("checkouts")
+        yield Table(id="checkouts", cursor_type="row", zebra_stripes=True)
+        yield Static("reading the checkouts…", id="detail")
+        yield WorkLine(id="progress")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fitted = fit(COLUMNS, self.app.size.width, MIN_NAME)
+        self.query_one("#checkouts", Table).set_columns(self.fitted)
+        self.action_refresh()
+        self.query_one("#checkouts", Table).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        fitted = fit(COLUMNS, event.size.width, MIN_NAME)
+        if fitted != self.fitted:
+            self.fitted = fitted
+            self.query_one("#checkouts", Table).set_columns(fitted)
+            self.show_rows()
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        self.read_worker()
+
+    @work(thread=True, exclusive=True, group="read", exit_on_error=False, name="Reading the checkouts")
+    def read_worker(self) -> list[WorktreeInfo]:
+        return checkouts.read_checkouts()
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False, name="Reading the checkout")
+    def detail_worker(self, info: WorktreeInfo) -> checkouts.CheckoutDetail:
+        return checkouts.checkout_detail(info)
+
+    def cells(self, _key: str, info: WorktreeInfo) -> list[Text]:
+        values = {
+            "name": Text(fmt.tail(info.name, self.fitted.rest), no_wrap=True),
+            "project": Text(os.path.basename(info.project.rstrip("/"))),
+            "branch": Text(info.branch or "-", no_wrap=True, overflow="ellipsis"),
+            "size": Text(fmt.size(info.size)),
+            "state": Text(STATES.get(info.state, info.state), style=STATE_STYLES.get(info.state, "")),
+            "sessions": Text(sessions_cell(info.sessions)),
+            "verdict": Text(verdict_text(info), style="bold" if info.removable else ""),
+        }
+        return [values[key] for key in self.fitted.keys]
+
+    def show_rows(self) -> None:
+        table = self.query_one("#checkouts", Table)
+        table.sync(self.infos, self.cells)
+        self.show_detail_of_cursor()
+
+    def highlighted(self) -> WorktreeInfo | None:
+        return self.infos.get(self.query_one("#checkouts", Table).cursor_key() or "")
+
+    @on(DataTable.RowHighlighted, "#checkouts")
+    def show_detail_of_cursor(self) -> None:
+        info = self.highlighted()
+        if info is None:
+            self.query_one("#detail", Static).update(
+                "No checkouts in .claude/worktrees/ of any known project." if self.read else "reading the checkouts…")
+            return
+        self.query_one("#detail", Static).update(self.head(info) + Text("\ngit: reading…", style="dim"))
+        self.detail_worker(info)
+
+    def head(self, info: WorktreeInfo) -> Text:
+        text = Text()
+        text.append(info.name, style="bold")
+        text.append(f"  branch {info.branch or '-'}  {info.kind} checkout of {fmt.short_path(info.project)}\n")
+        state = STATES.get(info.state, info.state)
+        text.append(f"state: {state}", style=STATE_STYLES.get(info.state, ""))
+        if info.state == "cut_short":
+            text.append("  (r finishes the release)")
+        holders = ", ".join(f"{sid[:8]} ({'live' if running else 'ended'})" for sid, running in info.sessions.items())
+        text.append(f"   sessions: {holders or 'none recorded'}\n")
+        if info.removable:
+            text.append("verdict: removable (d removes it; it is judged again first)", style="bold")
+        else:
+            text.append(f"verdict: {fmt.reason('keep', info.reason)}")
+        return text
+
+    def detail_text(self, detail: checkouts.CheckoutDetail) -> Text:
+        text = Text()
+        git = detail.git
+        if git.error:
+            text.append(f"\ngit: cannot say ({git.error})", style="yellow")
+        else:
+            text.append(f"\ngit: {git.changed} changed, {git.untracked} untracked, {git.ignored} ignored; "
+                        f"{git.unmerged} commit{'s' if git.unmerged != 1 else ''} on no other branch")
+        plan = detail.release
+        if plan is None:
+            text.append("\nrelease: not a session checkout claudetto made; nothing to release", style="dim")
+        elif not plan.goes:
+            text.append("\nrelease: no declared scratch to delete")
+        else:
+            goes = ", ".join(f"{rel} {fmt.size(size)}" for rel, size in plan.goes)
+            text.append(f"\nrelease would delete {fmt.size(plan.total)}: {goes}")
+        if plan is not None:
+            text.append("; .tmp/ stays" if detail.tmp_kept else "; .tmp/ would stay")
+            if plan.kept:
+                text.append(f"; kept: {', '.join(f'{rel} ({why})' for rel, why in plan.kept)}")
+        return text
+
+    def worker_done(self, worker: Worker[Any]) -> None:
+        result = worker.result
+        if worker.group == "read" and isinstance(result, list):
+            self.read = True
+            self.infos = {info.path: info for info in result}
+            self.show_rows()
+        elif isinstance(result, checkouts.CheckoutDetail):
+            info = self.highlighted()
+            if info is not None and info.path == result.path:
+                self.query_one("#detail", Static).update(self.head(info) + self.detail_text(result))
+        elif isinstance(result, Release):
+            self.release_answered(result)
+        elif isinstance(result, tuple) and worker.group == "act":
+            self.removal_done(*result)
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        if worker.group == "act":
+            self.busy = False
+            self.query_one(WorkLine).ended(f"{worker.name} failed: {worker.error}")
+            self.action_refresh()
+
+    # --- release ----------------------------------------------------------------------------
+
+    def action_release(self) -> None:
+        info = self.highlighted()
+        if info is None or self.refuse_read_only() or self.refuse_busy():
+            return
+        if info.state == "unmanaged" or info.kind != "session":
+            self.notify(f"{info.name} is not a session checkout claudetto made: there is nothing to release.",
+                        severity="warning")
+            return
+        self.busy = True
+        self.query_one(WorkLine).running(f"{info.name}: what would a release delete…")
+        self.release_worker(info.path, True)
+
+    @work(thread=True, exclusive=True, group="act", exit_on_error=False, name="The release")
+    def release_worker(self, path: str, dry_run: bool) -> Release:
+        from app.core.release import release_checkout
+
+        return release_checkout(path, dry_run=dry_run)
+
+    def release_answered(self, done: Release) -> None:
+        self.busy = False
+        name = os.path.basename(done.path)
+        if done.status == "dry_run":
+            self.query_one(WorkLine).hide()
+            self.ask_release(done)
+            return
+        line = {
+            "released": f"{name}: released, freed {fmt.size(done.freed)}; .tmp/ and everything else kept",
+            "held": f"{name}: held by {', '.join(h[:8] for h in done.holders)}; nothing released",
+            "busy": f"{name}: another release of it is running; try again when it ends",
+            "not_managed": f"{name}: not a session checkout claudetto made; left alone",
+            "missing": f"{name}: gone; its record was dropped",
+        }.get(done.status, f"{name}: {done.status}")
+        self.query_one(WorkLine).ended(line)
+        self.notify(line, title="Release", severity="information" if done.status == "released" else "warning")
+        self.action_refresh()
+
+    def ask_release(self, plan: Release) -> None:
+        goes = [v for v in plan.verdicts if v.action == "remove"]
+        kept = [v for v in plan.verdicts if v.action == "keep"]
+        name = os.path.basename(plan.path)
+        cut = plan.state == "cut_short"
+        lines = [f"{'Finish the release of' if cut else 'Release'} {name}: delete {len(goes)} scratch "
+                 f"folder{'s' if len(goes) != 1 else ''}, {fmt.size(plan.freed)}:"]
+        lines += [f"  {fmt.size(v.size):>10}  {os.path.relpath(v.path, plan.path)}" for v in goes]
+        lines += [f"  kept ({v.reason}): {os.path.relpath(v.path, plan.path)}" for v in kept]
+        lines += ["", ".tmp/ stays, and so does everything else: the checkout stays on disk for a later",
+                  "session to reclaim. Each folder is checked again just before it goes."]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.busy = True
+                self.query_one(WorkLine).running(f"{name}: releasing…")
+                self.release_worker(plan.path, False)
+
+        title = f"{'Finish the release of' if cut else 'Release'} {name} ({fmt.size(plan.freed)})?"
+        self.app.push_screen(ConfirmModal(title, "\n".join(lines), yes="Release"), answered)
+
+    # --- removal ----------------------------------------------------------------------------
+
+    def refuse_busy(self) -> bool:
+        if self.busy:
+            self.notify("A release or removal is already running.")
+        return self.busy
+
+    def action_remove(self) -> None:
+        info = self.highlighted()
+        if info is None or self.refuse_read_only() or self.refuse_busy():
+            return
+        if not info.removable:
+            self.notify(f"Cannot remove {info.name}: {fmt.reason('keep', info.reason)}.", title="Kept",
+                        severity="warning")
+            return
+        body = (f"Remove the checkout {fmt.short_path(info.path)}, {fmt.size(info.size)}, and its branch "
+                f"{info.branch or '-'} when every commit of it is elsewhere.\n\n"
+                "It is judged again just before it goes: a session working in it, a changed file or a "
+                "commit found nowhere else keeps it.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.busy = True
+                self.query_one(WorkLine).running(f"{info.name}: removing…")
+                self.remove_worker(info)
+
+        self.app.push_screen(ConfirmModal(f"Remove {info.name} ({fmt.size(info.size)})?", body), answered)
+
+    @work(thread=True, exclusive=True, group="act", exit_on_error=False, name="The removal")
+    def remove_worker(self, info: WorktreeInfo) -> tuple[str, bool, int, str]:
+        return (info.path, *removals.remove_one(info.verdict))
+
+    def removal_done(self, path: str, removed: bool, freed: int, why: str) -> None:
+        self.busy = False
+        name = os.path.basename(path)
+        line = (f"{name}: removed, freed {fmt.size(freed)}" if removed
+                else f"{name}: kept ({fmt.reason('keep', why)})")
+        self.query_one(WorkLine).ended(line)
+        self.notify(line, title="Removed" if removed else "Kept", severity="information" if removed else "warning")
+        if removed:
+            self.infos.pop(path, None)
+            self.show_rows()
+            self.store.forget([path])
+        self.action_refresh()

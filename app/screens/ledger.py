@@ -1,0 +1,143 @@
+"""Ledger: every file Claude edited, with the agent of its last edit, when, whether it
+changed since (the user or a tool), and whether Claude was told. Changed rows stand out;
+below, what changed: size and modification time at the last edit and now.
+
+Read in a worker every REFRESH_S (and on `r`) through `ledger.ledger_files`, which writes
+nothing: looking at the ledger never marks a change as told.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
+
+from app import format as fmt
+from app.data.ledger import LedgerRow, Stat, read_ledger
+from app.screens.base import ClaudettoScreen
+from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.totals import TotalsBar
+
+COLUMNS = (Col("path", "path"), Col("agent", "agent", 16, drop=1), Col("edited", "last edit", 14),
+           Col("changed", "changed", 8), Col("told", "told", 5, drop=2))
+MIN_PATH = 24
+REFRESH_S = 5.0
+
+
+def changed_cell(row: LedgerRow) -> Text:
+    if row.file.deleted:
+        return Text("deleted", style="bold red")
+    return Text("yes", style="bold yellow") if row.file.changed else Text("no", style="dim")
+
+
+def stat_text(stat: Stat | None, now: float) -> str:
+    return "gone" if stat is None else f"{fmt.size(stat.size)}, modified {fmt.age(stat.mtime, now)}"
+
+
+class LedgerScreen(ClaudettoScreen):
+    """The edit ledger, each file with `changed`."""
+
+    CSS_PATH = "ledger.tcss"
+    BINDINGS = [
+        Binding("r", "refresh", "Refresh", id="ledger-refresh", tooltip="Judge every ledger file against the disk again"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, LedgerRow] = {}
+        self.read = False
+        self.problem = ""
+        self.fitted: Fit = fit(COLUMNS, 120, MIN_PATH)
+
+    def compose(self) -> ComposeResult:
+        yield TotalsBar("ledger")
+        yield Table(id="ledger", cursor_type="row", zebra_stripes=True)
+        yield Static("reading the ledger…", id="ledger-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fitted = fit(COLUMNS, self.app.size.width, MIN_PATH)
+        self.query_one("#ledger", Table).set_columns(self.fitted)
+        self.action_refresh()
+        self.set_interval(REFRESH_S, self.action_refresh, name="refresh the ledger")
+        self.query_one("#ledger", Table).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        fitted = fit(COLUMNS, event.size.width, MIN_PATH)
+        if fitted != self.fitted:
+            self.fitted = fitted
+            self.query_one("#ledger", Table).set_columns(fitted)
+            self.show_rows()
+
+    def action_refresh(self) -> None:
+        self.read_worker()
+
+    @work(thread=True, exclusive=True, group="ledger", exit_on_error=False, name="Reading the ledger")
+    def read_worker(self) -> list[LedgerRow]:
+        return read_ledger()
+
+    def worker_done(self, worker: Worker[Any]) -> None:
+        if isinstance(worker.result, list):
+            self.read, self.problem = True, ""
+            self.rows = {row.key: row for row in worker.result}
+            self.show_rows()
+
+    def worker_failed(self, worker: Worker[Any]) -> None:
+        self.read, self.problem = True, f"The ledger cannot be read: {worker.error}"
+        self.show_detail()
+
+    def cells(self, key: str, _source: tuple[object, ...]) -> list[Text]:
+        row = self.rows[key]
+        f = row.file
+        style = "bold" if f.changed else ""
+        values = {
+            "path": Text(fmt.compact_path(f.path, self.fitted.rest), style=style, no_wrap=True),
+            "agent": Text(f.agent, no_wrap=True, overflow="ellipsis"),
+            "edited": Text(fmt.age(f.edited_ns / 1e9, self.now())),
+            "changed": changed_cell(row),
+            "told": Text("yes" if f.told else "no", style="" if f.told or not f.changed else "bold"),
+        }
+        return [values[key] for key in self.fitted.keys]
+
+    def show_rows(self) -> None:
+        table = self.query_one("#ledger", Table)
+        tick = self.now() // 30
+        table.sync({key: (*row.shown, tick) for key, row in self.rows.items()}, self.cells)
+        order = list(self.rows)  # changed first, then the latest edit first
+        if table.keys_in_order() != order:
+            table.order(order.index)
+        self.show_detail()
+
+    @on(DataTable.RowHighlighted, "#ledger")
+    def show_detail(self) -> None:
+        detail = self.query_one("#ledger-detail", Static)
+        row = self.rows.get(self.query_one("#ledger", Table).cursor_key() or "")
+        if self.problem:
+            detail.update(Text(self.problem, style="bold red"))
+        elif row is None:
+            detail.update("The ledger is empty: no file was edited by Claude since claudetto was set up."
+                          if self.read else "reading the ledger…")
+        else:
+            detail.update(self.detail_text(row))
+
+    def detail_text(self, row: LedgerRow) -> Text:
+        f, now = row.file, self.now()
+        text = Text()
+        text.append(fmt.home_path(f.path), style="bold")
+        text.append(f"\nlast edit by {f.agent} (session {f.session[:8]}), {fmt.age(f.edited_ns / 1e9, now)}; "
+                    f"content hash then {f.hash}\n")
+        if f.deleted:
+            text.append("changed: the file was deleted after the edit", style="bold red")
+        elif f.changed:
+            text.append("changed after the edit by the user or a tool", style="bold yellow")
+        else:
+            text.append("unchanged since the edit", style="dim")
+        text.append(f"\n  at the edit: {stat_text(row.before, now)}\n  now:         {stat_text(row.after, now)}")
+        if f.changed:
+            text.append(f"\nClaude {'was told' if f.told else 'is told at its next prompt'}.")
+        return text

@@ -1,0 +1,187 @@
+"""Memory: each remembered fact the tree no longer bears out, by project, file and line, with
+its kind and evidence; below, the memory file with that line highlighted.
+
+`u` supersedes the line: a dialog asks for the correction, and `memory.supersede` strikes
+the line and adds the dated correction below it (the file's content is the core's to
+write). Index drift: a MEMORY.md line pointing at a file that is gone is struck the same
+way (`i`, with the correction written for you); a topic file no index line names gets the
+line that would list it, copied for you to paste into MEMORY.md.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
+
+from app import format as fmt
+from app.core.memory import Finding, Superseded
+from app.data.memory import MemoryFindings, file_lines, finding_key, index_line, read_findings
+from app.screens.base import ClaudettoScreen
+from app.screens.supersede import SupersedeModal
+from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.totals import TotalsBar
+
+COLUMNS = (Col("project", "project", 10, drop=1), Col("file", "file", 16), Col("line", "line", 5),
+           Col("kind", "kind", 19, drop=2), Col("evidence", "evidence"))
+MIN_EVIDENCE = 24
+CONTEXT = 3  # lines shown above and below the highlighted one
+KIND_LABELS = {"vanished_artifact": "vanished artifact", "stale_version_pin": "stale version pin",
+               "stale_sequence": "stale sequence", "index_missing_file": "index: file gone",
+               "index_unlisted_file": "index: unlisted"}
+
+
+def relative(finding: Finding) -> str:
+    folder = os.path.dirname(finding.file)
+    while folder and os.path.basename(folder) != "memory" and folder != os.path.dirname(folder):
+        folder = os.path.dirname(folder)
+    return os.path.relpath(finding.file, folder) if folder else os.path.basename(finding.file)
+
+
+class MemoryScreen(ClaudettoScreen):
+    """Memory findings; supersede, fix the index."""
+
+    CSS_PATH = "memory.tcss"
+    BINDINGS = [
+        Binding("u", "supersede", "Supersede", id="supersede",
+                tooltip="Strike the line and add a dated correction below it"),
+        Binding("i", "fix_index", "Fix index", id="fix-index",
+                tooltip="Index drift: strike the line of a gone file, or copy the line that lists an unlisted one"),
+        Binding("r", "refresh", "Refresh", id="memory-refresh", tooltip="Sweep every known project's memory again"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.findings: dict[str, Finding] = {}
+        self.swept: MemoryFindings | None = None
+        self.fitted: Fit = fit(COLUMNS, 120, MIN_EVIDENCE)
+
+    def compose(self) -> ComposeResult:
+        yield TotalsBar("memory")
+        yield Table(id="findings", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="viewer"):
+            yield Static("sweeping the memory of every known project…", id="memory-file")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fitted = fit(COLUMNS, self.app.size.width, MIN_EVIDENCE)
+        self.query_one("#findings", Table).set_columns(self.fitted)
+        self.action_refresh()
+        self.query_one("#findings", Table).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        fitted = fit(COLUMNS, event.size.width, MIN_EVIDENCE)
+        if fitted != self.fitted:
+            self.fitted = fitted
+            self.query_one("#findings", Table).set_columns(fitted)
+            self.show_rows()
+
+    def action_refresh(self) -> None:
+        self.sweep_worker()
+
+    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, name="The memory sweep")
+    def sweep_worker(self) -> MemoryFindings:
+        return read_findings()
+
+    def worker_done(self, worker: Worker[Any]) -> None:
+        result = worker.result
+        if isinstance(result, MemoryFindings):
+            self.swept = result
+            self.findings = {finding_key(f): f for f in result.findings}
+            self.show_rows()
+            if result.problems:
+                self.notify("\n".join(result.problems), title="Could not sweep everything", severity="warning")
+        elif isinstance(result, Superseded):
+            self.notify(f"Struck line {result.line} of {os.path.basename(result.file)}; the correction is line "
+                        f"{result.correction_line}.", title="Superseded")
+            self.action_refresh()
+
+    def cells(self, _key: str, finding: Finding) -> list[Text]:
+        values = {
+            "project": Text(os.path.basename(finding.project.rstrip("/")), no_wrap=True, overflow="ellipsis"),
+            "file": Text(fmt.tail(relative(finding), 16), no_wrap=True),
+            "line": Text(str(finding.line) if finding.line else "-"),
+            "kind": Text(KIND_LABELS.get(finding.kind, finding.kind)),
+            "evidence": Text(finding.message, no_wrap=True, overflow="ellipsis"),
+        }
+        return [values[key] for key in self.fitted.keys]
+
+    def show_rows(self) -> None:
+        table = self.query_one("#findings", Table)
+        table.sync(self.findings, self.cells)
+        order = list(self.findings)  # by project, file and line
+        if table.keys_in_order() != order:
+            table.order(order.index)
+        self.show_file()
+
+    def highlighted(self) -> Finding | None:
+        return self.findings.get(self.query_one("#findings", Table).cursor_key() or "")
+
+    @on(DataTable.RowHighlighted, "#findings")
+    def show_file(self) -> None:
+        """The memory file around the finding's line, that line highlighted."""
+        shown = self.query_one("#memory-file", Static)
+        finding = self.highlighted()
+        if finding is None:
+            if self.swept is None:
+                return
+            where = ", ".join(fmt.home_path(root) for root in self.swept.swept) or "no known project"
+            shown.update(f"No findings: every remembered fact checked holds ({where}).")
+            return
+        lines = file_lines(finding.file)
+        text = Text()
+        text.append(f"{fmt.short_path(finding.file)}\n", style="bold")
+        text.append(f"{KIND_LABELS.get(finding.kind, finding.kind)}: {finding.message}\n", style="yellow")
+        if not finding.line:
+            text.append(f"(the whole file: {len(lines)} lines)\n", style="dim")
+        number = finding.line or 1
+        for at in range(max(1, number - CONTEXT), min(len(lines), number + CONTEXT) + 1):
+            marked = at == finding.line
+            text.append(f"{at:>4} {'▶' if marked else ' '} ", style="bold" if marked else "dim")
+            text.append(lines[at - 1] + "\n", style="reverse" if marked else "")
+        shown.update(text)
+
+    # --- writing through the core -----------------------------------------------------------
+
+    def action_supersede(self, correction: str = "") -> None:
+        finding = self.highlighted()
+        if finding is None or self.refuse_read_only():
+            return
+        if not finding.line:
+            self.notify("This finding has no line to strike (i fixes the index).", severity="warning")
+            return
+        lines = file_lines(finding.file)
+        text = lines[finding.line - 1] if finding.line <= len(lines) else ""
+
+        def answered(given: str | None) -> None:
+            if given:
+                self.supersede_worker(finding.file, finding.line or 0, given)
+
+        self.app.push_screen(SupersedeModal(fmt.short_path(finding.file), finding.line, text, finding.message,
+                                            correction), answered)
+
+    @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="Supersede")
+    def supersede_worker(self, file: str, line: int, correction: str) -> Superseded:
+        from app.core import memory
+
+        return memory.supersede(file, line, correction)
+
+    def action_fix_index(self) -> None:
+        finding = self.highlighted()
+        if finding is None:
+            return
+        if finding.kind == "index_missing_file":
+            self.action_supersede(f"`{finding.token}` no longer exists; this pointer is kept only as history.")
+        elif finding.kind == "index_unlisted_file":
+            line = index_line(finding.file)
+            self.app.copy_to_clipboard(line)
+            self.notify(f"Add this line to MEMORY.md (copied):\n{line}", title="Unlisted memory file", timeout=15)
+        else:
+            self.notify("Not an index finding: u supersedes the line.", severity="warning")

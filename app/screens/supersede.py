@@ -1,0 +1,66 @@
+"""The supersede dialog: the memory line to strike, and the correction to add below it.
+
+It only asks (STYLE rule 10): it returns the correction, or None when cancelled; the caller
+writes it through `memory.supersede`. Escape or Cancel change nothing.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+
+class SupersedeModal(ModalScreen[str | None]):
+    """Strike line N of a memory file and add a dated correction: asks for the correction."""
+
+    DEFAULT_CSS = """
+    SupersedeModal { align: center middle; }
+    SupersedeModal > Vertical {
+        width: 90%; max-width: 110; height: auto; border: thick $accent; background: $surface; padding: 0 1;
+    }
+    SupersedeModal #supersede-title { text-style: bold; width: 100%; padding-bottom: 1; }
+    SupersedeModal #struck { padding: 0 1; background: $boost; width: 100%; }
+    SupersedeModal #why { color: $text-muted; padding: 1 0 0 0; }
+    SupersedeModal #buttons { height: auto; align-horizontal: right; padding-top: 1; }
+    SupersedeModal Button { margin-left: 2; min-width: 10; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="supersede-cancel", tooltip="Change nothing")]
+
+    def __init__(self, file: str, line: int, text: str, evidence: str, correction: str = "") -> None:
+        super().__init__()
+        self.file = file
+        self.line = line
+        self.text = text
+        self.evidence = evidence
+        self.correction = correction
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"Supersede line {self.line} of {self.file}", id="supersede-title")
+            yield Static(self.text, id="struck", markup=False)
+            yield Static(f"Why: {self.evidence}\nThe line is struck (~~…~~), not deleted, and the correction "
+                         "goes right below it with today's date.", id="why", markup=False)
+            yield Input(value=self.correction, placeholder="the correction: what is true now", id="correction")
+            with Horizontal(id="buttons"):
+                yield Button("Supersede (enter)", variant="warning", id="write")
+                yield Button("Cancel (esc)", variant="primary", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#correction", Input).focus()
+
+    @on(Input.Submitted, "#correction")
+    @on(Button.Pressed, "#write")
+    def write(self) -> None:
+        correction = " ".join(self.query_one("#correction", Input).value.split())
+        if not correction:
+            self.notify("Write the correction first: what is true now.", severity="warning")
+            return
+        self.dismiss(correction)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
