@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import paths
+from app.core.paths import inside
 from app.core.state import StateBusy, locked, read_json, update_json, write_json_atomic
 
 #: SessionEnd reasons after which Claude's process goes on (a `/clear`, an interactive
@@ -166,43 +167,45 @@ def _mapping(entry: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _inside(child: str, parent: str) -> bool:
-    return child == parent or child.startswith(parent.rstrip("/") + "/")
-
-
 def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = None,
-            ending_process: Process | None = None, live: list[Any] | None = None) -> list[str]:
+            ending_process: Process | None = None) -> list[str]:
     """THE rule of who holds a session checkout; nobody means it may be released.
 
-    A recorded session holds it while it runs: a live sessions file names it, or it is
-    marked running and the Claude process recorded for it still runs (marked running with no
-    process recorded: held only when Claude writes no sessions files here, since nothing
-    can tell). Any other live session whose cwd is inside holds it too, and so does a
-    running session whose file cannot be read (unsure: keep). The session that is ending
-    and its process (`/clear` leaves earlier ids on the same process) hold nothing."""
-    from app.core.sessions import live_sessions, process_running
+    A recorded session holds it while it runs (`_recorded_holders`). Any other live session
+    whose cwd is inside holds it too, and so does a running session whose file cannot be
+    read (unsure: keep). The session that is ending and its process (`/clear` leaves
+    earlier ids on the same process) hold nothing."""
+    from app.core.sessions import liveness
 
     ending_pid = ending_process[0] if ending_process is not None else None
-    live = [s for s in (live_sessions() if live is None else live)
-            if ending_pid is None or s.pid != ending_pid]
-    live_ids = {s.session_id for s in live if s.session_id and s.session_id != ending_session}
-    sessions = _mapping(entry, "sessions")
+    live = liveness(ending_session=ending_session, ending_pid=ending_pid)
+    found = _recorded_holders(entry, live.ids, ending_session, ending_pid)
+    real = os.path.realpath(path)
+    for session in live.sessions:
+        if session.session_id in found:
+            continue
+        if session.unreadable or (session.cwd and inside(os.path.realpath(session.cwd), real)):
+            found.append(session.session_id or f"pid {session.pid}")
+    return found
+
+
+def _recorded_holders(entry: dict[str, Any], live_ids: frozenset[str], ending_session: str | None,
+                      ending_pid: int | None) -> list[str]:
+    """The sessions the record names that still run: a live sessions file names them, or
+    they are marked running and the Claude process recorded for them still runs (marked
+    running with no process recorded: held only when Claude writes no sessions files here,
+    since nothing can tell)."""
+    from app.core.sessions import process_running
+
     processes = _mapping(entry, "processes")
     files_kept = os.path.isdir(paths.sessions_dir())
     found: list[str] = []
-    for sid, marked in sessions.items():
+    for sid, marked in _mapping(entry, "sessions").items():
         proc = as_process(processes.get(sid))
         if sid == ending_session or (proc is not None and proc[0] == ending_pid):
             continue
-        running = marked is True and (process_running(*proc) if proc is not None else not files_kept)
-        if sid in live_ids or running:
+        if sid in live_ids or (marked is True and (process_running(*proc) if proc is not None else not files_kept)):
             found.append(sid)
-    real = os.path.realpath(path)
-    for session in live:
-        if session.session_id == ending_session or session.session_id in found:
-            continue
-        if session.unreadable or (session.cwd and _inside(os.path.realpath(session.cwd), real)):
-            found.append(session.session_id or f"pid {session.pid}")
     return found
 
 
@@ -275,7 +278,7 @@ def _claims(key: str, entry: dict[str, Any], session_id: str, real_cwd: str | No
     sessions = entry.get("sessions")
     if isinstance(sessions, dict) and session_id in sessions:
         return True  # a resume fires from the launch folder, before Claude enters the checkout
-    return real_cwd is not None and _inside(real_cwd, os.path.realpath(key))
+    return real_cwd is not None and inside(real_cwd, os.path.realpath(key))
 
 
 def claimable(session_id: str, cwd: str | None) -> dict[str, dict[str, Any]]:
@@ -408,10 +411,10 @@ def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
     project = entries[key].get("project")
     if not isinstance(project, str):
         return kept("no_project")
-    from app.core.sessions import live_sessions
+    from app.core.sessions import liveness
     from app.core.worktrees import remove_worktree
 
-    others = [os.path.realpath(s.cwd) for s in live_sessions() if s.cwd and s.session_id != session_id]
+    others = liveness(ending_session=session_id).cwds
     result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id,
                              asking_session=session_id)
     if folder_gone(path) is not True:

@@ -34,24 +34,33 @@ def _has_proc() -> bool:
     return os.path.exists("/proc/self/stat")
 
 
-def _proc_stat(pid: int) -> tuple[int, str] | None:
-    """(parent pid, start time) of `pid` from /proc/<pid>/stat, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
+def proc_stat(pid: int) -> tuple[str, int, str] | None:
+    """THE parse of /proc/<pid>/stat: (state, parent pid, start time), its fields 3, 4 and
+    22; the start in clock ticks, as Claude writes `procStart` on Linux. None when the file
+    does not parse; raises OSError when it cannot be read (FileNotFoundError: no such
+    process, or no /proc)."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        data = fh.read()
     # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
     rest = data[data.rfind(b")") + 2 :].split()
     if len(rest) <= 19:  # rest[0] is field 3 (state): field 4 is rest[1], field 22 rest[19]
         return None
     try:
-        return int(rest[1]), rest[19].decode()
+        return rest[0].decode(), int(rest[1]), rest[19].decode()
     except (ValueError, UnicodeDecodeError):
         return None
 
 
-def _ps(field: str, pid: int) -> str | None:
+def _proc_stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, start time) of `pid`, or None when it is gone."""
+    try:
+        found = proc_stat(pid)
+    except OSError:
+        return None
+    return (found[1], found[2]) if found is not None else None
+
+
+def ps_field(field: str, pid: int) -> str | None:
     """One `ps -o FIELD= -p PID` value, its runs of blanks made one space (as
     app/core/sessions.py compares `procStart`); None when ps fails or prints nothing."""
     import subprocess
@@ -73,13 +82,13 @@ def start_of(pid: int) -> str | None:
     if _has_proc():
         found = _proc_stat(pid)
         return found[1] if found else None
-    return _ps("lstart", pid)
+    return ps_field("lstart", pid)
 
 
 def _parent_and_start(pid: int) -> tuple[int, str | None] | None:
     if _has_proc():
         return _proc_stat(pid)
-    parent = _ps("ppid", pid)
+    parent = ps_field("ppid", pid)
     if parent is None or not parent.isdigit():
         return None
     return int(parent), None  # the start is asked for only once the right process is found

@@ -43,13 +43,15 @@ from pathlib import Path
 from typing import Any
 
 from app.core import git, mounts, paths, removal, scanner, sessions
+from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
 from app.core.gc_records import OutputRecord, read_records, records_files
 from app.core.log import log, log_lines, printable
+from app.core.paths import inside
+from app.core.recorder import normal_records
 from app.core.state import StateBusy, locked, remove_json_if, update_json
 
 RULE = "gc"
-DAY_S = 86_400
 LOCK_WAIT_S = 5.0  # how long a sweep waits for one already running
 
 #: statuses whose record is dropped after a real sweep
@@ -118,70 +120,36 @@ class _Item:
 # --- judging --------------------------------------------------------------------------------
 
 
-def _inside(child: str, parent: str) -> bool:
-    """`child` is `parent` or below it (both already absolute and normal)."""
-    return child == parent or child.startswith(parent.rstrip("/") + "/")
-
-
 class _Facts:
     """What is in use at one moment: read once per sweep, and again for each removal."""
 
     def __init__(self, current_session: str | None, current_cwd: str | None,
                  ending_session: str | None, end_reason: str | None) -> None:
-        found = sessions.read_sessions(current_session)
-        live = [s for s in found if s.live]
         from app.core.checkouts import process_goes_on
 
-        goes_on = process_goes_on(end_reason)  # /clear, /resume: the process goes on
-        self.ending = None if goes_on else ending_session
-        self.unsure = any(s.unreadable for s in live)
-        self.ids = {s.session_id for s in live if s.session_id}
-        if current_session:
-            self.ids.add(current_session)
-        if self.ending and self.ending != current_session:
-            self.ids.discard(self.ending)
-        self.folders = _live_folders(live, current_session, current_cwd, self.ending)
+        # the ending session does not count, unless its process goes on (/clear, /resume)
+        self.ending = None if process_goes_on(end_reason) else ending_session
+        self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
+        self.folders = [*self.live.cwds, *self.live.claude_folders()]
         self.mounts = mounts.mount_points()
-
-
-def _live_folders(live: list[sessions.Session], current_session: str | None,
-                  current_cwd: str | None, ending_session: str | None) -> list[str]:
-    """Real paths of the folders live sessions are in: their cwd and Claude temp folder."""
-    found: list[str] = []
-    claude_tmp = paths.claude_tmp_dir()
-    for session in live:
-        # The ending session does not count (unless its process goes on: /clear, /resume).
-        if ending_session and session.session_id == ending_session:
-            continue
-        if session.cwd:
-            found.append(os.path.realpath(session.cwd))
-        if session.cwd and session.session_id:
-            for base in {session.cwd, os.fspath(paths.project_root(session.cwd))}:
-                found.append(os.path.realpath(claude_tmp / paths.project_slug(base) / session.session_id))
-    if current_cwd:
-        found.append(os.path.realpath(current_cwd))
-        if current_session:
-            for base in {current_cwd, os.fspath(paths.project_root(current_cwd))}:
-                found.append(os.path.realpath(claude_tmp / paths.project_slug(base) / current_session))
-    return found
 
 
 def _in_use(item: _Item, facts: _Facts, where: str | None = None) -> str | None:
     """`live` or `in_use` when something running needs the path (rule 4), else None.
     `where`: the folder as it is now (moved aside for removal), for the checks of content."""
     real = os.path.realpath(item.path)
-    if any(r.session in facts.ids for r in item.records):
+    if any(r.session in facts.live.ids for r in item.records):
         return "live"
     for record in item.records:
         if record.claude_pid is None or record.session == facts.ending:
             continue
         if sessions.process_running(record.claude_pid, record.claude_start):
             return "live"  # the Claude process that made it still runs (its id may have changed)
-    if any(_inside(f, real) for f in facts.folders):
+    if any(inside(f, real) for f in facts.folders):
         return "live"
-    if facts.unsure:
+    if facts.live.unsure:
         return "in_use"
-    if where is None and any(_inside(m, real) for m in facts.mounts):
+    if where is None and any(inside(m, real) for m in facts.mounts):
         return "in_use"
     if _config_in_use(where or item.path):
         return "in_use"
@@ -277,7 +245,7 @@ def _judge(*, current_session: str | None, ending_session: str | None,
     # A path that holds a used one stays: removing it would remove the used one.
     used_paths = [(i.path, i.reason) for i in items if i.reason in ("live", "in_use")]
     for item in candidates:
-        why = next((w for p, w in used_paths if _inside(p, item.path)), None)
+        why = next((w for p, w in used_paths if inside(p, item.path)), None)
         if why is not None:
             item.status, item.reason = "kept", why
     unused = [i for i in candidates if i.reason not in ("live", "in_use")]
@@ -288,17 +256,17 @@ def _judge(*, current_session: str | None, ending_session: str | None,
             item.status, item.reason = "kept", lost
             saved.append(item)
     for item in unused:  # nor is a recorded path that holds one
-        holds = next((o for o in saved if o is not item and _inside(o.path, item.path)), None)
+        holds = next((o for o in saved if o is not item and inside(o.path, item.path)), None)
         if holds is not None and item not in saved:
             item.status, item.reason = "kept", holds.reason
             saved.append(item)
     unused = [i for i in unused if i not in saved]
-    max_age = bound("GC_MAX_AGE_DAYS") * DAY_S
+    max_age = output_limit_s()
     for item in unused:
-        if item.mtime is not None and now - item.mtime > max_age:
+        if is_old(item.mtime, max_age, now):
             _mark(item, unused, "age")
     young = [i for i in unused if i.status != "would_remove"]
-    tops = [i for i in young if not any(o is not i and _inside(i.path, o.path) for o in young)]
+    tops = [i for i in young if not any(o is not i and inside(i.path, o.path) for o in young)]
     total = sum(i.size for i in tops)
     limit = bound("GC_MAX_BYTES")
     for item in sorted(tops, key=lambda i: (i.mtime or 0.0, i.path)):
@@ -318,14 +286,14 @@ def _work_lost(item: _Item, where: str | None = None) -> str | None:
     # a partial walk may have missed a repository: then unique_work walks for itself
     repos = item.tree.repos if item.tree is not None and not item.tree.partial else None
     if where is not None and repos is not None:
-        repos = tuple(where + r[len(item.path):] for r in repos if _inside(r, item.path))
+        repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
     return unique_work(where or item.path, repos, original=item.path)
 
 
 def _mark(item: _Item, pool: Iterable[_Item], reason: str) -> None:
     """Mark `item` for removal, with every pooled path inside it (they go with it)."""
     for other in pool:
-        if other.status != "would_remove" and _inside(other.path, item.path):
+        if other.status != "would_remove" and inside(other.path, item.path):
             other.status, other.reason = "would_remove", reason
 
 
@@ -479,12 +447,8 @@ def _drop_records(dropped: set[str], items: list[_Item]) -> None:
         path = Path(name) if name else paths.gc_records_file(session)
 
         def change(data: Any, gone: set[str] = gone, session: str = session) -> Any:
-            if isinstance(data, list):
-                data = {"session": session, "records": data}
-            if not isinstance(data, dict) or not isinstance(data.get("records"), list):
-                return data  # not ours to judge: leave it as it is
-            data["records"] = [r for r in data["records"]
-                               if not (isinstance(r, dict) and r.get("path") in gone)]
+            data = normal_records(data, session)
+            data["records"] = [r for r in data["records"] if r.get("path") not in gone]
             return data
 
         try:

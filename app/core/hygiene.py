@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import git, paths, sessions, settings, worktrees
+from app.core.age import is_old, probe_limit_s
 from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
 from app.core.verdict import Verdict
@@ -85,11 +86,8 @@ class _Run:
         self.now = time.time()
         self.current_session = current_session
         self.current_cwd = current_cwd
-        self.live_ids, self.live_cwds, self.unsure = self.liveness()
+        self.live = sessions.liveness(current_session, current_cwd)
         self.timed_out = False
-
-    def liveness(self) -> tuple[set[str], list[str], bool]:
-        return _liveness(self.current_session, self.current_cwd)
 
     def out_of_time(self) -> bool:
         if not self.timed_out and time.monotonic() >= self.deadline:
@@ -110,17 +108,6 @@ class _Run:
         )
 
 
-def _liveness(current_session: str | None, current_cwd: str | None) -> tuple[set[str], list[str], bool]:
-    """Live session ids, live cwds (real paths) and whether a running session's file cannot
-    be read: read when the cleanup starts and again at each removal."""
-    live = [s for s in sessions.read_sessions(current_session) if s.live]
-    ids = {s.session_id for s in live if s.session_id}
-    if current_session:
-        ids.add(current_session)
-    cwds = [os.path.realpath(c) for c in [*(s.cwd for s in live if s.cwd), current_cwd] if c]
-    return ids, cwds, any(s.unreadable for s in live)
-
-
 def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
                   current_session: str | None = None,
                   current_cwd: str | None = None) -> Callable[[str], str | None]:
@@ -130,10 +117,10 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
     from app.core.unique_work import unique_work
 
     def still_unused(where: str) -> str | None:
-        ids, _, unsure = _liveness(current_session, current_cwd)
-        if verdict.session is not None and verdict.session in ids:
+        live = sessions.liveness(current_session, current_cwd)
+        if verdict.session is not None and verdict.session in live.ids:
             return "live"
-        if unsure and verdict.rule != "probe":
+        if live.unsure and verdict.rule != "probe":
             return "in_use"
         moved = None if repos is None else tuple(where + r[len(verdict.path):] for r in repos)
         return unique_work(where, moved, original=verdict.path)
@@ -194,14 +181,14 @@ def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
                 default_period: float) -> Iterator[Verdict]:
     """Judge every entry of claude-<uid>/ and the log root; count the ones no rule names."""
     tmp = run.claude_tmp
-    probe_age = bound("PROBE_MAX_AGE_MIN") * 60.0
+    probe_age = probe_limit_s()
     project_folders: list[tuple[os.DirEntry[str], float]] = []
     for entry in (_scandir(tmp) if _trusted_root(tmp) else []):
         st = _lstat(entry)
         if st is None:
             continue
         if entry.name.startswith(PROBE_PREFIX):
-            young = run.now - st.st_mtime <= probe_age
+            young = not is_old(st.st_mtime, probe_age, run.now)
             yield _verdict(entry, st, "probe", "keep" if young else "remove",
                            "young" if young else "age", tmp)
         elif stat.S_ISDIR(st.st_mode):
@@ -233,11 +220,11 @@ def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
 
 def _by_session_rule(run: _Run, entry: os.DirEntry[str], st: os.stat_result, rule: str,
                      session: str, period: float, root: Path) -> Verdict:
-    if session in run.live_ids:
+    if session in run.live.ids:
         return _verdict(entry, st, rule, "keep", "live", root, session)
-    if run.unsure:
+    if run.live.unsure:
         return _verdict(entry, st, rule, "keep", "in_use", root, session)
-    if run.now - st.st_mtime <= period:
+    if not is_old(st.st_mtime, period, run.now):
         return _verdict(entry, st, rule, "keep", "young", root, session)
     return _verdict(entry, st, rule, "remove", "age", root, session)
 
@@ -328,11 +315,11 @@ def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
         for path in entries:
             if run.out_of_time():
                 break
-            if run.unsure:  # a running session we cannot read may be working in any of them
+            if run.live.unsure:  # a running session we cannot read may be working in any of them
                 tally.kept.append((str(path), "in_use"))
                 continue
             try:
-                done = worktrees.remove_worktree(path, project, live_cwds=run.live_cwds, period_s=period,
+                done = worktrees.remove_worktree(path, project, live_cwds=run.live.cwds, period_s=period,
                                                  dry_run=run.dry_run, budget_s=run.left_s(),
                                                  session=run.current_session, listing=listing, prune=False)
             except Exception as exc:  # noqa: BLE001 - one worktree's trouble must not stop the rest

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from app.core import paths
 from app.core.memory_lint import INDEX_NAME, fenced_lines, frontmatter, memory_folder_of
+from app.core.paths import strictly_inside
 
 KINDS = ("vanished_artifact", "stale_version_pin", "stale_sequence", "index_missing_file", "index_unlisted_file")
 
@@ -1306,7 +1307,7 @@ def _memory_file(file: str) -> str:
     real = os.path.realpath(given)
     spelled = memory_folder_of(given)
     inside = memory_folder_of(real) is not None or (
-        spelled is not None and real.startswith(os.path.realpath(spelled).rstrip("/") + "/"))
+        spelled is not None and strictly_inside(real, os.path.realpath(spelled)))
     if not inside:
         config = paths.config_dir_str()
         raise SupersedeRefused(f"{file} is not in a memory folder ({config}/projects/*/memory/); nothing changed")

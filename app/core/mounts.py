@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from app.core.paths import inside
+
 MOUNTINFO = "/proc/self/mountinfo"
 
 
@@ -61,8 +63,7 @@ def mounts_inside(path: str | os.PathLike[str], known: frozenset[str] | None = N
     """The mount points at `path` or below it (its real path), sorted."""
     real = os.path.realpath(path)
     points = mount_points() if known is None else known
-    prefix = real.rstrip("/") + "/"
-    found = sorted(p for p in points if p == real or p.startswith(prefix))
+    found = sorted(p for p in points if inside(p, real))
     if not found and is_mount_point(real, points):
         found = [real]
     return found

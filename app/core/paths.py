@@ -202,6 +202,17 @@ def session_log(cwd: str | os.PathLike[str] | None, session_id: str | None) -> P
     return _path(session_log_str(os.fspath(cwd) if cwd else None, session_id))
 
 
+def inside(child: str, parent: str) -> bool:
+    """THE "inside a folder" rule: `child` is `parent` or below it (both absolute and spelled
+    alike: real paths, or paths with their parents resolved, `resolve_parents`)."""
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def strictly_inside(child: str, parent: str) -> bool:
+    """`child` is below `parent`, not `parent` itself."""
+    return child != parent and inside(child, parent)
+
+
 def resolve_parents(path: str, cache: dict[str, str] | None = None) -> str:
     """`path` with every parent resolved by the file system (symlinks and `..` alike) and the
     last component kept as it is (so a symlink stays a symlink, to be refused, not followed).
@@ -379,7 +390,10 @@ def known_projects(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     for session in read_sessions():
         if session.cwd:
             found.append(project_root(session.cwd))
-    here = git_root(cwd if cwd is not None else os.getcwd()) if _cwd_ok(cwd) else None
+    try:
+        here = git_root(cwd if cwd is not None else os.getcwd())
+    except OSError:  # the current folder is gone
+        here = None
     if here is not None:
         found.append(here)
     seen: set[str] = set()
@@ -391,13 +405,3 @@ def known_projects(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
         seen.add(key)
         result.append(Path(key))
     return result
-
-
-def _cwd_ok(cwd: str | os.PathLike[str] | None) -> bool:
-    if cwd is not None:
-        return True
-    try:
-        os.getcwd()
-    except OSError:
-        return False
-    return True

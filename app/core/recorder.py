@@ -30,6 +30,7 @@ import time
 
 from app.core import paths
 from app.core.log import log
+from app.core.paths import strictly_inside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,8 +56,7 @@ def scratch_of_write(file_path: str) -> str | None:
         return None
     path = paths.resolve_parents(file_path)  # never normpath: `sym/..` is not `.`
     tmp = paths.user_tmp_str()
-    inside = tmp.rstrip("/") + "/"
-    if path.startswith(inside) or os.path.realpath(path).startswith(inside):
+    if strictly_inside(path, tmp) or strictly_inside(os.path.realpath(path), tmp):
         return path
     return None
 

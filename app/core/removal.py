@@ -287,11 +287,11 @@ def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
 def _journal_start(path: str, rule: str, kind: str, session: str | None, size: int,
                    token: str) -> None:
     """The line written before a removal starts; raises OSError when it cannot be written."""
-    from app.core.sessions import proc_start_time
+    from app.core.claude_process import start_of
 
     pid = os.getpid()
     journal.append({"path": path, "kind": kind, "bytes": size, "rule": rule, "session": session,
-                    "result": "started", "id": token, "pid": pid, "proc_start": proc_start_time(pid)},
+                    "result": "started", "id": token, "pid": pid, "proc_start": start_of(pid)},
                    strict=True)
 
 

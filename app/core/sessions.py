@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core import paths
+from app.core.claude_process import proc_stat, ps_field
+from app.core.claude_process import start_of as proc_start_time  # noqa: F401 - procStart as Claude writes it
 from app.core.log import log
 
 _LEGACY_NAME = re.compile(r"^pid-(\d+)\.json$")
@@ -46,19 +48,6 @@ class Session:
     unreadable: bool = False  # the file could not be read, though its pid runs: unsure
 
 
-def proc_start_time(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (the start time in clock ticks), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    rest = data[data.rfind(b")") + 2 :].split()
-    # rest[0] is field 3 (state), so field 22 is rest[19].
-    return rest[19].decode() if len(rest) > 19 else None
-
-
 def process_running(pid: int, proc_start: str | None = None) -> bool:
     """Whether `pid` names a running process (not a zombie), started at `proc_start` if given.
     A pid that cannot name a process (0, negative, too big) is not running. Where the start
@@ -74,34 +63,26 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
     except (OSError, OverflowError, ValueError):
         return False
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
+        found = proc_stat(pid)
     except FileNotFoundError:
         if os.path.isdir("/proc/self"):
             return False  # /proc is there and the process is not: it just ended
         return proc_start is None or _ps_start_matches(pid, proc_start)
     except OSError:
         return True  # it runs (kill said so); its start cannot be read: unsure, so keep
-    fields = data[data.rfind(b")") + 2 :].split()
-    if fields and fields[0] in (b"Z", b"X"):
+    if found is None:
+        return True  # a stat line of another shape: unsure, so keep
+    state, _, start = found
+    if state in ("Z", "X"):
         return False
-    if proc_start is not None and len(fields) > 19:
-        return fields[19].decode() == str(proc_start).strip()
-    return True
+    return proc_start is None or start == str(proc_start).strip()
 
 
 def _ps_start_matches(pid: int, proc_start: str) -> bool:
     """Without /proc (macOS) Claude writes `ps -o lstart= -p <pid>` as procStart: compare that
     text. When ps cannot answer, the comparison cannot be made: unsure, so the same process."""
-    import subprocess
-
-    try:
-        done = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
-                              text=True, timeout=5, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return True
-    now = " ".join(done.stdout.split())
-    if done.returncode != 0 or not now:
+    now = ps_field("lstart", pid)
+    if now is None:
         return True
     return now == " ".join(str(proc_start).split())
 
@@ -281,17 +262,55 @@ def live_sessions(current_session_id: str | None = None) -> list[Session]:
     return [s for s in read_sessions(current_session_id) if s.live]
 
 
+@dataclass(frozen=True)
+class Liveness:
+    """THE inputs of "in use" at one moment: the live sessions that count, their ids, the
+    folders they work in (real paths), and whether a running session's file cannot be read
+    (`unsure`: nobody knows what it holds). Every rule reads them through `liveness()`,
+    once when it judges and again at the moment of each removal."""
+
+    sessions: tuple[Session, ...]
+    ids: frozenset[str]
+    cwds: tuple[str, ...]
+    unsure: bool
+    current_session: str | None = None
+    current_cwd: str | None = None
+
+    def claude_folders(self) -> list[str]:
+        """The Claude temp folder of each live session with an id and a cwd
+        (`claude-<uid>/<slug>/<session>`, slugged from its cwd and from that cwd's project),
+        real paths: what it works in besides its cwd."""
+        tmp = paths.claude_tmp_dir_str()
+        found: list[str] = []
+        for sid, cwd in [*((s.session_id, s.cwd) for s in self.sessions), (self.current_session, self.current_cwd)]:
+            if sid and cwd:
+                for base in dict.fromkeys((cwd, paths.project_root_str(cwd))):
+                    found.append(os.path.realpath(os.path.join(tmp, paths.project_slug(base), sid)))
+        return found
+
+
+def liveness(current_session: str | None = None, current_cwd: str | None = None, *,
+             ending_session: str | None = None, ending_pid: int | None = None) -> Liveness:
+    """Who is live now. `current_session` (the session a hook runs for) is live whatever its
+    file says, and `current_cwd` is its folder. `ending_session` (a session that ends, or the
+    one that asks for a removal) and every session of `ending_pid` (its Claude process)
+    hold nothing, unless the ending one is the current one."""
+    counted = tuple(s for s in read_sessions(current_session) if s.live
+                    and not (ending_session and s.session_id == ending_session != current_session)
+                    and not (ending_pid is not None and s.pid == ending_pid))
+    ids = {s.session_id for s in counted if s.session_id}
+    if current_session:
+        ids.add(current_session)
+    cwds = [os.path.realpath(c) for c in [*(s.cwd for s in counted if s.cwd), current_cwd] if c]
+    return Liveness(counted, frozenset(ids), tuple(cwds), any(s.unreadable for s in counted),
+                    current_session, current_cwd)
+
+
 def live_session_ids(current_session_id: str | None = None) -> set[str]:
     """Ids of the live sessions; the current one always counts."""
-    ids = {s.session_id for s in live_sessions(current_session_id) if s.session_id}
-    if current_session_id:
-        ids.add(current_session_id)
-    return ids
+    return set(liveness(current_session_id).ids)
 
 
 def live_cwds(current_session_id: str | None = None, current_cwd: str | None = None) -> list[str]:
     """Working folders of the live sessions (real paths), plus the current one when given."""
-    cwds = [s.cwd for s in live_sessions(current_session_id) if s.cwd]
-    if current_cwd:
-        cwds.append(current_cwd)
-    return [os.path.realpath(c) for c in cwds]
+    return list(liveness(current_session_id, current_cwd).cwds)

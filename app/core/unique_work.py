@@ -30,6 +30,7 @@ import os
 
 from app.core.git import GitFailed
 from app.core.git import output as git
+from app.core.paths import inside
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -89,24 +90,20 @@ class _Places:
 
     def inside(self, path: str) -> bool:
         real = os.path.realpath(path)
-        return any(_inside(p, place) for p in {path, real} for place in self._spellings())
+        return any(inside(p, place) for p in {path, real} for place in self._spellings())
 
     def _spellings(self) -> list[str]:
         return [self.now] if self.before is None else [self.now, self.before]
 
     def to_now(self, path: str) -> str:
-        if self.before is not None and _inside(path, self.before):
+        if self.before is not None and inside(path, self.before):
             return self.now + path[len(self.before):]
         return path
 
     def to_before(self, path: str) -> str:
-        if self.before is not None and _inside(path, self.now):
+        if self.before is not None and inside(path, self.now):
             return self.before + path[len(self.now):]
         return path
-
-
-def _inside(child: str, parent: str) -> bool:
-    return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
 class Repository:
@@ -372,7 +369,7 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
     now = os.path.realpath(text)
     places = _Places(now, os.path.realpath(os.fspath(original)) if original is not None else None)
     folders = None if repos is None else {places.to_now(os.fspath(r)) for r in repos}
-    if folders is None or not all(_inside(f, now) for f in folders):
+    if folders is None or not all(inside(f, now) for f in folders):
         folders = set(find_repos(now))  # none given, or spelled for another place: walk
     located: list[Repository] = []
     for folder in sorted(folders):

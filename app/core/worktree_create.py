@@ -17,6 +17,7 @@ import re
 
 from app.core import git
 from app.core.log import log
+from app.core.paths import inside
 
 # Claude's own rule for a worktree name (its --worktree flag, EnterWorktree, WorktreeCreate):
 # at most 64 characters, `/`-separated segments of these characters, none `.`, `..`, `.git`.
@@ -181,7 +182,7 @@ def _copy_one(repo: str, target: str, top: str, rel: str) -> bool:
     try:
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         parent = os.path.realpath(os.path.dirname(dest))
-        if parent != top and not parent.startswith(top + "/"):
+        if not inside(parent, top):
             return False  # a parent is a symlink out of the checkout: never write through it
         if os.path.islink(source):
             os.symlink(os.readlink(source), dest)

@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core import git, unique_work
+from app.core.age import is_old
 from app.core.git import GitWorktree
+from app.core.paths import inside
 from app.core.unique_work import REGENERABLE, GitFailed
 from app.core.verdict import Verdict
 
@@ -73,10 +75,6 @@ def worktree_kind(name: str, branch: str | None = None) -> str:
     if branch is not None and branch == f"{_BRANCH_PREFIX}{name}":
         return "session"
     return "manual"
-
-
-def _inside(child: str, parent: str) -> bool:
-    return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
 def is_dirty(worktree: str | os.PathLike[str]) -> bool:
@@ -152,7 +150,7 @@ def _first_checks(
     real = os.path.realpath(p)
     if _live_inside(live_cwds, real) or _held(real, asking_session):
         return verdict("keep", "live", st.st_mtime)
-    if now - st.st_mtime <= period_s:
+    if not is_old(st.st_mtime, period_s, now):
         return verdict("keep", "young", st.st_mtime)
     import stat as stat_mod
 
@@ -166,7 +164,7 @@ def _first_checks(
 
 
 def _live_inside(cwds: Iterable[str], *folders: str) -> bool:
-    return any(_inside(os.path.realpath(c), f) for c in cwds if c for f in folders)
+    return any(inside(os.path.realpath(c), f) for c in cwds if c for f in folders)
 
 
 def _held(real: str, asking_session: str | None) -> bool:
@@ -278,10 +276,10 @@ def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
         from app.core import sessions
 
         now = os.path.realpath(moved)
-        live = [s for s in sessions.read_sessions() if s.live and s.session_id != asking_session]
-        if _live_inside([*(s.cwd for s in live if s.cwd), *cwds], real, now) or _held(real, asking_session):
+        live = sessions.liveness(ending_session=asking_session)
+        if _live_inside([*live.cwds, *cwds], real, now) or _held(real, asking_session):
             return "live"
-        if any(s.unreadable for s in live):
+        if live.unsure:
             return "in_use"  # a running session nobody can read may be working in it
         return unique_work.unique_work(now, repos, original=real)
 

@@ -1,0 +1,31 @@
+"""THE age rule (CONTRACT "Definitions", Age): how old a path is, and how old is too old.
+
+A path's age is now minus its own modification time: not the newest time of anything inside
+it, not the time a record was written. It is old once its age is over the limit of its kind
+(at the limit it is still young): session folders, gate logs and worktrees use Claude's
+`cleanupPeriodDays` (`settings.cleanup_period_seconds`); probe folders PROBE_MAX_AGE_MIN;
+outputs of the GC GC_MAX_AGE_DAYS.
+"""
+
+from __future__ import annotations
+
+from app.core.bounds import bound
+
+DAY_S = 86_400.0
+
+
+def is_old(mtime: float | None, limit_s: float, now: float) -> bool:
+    """Whether a path last modified at `mtime` is older than `limit_s` at `now`. An unknown
+    modification time is never old: when unsure, keep."""
+    return mtime is not None and now - mtime > limit_s
+
+
+def probe_limit_s() -> float:
+    """How old a file watcher's probe folder may get (PROBE_MAX_AGE_MIN)."""
+    return bound("PROBE_MAX_AGE_MIN") * 60.0
+
+
+def output_limit_s() -> float:
+    """How old a recorded output may get before the GC takes it (GC_MAX_AGE_DAYS)."""
+    return bound("GC_MAX_AGE_DAYS") * DAY_S
+

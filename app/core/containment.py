@@ -1,0 +1,58 @@
+"""THE containment rule of every removal: may this path go, under that root?
+
+`containment(path, root)` is what `removal.remove` checks first, and again fd-relative at
+the moment of removal: a path may go only when it is strictly inside its root after every
+parent is resolved, is not itself a symlink, and its real path stays inside the root's.
+"Inside a folder" itself is one rule for the whole program: `paths.inside`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from app.core import paths
+from app.core.paths import strictly_inside
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from app.core.scanner import PathLike
+
+
+def resolve_parents(path: PathLike) -> str:
+    """`path` with every parent resolved through the file system (symlinks and `..` alike)
+    and the last component kept as it is: the one spelling of a path that two records, a
+    live folder and a root can be compared in."""
+    from app.core.scanner import text_path
+
+    return paths.resolve_parents(text_path(path))
+
+
+def containment(path: PathLike, root: PathLike) -> str | None:
+    """THE containment rule: None when `path` may be removed under `root`, else why not.
+
+    None: `path` is strictly inside `root` after resolving every parent, is not itself a
+    symlink, and its real path stays inside realpath(root). Reasons: "outside_root" (not
+    strictly inside, or the root itself), "escapes_root" (a parent resolves outside the
+    root), "missing" (nothing there), "symlink" (the path itself is a symlink).
+    """
+    from app.core.scanner import text_path
+
+    try:
+        text, root_text = text_path(path), text_path(root)
+        root_real = os.path.realpath(root_text)
+        target = resolve_parents(text)
+        if not strictly_inside(target, root_real):
+            lexical = os.path.abspath(text)
+            if (strictly_inside(lexical, os.path.abspath(root_text))
+                    or strictly_inside(lexical, root_real)):
+                return "escapes_root"
+            return "outside_root"
+        st = os.lstat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except (OSError, ValueError):
+        return "outside_root"
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink"
+    return None
