@@ -4,7 +4,9 @@ Every call of `removal.remove()` that removes (or fails to, or is refused) appen
 here; the dashboard sums it per day to plot the space claudetto freed. Lines are written
 with `ensure_ascii`, so a path with a newline or with bytes that are not UTF-8 (kept as
 surrogate escapes) still makes exactly one line, and reads back to the same path.
-Both sides open it through state.open_regular: a FIFO or device where the journal belongs
+A removal that had to work in place writes a `started` line first and its result after: a
+`started` line left open by a process that is gone is a removal cut short
+(`unfinished_removals`). Both sides open it through state.open_regular: a FIFO or device where the journal belongs
 is refused (a removal then keeps its folder: the journal cannot be written), never waited on.
 """
 
@@ -84,6 +86,46 @@ def read_entries() -> list[dict[str, Any]]:
     if bad:
         log(f"journal: skipped {bad} unreadable line(s) in {paths.journal_file()}")
     return entries
+
+
+def unfinished_removals() -> list[dict[str, Any]]:
+    """`started` journal lines with no closing line whose process is gone: removals cut short
+    (killed) in place. A folder renamed into the trash first is finished by the next purge;
+    these are the rare ones that could not be renamed, reported so nobody is left guessing."""
+    from app.core.sessions import process_running
+
+    open_lines: dict[str, dict[str, Any]] = {}
+    for entry in read_entries():
+        token = entry.get("id")
+        if not isinstance(token, str):
+            continue
+        if entry.get("result") == "started":
+            open_lines[token] = entry
+        else:
+            open_lines.pop(token, None)
+    cut: list[dict[str, Any]] = []
+    for entry in open_lines.values():
+        pid, start = entry.get("pid"), entry.get("proc_start")
+        if isinstance(pid, int) and not isinstance(pid, bool) and process_running(
+                pid, start if isinstance(start, str) else None):
+            continue  # still running: not cut short
+        cut.append(entry)
+    return cut
+
+
+def report_unfinished() -> list[str]:
+    """Close every cut-short removal's journal entry with result `interrupted`, and say so in
+    the log; the paths of those removals (what is left of them is judged again as usual)."""
+    reported = []
+    for entry in unfinished_removals():
+        path = entry.get("path")
+        append({"path": path, "kind": entry.get("kind"), "bytes": 0,
+                        "rule": entry.get("rule"), "session": entry.get("session"),
+                        "result": "interrupted", "id": entry.get("id"),
+                        "reason": "the removing process ended before it finished"})
+        log(f"removal: the removal of {path!r} was cut short; what is left of it stays until judged again")
+        reported.append(str(path))
+    return reported
 
 
 def freed_per_day(entries: list[dict[str, Any]] | None = None) -> dict[str, int]:

@@ -341,11 +341,11 @@ def _release(key: str, session: str | None, process: checkouts.Process | None,
 
     state = checkouts.edit_registry(step_three)
     if trashed and spawn:
-        from app.core.removal import spawn_purge
+        from app.core.trash import spawn_purge
 
         spawn_purge()
     if finishing:
-        from app.core.removal import leftovers_step
+        from app.core.trash import leftovers_step
 
         leftovers_step({})  # what the killed release left in a trash is purged too
     kept_now = [v for v in verdicts if v.action == "keep"]
@@ -527,7 +527,7 @@ def _child_main(argv: list[str]) -> int:
         if done.status not in ("released", "held"):
             log(f"release: {path}: {done.status}")
     if trashed:
-        from app.core.removal import spawn_purge
+        from app.core.trash import spawn_purge
 
         spawn_purge()
     return 0
