@@ -1,12 +1,14 @@
 """The session-start cleanup on a temp tree of 200,000 files plus 20 worktrees, against
-`rm -rf` of the same paths, as a ratio (target: 1.2x or less).
+`rm -rf` of the same paths, as a ratio (target: 1.2x or less), for both install routes
+(bench/routes.py).
 
-Each round builds two identical trees (80% of the files in old session folders of
+Each round builds identical trees (80% of the files in old session folders of
 `claude-<uid>/`, 20% checked out in old, clean, merged worktrees), each in its own sandbox
-under one temp folder, then times `rm -rf` of every path the cleanup removes on one and
-the cleanup (`hygiene.run_cleanup`, in the foreground as `claudetto clean` runs it: sizes
-measured, sessions read, git asked about every worktree, journal written) on the other.
-The order alternates between rounds; the medians are compared.
+under one temp folder: one for `rm -rf` of every path the cleanup removes, one for each
+route's cleanup (`hygiene.run_cleanup`, in the foreground as `claudetto clean` runs it:
+sizes measured, sessions read, git asked about every worktree, journal written; timed inside
+a process of the route's interpreter, its start not counted). The order rotates between
+rounds; the medians are compared.
 
 Usage: .venv/bin/python bench/clean.py [FILES] [WORKTREES] [ROUNDS]
        (or CLAUDETTO_BENCH_FILES / _WORKTREES / _ROUNDS; defaults 200000, 20, 3).
@@ -15,6 +17,7 @@ Usage: .venv/bin/python bench/clean.py [FILES] [WORKTREES] [ROUNDS]
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -24,8 +27,12 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from routes import Route, routes  # noqa: E402
 
 OLD = time.time() - 90 * 86400
 FILES_PER_FOLDER = 2000
@@ -102,12 +109,21 @@ def timed_rm(targets: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def timed_cleanup(repo: Path) -> tuple[float, object]:
-    from app.core import hygiene
+_CLEANUP = """
+import json, sys, time
+from app.core import hygiene
+start = time.perf_counter()
+report = hygiene.run_cleanup([sys.argv[1]], current_cwd=sys.argv[2])
+print(json.dumps({"s": time.perf_counter() - start, "worktrees": report.worktrees,
+                  "timed_out": report.timed_out}))
+"""
 
-    start = time.perf_counter()
-    report = hygiene.run_cleanup([repo], current_cwd=str(repo.parent))
-    return time.perf_counter() - start, report
+
+def timed_cleanup(route: Route, repo: Path) -> tuple[float, dict[str, Any]]:
+    out = subprocess.run([route.python, "-I", "-c", _CLEANUP, str(repo), str(repo.parent)], env=dict(os.environ),
+                         capture_output=True, text=True, check=True, cwd="/")
+    report = json.loads(out.stdout)
+    return report["s"], report
 
 
 def _arg(index: int, name: str, default: int) -> int:
@@ -124,31 +140,44 @@ def main() -> None:
     for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         os.environ.setdefault(name, "bench@claudetto.invalid")
     top = Path(tempfile.mkdtemp(prefix="claudetto-bench-clean-", dir=os.environ.get("CLAUDETTO_BENCH_DIR")))
-    rm_times: list[float] = []
-    clean_times: list[float] = []
+    saved = dict(os.environ)
+    times: dict[str, list[float]] = {}
     paths_count = 0
     try:
+        found = routes(str(top))
+        sides = ["rm", *(r.name for r in found)]
         for r in range(rounds):
-            targets = build(top / f"rm{r}", files, worktrees)
+            targets: list[str] = []
+            for side in sides:
+                made = build(top / f"{side}{r}", files, worktrees)
+                targets = made if side == "rm" else targets
+                os.environ.clear()
+                os.environ.update(saved)
             paths_count = len(targets)
-            build(top / f"clean{r}", files, worktrees)
-            for which in (("rm", "clean") if r % 2 == 0 else ("clean", "rm")):
-                subprocess.run(["sync"], check=False)  # neither run pays the other's writeback
-                if which == "rm":
-                    rm_times.append(timed_rm(targets))
-                else:
-                    os.environ.update(sandbox(top / f"clean{r}"))
-                    took, report = timed_cleanup(top / f"clean{r}" / "project")
-                    if getattr(report, "worktrees", None) != worktrees or getattr(report, "timed_out", True):
-                        raise SystemExit(f"clean: unexpected report {report}")
-                    clean_times.append(took)
-            shutil.rmtree(top / f"rm{r}", ignore_errors=True)
-            shutil.rmtree(top / f"clean{r}", ignore_errors=True)
-        ratios = [c / r for c, r in zip(clean_times, rm_times, strict=True)]
+            order = sides[r % len(sides):] + sides[:r % len(sides)]
+            for side in order:
+                subprocess.run(["sync"], check=False)  # no run pays another's writeback
+                if side == "rm":
+                    times.setdefault("rm", []).append(timed_rm(targets))
+                    continue
+                route = next(x for x in found if x.name == side)
+                os.environ.update(sandbox(top / f"{side}{r}"))
+                took, report = timed_cleanup(route, top / f"{side}{r}" / "project")
+                os.environ.clear()
+                os.environ.update(saved)
+                if report["worktrees"] != worktrees or report["timed_out"]:
+                    raise SystemExit(f"clean: unexpected report {report}")
+                times.setdefault(side, []).append(took)
+            for side in sides:
+                shutil.rmtree(top / f"{side}{r}", ignore_errors=True)
+        rm_med = statistics.median(times["rm"])
         print(f"clean: {files} files + {worktrees} worktrees ({paths_count} paths), {rounds} round(s): "
-              f"rm -rf {statistics.median(rm_times):.2f} s, cleanup {statistics.median(clean_times):.2f} s "
-              f"(medians); ratio {statistics.median(ratios):.2f}x, the median of each round's ratio "
-              f"{[round(x, 2) for x in ratios]} (target <= 1.2x)")
+              f"rm -rf {rm_med:.2f} s (median)")
+        for route in found:
+            ratios = [c / x for c, x in zip(times[route.name], times["rm"], strict=True)]
+            print(f"  {route.name:8s} cleanup {statistics.median(times[route.name]):.2f} s (median); ratio "
+                  f"{statistics.median(ratios):.2f}x rm -rf, the median of each round's ratio "
+                  f"{[round(x, 2) for x in ratios]} (target <= 1.2x)")
     finally:
         shutil.rmtree(top, ignore_errors=True)
 

@@ -1,7 +1,8 @@
 """Benchmark: SessionEnd with 1,000 GC records, 100 of them removable trees of 200,000 files
 in all. Measures the time until the hook returns (target < 0.5 s) and until everything is
 purged (the detached sweep, its removals and the trash purge), against `rm -rf` of the same
-trees and against a bare interpreter start, both run in this process.
+trees and against a bare interpreter start, both run in this process; for both install
+routes (bench/routes.py), each with the hook command as installed (`python -I -S -c ...`).
 
     .venv/bin/python bench/gc.py                       # the issue's size
     .venv/bin/python bench/gc.py --trees 10 --files 200 --records 100   # smaller
@@ -24,6 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from routes import Route, routes  # noqa: E402
 
 OLD_S = 8 * 86_400
 
@@ -51,12 +55,17 @@ def main() -> int:
     per_tree = max(1, args.files // args.trees)
     base = Path(tempfile.mkdtemp(prefix="claudetto-bench-gc-"))
     try:
-        return run(base, args.trees, per_tree, max(args.records, args.trees))
+        code = 0
+        for route in routes(str(base)):
+            print(f"== {route.name} ({route.python})")
+            code |= run(base / route.name, route, args.trees, per_tree, max(args.records, args.trees))
+        return code
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def run(base: Path, trees: int, per_tree: int, records: int) -> int:
+def run(base: Path, route: Route, trees: int, per_tree: int, records: int) -> int:
+    base.mkdir()
     env = dict(os.environ)
     for name, sub in (("HOME", "home"), ("CLAUDE_CONFIG_DIR", "home/.claude"), ("CLAUDE_CODE_TMPDIR", "ctmp"),
                       ("TMPDIR", "utmp"), ("CLAUDETTO_HOME", "state")):
@@ -90,15 +99,14 @@ def run(base: Path, trees: int, per_tree: int, records: int) -> int:
     subprocess.run(["rm", "-rf", str(baseline)], check=True)
     rm_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-P", "-c", "pass"], check=True)
+    subprocess.run(route.bare(), check=True)
     bare_s = time.perf_counter() - t0
 
     payload = json.dumps({"hook_event_name": "SessionEnd", "session_id": "ending", "cwd": str(cwd),
                           "reason": "prompt_input_exit"}).encode()
     log = paths.session_log(str(cwd), "ending")
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-P", "-m", "hooks"], input=payload, cwd=str(cwd), env=env,
-                   check=True, capture_output=True)
+    subprocess.run(route.hook(), input=payload, cwd=str(cwd), env=env, check=True, capture_output=True)
     hook_s = time.perf_counter() - t0
 
     trashes = [paths.trash_dir(), paths.log_root() / "trash"]
