@@ -9,8 +9,9 @@ Run on its own it prints what each route pays before any claudetto code runs: th
 interpreter, the hook entry with nothing to do, and `claudetto --help`, each as a ratio
 against `python -c pass` of the same route, and whether the C hash is there.
 
-The plain venv is built under the temp folder (a real `pip install`, about a minute) and
-removed at the end, or reused from CLAUDETTO_BENCH_PLAIN_VENV (a venv built this way before:
+The plain venv is built once under the temp folder (a real `pip install`, about a minute),
+named after a hash of what it installs (app/, hooks/, bin/, pyproject.toml), and reused by
+every bench until that changes; or it is CLAUDETTO_BENCH_PLAIN_VENV (a venv built this way:
 `python -m venv V && V/bin/pip install .`).
 
 Usage: .venv/bin/python bench/routes.py [runs]
@@ -54,20 +55,41 @@ class Route:
         return out.stdout.strip() == "True"
 
 
-def routes(base: str) -> list[Route]:
-    """The editable route (this interpreter's venv) and the plain one (built under `base`)."""
+def routes(base: str | None = None) -> list[Route]:
+    """The editable route (this interpreter's venv) and the plain one (see the module's doc)."""
     editable = os.path.dirname(os.path.dirname(sys.executable))
-    plain = os.environ.get("CLAUDETTO_BENCH_PLAIN_VENV") or build_plain(os.path.join(base, "plain-venv"))
+    plain = os.environ.get("CLAUDETTO_BENCH_PLAIN_VENV") or build_plain()
     return [Route("editable", editable), Route("plain", plain)]
 
 
-def build_plain(venv: str) -> str:
+def _source_hash() -> str:
+    import hashlib
+
+    digest = hashlib.sha1(sys.version.encode())
+    for top in ("app", "hooks", "bin", "pyproject.toml"):
+        found = [os.path.join(ROOT, top)] if top.endswith(".toml") else sorted(
+            os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, top)) if "__pycache__" not in d
+            for f in fs)
+        for path in found:
+            digest.update(os.path.relpath(path, ROOT).encode())
+            with open(path, "rb") as fh:
+                digest.update(fh.read())
+    return digest.hexdigest()[:12]
+
+
+def build_plain() -> str:
+    venv = os.path.join(tempfile.gettempdir(), f"claudetto-bench-plain-{_source_hash()}")
+    if os.path.exists(os.path.join(venv, "installed")):
+        return venv
     print(f"building a plain `pip install .` venv in {venv} (about a minute; "
-          "CLAUDETTO_BENCH_PLAIN_VENV reuses one)...", file=sys.stderr, flush=True)
+          "CLAUDETTO_BENCH_PLAIN_VENV names another)...", file=sys.stderr, flush=True)
+    shutil.rmtree(venv, ignore_errors=True)
     base_python = getattr(sys, "_base_executable", sys.executable)
     subprocess.run([base_python, "-m", "venv", venv], check=True)
     subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q",
                     "--disable-pip-version-check", ROOT], check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(venv, "installed"), "w") as fh:
+        fh.write("built for bench/routes.py\n")
     return venv
 
 
