@@ -4,9 +4,10 @@
    facts) over a 5,000-file repository, warm cache: wall time, median of runs (target 0.3 s;
    the seed's own budget is 2.5 s), against one plain `git grep` of one name over the same
    tree (the floor of any grounded check).
-2. `python -P -m hooks` with a PreToolUse Write outside memory, against the bare interpreter
-   (`python -P -c pass`) and against the same hook process doing nothing (a PostToolUse of
-   Read: reading the payload and dispatching). Target: within 1.2x.
+2. The hook as installed (`python -I -S -c <entry>`, both install routes: bench/routes.py)
+   with a PreToolUse Write outside memory, against the bare interpreter (`python -c pass`)
+   and against the same hook process doing nothing (a PostToolUse of Read: reading the
+   payload and dispatching). Target: within 1.2x.
 
 Usage: .venv/bin/python bench/memory.py [runs]  (CLAUDETTO_BENCH_FILES, CLAUDETTO_BENCH_MEMORY shrink it)
 """
@@ -23,6 +24,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+from routes import routes  # noqa: E402
 
 
 def make_repo(root: str, files: int) -> None:
@@ -136,15 +140,16 @@ def main() -> None:
                                             "content": "---\nname: n\ndescription: d\ntype: project\n---\nA fact.\n"}}).encode()
         noop = json.dumps({**common, "hook_event_name": "PostToolUse", "tool_name": "Read",
                            "tool_input": {"file_path": os.path.join(repo, "README.md")}, "tool_response": {}}).encode()
-        py = sys.executable
-        hook = [py, "-P", "-m", "hooks"]
-        cases = [([py, "-P", "-c", "pass"], b""), (hook, outside), (hook, noop), (hook, inside)]
-        interleaved(cases, env, 3)  # warm the page cache
-        bare, write_outside, reading, write_inside = interleaved(cases, env, runs)
-        print(f"memory lint: PreToolUse Write outside memory {write_outside * 1000:.1f} ms = "
-              f"{write_outside / bare:.2f}x python -P -c pass ({bare * 1000:.1f} ms), "
-              f"{write_outside / reading:.2f}x the hook reading a payload and doing nothing ({reading * 1000:.1f} ms) "
-              f"(target <= 1.2x); a linted Write into memory {write_inside * 1000:.1f} ms; median of {runs}")
+        for route in routes():  # the hook as installed, both install routes
+            hook = route.hook()
+            cases = [(route.bare(), b""), (hook, outside), (hook, noop), (hook, inside)]
+            interleaved(cases, env, 3)  # warm the page cache
+            bare, write_outside, reading, write_inside = interleaved(cases, env, runs)
+            print(f"memory lint ({route.name}): PreToolUse Write outside memory {write_outside * 1000:.1f} ms = "
+                  f"{write_outside / bare:.2f}x python -c pass ({bare * 1000:.1f} ms), "
+                  f"{write_outside / reading:.2f}x the hook reading a payload and doing nothing "
+                  f"({reading * 1000:.1f} ms) (target <= 1.2x); a linted Write into memory "
+                  f"{write_inside * 1000:.1f} ms; median of {runs}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -1,6 +1,7 @@
-"""Benchmark: PostToolUse on Bash, the output recorder, whole `python -P -m hooks` processes.
+"""Benchmark: PostToolUse on Bash, the output recorder, whole hook processes as installed
+(`python -I -S -c <entry>`), for both install routes (bench/routes.py).
 
-Three payloads, each a median over RUNS processes, as ratios against `python -P -c pass` of
+Three payloads, each a median over RUNS processes, as ratios against `python -c pass` of
 the same interpreter run in this process:
 - a plain command (`ls -la && pytest -q`): no trigger word, nothing parsed;
 - a recorded clone (`git clone … /tmp/x`): parsed, one record written;
@@ -31,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_S = 3 * 86_400
+sys.path.insert(0, str(ROOT / "bench"))
+
+from routes import routes  # noqa: E402
 
 
 def median_time(cmd: list[str], stdin: bytes, env: dict[str, str], cwd: str, runs: int,
@@ -73,21 +77,28 @@ def main() -> None:
         def one_fresh_mktemp() -> None:
             subprocess.run(["mktemp", "-d"], env=env, stdout=subprocess.DEVNULL, check=True)
 
-        hook = [sys.executable, "-P", "-m", "hooks"]
-        for cmd in (hook, [sys.executable, "-P", "-c", "pass"]):  # warm caches and bytecode
-            subprocess.run(cmd, input=payload("mktemp -d"), env=env, cwd=cwd, capture_output=True, check=False)
-        bare = median_time([sys.executable, "-P", "-c", "pass"], b"", env, cwd, runs)
-        plain = median_time(hook, payload("ls -la && pytest -q"), env, cwd, runs)
-        clone = median_time(hook, payload(f"git clone https://x/y/tool.git {utmp}/copy"), env, cwd, runs)
-        unprinted = median_time(hook, payload('d=$(mktemp -d) && cd "$d"'), env, cwd, runs,
-                                before=one_fresh_mktemp)
-        records = json.loads(Path(base, "state", "gc", "bench.json").read_text())["records"]
-        temps = sum(1 for r in records if r["kind"] == "temp")
-        print(f"bare interpreter (python -P -c pass): {bare * 1000:.1f} ms")
-        print(f"PostToolUse Bash, plain command:      {plain * 1000:.1f} ms = {plain / bare:.2f}x bare")
-        print(f"PostToolUse Bash, git clone recorded: {clone * 1000:.1f} ms = {clone / bare:.2f}x bare")
-        print(f"PostToolUse Bash, unprinted mktemp, {count} entries in TMPDIR: {unprinted * 1000:.1f} ms = "
-              f"{unprinted / bare:.2f}x bare, {unprinted / clone:.2f}x the clone ({temps} of {runs} found)")
+        first = set(os.listdir(utmp))
+        for route in routes():
+            for name in set(os.listdir(utmp)) - first:  # the previous route's fresh folders
+                shutil.rmtree(os.path.join(utmp, name), ignore_errors=True)
+            hook, bare_cmd = route.hook(), route.bare()
+            for cmd in (hook, bare_cmd):  # warm caches and bytecode
+                subprocess.run(cmd, input=payload("mktemp -d"), env=env, cwd=cwd, capture_output=True, check=False)
+            gc_file = Path(base, "state", "gc", "bench.json")
+            gc_file.unlink(missing_ok=True)
+            bare = median_time(bare_cmd, b"", env, cwd, runs)
+            plain = median_time(hook, payload("ls -la && pytest -q"), env, cwd, runs)
+            clone = median_time(hook, payload(f"git clone https://x/y/tool.git {utmp}/copy"), env, cwd, runs)
+            unprinted = median_time(hook, payload('d=$(mktemp -d) && cd "$d"'), env, cwd, runs,
+                                    before=one_fresh_mktemp)
+            records = json.loads(gc_file.read_text())["records"]
+            temps = sum(1 for r in records if r["kind"] == "temp")
+            print(f"{route.name} ({route.python}):")
+            print(f"  bare interpreter (python -c pass):    {bare * 1000:.1f} ms")
+            print(f"  PostToolUse Bash, plain command:      {plain * 1000:.1f} ms = {plain / bare:.2f}x bare")
+            print(f"  PostToolUse Bash, git clone recorded: {clone * 1000:.1f} ms = {clone / bare:.2f}x bare")
+            print(f"  PostToolUse Bash, unprinted mktemp, {count} entries in TMPDIR: {unprinted * 1000:.1f} ms = "
+                  f"{unprinted / bare:.2f}x bare, {unprinted / clone:.2f}x the clone ({temps} of {runs} found)")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
