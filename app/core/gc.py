@@ -37,28 +37,25 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from app.core import git, mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
-from app.core.gc_records import OutputRecord, read_records, records_files
+from app.core.gc_records import OutputRecord, drop_records, read_records
 from app.core.log import log, log_lines, printable
 from app.core.paths import inside
-from app.core.recorder import normal_records
-from app.core.state import StateBusy, locked, remove_json_if, update_json
+from app.core.state import StateBusy, locked
+from app.core.verdict import Action, Reason, Verdict, settled
 
 RULE = "gc"
 LOCK_WAIT_S = 5.0  # how long a sweep waits for one already running
 
 #: statuses whose record is dropped after a real sweep
 _DROPPED = frozenset({"removed", "missing", "skip"})
-#: removal.remove refusals as the contract's skip reasons
-_REFUSED = {"outside_root": "outside_root", "symlink": "symlink", "escapes_root": "escapes_root",
-            "other_fs": "escapes_root"}
+_USED = ("live", "in_use")
 
 
 class GcBusy(StateBusy):
@@ -66,30 +63,13 @@ class GcBusy(StateBusy):
 
 
 @dataclass(frozen=True)
-class GcEntry:
-    """One recorded path as the sweep judged it. `status`: removed | would_remove | kept |
-    skip | missing; `reason`: live | young | age | size | outside_root | symlink |
-    escapes_root (and, rarely, `failed` / `changed` for a removal the system refused)."""
-
-    path: str
-    kind: str
-    session: str
-    size: int  # disk bytes (0 for skip and missing: they are not measured)
-    status: str
-    reason: str
-    root: str | None  # the GC root it lies in, None when it lies in none
-    mtime: float | None  # its own modification time
-    sessions: tuple[str, ...] = ()  # every session that recorded it
-    project: str | None = None  # the project of the recording session
-
-
-@dataclass(frozen=True)
 class GcReport:
+    """One sweep: a Verdict per recorded path (`status` and `reason` as CONTRACT `gc`)."""
+
     dry_run: bool
-    entries: list[GcEntry]
+    entries: list[Verdict]
     removed: int
     freed: int
-    busy: bool = False  # another sweep was running: nothing was judged
 
     @property
     def journal_failed(self) -> bool:
@@ -99,14 +79,16 @@ class GcReport:
 
 @dataclass
 class _Item:
+    """One recorded path while the sweep judges it."""
+
     path: str
     records: list[OutputRecord]
-    status: str = "kept"
-    reason: str = "young"
+    action: Action = "keep"
+    reason: Reason = "young"
     root: str | None = None
     mtime: float | None = None
     tree: scanner.TreeSize | None = None
-    children: list[_Item] = field(default_factory=list)
+    removed: bool = False
 
     @property
     def size(self) -> int:
@@ -116,8 +98,8 @@ class _Item:
     def first(self) -> OutputRecord:
         return self.records[0]
 
-
-# --- judging --------------------------------------------------------------------------------
+    def set(self, action: Action, reason: Reason) -> None:
+        self.action, self.reason = action, reason
 
 
 class _Facts:
@@ -134,8 +116,77 @@ class _Facts:
         self.mounts = mounts.mount_points()
 
 
-def _in_use(item: _Item, facts: _Facts, where: str | None = None) -> str | None:
-    """`live` or `in_use` when something running needs the path (rule 4), else None.
+# --- the rules, in the order of the module's docstring -----------------------------------------
+
+
+def _recorded() -> list[_Item]:
+    """Rule 1: every recorded path, once. One spelling per path: parents resolved by the
+    file system, so a folder recorded through a symlink and through its real path is one
+    entry, and `sym/../x` is judged where it really is."""
+    grouped: dict[str, _Item] = {}
+    for record in read_records():
+        key = removal.resolve_parents(record.path)
+        if key in grouped:
+            grouped[key].records.append(record)
+        else:
+            grouped[key] = _Item(key, [record])
+    return list(grouped.values())
+
+
+def gc_roots(cwd: str) -> list[str]:
+    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (the
+    checkout's git root and its main repository) and the user's temp folder."""
+    roots: list[str] = []
+    if cwd.startswith("/"):
+        for project in (paths.git_root(cwd), paths.main_repo_root(cwd)):
+            if project is not None:
+                roots.append(os.fspath(project / ".claude" / "worktrees"))
+    roots.append(os.fspath(paths.user_tmp()))
+    return list(dict.fromkeys(roots))
+
+
+def _place(item: _Item) -> None:
+    """Rules 2 and 3: the root the path lies in, or skip (or missing)."""
+    if not os.path.lexists(item.path):
+        item.set("missing", "missing")
+        return
+    why: list[str] = []
+    for cwd in dict.fromkeys(r.cwd for r in item.records):
+        for root in gc_roots(cwd):
+            reason = removal.containment(item.path, root)
+            if reason is None:
+                item.root = root
+                return
+            if reason == "missing":
+                item.set("missing", "missing")
+                return
+            why.append(reason)
+    # item.path has its parents resolved; a record that spelled it inside a root (through a
+    # symlinked parent or `..`) is told apart from one that was plainly outside
+    for record in item.records:
+        for root in gc_roots(record.cwd):
+            why.append(removal.containment(record.path, root) or "escapes_root")
+    item.set("skip", "symlink" if "symlink" in why else "escapes_root" if "escapes_root" in why else "outside_root")
+
+
+def _measured(item: _Item) -> bool:
+    """Rules 2 and 3 passed, its own modification time read and its tree measured (one
+    walk, which also finds the repositories inside); False when it is not the GC's."""
+    _place(item)
+    if item.root is None:
+        return False
+    try:
+        item.mtime = os.lstat(item.path).st_mtime
+    except OSError:
+        item.set("missing", "missing")
+        item.root = None
+        return False
+    item.tree = scanner.scan(item.path)
+    return True
+
+
+def _in_use(item: _Item, facts: _Facts, where: str | None = None) -> Reason | None:
+    """Rule 4: `live` or `in_use` when something running needs the path, else None.
     `where`: the folder as it is now (moved aside for removal), for the checks of content."""
     real = os.path.realpath(item.path)
     if any(r.session in facts.live.ids for r in item.records):
@@ -159,125 +210,51 @@ def _in_use(item: _Item, facts: _Facts, where: str | None = None) -> str | None:
 def _config_in_use(folder: str) -> bool:
     """A folder some Claude uses as its config folder: its own `sessions/` names a running
     process (whoever recorded it, and whatever it was recorded as)."""
+    from pathlib import Path
+
     own = os.path.join(folder, "sessions")
     if os.path.islink(own) or not os.path.isdir(own):
         return False
     return any(s.live for s in sessions.read_sessions(folder=Path(own)))
 
 
-def gc_roots(cwd: str) -> list[str]:
-    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (the
-    checkout's git root and its main repository) and the user's temp folder."""
-    roots: list[str] = []
-    if cwd.startswith("/"):
-        for project in (paths.git_root(cwd), paths.main_repo_root(cwd)):
-            if project is not None:
-                roots.append(os.fspath(project / ".claude" / "worktrees"))
-    roots.append(os.fspath(paths.user_tmp()))
-    return list(dict.fromkeys(roots))
-
-
-def _project_of(item: _Item) -> str | None:
-    cwd = item.first.cwd
-    if not cwd.startswith("/"):
-        return None
-    main = paths.main_repo_root(cwd)
-    return os.fspath(main) if main is not None else None
-
-
-def _place(item: _Item) -> None:
-    """Rules 2 and 3: the root the path lies in, or status skip (or missing)."""
-    if not os.path.lexists(item.path):
-        item.status, item.reason = "missing", "missing"
-        return
-    why: list[str] = []
-    for cwd in dict.fromkeys(r.cwd for r in item.records):
-        for root in gc_roots(cwd):
-            reason = removal.containment(item.path, root)
-            if reason is None:
-                item.root = root
-                return
-            if reason == "missing":
-                item.status, item.reason = "missing", "missing"
-                return
-            why.append(reason)
-    # item.path has its parents resolved; a record that spelled it inside a root (through a
-    # symlinked parent or `..`) is told apart from one that was plainly outside
-    for record in item.records:
-        for root in gc_roots(record.cwd):
-            why.append(removal.containment(record.path, root) or "escapes_root")
-    item.status = "skip"
-    item.reason = next((r for r in ("symlink", "escapes_root") if r in why), "outside_root")
-
-
-def _judge(*, current_session: str | None, ending_session: str | None,
-           current_cwd: str | None = None, end_reason: str | None = None,
-           now: float | None = None) -> list[_Item]:
-    now = time.time() if now is None else now
-    grouped: dict[str, _Item] = {}
-    for record in read_records():
-        # one spelling per path: parents resolved by the file system, so a folder recorded
-        # through a symlink and through its real path is one entry, and `sym/../x` is
-        # judged where it really is
-        key = removal.resolve_parents(record.path)
-        if key in grouped:
-            grouped[key].records.append(record)
-        else:
-            grouped[key] = _Item(key, [record])
-    items = list(grouped.values())
-    facts = _Facts(current_session, current_cwd, ending_session, end_reason)
+def _unused(items: list[_Item], facts: _Facts) -> list[_Item]:
+    """Rule 4 over the placed paths: the unused ones. A path that holds a used one stays
+    too: removing it would remove the used one."""
     candidates: list[_Item] = []
     for item in items:
-        _place(item)
-        if item.root is None:
-            continue
-        try:
-            item.mtime = os.lstat(item.path).st_mtime
-        except OSError:
-            item.status, item.reason, item.root = "missing", "missing", None
-            continue
-        item.tree = scanner.scan(item.path)
-        used = _in_use(item, facts)
-        if used is not None:
-            item.status, item.reason = "kept", used
-        else:
-            candidates.append(item)
-    # A path that holds a used one stays: removing it would remove the used one.
-    used_paths = [(i.path, i.reason) for i in items if i.reason in ("live", "in_use")]
+        if _measured(item):
+            used = _in_use(item, facts)
+            if used is not None:
+                item.set("keep", used)
+            else:
+                candidates.append(item)
+    used_paths = [(i.path, i.reason) for i in items if i.reason in _USED]
     for item in candidates:
         why = next((w for p, w in used_paths if inside(p, item.path)), None)
         if why is not None:
-            item.status, item.reason = "kept", why
-    unused = [i for i in candidates if i.reason not in ("live", "in_use")]
+            item.set("keep", why)
+    return [i for i in candidates if i.reason not in _USED]
+
+
+def _without_unique_work(unused: list[_Item]) -> list[_Item]:
+    """Beyond the seed: a path holding git work found nowhere else is kept, and so is a
+    recorded path that holds one; the rest."""
     saved: list[_Item] = []
     for item in unused:
         lost = _work_lost(item)
-        if lost is not None:  # unique work inside: never removed by the GC
-            item.status, item.reason = "kept", lost
+        if lost is not None:
+            item.set("keep", lost)
             saved.append(item)
-    for item in unused:  # nor is a recorded path that holds one
+    for item in unused:
         holds = next((o for o in saved if o is not item and inside(o.path, item.path)), None)
         if holds is not None and item not in saved:
-            item.status, item.reason = "kept", holds.reason
+            item.set("keep", holds.reason)
             saved.append(item)
-    unused = [i for i in unused if i not in saved]
-    max_age = output_limit_s()
-    for item in unused:
-        if is_old(item.mtime, max_age, now):
-            _mark(item, unused, "age")
-    young = [i for i in unused if i.status != "would_remove"]
-    tops = [i for i in young if not any(o is not i and inside(i.path, o.path) for o in young)]
-    total = sum(i.size for i in tops)
-    limit = bound("GC_MAX_BYTES")
-    for item in sorted(tops, key=lambda i: (i.mtime or 0.0, i.path)):
-        if total <= limit:
-            break
-        _mark(item, young, "size")
-        total -= item.size
-    return items
+    return [i for i in unused if i not in saved]
 
 
-def _work_lost(item: _Item, where: str | None = None) -> str | None:
+def _work_lost(item: _Item, where: str | None = None) -> Reason | None:
     """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
     repository or worktree in it (found by the sweep's one walk) with work nowhere else.
     `where`: the folder as it is now (moved aside for removal)."""
@@ -290,62 +267,74 @@ def _work_lost(item: _Item, where: str | None = None) -> str | None:
     return unique_work(where or item.path, repos, original=item.path)
 
 
-def _mark(item: _Item, pool: Iterable[_Item], reason: str) -> None:
+def _by_age(unused: list[_Item], now: float) -> None:
+    """Rule 5, age: older than GC_MAX_AGE_DAYS (its own mtime) goes."""
+    max_age = output_limit_s()
+    for item in unused:
+        if is_old(item.mtime, max_age, now):
+            _mark(item, unused, "age")
+
+
+def _by_size(unused: list[_Item]) -> None:
+    """Rule 5, size: among the young ones left, the oldest go first until all of them
+    together take at most GC_MAX_BYTES of disk; the rest stay `young`."""
+    young = [i for i in unused if i.action != "remove"]
+    tops = [i for i in young if not any(o is not i and inside(i.path, o.path) for o in young)]
+    total = sum(i.size for i in tops)
+    limit = bound("GC_MAX_BYTES")
+    for item in sorted(tops, key=lambda i: (i.mtime or 0.0, i.path)):
+        if total <= limit:
+            break
+        _mark(item, young, "size")
+        total -= item.size
+
+
+def _mark(item: _Item, pool: Iterable[_Item], reason: Reason) -> None:
     """Mark `item` for removal, with every pooled path inside it (they go with it)."""
     for other in pool:
-        if other.status != "would_remove" and inside(other.path, item.path):
-            other.status, other.reason = "would_remove", reason
+        if other.action != "remove" and inside(other.path, item.path):
+            other.set("remove", reason)
+
+
+def _judge(facts: _Facts, now: float | None = None) -> list[_Item]:
+    """Every recorded path judged by rules 1 to 5 (nothing is removed here)."""
+    items = _recorded()
+    unused = _without_unique_work(_unused(items, facts))
+    _by_age(unused, time.time() if now is None else now)
+    _by_size(unused)
+    return items
 
 
 # --- running --------------------------------------------------------------------------------
 
 
-def _entry(item: _Item) -> GcEntry:
+def _verdict(item: _Item) -> Verdict:
     first = item.first
-    return GcEntry(
-        path=item.path,
-        kind=first.kind,
-        session=first.session,
-        size=item.size,
-        status=item.status,
-        reason=item.reason,
-        root=item.root,
-        mtime=item.mtime,
-        sessions=tuple(dict.fromkeys(r.session for r in item.records)),
-        project=_project_of(item),
-    )
+    cwd = first.cwd
+    main = paths.main_repo_root(cwd) if cwd.startswith("/") else None
+    return Verdict(path=item.path, kind=first.kind, action=item.action, reason=item.reason, rule=RULE,
+                   root=item.root or "", size=item.size, session=first.session, mtime=item.mtime,
+                   project=os.fspath(main) if main is not None else None,
+                   sessions=tuple(dict.fromkeys(r.session for r in item.records)), removed=item.removed)
 
 
-def _remove(item: _Item, dry_run: bool, trash: bool | None, facts_of: Any,
+def _remove(item: _Item, dry_run: bool, trash: bool | None, facts_now: Callable[[], _Facts],
             before_remove: Any = None) -> int:
-    """Remove one path through the safe removal core; its status follows the result. The
+    """Remove one path through the safe removal core; its verdict follows the result. The
     core moves the folder aside first and asks `still_unused` once more at that moment,
     with the sessions read again."""
     assert item.root is not None
     first = item.first
 
-    def still_unused(where: str) -> str | None:
-        return _in_use(item, facts_of(), where) or _work_lost(item, where)
+    def still_unused(where: str) -> Reason | None:
+        return _in_use(item, facts_now(), where) or _work_lost(item, where)
 
     result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
                             size=item.tree, dry_run=dry_run, trash=trash,
                             guard=None if dry_run else still_unused, _before_remove=before_remove)
-    if result.status in ("removed", "dry_run"):
-        item.status = "removed" if result.status == "removed" else "would_remove"
-        return result.bytes
-    if result.status == "missing":
-        item.status, item.reason = "missing", "missing"
-    elif result.status == "kept":
-        item.status, item.reason = "kept", result.reason or "in_use"
-    elif result.status == "refused" and result.reason == "mount":
-        item.status, item.reason = "kept", "in_use"
-    elif result.status == "refused" and result.reason in _REFUSED:
-        item.status, item.reason = "skip", _REFUSED[result.reason]
-    else:  # failed, or changed under our feet: keep the record, try again next time
-        item.status = "kept"
-        item.reason = "changed" if result.status == "refused" else "failed"
-        log(f"gc: {item.path} not removed: {result.status} {result.reason}")
-    return 0
+    answer = settled(_verdict(item), result)
+    item.action, item.reason, item.removed = answer.action, answer.reason, answer.removed
+    return result.bytes if answer.action == "remove" else 0
 
 
 def removal_guard(path: str) -> removal.Guard:
@@ -377,12 +366,15 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
     Raises GcBusy when another sweep holds the GC lock. `_before_remove` is a test seam
     (see `removal.remove`): something that happens between the judgement and a removal.
     """
+
+    def facts_now() -> _Facts:  # liveness read again at the moment of each removal
+        return _Facts(current_session, current_cwd, ending_session, end_reason)
+
     if dry_run:
-        return _run(True, current_session, ending_session, current_cwd, end_reason, None)
+        return _run(True, facts_now, None)
     try:
         with locked(paths.gc_dir() / "sweep", wait_s=LOCK_WAIT_S):
-            return _run(False, current_session, ending_session, current_cwd, end_reason, trash,
-                        _before_remove)
+            return _run(False, facts_now, trash, _before_remove)
     except StateBusy as exc:
         raise GcBusy(*exc.args) from None
 
@@ -394,99 +386,47 @@ def plan(*, current_session: str | None = None, ending_session: str | None = Non
                  current_cwd=current_cwd)
 
 
-def _run(dry_run: bool, current_session: str | None, ending_session: str | None,
-         current_cwd: str | None, end_reason: str | None, trash: bool | None,
+def _run(dry_run: bool, facts_now: Callable[[], _Facts], trash: bool | None,
          before_remove: Any = None) -> GcReport:
-    items = _judge(current_session=current_session, ending_session=ending_session,
-                   current_cwd=current_cwd, end_reason=end_reason)
+    items = _judge(facts_now())
     freed = 0
-
-    def facts_now() -> _Facts:  # liveness read again at the moment of each removal
-        return _Facts(current_session, current_cwd, ending_session, end_reason)
-
     # Deepest first: a recorded path inside another is removed (and journaled) on its own.
     for item in sorted(items, key=lambda i: -i.path.count("/")):
-        if item.status == "would_remove":
+        if item.action == "remove":
             freed += _remove(item, dry_run, trash, facts_now, before_remove)
-    entries = [_entry(item) for item in items]
-    removed = sum(1 for e in entries if e.status in ("removed", "would_remove"))
+    entries = [_verdict(item) for item in items]
+    removed = sum(1 for e in entries if e.action == "remove")
     if not dry_run:
         _prune_worktrees(entries)
-        _drop_records({e.path for e in entries if e.status in _DROPPED}, items)
+        dropped = {e.path for e in entries if e.status in _DROPPED}
+        drop_records([r for item in items if item.path in dropped for r in item.records])
     return GcReport(dry_run=dry_run, entries=entries, removed=removed, freed=freed)
 
 
-def _prune_worktrees(entries: list[GcEntry]) -> None:
+def _prune_worktrees(entries: list[Verdict]) -> None:
     """`git worktree prune` once in each project that lost a worktree."""
     projects: list[str] = []
     for entry in entries:
         if entry.kind != "worktree" or entry.status != "removed":
             continue
-        project = None
-        if entry.root and Path(entry.root).parts[-2:] == (".claude", "worktrees"):
-            project = os.fspath(Path(entry.root).parent.parent)
-        project = project or entry.project
+        root = entry.root.rstrip("/").split("/")
+        project = "/".join(root[:-2]) if root[-2:] == [".claude", "worktrees"] else entry.project
         if project and project not in projects:
             projects.append(project)
     for project in projects:
         git.prune_worktrees(project)
 
 
-def _drop_records(dropped: set[str], items: list[_Item]) -> None:
-    """Drop the records of removed, missing and skipped paths, through the state store."""
-    if not dropped:
-        return
-    files: dict[str, set[str]] = {}
-    for item in items:
-        if item.path in dropped:
-            for record in item.records:
-                files.setdefault(record.session, set()).add(record.path)
-    known = dict(records_files())
-    for session, gone in files.items():
-        name = known.get(session)
-        path = Path(name) if name else paths.gc_records_file(session)
-
-        def change(data: Any, gone: set[str] = gone, session: str = session) -> Any:
-            data = normal_records(data, session)
-            data["records"] = [r for r in data["records"] if r.get("path") not in gone]
-            return data
-
-        try:
-            after = update_json(path, change, lambda: {"records": []})
-        except OSError as exc:
-            log(f"gc: cannot drop records in {path}: {exc}")
-            continue
-        if isinstance(after, dict) and after.get("records") == []:
-            _remove_empty(path)
-
-
-def _remove_empty(path: Path) -> None:
-    """A records file with no record left goes, under its lock (a new record may race in)."""
-    try:
-        remove_json_if(path, lambda data: isinstance(data, dict) and data.get("records") == [])
-    except (OSError, ValueError) as exc:
-        log(f"gc: left {path}: {exc}")
-
-
 # --- reports --------------------------------------------------------------------------------
 
 
 def report_json(report: GcReport) -> dict[str, Any]:
-    """The CONTRACT's `gc` JSON."""
+    """The CONTRACT's `gc` JSON (with each path's root, mtime and recording sessions)."""
     return {
         "dry_run": report.dry_run,
         "entries": [
-            {
-                "path": e.path,
-                "kind": e.kind,
-                "session": e.session,
-                "size": e.size,
-                "status": e.status,
-                "reason": e.reason,
-                "root": e.root,
-                "mtime": e.mtime,
-                "sessions": list(e.sessions),
-            }
+            {"path": e.path, "kind": e.kind, "session": e.session, "size": e.size or 0, "status": e.status,
+             "reason": e.reason, "root": e.root or None, "mtime": e.mtime, "sessions": list(e.sessions)}
             for e in report.entries
         ],
         "removed": report.removed,
@@ -498,7 +438,7 @@ def report_lines(report: GcReport) -> list[str]:
     """The text report: one aligned line per path (status, reason, disk bytes, kind, session,
     path), then `GC removed=<n> freed=<bytes> dry_run=<bool>`."""
     rows = [("STATUS", "REASON", "SIZE", "KIND", "SESSION", "PATH")]
-    rows += [(e.status, e.reason, str(e.size), e.kind, printable(e.session), printable(e.path))
+    rows += [(e.status, e.reason, str(e.size or 0), e.kind, printable(e.session or ""), printable(e.path))
              for e in report.entries]
     lines = []
     if report.entries:
@@ -541,7 +481,3 @@ def session_end_step(payload: dict[str, Any]) -> None:
     """SessionEnd: a sweep in which the ending session is not live (its outputs may go)."""
     _logged_sweep(ending_session=_text(payload, "session_id"), end_reason=_text(payload, "reason"),
                   trash=False)
-
-
-__all__ = ["GcBusy", "GcEntry", "GcReport", "gc_roots", "plan", "report_json", "report_lines",
-           "session_end_step", "session_start_step", "sweep"]

@@ -96,3 +96,39 @@ def read_records(session: str | None = None) -> list[OutputRecord]:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
     found.sort(key=lambda r: r.time)
     return found
+
+
+def drop_records(records: list[OutputRecord]) -> None:
+    """Drop these records (of paths the GC removed, found missing or skipped) from their
+    files, through the state store; a file left with no record goes."""
+    from app.core.state import update_json
+
+    files: dict[str, set[str]] = {}
+    for record in records:
+        files.setdefault(record.session, set()).add(record.path)
+    known = dict(records_files())
+    for session, gone in files.items():
+        path = known.get(session) or paths.gc_records_file_str(session)
+
+        def change(data: Any, gone: set[str] = gone, session: str = session) -> Any:
+            data = normal_records(data, session)
+            data["records"] = [r for r in data["records"] if r.get("path") not in gone]
+            return data
+
+        try:
+            after = update_json(path, change, lambda: {"records": []})
+        except OSError as exc:
+            log(f"gc: cannot drop records in {path}: {exc}")
+            continue
+        if isinstance(after, dict) and after.get("records") == []:
+            _remove_empty(path)
+
+
+def _remove_empty(path: str) -> None:
+    """A records file with no record left goes, under its lock (a new record may race in)."""
+    from app.core.state import remove_json_if
+
+    try:
+        remove_json_if(path, lambda data: isinstance(data, dict) and data.get("records") == [])
+    except (OSError, ValueError) as exc:
+        log(f"gc: left {path}: {exc}")

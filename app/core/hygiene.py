@@ -1,43 +1,32 @@
 """The session-start cleanup (seed 000 "The Cleanup at Session Start"): probe folders,
-session folders, claudetto's gate logs and worktrees, each by the seed's rule.
+session folders, claudetto's gate logs and worktrees, each by its rule.
 
-| what | where | rule |
-|---|---|---|
-| probe folders | `claude-<uid>/fswatch-probe-*` | older than PROBE_MAX_AGE_MIN |
-| session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live |
-| gate logs | `<tmp>/claudetto/*/<uuid>.*` | the same as session folders |
-| worktrees | `<project>/.claude/worktrees/*` | app.core.worktrees (five conditions) |
-
-One process, one deadline (SWEEP_TIMEOUT_MS): the deadline is looked at between items, an
-item once started is finished with its journal line, and what was not reached stays as it
-was (`timed_out`). Folders and gate logs go through `removal.remove`; worktrees through
-`worktrees.remove_worktree`. At the moment of each removal the sessions are read again (a
-session that started meanwhile keeps what it uses), and a folder holding unique git work
-(app/core/unique_work.py) is kept whatever its age. While a running session's file cannot
-be read, nothing a session may hold is removed (`in_use`): only probe folders go.
+The temp-folder rules are app/core/temp_folders.py; the worktree rules app/core/worktrees.py
+(five conditions). This module runs them and removes: one process, one deadline
+(SWEEP_TIMEOUT_MS), looked at between items; an item once started is finished with its
+journal line, and what was not reached stays as it was (`timed_out`). Folders and gate logs
+go through `removal.remove`; worktrees through `worktrees.remove_worktree`. At the moment of
+each removal the sessions are read again (a session that started meanwhile keeps what it
+uses), and a folder holding unique git work (app/core/unique_work.py) is kept whatever its
+age. While a running session's file cannot be read, nothing a session may hold is removed
+(`in_use`): only probe folders go.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.core import git, paths, sessions, settings, worktrees
-from app.core.age import is_old, probe_limit_s
 from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
-from app.core.verdict import Verdict
-
-PROBE_PREFIX = "fswatch-probe-"
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_SESSION_FOLDER = re.compile(rf"^{_UUID}$")
-_GATE_LOG = re.compile(rf"^({_UUID})\..+$")
+from app.core.scanner import TreeSize
+from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug
+from app.core.verdict import Reason, Verdict, settled
 
 
 @dataclass(frozen=True)
@@ -110,13 +99,13 @@ class _Run:
 
 def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
                   current_session: str | None = None,
-                  current_cwd: str | None = None) -> Callable[[str], str | None]:
+                  current_cwd: str | None = None) -> Callable[[str], Reason | None]:
     """The rules once more, at the moment `removal.remove` takes the path (`where` is the
     folder moved aside): the sessions read again, and no unique git work inside. `repos`
     (the measuring walk's) spares a second walk."""
     from app.core.unique_work import unique_work
 
-    def still_unused(where: str) -> str | None:
+    def still_unused(where: str) -> Reason | None:
         live = sessions.liveness(current_session, current_cwd)
         if verdict.session is not None and verdict.session in live.ids:
             return "live"
@@ -126,113 +115,6 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
         return unique_work(where, moved, original=verdict.path)
 
     return still_unused
-
-
-# --- the rules ------------------------------------------------------------------------------
-
-
-def _period_by_slug(projects: Iterable[Path]) -> dict[str, float]:
-    """cleanupPeriodDays in seconds for each project folder name Claude uses in its temp."""
-    found: dict[str, float] = {}
-    for project in projects:
-        try:
-            found.setdefault(paths.project_slug(project), settings.cleanup_period_seconds(project))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def _scandir(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
-def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
-    try:
-        return entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
-
-
-def _trusted_root(root: Path) -> bool:
-    """Claude's temp folder and the log root are judged only when they are real folders of
-    this user: a symlink there (or a folder of another user) would make every rule act on
-    whatever it points at. Such a root is left alone, and the log says why."""
-    try:
-        st = os.lstat(root)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        log(f"clean: {root} not judged: {exc}")
-        return False
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or os.path.realpath(root) != os.fspath(root):
-        log(f"clean: {root} is not a real folder (a symlink?); nothing in it is judged")
-        return False
-    if st.st_uid != os.getuid():
-        log(f"clean: {root} belongs to uid {st.st_uid}, not this user; nothing in it is judged")
-        return False
-    return True
-
-
-def _temp_items(run: _Run, tally: _Tally, periods: dict[str, float],
-                default_period: float) -> Iterator[Verdict]:
-    """Judge every entry of claude-<uid>/ and the log root; count the ones no rule names."""
-    tmp = run.claude_tmp
-    probe_age = probe_limit_s()
-    project_folders: list[tuple[os.DirEntry[str], float]] = []
-    for entry in (_scandir(tmp) if _trusted_root(tmp) else []):
-        st = _lstat(entry)
-        if st is None:
-            continue
-        if entry.name.startswith(PROBE_PREFIX):
-            young = not is_old(st.st_mtime, probe_age, run.now)
-            yield _verdict(entry, st, "probe", "keep" if young else "remove",
-                           "young" if young else "age", tmp)
-        elif stat.S_ISDIR(st.st_mode):
-            project_folders.append((entry, periods.get(entry.name, default_period)))
-        else:
-            tally.unknown += 1
-    for folder, period in project_folders:
-        for entry in _scandir(Path(folder.path)):
-            st = _lstat(entry)
-            if st is None:
-                continue
-            if not (stat.S_ISDIR(st.st_mode) and _SESSION_FOLDER.match(entry.name)):
-                tally.unknown += 1
-                continue
-            yield _by_session_rule(run, entry, st, "session_folder", entry.name, period, tmp)
-    logs = paths.log_root()
-    for folder in (_scandir(logs) if _trusted_root(logs) else []):
-        st = _lstat(folder)
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            continue
-        period = periods.get(folder.name, default_period)
-        for entry in _scandir(Path(folder.path)):
-            match = _GATE_LOG.match(entry.name)
-            st = _lstat(entry)
-            if match is None or st is None:
-                continue
-            yield _by_session_rule(run, entry, st, "gate_log", match.group(1), period, logs)
-
-
-def _by_session_rule(run: _Run, entry: os.DirEntry[str], st: os.stat_result, rule: str,
-                     session: str, period: float, root: Path) -> Verdict:
-    if session in run.live.ids:
-        return _verdict(entry, st, rule, "keep", "live", root, session)
-    if run.live.unsure:
-        return _verdict(entry, st, rule, "keep", "in_use", root, session)
-    if not is_old(st.st_mtime, period, run.now):
-        return _verdict(entry, st, rule, "keep", "young", root, session)
-    return _verdict(entry, st, rule, "remove", "age", root, session)
-
-
-def _verdict(entry: os.DirEntry[str], st: os.stat_result, rule: str, action: str, reason: str,
-             root: Path, session: str | None = None) -> Verdict:
-    return Verdict(path=entry.path, kind=rule, action=action, reason=reason, rule=rule,  # type: ignore[arg-type]
-                   root=str(root), session=session, mtime=st.st_mtime)
 
 
 # --- acting -------------------------------------------------------------------------------
@@ -263,45 +145,32 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
             ahead.cancel()
 
 
-def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: Any) -> None:
+def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> None:
     """One folder or gate log through removal.remove, and its counts."""
+    from dataclasses import replace
+
     from app.core import removal
     from app.core.unique_work import unique_work
 
     is_dir = os.path.isdir(verdict.path) and not os.path.islink(verdict.path)
-    repos = None if getattr(size, "partial", True) else getattr(size, "repos", None)
+    repos = None if size.partial else size.repos
     lost = unique_work(verdict.path, repos)
     if lost is not None:
-        tally.verdicts.append(_with(verdict, action="keep", reason=lost))
+        tally.verdicts.append(replace(verdict, action="keep", reason=lost))
         return
-
     guard = removal_guard(verdict, repos, current_session=run.current_session,
                           current_cwd=run.current_cwd)
     done = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
                           session=verdict.session, size=size, dry_run=run.dry_run, trash=run.trash,
                           guard=None if run.dry_run else guard,
                           _before_remove=run.before_remove)
-    if done.status in ("removed", "dry_run"):
+    answer = settled(verdict, done)
+    if answer.action == "remove":
         tally.counts["bytes"] += done.bytes
         tally.counts["files"] += done.files
-        if is_dir:
-            tally.counts["folders"] += 1
-        if verdict.rule == "probe":
-            tally.counts["probes"] += 1
-        tally.verdicts.append(_with(verdict, size=done.bytes))
-    elif done.status == "missing":
-        tally.verdicts.append(_with(verdict, action="missing", reason="missing"))
-    elif done.status == "kept" or done.reason == "mount":
-        reason = "in_use" if done.reason in (None, "mount") else done.reason
-        tally.verdicts.append(_with(verdict, action="keep", reason=reason))
-    else:
-        tally.verdicts.append(_with(verdict, action="skip", reason=done.reason or done.status))
-
-
-def _with(verdict: Verdict, **changes: Any) -> Verdict:
-    from dataclasses import replace
-
-    return replace(verdict, **changes)
+        tally.counts["folders"] += is_dir
+        tally.counts["probes"] += verdict.rule == "probe"
+    tally.verdicts.append(answer)
 
 
 def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
@@ -383,15 +252,16 @@ def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry
         known = paths.known_projects(current_cwd) if current_cwd else paths.known_projects()
     except OSError:
         known = []
-    periods = _period_by_slug([*chosen, *known])
-    default_period = settings.cleanup_period_seconds(None)
+    judgement = TempJudgement(run.now, run.live, periods_by_slug([*chosen, *known]),
+                              settings.cleanup_period_seconds(None))
     temp, trees = _Tally(), _Tally()
     items: list[Verdict] = []
-    for verdict in _temp_items(run, temp, periods, default_period):
+    for verdict in judge_temp(run.claude_tmp, judgement):
         if verdict.action == "remove":
             items.append(verdict)
         else:
             temp.verdicts.append(verdict)
+    temp.unknown = judgement.unknown
     # The worktrees wait on git (other processes) while this thread removes temp folders.
     from concurrent.futures import ThreadPoolExecutor
 

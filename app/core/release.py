@@ -35,7 +35,7 @@ from typing import Any
 
 from app.core import checkouts, git, paths
 from app.core.log import log
-from app.core.verdict import Verdict
+from app.core.verdict import Action, Reason, Verdict, settled
 
 RULE = "release"
 KIND = "scratch"
@@ -196,7 +196,7 @@ def holding_tracked(checkout: str, rels: list[str]) -> set[str] | None:
     return held
 
 
-def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, str]]]:
+def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, Reason]]]:
     """(what a release of `checkout` deletes, what it keeps and why), paths relative.
     Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `tracked` (holds a file
     git tracks), `git` (git could not say)."""
@@ -283,9 +283,9 @@ def _judge(key: str, entry: dict[str, Any], session: str | None,
     return Release(key, "dry_run", state, tuple(verdicts), freed=freed, dry_run=True)
 
 
-def _verdict(key: str, rel: str, action: str, reason: str, session: str | None,
+def _verdict(key: str, rel: str, action: Action, reason: Reason, session: str | None,
              project: str | None, size: int | None = None) -> Verdict:
-    return Verdict(path=os.path.join(key, rel), kind=KIND, action=action, reason=reason,  # type: ignore[arg-type]
+    return Verdict(path=os.path.join(key, rel), kind=KIND, action=action, reason=reason,
                    rule=RULE, root=key, size=size, session=session, project=project)
 
 
@@ -362,7 +362,7 @@ def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Pr
 
     verdicts: list[Verdict] = []
     trashed = False
-    stop: str | None = None
+    stop: Reason | None = None
     for rel in plan:
         full = os.path.join(key, rel)
         if stop is not None:
@@ -380,15 +380,10 @@ def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Pr
         done = removal.remove(full, key, RULE, kind=KIND, session=session, size=size, trash=trash,
                               spawn=False, guard=guard)
         trashed = trashed or done.trashed
-        if done.status == "removed":
-            verdicts.append(_verdict(key, rel, "remove", "scratch", session, project, done.bytes))
-        elif done.status == "missing":
-            verdicts.append(_verdict(key, rel, "missing", "missing", session, project))
-        else:
-            reason = done.reason or done.status
-            verdicts.append(_verdict(key, rel, "keep", reason, session, project))
-            if reason in ("live", "journal"):
-                stop = reason  # claimed meanwhile, or nothing can be journaled: the rest stays
+        answer = settled(_verdict(key, rel, "remove", "scratch", session, project), done)
+        verdicts.append(answer)
+        if answer.action == "keep" and answer.reason in ("live", "journal"):
+            stop = answer.reason  # claimed meanwhile, or nothing can be journaled: the rest stays
     return verdicts, trashed
 
 

@@ -37,6 +37,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from app.core.verdict import Reason
+
 REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
 # Files that hold secrets or local configuration: never regenerable, wherever they lie.
@@ -324,7 +326,7 @@ def worktrees_elsewhere(repo: Repository, places: _Places) -> bool:
 # --- the judgement -------------------------------------------------------------------------------
 
 
-def judge(repo: Repository, places: _Places) -> str | None:
+def judge(repo: Repository, places: _Places) -> Reason | None:
     """The first reason one repository keeps its folder, or None."""
     try:
         if checkout_dirty(repo):
@@ -354,7 +356,7 @@ def find_repos(path: str) -> tuple[str, ...]:
 
 
 def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None, *,
-                original: str | os.PathLike[str] | None = None) -> str | None:
+                original: str | os.PathLike[str] | None = None) -> Reason | None:
     """Whether removing the folder `path` would lose git work: `dirty`, `unmerged` or
     `not_removed` (see the module rules), else None. A symlink, a file or a missing path
     holds no repository: None.

@@ -34,12 +34,10 @@ from app.core.age import is_old
 from app.core.git import GitWorktree
 from app.core.paths import inside
 from app.core.unique_work import REGENERABLE, GitFailed
-from app.core.verdict import Verdict
+from app.core.verdict import Action, Reason, Verdict, settled
 
 __all__ = ["REGENERABLE"]  # one list, in unique_work; still importable from here
 
-KEEP_REASONS = ("live", "young", "not_a_worktree", "dirty", "unmerged", "not_removed")
-REMOVABLE_REASON = "age"
 RULE = "worktree"
 
 _AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
@@ -137,11 +135,9 @@ def _first_checks(
     p = Path(path)
     now = time.time() if now is None else now
 
-    def verdict(action: str, reason: str, mtime: float | None = None) -> Verdict:
-        return Verdict(
-            path=str(p), kind="worktree", action=action, reason=reason,  # type: ignore[arg-type]
-            rule=RULE, root=str(worktrees_dir(project)), mtime=mtime, project=str(project),
-        )
+    def verdict(action: Action, reason: Reason, mtime: float | None = None) -> Verdict:
+        return Verdict(path=str(p), kind="worktree", action=action, reason=reason, rule=RULE,
+                       root=str(worktrees_dir(project)), mtime=mtime, project=str(project))
 
     try:
         st = os.lstat(p)
@@ -160,7 +156,7 @@ def _first_checks(
     entry = known.get(real)
     if entry is None or entry.prunable or real == os.path.realpath(project):
         return verdict("keep", "not_a_worktree", st.st_mtime)
-    return verdict("remove", REMOVABLE_REASON, st.st_mtime)
+    return verdict("remove", "age", st.st_mtime)
 
 
 def _live_inside(cwds: Iterable[str], *folders: str) -> bool:
@@ -250,29 +246,27 @@ def remove_worktree(
     done = removal.remove(real, worktrees_dir(project), RULE, kind="worktree", session=session, size=size,
                           spawn=spawn, guard=_guard(real, cwds, size.repos, asking_session),
                           _before_remove=_before_remove)
-    if done.status == "missing":
-        return WorktreeRemoval(str(path), "missing", _replace(measured, action="missing", reason="missing"))
+    answer = settled(measured, done)
+    if answer.action == "missing":
+        return WorktreeRemoval(str(path), "missing", answer)
     if done.status != "removed":
-        reason = _kept_reason(done.status, done.reason)
-        kept = _replace(measured, action="keep", reason=reason)
-        status = "kept" if done.status == "kept" else "refused"
         error = None if done.status == "kept" else f"{done.status}: {done.reason}"
-        return WorktreeRemoval(str(path), status, kept, 0, 0, branch, error=error)
+        return WorktreeRemoval(str(path), "kept" if error is None else "refused", answer, 0, 0, branch, error=error)
     deleted = False
     if prune or (branch or "").startswith(_BRANCH_PREFIX):
         git.prune_worktrees(project)
         deleted = _delete_branch(project, branch)
-    return WorktreeRemoval(str(path), "removed", measured, done.bytes, done.files, branch, deleted)
+    return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
 
 
 def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
-           asking_session: str | None = None) -> Callable[[str], str | None]:
+           asking_session: str | None = None) -> Callable[[str], Reason | None]:
     """The last check, made once the folder is moved aside (`moved`; the original path when
     it could not be moved): liveness read afresh (a session may have started in it since the
     judgement), then the git work judged where the folder now is, its repositories as the
     measuring scan found them."""
 
-    def check(moved: str) -> str | None:
+    def check(moved: str) -> Reason | None:
         from app.core import sessions
 
         now = os.path.realpath(moved)
@@ -284,20 +278,6 @@ def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
         return unique_work.unique_work(now, repos, original=real)
 
     return check
-
-
-_CONTRACT_KEEPS = frozenset({"live", "dirty", "unmerged", "not_removed", "in_use", "journal"})
-
-
-def _kept_reason(status: str, reason: str | None) -> str:
-    """The contract reason for a removal that did not happen: the guard's own reason, `in_use`
-    for a mount point inside, `journal` when the journal could not be written, else
-    `not_removed` (refused, failed, or a check that failed)."""
-    if status == "kept" and reason in _CONTRACT_KEEPS:
-        return reason
-    if reason == "mount":
-        return "in_use"
-    return "not_removed"
 
 
 def _replace(verdict: Verdict, **changes: Any) -> Verdict:

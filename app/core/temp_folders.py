@@ -1,0 +1,164 @@
+"""The session-start cleanup's rules for temp folders: one function per rule, judging only.
+
+| what | where | rule |
+|---|---|---|
+| probe folders | `claude-<uid>/fswatch-probe-*` | older than PROBE_MAX_AGE_MIN (`probe`) |
+| session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live (`by_session`) |
+| gate logs | `<tmp>/claudetto/*/<uuid>.*` | the same as session folders (`by_session`) |
+
+Anything else directly in `claude-<uid>/` or in one of its project folders is no rule's: it
+is counted (`unknown`) and kept. A root that is not a real folder of this user (a symlink,
+another user's) is not judged at all (`trusted_root`). app/core/hygiene.py removes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from app.core import paths
+from app.core.age import is_old, probe_limit_s
+from app.core.log import log
+from app.core.sessions import Liveness
+from app.core.verdict import Action, Reason, Verdict
+
+PROBE_PREFIX = "fswatch-probe-"
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_SESSION_FOLDER = re.compile(rf"^{_UUID}$")
+_GATE_LOG = re.compile(rf"^({_UUID})\..+$")
+
+
+class TempJudgement:
+    """What the rules need of one cleanup: the moment, who is live, each project folder's
+    cleanupPeriodDays (in seconds, by slug), and the count of entries no rule names."""
+
+    def __init__(self, now: float, live: Liveness, periods: dict[str, float], default_period: float) -> None:
+        self.now = now
+        self.live = live
+        self.periods = periods
+        self.default_period = default_period
+        self.unknown = 0
+
+    def period(self, slug: str) -> float:
+        return self.periods.get(slug, self.default_period)
+
+
+def judge_temp(claude_tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
+    """Every entry of `claude-<uid>/` and of the gate-log root, judged."""
+    yield from _claude_temp(claude_tmp, judgement)
+    yield from _gate_logs(paths.log_root(), judgement)
+
+
+def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
+    project_folders: list[os.DirEntry[str]] = []
+    for entry in (scandir(tmp) if trusted_root(tmp) else []):
+        st = _lstat(entry)
+        if st is None:
+            continue
+        if entry.name.startswith(PROBE_PREFIX):
+            yield probe(entry, st, tmp, judgement.now)
+        elif stat.S_ISDIR(st.st_mode):
+            project_folders.append(entry)
+        else:
+            judgement.unknown += 1
+    for folder in project_folders:
+        period = judgement.period(folder.name)
+        for entry in scandir(Path(folder.path)):
+            st = _lstat(entry)
+            if st is None:
+                continue
+            if not (stat.S_ISDIR(st.st_mode) and _SESSION_FOLDER.match(entry.name)):
+                judgement.unknown += 1
+                continue
+            yield by_session(judgement, entry, st, "session_folder", entry.name, period, tmp)
+
+
+def _gate_logs(logs: Path, judgement: TempJudgement) -> Iterator[Verdict]:
+    for folder in (scandir(logs) if trusted_root(logs) else []):
+        st = _lstat(folder)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            continue
+        period = judgement.period(folder.name)
+        for entry in scandir(Path(folder.path)):
+            match = _GATE_LOG.match(entry.name)
+            st = _lstat(entry)
+            if match is not None and st is not None:
+                yield by_session(judgement, entry, st, "gate_log", match.group(1), period, logs)
+
+
+def probe(entry: os.DirEntry[str], st: os.stat_result, root: Path, now: float) -> Verdict:
+    """A file watcher's probe folder: old (its own mtime, PROBE_MAX_AGE_MIN) goes; no
+    session holds one."""
+    if is_old(st.st_mtime, probe_limit_s(), now):
+        return _verdict(entry, st, "probe", "remove", "age", root)
+    return _verdict(entry, st, "probe", "keep", "young", root)
+
+
+def by_session(judgement: TempJudgement, entry: os.DirEntry[str], st: os.stat_result, rule: str,
+               session: str, period: float, root: Path) -> Verdict:
+    """A session's folder or gate log: kept while the session is live, or while a running
+    session's file cannot be read; else gone once older than cleanupPeriodDays."""
+    if session in judgement.live.ids:
+        return _verdict(entry, st, rule, "keep", "live", root, session)
+    if judgement.live.unsure:
+        return _verdict(entry, st, rule, "keep", "in_use", root, session)
+    if not is_old(st.st_mtime, period, judgement.now):
+        return _verdict(entry, st, rule, "keep", "young", root, session)
+    return _verdict(entry, st, rule, "remove", "age", root, session)
+
+
+def _verdict(entry: os.DirEntry[str], st: os.stat_result, rule: str, action: Action, reason: Reason,
+             root: Path, session: str | None = None) -> Verdict:
+    return Verdict(path=entry.path, kind=rule, action=action, reason=reason, rule=rule,
+                   root=str(root), session=session, mtime=st.st_mtime)
+
+
+def periods_by_slug(projects: list[Path]) -> dict[str, float]:
+    """cleanupPeriodDays in seconds for each project folder name Claude uses in its temp."""
+    from app.core import settings
+
+    found: dict[str, float] = {}
+    for project in projects:
+        try:
+            found.setdefault(paths.project_slug(project), settings.cleanup_period_seconds(project))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def scandir(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def trusted_root(root: Path) -> bool:
+    """Claude's temp folder and the log root are judged only when they are real folders of
+    this user: a symlink there (or a folder of another user) would make every rule act on
+    whatever it points at. Such a root is left alone, and the log says why."""
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log(f"clean: {root} not judged: {exc}")
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or os.path.realpath(root) != os.fspath(root):
+        log(f"clean: {root} is not a real folder (a symlink?); nothing in it is judged")
+        return False
+    if st.st_uid != os.getuid():
+        log(f"clean: {root} belongs to uid {st.st_uid}, not this user; nothing in it is judged")
+        return False
+    return True
