@@ -20,7 +20,8 @@ State: `ledger.json` under CLAUDETTO_HOME, written only through `state.update_js
 
 This module is on the hot path of every prompt and edit: it imports what the interpreter
 has loaded anyway (os, stat, time) and nothing else of the stdlib: no typing, dataclasses,
-collections or pathlib (each costs milliseconds per call).
+collections or pathlib (each costs milliseconds per call). The hash and the bounds are
+imported only by the calls that use them: a prompt with nothing changed needs neither.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ import stat
 import time
 
 from app.core import paths
-from app.core.bounds import bound
-from app.core.fnv import c_available, fnv1a_64, hex64
 from app.core.log import log
 from app.core.state import read_json, update_json
 
@@ -92,6 +91,27 @@ class _Look:
         self.hash = digest
         self.sig = sig  # the stat the hash belongs to, with seen_ns
         self.fresh = fresh  # the sig was taken now (not a stored one reused)
+
+
+# --- the hash, imported when a file is read (a prompt with nothing changed reads none) ------
+
+
+def fnv1a_64(data: bytes | bytearray | memoryview) -> int:
+    from app.core.fnv import fnv1a_64 as hash_of
+
+    return hash_of(data)
+
+
+def hex64(value: int) -> str:
+    from app.core.fnv import hex64 as shown_as
+
+    return shown_as(value)
+
+
+def c_available() -> bool:
+    from app.core.fnv import c_available as available
+
+    return available()
 
 
 # --- the line -----------------------------------------------------------------------------
@@ -196,6 +216,8 @@ def record_file(path: str, agent: str, session: str) -> bool:
         "edited_ns": time.time_ns(),
         "told": None,
     }
+    from app.core.bounds import bound
+
     limit = bound("LEDGER_MAX_FILES")
 
     def change(data: Any) -> dict[str, Any]:
