@@ -308,7 +308,8 @@ PARALLEL = hasattr(os, "fork") and (os.cpu_count() or 1) > 1
 # The folders still to read are cut into pieces that both readers take from one queue, the
 # shallowest (likely the biggest) first, so that neither waits for the other at the end.
 PIECES = 64  # at least this many pieces, when the tree has them
-MAX_PIECES = 8_192  # the queue (4 bytes a piece) fits in a pipe's buffer, written up front
+MAX_PIECES = 2_048  # the queue (4 bytes a piece) is written before anyone reads it: 8 KiB fits
+# the smallest pipe buffer among the systems claudetto runs on (16 KiB on macOS, 64 KiB on Linux)
 
 
 def scan(path: PathLike, *, budget_s: float | None = None, one_fs: bool = True,
