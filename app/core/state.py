@@ -183,21 +183,35 @@ def move_aside(name: str, why: str) -> None:
 
 def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     """Write `data` to `path` through a temp file in the same folder, fsync, rename."""
+    # ASCII: lone surrogates (non-UTF-8 path bytes) as escapes; NaN and infinities as json
+    # writes them, so a bad number that was read is kept for its reader to judge, and it
+    # never makes every later write of the file fail
+    write_atomic(path, fastjson.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii"))
+
+
+def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o600,
+                 before_replace: Callable[[], None] | None = None) -> None:
+    """Replace `path` by `payload`: a temp file in the same folder with `mode`, fsynced,
+    renamed over it, so a reader sees the old file or the new one, never half of one.
+    `before_replace` may still refuse (raise) once the temp file is written: then nothing
+    is replaced. The temp file never outlives a failure."""
     name = os.fspath(path)
     folder, base = os.path.split(name)
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    # ASCII: lone surrogates (non-UTF-8 path bytes) as escapes; NaN and infinities as json
-    # writes them, so a bad number that was read is kept for its reader to judge, and it
-    # never makes every later write of the file fail
-    payload = fastjson.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
-            os.write(fd, payload)
+            if mode != 0o600:
+                os.fchmod(fd, mode)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, name)
     except BaseException:
         try:

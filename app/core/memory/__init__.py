@@ -1,0 +1,190 @@
+"""Freshness of Claude's project memory: which remembered facts the tree no longer bears out.
+
+Claude writes `<config>/projects/<slug of the git root>/memory/` largely unsupervised, and
+its failure is rot, not bloat: a version that moved on, a "latest migration" that is not,
+a path that is gone, recalled with confidence. Every check here is grounded in the tree
+(nothing is flagged by pattern alone), and a finding asks for a re-verification, never
+gives a verdict: a false finding costs more than a missed one (a published pruner once
+auto-removed 11 memories, all 11 wrongly), so whenever a line may mean something else the
+check stays silent. The checks, each one function in its own module:
+
+- `artifacts.vanished_artifacts`: a backticked path, file name or code symbol the tree no
+  longer has;
+- `pins.stale_version_pins`: "jhelm 1.3.1" where every parseable build-file spec of jhelm
+  excludes it (`versions`: specs as sets of versions);
+- `sequences.stale_sequences`: "the latest migration is V27" once `V28__*.sql` exists;
+- `index.index_drift`: `MEMORY.md` lines pointing at missing files, topic files it omits.
+
+`facts` says which lines state facts at all; `tree` reads the checkout once per sweep.
+The sweep only reads: it writes nothing into memory. Stdlib only, and one implementation
+for the SessionStart hook, the CLI and the dashboard; `supersede` is the one writer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.core import paths
+from app.core.log import log
+from app.core.memory.artifacts import artifacts_in, vanished_artifacts
+from app.core.memory.facts import fact_lines
+from app.core.memory.index import index_drift
+from app.core.memory.pins import read_pins, stale_version_pins, version_claims_of
+from app.core.memory.sequences import (
+    about_migrations,
+    migration_series,
+    sequence_claims_of,
+    stale_sequences,
+)
+from app.core.memory.supersede import MEMORY_FILE_BYTES_MAX, Superseded, SupersedeRefused, supersede
+from app.core.memory.tree import GIT_TIMEOUT_S, GREP_FIXED_MAX, read_text, read_tree
+from app.core.memory.versions import disjoint, exact, parse_spec, release_line
+from app.core.memory_lint import INDEX_NAME
+
+#: The public face of the memory checks, for the hooks, the CLI and the dashboard.
+__all__ = ["GREP_FIXED_MAX", "KINDS", "Finding", "SupersedeRefused", "Superseded", "check_text", "check_texts",
+           "context_text", "disjoint", "exact", "findings_json", "memory_dir", "parse_spec", "read_tree",
+           "release_line", "session_start_context", "supersede", "sweep"]
+
+KINDS = ("vanished_artifact", "stale_version_pin", "stale_sequence", "index_missing_file", "index_unlisted_file")
+
+#: SessionStart shows at most this many findings, then the count of the rest
+CONTEXT_FINDINGS = 10
+#: the whole context stays well under hooks/output.py's cap, whatever the findings hold
+CONTEXT_LINE_MAX = 400
+#: git gets this long in the SessionStart hook (the seed's own budget for a sweep)
+SESSION_GIT_TIMEOUT_S = 2.5
+MEMORY_FILES_MAX = 2000
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One remembered fact the tree no longer bears out (CONTRACT `memory` JSON)."""
+
+    project: str
+    file: str
+    line: int | None
+    kind: str
+    token: str
+    message: str
+
+
+def memory_dir(project: str) -> str:
+    """`<config>/projects/<slug>/memory` of a project: the slug of its main repository's
+    root, as Claude's auto memory uses (all worktrees of a repository share one memory)."""
+    main = paths.main_repo_root(project)
+    return os.path.join(str(paths.projects_dir()), paths.project_slug(os.fspath(main) if main else project), "memory")
+
+
+def memory_files(folder: str) -> list[str]:
+    """The `.md` files of a memory folder, relative, sorted (hidden names left out)."""
+    found: list[str] = []
+    for here, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        relative = os.path.relpath(here, folder)
+        for name in sorted(names):
+            if name.lower().endswith(".md") and not name.startswith("."):
+                found.append(name if relative == "." else f"{relative}/{name}")
+        if len(found) >= MEMORY_FILES_MAX:
+            break
+    return found[:MEMORY_FILES_MAX]
+
+
+def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
+    """Every finding for one project (its git root, or the folder itself), file by file and
+    line by line. Reads only: it never writes into memory."""
+    root = paths.git_root_str(project) or os.path.abspath(project)
+    folder = memory_dir(root)
+    if not os.path.isdir(folder):
+        return []
+    texts: dict[str, str] = {}
+    for relative in memory_files(folder):
+        text = read_text(os.path.join(folder, relative), MEMORY_FILE_BYTES_MAX)
+        if text is not None:
+            texts[relative] = text
+    return check_texts(texts, root, folder, timeout_s=timeout_s)
+
+
+def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
+    """The findings for memory texts (relative name -> text) against the tree at `root`."""
+    facts = {name: fact_lines(text) for name, text in texts.items()}
+    # a memory file naming another one (`see deploy.md`) points into memory, not into the tree
+    own = set(texts) | {name.rsplit("/", 1)[-1] for name in texts}
+    named = {name: [a for a in artifacts_in(lines, root) if a.probe.rstrip("/") not in own]
+             for name, lines in facts.items()}
+    tree = read_tree(root, (a.probe for items in named.values() for a in items), timeout_s)
+    pins = read_pins(tree)
+    series = migration_series(tree.files or [])
+    findings: list[Finding] = []
+    for name, text in texts.items():
+        path = os.path.join(folder, name)
+        rows = [(a.line, "vanished_artifact", a.token, why) for a, why in vanished_artifacts(named[name], tree)]
+        rows += [(c.line, "stale_version_pin", c.text, why)
+                 for c, why in stale_version_pins(version_claims_of(facts[name]), pins)]
+        rows += [(c.line, "stale_sequence", c.ref, why)
+                 for c, why in stale_sequences(sequence_claims_of(facts[name], about_migrations(text)) if series else [], series)]
+        findings += [Finding(root, path, line, kind, token, why) for line, kind, token, why in sorted(rows, key=lambda r: r[0])]
+    # an index that is there but cannot be read tells nothing about what it lists
+    if folder and (INDEX_NAME in texts or not os.path.lexists(os.path.join(folder, INDEX_NAME))):
+        topics = [name for name in texts if name != INDEX_NAME]
+        for path, line, kind, token, why in index_drift(folder, texts.get(INDEX_NAME), topics):
+            findings.append(Finding(root, path, line, kind, token, why))
+    return findings
+
+
+def check_text(text: str, root: str, name: str = "memory.md") -> list[Finding]:
+    """The content findings for one memory text against the tree at `root` (no index checks)."""
+    return check_texts({name: text}, root, "")
+
+
+def findings_json(findings: Iterable[Finding]) -> dict[str, object]:
+    """CONTRACT `memory`: {"findings": [{project, file, line, kind, token, message}]}."""
+    return {"findings": [{"project": f.project, "file": f.file, "line": f.line, "kind": f.kind,
+                          "token": f.token, "message": f.message} for f in findings]}
+
+
+# --- what SessionStart tells the model --------------------------------------------------------
+
+
+def context_text(findings: Sequence[Finding], folder: str = "") -> str:
+    """The SessionStart context: "" when memory is healthy (0 tokens), else a request to
+    re-verify with at most CONTEXT_FINDINGS findings and the count of the rest."""
+    if not findings:
+        return ""
+    from app.core.log import printable
+
+    where = f" in {printable(folder)}" if folder else ""
+    count = len(findings)
+    lines = [
+        f"claudetto: {count} remembered fact{'s' if count != 1 else ''}{where} may be out of date. Each is a "
+        "request to re-verify against the code, not a verdict. Where a fact is wrong, strike its line (~~...~~) "
+        "and add a dated correction below it instead of deleting it (`claudetto supersede FILE --line N "
+        "--correction TEXT` does both); keep MEMORY.md one pointer line per topic file."
+    ]
+    for finding in findings[:CONTEXT_FINDINGS]:
+        name = os.path.relpath(finding.file, folder) if folder and finding.file.startswith(folder + "/") else finding.file
+        at = f"{name}:{finding.line}" if finding.line is not None else name
+        line = printable(f"- {at}: {finding.message}")
+        lines.append(line if len(line) <= CONTEXT_LINE_MAX else line[: CONTEXT_LINE_MAX - 1] + "\u2026")
+    if count > CONTEXT_FINDINGS:
+        rest = count - CONTEXT_FINDINGS
+        lines.append(f"(and {rest} more finding{'s' if rest != 1 else ''}: `claudetto memory` lists them all)")
+    return "\n".join(lines)
+
+
+def session_start_context(payload: dict[str, object]) -> str:
+    """What SessionStart adds to the context for the session's project: "" when healthy, when
+    there is no memory folder, or on any failure (logged: the session must start anyway)."""
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd or not os.path.isdir(cwd):
+        log(f"memory: SessionStart without a usable cwd ({str(cwd)[:200]!r}), no memory check")
+        return ""
+    try:
+        root = paths.git_root_str(cwd) or cwd
+        findings = sweep(root, timeout_s=SESSION_GIT_TIMEOUT_S)
+        return context_text(findings, memory_dir(root))
+    except Exception as exc:  # noqa: BLE001 - a memory check never stops a session
+        log(f"memory: SessionStart check failed: {type(exc).__name__}: {exc}")
+        return ""

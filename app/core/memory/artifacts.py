@@ -1,0 +1,177 @@
+"""Vanished artifacts: a backticked path, file name or code symbol a memory line states as
+part of the tree, which the tree no longer has (not on disk, and no tracked or untracked
+file mentions it: app/core/memory/tree.py's one batched `git grep`).
+
+Flags, `<placeholders>`, `…`-abbreviated paths, paths rooted outside the tree, and lines
+that are examples, history, advice, plans or about generated or outside things are
+pointers, not facts about this tree: never checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.core.memory.facts import CODE_SPAN, URL, FactLine, fact_lines
+from app.core.memory.tree import PRUNED, Tree
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: extensions that make a bare `name.ext` a file name (not a dotted module or attribute path)
+FILE_EXTENSIONS = _word_set("""
+py pyi pyx ipynb js mjs cjs jsx ts tsx mts cts vue svelte astro json jsonc json5 toml yaml yml ini cfg conf
+md mdx rst txt csv tsv sql sh bash zsh fish ps1 bat go rs java kt kts scala groovy gradle rb erb rake php cs
+fs vb swift m mm c h cc cpp cxx hpp hh hxx proto graphql gql tf tfvars hcl html htm css scss sass less tcss
+xml xsd xsl lock env dockerfile mk cmake nix lua pl pm r jl ex exs erl hrl dart zig elm clj cljs edn hs
+""")
+
+#: product and tool names written in CamelCase: in backticks they name no symbol of the tree
+PRODUCT_NAMES = _word_set("""
+GitHub GitLab BitBucket PostgreSQL MySQL MariaDB SQLite MongoDB DynamoDB CockroachDB ClickHouse InfluxDB
+CouchDB DuckDB IndexedDB JavaScript TypeScript CoffeeScript NodeJS GraphQL WebSocket WebSockets OAuth
+OpenAI ChatGPT YouTube macOS iOS iPadOS watchOS tvOS visionOS iPhone iPad iCloud LinkedIn PayPal WordPress
+JetBrains IntelliJ PyCharm WebStorm PhpStorm RubyMine GoLand CLion DataGrip VSCode NeoVim FastAPI NumPy
+SciPy PyTorch TensorFlow OpenAPI OpenID CloudFlare CloudFront ElasticSearch OpenSearch RabbitMQ DevOps
+DockerHub TestFlight AppStore PlayStation XCode NextJS NuxtJS ReactJS VueJS AngularJS jQuery TailwindCSS
+SQLAlchemy PyPI CPython PyPy LaTeX BigQuery gRPC WebAssembly WebGL WebRTC SwiftUI UIKit AppKit CoreData
+CMake MSBuild NuGet PowerShell ZooKeeper HashiCorp TeamCity CircleCI TravisCI BuildKite SonarQube
+PagerDuty OpsGenie MacBook ChromeOS FreeBSD OpenBSD NetBSD RedHat CentOS OpenSSL LibreSSL OpenSSH MinIO
+LocalStack JUnit TestNG PHPUnit RSpec ESLint TSLint StyleLint HuggingFace LangChain LlamaIndex
+OpenTelemetry GitOps ArgoCD FluxCD OpenTofu AirFlow PostGIS PgBouncer DBeaver TablePlus OneDrive
+SharePoint HomeBrew MacPorts AppVeyor BrowserStack CodeCov SemVer CalVer SageMaker CloudWatch
+CloudFormation EventBridge AppSync ClaudeCode JSONSchema DevTools KeyCloak GitKraken SourceTree
+""".lower())
+
+#: Claude's own files: they live in its config folders at least as often as in the tree
+CLAUDE_FILES = frozenset({"claude.md", "claude.local.md", "memory.md", "settings.json", "settings.local.json",
+                          ".claude.json", "keybindings.json"})
+_LOCAL_ONLY = re.compile(r"^\.env(\..*)?$|\.local(\.|$)|\.(pem|key|p12)$|^credentials|^secrets?\.", re.IGNORECASE)
+_SYMBOL = re.compile(r"^_*[A-Za-z][A-Za-z0-9_]*$")
+_LINE_SUFFIX = re.compile(r"(?::\d+(?:[:-]\d+)?|#L\d+(?:-L?\d+)?)$")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One backticked name a memory line states as part of the tree."""
+
+    line: int
+    token: str  # as written in the memory
+    kind: str  # "path", "file" (a bare file name) or "symbol"
+    probe: str  # what to look for: a relative path, a file name or an identifier
+
+
+def artifact_of(token: str, root: str) -> tuple[str, str] | None:
+    """(kind, probe) for a backticked token that names a path, file or symbol of the tree at
+    `root`, or None for anything that is a pointer rather than a fact about the tree."""
+    token = token.strip()
+    if len(token) < 3 or token.startswith("-") or any(c.isspace() for c in token):
+        return None
+    if "…" in token or "..." in token or URL.search(token):
+        return None
+    if any(c in token for c in "<>{}[]*?$%|=\"',;!&^`\\#"):
+        token = _LINE_SUFFIX.sub("", token)
+        if any(c in token for c in "<>{}[]*?$%|=\"',;!&^`\\#"):
+            return None
+    token = _LINE_SUFFIX.sub("", token)
+    if token.startswith("@") and "/" not in token and _SYMBOL.match(token[1:]):
+        token = token[1:]  # a decorator: the function it names
+    if token.startswith(("~", "@", "..")) or re.match(r"^[A-Za-z]:", token) or ":" in token:
+        return None
+    if token.startswith("/"):
+        prefix = root.rstrip("/") + "/"
+        if not token.startswith(prefix) or len(token) == len(prefix):
+            return None  # rooted outside this tree
+        token = token[len(prefix):]
+    if token.startswith("./"):
+        token = token[2:]
+    if re.fullmatch(r"v?\d[\d.]*[a-z]?\d*", token, re.IGNORECASE):
+        return None  # a number or a version
+    if "/" in token:
+        path = token.rstrip("/")
+        if not path or any(part in ("", ".", "..") for part in path.split("/")):
+            return None
+        if _LOCAL_ONLY.search(path.rsplit("/", 1)[-1]):
+            return None
+        return ("path", token)
+    stem, dot, ext = token.rpartition(".")
+    if dot and stem and ext.lower() in FILE_EXTENSIONS and re.fullmatch(r"[\w.+-]+", token):
+        if _LOCAL_ONLY.search(token) or token.startswith(".") or token.lower() in CLAUDE_FILES:
+            return None
+        return ("file", token)
+    if token.endswith("()"):
+        token = token[:-2]
+    name = _symbol_part(token)
+    return ("symbol", name) if name is not None else None
+
+
+def _symbol_part(token: str) -> str | None:
+    """The identifier a code-ish token names: `UserService.create()` names `UserService`.
+    Only names that cannot be an ordinary word qualify: CamelCase with a hump inside
+    (`LegacyRouter`, `getUser`) or snake_case (`parse_args`); not CONSTANT_CASE (mostly
+    environment variables set elsewhere), not product names (`PostgreSQL`)."""
+    parts = [p for p in re.split(r"\.|::|#", token) if p]
+    if not parts or not all(_SYMBOL.match(p) for p in parts):
+        return None
+    for part in (parts[0], parts[-1]) if len(parts) > 1 else (parts[0],):
+        bare = part.strip("_")
+        if len(bare) < 4 or bare.upper() == bare or part.lower() in PRODUCT_NAMES:
+            continue
+        if "_" in bare or re.search(r"[a-z0-9][A-Z]", bare):
+            return part
+    return None
+
+
+def artifacts(text: str, root: str) -> list[Artifact]:
+    """The artifacts the fact lines of a memory text name, in order (pure: text and root)."""
+    return artifacts_in(fact_lines(text), root)
+
+
+def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
+    found: list[Artifact] = []
+    for fact in facts:
+        if fact.has("example", "past", "negation", "future", "outside", "url") or "`" not in fact.text:
+            continue
+        tokens = [m.group(2) for m in CODE_SPAN.finditer(fact.text)]
+        if any(_points_outside(t, root) for t in tokens):
+            continue  # a line about something outside the tree: its names are not the tree's
+        for token in tokens:
+            kind_probe = artifact_of(token, root)
+            if kind_probe is not None:
+                found.append(Artifact(fact.number, token.strip(), *kind_probe))
+    return found
+
+
+def _points_outside(token: str, root: str) -> bool:
+    token = token.strip()
+    if token.startswith(("~/", "$HOME", "../")) or URL.search(token):
+        return True
+    return token.startswith("/") and not token.startswith(root.rstrip("/") + "/") and "/" in token[1:]
+
+
+def vanished_artifacts(items: Sequence[Artifact], tree: Tree) -> list[tuple[Artifact, str]]:
+    """Each artifact the tree no longer has, with the reason; nothing when git could not
+    grep (a name is vanished only when git grep cannot find it AND it is not on disk)."""
+    if not tree.grepped:
+        return []
+    gone: list[tuple[Artifact, str]] = []
+    for item in items:
+        if item.kind == "path":
+            first = item.probe.split("/", 1)[0]
+            if not tree.knows_folder(first) or first in PRUNED:
+                continue  # rooted in a folder this tree never had: a pointer elsewhere
+            if tree.has_path(item.probe) or tree.mentions(item.probe.rstrip("/")):
+                continue
+            gone.append((item, f"`{item.token}` is not in the tree: no such file or folder, and git grep "
+                               "finds no mention of it"))
+        elif item.kind == "file":
+            if tree.has_path(item.probe) or tree.mentions(item.probe):
+                continue
+            gone.append((item, f"`{item.token}` is not in the tree: no file of that name, and git grep "
+                               "finds no mention of it"))
+        elif not tree.mentions(item.probe):
+            gone.append((item, f"`{item.token}` is not in the tree: git grep finds `{item.probe}` in no file"))
+    return gone

@@ -1,0 +1,57 @@
+"""Index drift: `MEMORY.md` lines pointing at missing files, and topic files no line of
+`MEMORY.md` points at (invisible to recall).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from app.core.memory.facts import URL, fact_lines
+from app.core.memory_lint import INDEX_NAME
+
+_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def index_links(text: str) -> list[tuple[int, str]]:
+    """(line, target) of every local link on a fact line of an index (pure): not a URL,
+    not an in-page anchor; the `#anchor` and `?query` of a target are dropped."""
+    from urllib.parse import unquote
+
+    links = []
+    for fact in fact_lines(text):
+        for match in _LINK.finditer(fact.text):
+            target = match.group(1)
+            if URL.match(target) or target.startswith(("#", "mailto:")) or ":" in target.split("/", 1)[0]:
+                continue
+            target = unquote(target.split("#", 1)[0].split("?", 1)[0])
+            if target:
+                links.append((fact.number, target))
+    return links
+
+
+def index_drift(folder: str, index_text: str | None, topics: Sequence[str]) -> list[tuple[str, int | None, str, str, str]]:
+    """(file, line, kind, token, message) for each index line pointing at a missing file and
+    each topic file (relative to `folder`) that no index line names."""
+    drift: list[tuple[str, int | None, str, str, str]] = []
+    index = os.path.join(folder, INDEX_NAME)
+    listed: set[str] = set()
+    if index_text is not None:
+        for number, target in index_links(index_text):
+            path = os.path.normpath(os.path.join(folder, target))
+            listed.add(path)
+            if not os.path.lexists(path):
+                drift.append((index, number, "index_missing_file", target,
+                              f"{INDEX_NAME} points at `{target}`, which does not exist"))
+        named = " ".join(fact.text for fact in fact_lines(index_text))
+    else:
+        named = ""
+    for topic in topics:
+        path = os.path.normpath(os.path.join(folder, topic))
+        if path in listed or re.search(rf"(?<![\w./-]){re.escape(topic)}(?![\w/-])", named):
+            continue
+        why = "no line in MEMORY.md points at it" if index_text is not None else "there is no MEMORY.md"
+        drift.append((path, None, "index_unlisted_file", topic,
+                      f"`{topic}` is invisible to recall: {why}"))
+    return drift

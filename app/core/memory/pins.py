@@ -1,0 +1,325 @@
+"""Build files and the dependency specs they state (`Pin`s), and the version claims of memory
+lines checked against them: "jhelm 1.3.1" where every parseable build-file spec of jhelm
+excludes it (`stale_version_pins`). Release lines (`4.1.x`), ranges that admit the build's
+version, examples and history stay silent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.core.memory.facts import CODE_SPAN, FactLine, fact_lines, line_marks
+from app.core.memory.tree import PRUNED, Tree, read_text
+from app.core.memory.versions import (
+    WIDTH,
+    Spec,
+    caret,
+    compare,
+    compatible,
+    disjoint,
+    exact,
+    parse_spec,
+    release_line,
+    tilde,
+)
+
+BUILD_FILES_MAX = 300
+BUILD_FILE_BYTES_MAX = 2 * 1024 * 1024
+
+#: build files read for version specs, by file name (`requirements*.txt` by pattern)
+BUILD_FILES = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", "build.gradle",
+               "build.gradle.kts", "Gemfile.lock", "Gemfile")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One dependency spec of one build file."""
+
+    file: str  # relative to the root
+    name: str  # as the build file writes it
+    text: str  # the spec as written
+    versions: Spec
+
+
+def dependency_key(name: str) -> str:
+    """A dependency name as compared: lowercase, runs of `-`, `_`, `.` as one `-` (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name.strip().lower())
+
+
+def is_build_file(relative: str) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    if any(part in PRUNED or part == "vendor" for part in relative.split("/")[:-1]):
+        return False
+    return name in BUILD_FILES or (name.startswith("requirements") and name.endswith(".txt"))
+
+
+def build_pins(relative: str, text: str) -> list[Pin]:
+    """Every dependency spec a build file states, with the ones that cannot be read left out."""
+    name = relative.rsplit("/", 1)[-1]
+    if name == "pyproject.toml":
+        entries = _pyproject(text)
+    elif name == "package.json":
+        entries = _package_json(text)
+    elif name == "Cargo.toml":
+        entries = _cargo(text)
+    elif name == "go.mod":
+        entries = _go_mod(text)
+    elif name == "pom.xml":
+        entries = _pom(text)
+    elif name.startswith("build.gradle"):
+        entries = _gradle(text)
+    elif name == "Gemfile.lock":
+        entries = [(m.group(1), m.group(2), "exact")
+                   for m in re.finditer(r"^    ([A-Za-z0-9_.-]+) \(([^)\s,]+)\)\s*$", text, re.MULTILINE)]
+    elif name == "Gemfile":
+        entries = _gemfile(text)
+    else:
+        entries = [e for line in _logical_lines(text) if (e := _pep508(line)) is not None]
+    pins = []
+    for dep, spec_text, flavour in entries:
+        versions = parse_spec(spec_text, flavour)
+        if versions is not None and dep and dependency_key(dep) != "python":
+            pins.append(Pin(relative, dep, spec_text, versions))
+    return pins
+
+
+_PEP508 = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?\s*([^;()@]*?)\s*\)?\s*(?:;.*)?$")
+
+
+def _pep508(line: str) -> tuple[str, str, str] | None:
+    line = re.split(r"\s#|\s+--?[a-z]", line, maxsplit=1)[0].strip()  # a comment, per-line options (--hash)
+    if not line or line.startswith(("-", "#")) or "://" in line or re.search(r"\s@\s", line):
+        return None
+    match = _PEP508.match(line)
+    return (match.group(1), match.group(2), "pep") if match else None
+
+
+def _logical_lines(text: str) -> list[str]:
+    return text.replace("\\\n", " ").splitlines()
+
+
+def _toml(text: str) -> dict[str, object]:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return {}
+
+
+def _table(data: object, *keys: str) -> dict[str, object]:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _pyproject(text: str) -> list[tuple[str, str, str]]:
+    data = _toml(text)
+    project = _table(data, "project")
+    listed = project.get("dependencies")
+    lines: list[object] = list(listed) if isinstance(listed, list) else []
+    for group in (*_table(project, "optional-dependencies").values(), *_table(data, "dependency-groups").values()):
+        if isinstance(group, list):
+            lines += group
+    entries = [e for line in lines if isinstance(line, str) and (e := _pep508(line)) is not None]
+    poetry = _table(data, "tool", "poetry")
+    tables = [_table(poetry, "dependencies"), _table(poetry, "dev-dependencies")]
+    tables += [_table(group, "dependencies") for group in _table(poetry, "group").values()]
+    for table in tables:
+        for dep, value in table.items():
+            for item in value if isinstance(value, list) else [value]:
+                spec = item.get("version") if isinstance(item, dict) else item
+                if isinstance(spec, str):
+                    entries.append((dep, spec, "poetry"))
+    return entries
+
+
+def _package_json(text: str) -> list[tuple[str, str, str]]:
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    entries = []
+    for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+        for dep, spec in _table(data, key).items():
+            if isinstance(spec, str) and not re.match(r"[\w+-]+:|\.{1,2}/|~/|\S*/", spec.strip()):
+                entries.append((dep, spec, "npm"))
+    return entries
+
+
+def _cargo(text: str) -> list[tuple[str, str, str]]:
+    data = _toml(text)
+    tables = [_table(data, key) for key in ("dependencies", "dev-dependencies", "build-dependencies")]
+    tables.append(_table(data, "workspace", "dependencies"))
+    for target in _table(data, "target").values():
+        tables += [_table(target, key) for key in ("dependencies", "dev-dependencies", "build-dependencies")]
+    entries = []
+    for table in tables:
+        for dep, value in table.items():
+            spec = value.get("version") if isinstance(value, dict) else value
+            if isinstance(spec, str):
+                real = value.get("package") if isinstance(value, dict) else None
+                entries.append((real if isinstance(real, str) else dep, spec, "cargo"))
+    return entries
+
+
+def _go_mod(text: str) -> list[tuple[str, str, str]]:
+    entries = []
+    block = False
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if line.startswith("require ("):
+            block = True
+            continue
+        if block and line == ")":
+            block = False
+            continue
+        match = re.fullmatch(r"(?:require\s+)?(\S+)\s+(v\d\S*)", line) if (block or line.startswith("require ")) else None
+        if match is None or re.search(r"-\d{14}-[0-9a-f]{12}", match.group(2)):
+            continue  # a pseudo-version names a commit, not a release
+        module, version = match.group(1), match.group(2).replace("+incompatible", "")
+        entries.append((module, version, "exact"))
+        short = re.sub(r"/v\d+$", "", module).rsplit("/", 1)[-1]
+        if short != module:
+            entries.append((short, version, "exact"))
+    return entries
+
+
+def _pom(text: str) -> list[tuple[str, str, str]]:
+    properties = dict(re.findall(r"<([\w.-]+)>\s*([^<\s]+)\s*</\1>", _between(text, "<properties>", "</properties>")))
+    entries = []
+    for block in re.findall(r"<dependency>(.*?)</dependency>", text, re.DOTALL):
+        fields = dict(re.findall(r"<(groupId|artifactId|version)>\s*([^<]*?)\s*</\1>", block))
+        version = fields.get("version", "")
+        version = re.sub(r"\$\{([\w.-]+)\}", lambda m: properties.get(m.group(1), m.group(0)), version)
+        if not version or "$" in version or "artifactId" not in fields:
+            continue
+        entries.append((fields["artifactId"], version, "maven"))
+        if "groupId" in fields:
+            entries.append((f"{fields['groupId']}:{fields['artifactId']}", version, "maven"))
+    return entries
+
+
+def _between(text: str, start: str, end: str) -> str:
+    at = text.find(start)
+    return text[at: text.find(end, at)] if at >= 0 else ""
+
+
+def _gradle(text: str) -> list[tuple[str, str, str]]:
+    entries = []
+    for group, artifact, version in re.findall(r"[\"']([\w.-]+):([\w.-]+):([\w.+\[\](),-]+)[\"']", text):
+        flavour = "maven" if version[:1] in "[(" else "exact"
+        entries += [(artifact, version, flavour), (f"{group}:{artifact}", version, flavour)]
+    for plugin, version in re.findall(r"\bid\s*\(?\s*[\"']([\w.-]+)[\"']\s*\)?\s+version\s*\(?\s*[\"']([^\"'$]+)[\"']", text):
+        entries.append((plugin, version, "exact"))
+    return entries
+
+
+def _gemfile(text: str) -> list[tuple[str, str, str]]:
+    entries = []
+    for match in re.finditer(r"^\s*gem\s+[\"']([^\"']+)[\"']((?:\s*,\s*[\"'][^\"']*[\"'])*)", text, re.MULTILINE):
+        specs = [s for s in re.findall(r"[\"']([^\"']*)[\"']", match.group(2)) if re.match(r"\s*[~<>=!\d]", s)]
+        entries.append((match.group(1), ",".join(specs), "ruby"))
+    return entries
+
+
+@dataclass(frozen=True)
+class VersionClaim:
+    """A dependency and version a memory line states ("jhelm 1.3.1", "`requests>=2.31`")."""
+
+    line: int
+    name: str
+    text: str  # as written
+    versions: Spec
+
+
+_VERSION = re.compile(r"(?<![\w.+-])[vV]?(\d+(?:\.\d+)+)(?!\d)([\w.+*-]*)")
+_BEFORE = re.compile(
+    r"(?<![\w@/.-])(?P<name>@?[A-Za-z](?:[\w.-]*[A-Za-z0-9])?(?:/[\w.-]*[A-Za-z0-9])*)"
+    r"\s*(?P<sep>===|==|~=|~>|>=|<=|>|<|=|@|:|\^|~)?\s*"
+    r"(?P<words>(?:(?:is|are|at|on|now|currently|pinned|locked|to|version|ver\.?|uses|using|runs|of|stays|"
+    r"remains|least|[(])\s*)*)"
+    r"(?P<op>\^|~>|~=|~|>=|<=|>|<|==|=)?\s*$", re.IGNORECASE)
+_DIGIT_DOT = re.compile(r"\d\.\d")
+_OR_LATER = re.compile(r"\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:up|above|later|newer)|onwards)",
+                       re.IGNORECASE)
+
+
+def version_claims(text: str) -> list[VersionClaim]:
+    """Every name-and-version a fact line of a memory text states (pure). A release line
+    (`4.1.x`) is no claim; a line that is an example, history, advice, a plan or about
+    upstream releases ("latest", "requires", "broken in") claims nothing."""
+    return version_claims_of(fact_lines(text))
+
+
+def version_claims_of(facts: Iterable[FactLine]) -> list[VersionClaim]:
+    claims: list[VersionClaim] = []
+    for fact in facts:
+        if not _DIGIT_DOT.search(fact.text):
+            continue
+        marks = fact.marks
+        if "future" in marks and _OR_LATER.search(fact.text):  # "5.3 or later" is a range, not a plan
+            marks = line_marks(_OR_LATER.sub(" ", CODE_SPAN.sub(" ", fact.text))) | (marks & {"url"})
+        if not marks.isdisjoint(("example", "past", "negation", "future", "upstream", "url")):
+            continue
+        line = fact.text.replace("`", " ")
+        for match in _VERSION.finditer(line):
+            tail = match.group(2)
+            if re.match(r"\.?[xX*]", tail):
+                continue  # a release line
+            if match.group(1).count(".") == 3 or line.startswith(":", match.end()):
+                continue  # an address (`redis at 10.0.0.5`, `host:1.2.3.4:6379`), not a version
+            before = _BEFORE.search(line[max(0, match.start() - 80): match.start()])
+            if before is None:
+                continue
+            numbers = [int(n) for n in match.group(1).split(".")][:WIDTH]
+            op = before.group("op") or before.group("sep") or ""
+            if "least" in before.group("words").lower() or (not op and _OR_LATER.match(line, match.end(1))):
+                op = ">="
+            if op in (">=", ">", "<=", "<"):
+                versions = [compare(op, numbers)]
+            elif op in ("~=", "~>"):
+                versions = [compatible(numbers)]
+            elif op == "^":
+                versions = [caret(numbers)]
+            elif op == "~":
+                versions = [tilde(numbers)]
+            elif op in ("==", "===") or len(numbers) >= 3:
+                versions = [exact(numbers)]
+            else:
+                versions = [release_line(numbers)]
+            written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].split())
+            claims.append(VersionClaim(fact.number, before.group("name"), written, versions))
+    return claims
+
+
+def stale_version_pins(claims: Sequence[VersionClaim], pins: dict[str, list[Pin]]) -> list[tuple[VersionClaim, str]]:
+    """Each claim that every parseable build-file spec of its dependency contradicts."""
+    stale = []
+    for claim in claims:
+        specs = pins.get(dependency_key(claim.name))
+        if not specs or not all(disjoint(claim.versions, pin.versions) for pin in specs):
+            continue
+        shown = "; ".join(f"{pin.file} has `{pin.name}{'' if pin.text[:1] in '=<>!' else ' '}{pin.text}`"
+                          for pin in specs[:3])
+        more = f" (and {len(specs) - 3} more specs)" if len(specs) > 3 else ""
+        stale.append((claim, f"memory says `{claim.text}`, but {shown}{more}"))
+    return stale
+
+
+def read_pins(tree: Tree) -> dict[str, list[Pin]]:
+    """Every build file's specs in the tree, by dependency key."""
+    names = tree.files if tree.files is not None else [n for n in BUILD_FILES if os.path.isfile(os.path.join(tree.root, n))]
+    pins: dict[str, list[Pin]] = {}
+    for relative in [n for n in names if is_build_file(n)][:BUILD_FILES_MAX]:
+        text = read_text(os.path.join(tree.root, relative), BUILD_FILE_BYTES_MAX)
+        if text is None:
+            continue
+        for pin in build_pins(relative, text):
+            pins.setdefault(dependency_key(pin.name), []).append(pin)
+    return pins

@@ -1,0 +1,130 @@
+"""Supersede, never delete: strike a wrong fact (`~~…~~`) and add a dated correction below it,
+in one atomic write. The wrong fact stays readable with its correction: a memory that loses
+the why gets re-learned wrong, and the strike silences later sweeps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from app.core import paths
+from app.core.memory_lint import fenced_lines, frontmatter, memory_folder_of
+from app.core.paths import strictly_inside
+
+MEMORY_FILE_BYTES_MAX = 1024 * 1024
+
+class SupersedeRefused(Exception):
+    """A supersede that must not happen, with the one line that says why."""
+
+
+@dataclass(frozen=True)
+class Superseded:
+    file: str  # the real path written (symlinks resolved)
+    line: int
+    struck: str  # the new text of the line
+    correction: str  # the added line
+    correction_line: int
+    dry_run: bool
+
+
+_LEAD = re.compile(r"(\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?)(#{1,6}\s+)?")
+
+
+def supersede(file: str, line: int, correction: str, *, dry_run: bool = False, today: str | None = None) -> Superseded:
+    """Strike line `line` of a memory file (`~~…~~`) and add `Correction (<today>): <text>`
+    right below it, in one atomic write (temp file, fsync, rename, under claudetto's lock;
+    the file keeps its mode). The wrong fact stays readable with its correction: a memory
+    that loses the why gets re-learned wrong, and the strike silences later sweeps.
+
+    Raises SupersedeRefused for a file outside `<config>/projects/*/memory/` (symlinks
+    resolved), a line out of range, empty, in the frontmatter or a code block, or struck."""
+    import time
+
+    real = _memory_file(file)
+    text = " ".join(correction.split())
+    if not text:
+        raise SupersedeRefused("the correction is empty")
+    date = today or time.strftime("%Y-%m-%d")
+    if dry_run:
+        return _superseded(real, _read_memory(real)[0], line, text, date, dry_run=True)
+    from app.core.state import locked
+
+    with locked(os.path.join(paths.claudetto_home_str(), "memory-supersede")):
+        content, before = _read_memory(real)
+        result = _superseded(real, content, line, text, date, dry_run=False)
+        lines = content.splitlines(keepends=True)
+        ending = _ending(lines[line - 1]) or (_ending(lines[0]) if lines else "") or "\n"
+        lines[line - 1: line] = [result.struck + ending, result.correction + (_ending(lines[line - 1]) or "")]
+        _write_atomic(real, "".join(lines).encode("utf-8"), before)
+    return result
+
+
+def _memory_file(file: str) -> str:
+    given = os.path.abspath(file)
+    real = os.path.realpath(given)
+    spelled = memory_folder_of(given)
+    inside = memory_folder_of(real) is not None or (
+        spelled is not None and strictly_inside(real, os.path.realpath(spelled)))
+    if not inside:
+        config = paths.config_dir_str()
+        raise SupersedeRefused(f"{file} is not in a memory folder ({config}/projects/*/memory/); nothing changed")
+    if not os.path.isfile(real):
+        raise SupersedeRefused(f"{file} is not a file")
+    return real
+
+
+def _read_memory(real: str) -> tuple[str, os.stat_result]:
+    from app.core.state import read_regular
+
+    try:
+        before = os.stat(real)
+        return read_regular(real, limit=MEMORY_FILE_BYTES_MAX).decode("utf-8"), before
+    except UnicodeDecodeError:
+        raise SupersedeRefused(f"{real} is not UTF-8 text; nothing changed") from None
+    except OSError as exc:
+        raise SupersedeRefused(f"cannot read {real}: {exc.strerror or exc}") from None
+
+
+def _ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")):]
+
+
+def _superseded(real: str, content: str, number: int, text: str, date: str, *, dry_run: bool) -> Superseded:
+    lines = content.splitlines(keepends=True)
+    if not 1 <= number <= len(lines):
+        raise SupersedeRefused(f"line {number} is out of range: {real} has {len(lines)} line{'s' if len(lines) != 1 else ''}")
+    body = lines[number - 1].rstrip("\r\n")
+    if not body.strip():
+        raise SupersedeRefused(f"line {number} of {real} is empty: there is no fact to strike")
+    if "~~" in body:
+        raise SupersedeRefused(f"line {number} of {real} is already struck")
+    found = frontmatter(content)
+    if found is not None and number <= found[1]:
+        raise SupersedeRefused(f"line {number} of {real} is in the frontmatter: edit it instead")
+    if number in fenced_lines(content):
+        raise SupersedeRefused(f"line {number} of {real} is in a code block: edit it instead")
+    lead = _LEAD.match(body)
+    assert lead is not None  # every group is optional
+    prefix, heading = lead.group(1), lead.group(2) or ""
+    rest = body[lead.end():].rstrip()
+    if not rest:
+        raise SupersedeRefused(f"line {number} of {real} holds no text to strike")
+    return Superseded(real, number, f"{prefix}{heading}~~{rest}~~", f"{prefix}Correction ({date}): {text}",
+                      number + 1, dry_run)
+
+
+def _write_atomic(real: str, data: bytes, before: os.stat_result) -> None:
+    """Replace `real` by `data` through a temp file beside it (fsync, rename), with its mode,
+    unless it changed since it was read (then nothing is written)."""
+    import stat
+
+    from app.core.state import write_atomic
+
+    def unchanged() -> None:
+        now = os.stat(real)
+        if (now.st_mtime_ns, now.st_size, now.st_ino) != (before.st_mtime_ns, before.st_size, before.st_ino):
+            raise SupersedeRefused(f"{real} changed while it was being superseded; nothing changed, try again")
+
+    write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged)

@@ -1,0 +1,165 @@
+"""What a memory sweep knows of the checkout: one listing and ONE batched `git grep` per
+sweep (never one process per name), through the git adapter (app/core/git.py): an explicit
+`--git-dir`, so git never climbs to a parent repository, no hooks, no fsmonitor.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+
+from app.core.log import log
+
+GIT_TIMEOUT_S = 60.0
+TOKENS_MAX = 5000
+WALK_MAX = 50_000
+GIT_TIMEOUT_S = 60.0
+PRUNED = frozenset({".git", "node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
+
+
+class Tree:
+    """What a sweep knows of one checkout: its files (tracked and untracked, not ignored;
+    None when unknown) and which probes `git grep` found in their content (None when git
+    could not answer: then nothing is claimed vanished)."""
+
+    def __init__(self, root: str, files: list[str] | None, found: str | None) -> None:
+        self.root = root
+        self.files = files
+        self._found = found  # every matched text, lowercased, one per line
+        self.suffixes: set[str] = set()  # every trailing run of components of every file and folder
+        self.components: set[str] = set()  # every folder name
+        self._names = ""
+        if files is not None:
+            for name in files:
+                parts = name.split("/")
+                for i in range(len(parts)):
+                    self.suffixes.add("/".join(parts[i:]))
+                    if i < len(parts) - 1:
+                        self.suffixes.add("/".join(parts[i:-1]))
+                self.components.update(parts[:-1])
+            self._names = "\n".join(files).lower()
+
+    @property
+    def grepped(self) -> bool:
+        return self._found is not None
+
+    def settles(self, probe: str) -> bool:
+        """Whether the listing alone shows `probe`: a file or folder at that path, or a file
+        or folder name that holds it (case-insensitive). Such a probe is not grepped."""
+        return self.has_path(probe) or probe.lower() in self._names
+
+    def mentions(self, probe: str) -> bool:
+        """Whether `probe` is in the tree: settled by the listing, or found by git grep in
+        the content of some file (case-insensitive)."""
+        return self.settles(probe) or (self._found is not None and probe.lower() in self._found)
+
+    def has_path(self, relative: str) -> bool:
+        """Whether a file or folder at `relative` exists on disk under the root, or the tree
+        holds one whose path ends with it (a path written relative to a sub-project)."""
+        relative = relative.rstrip("/")
+        return relative in self.suffixes or os.path.lexists(os.path.join(self.root, relative))
+
+    def knows_folder(self, name: str) -> bool:
+        return name in self.components or os.path.isdir(os.path.join(self.root, name))
+
+
+#: up to this many names, one `-F -e` per name; past it git's cost per pattern (each is its
+#: own matcher, tried on every line) dominates, and the names go as escaped alternations
+GREP_FIXED_MAX = 64
+_GREP_CHUNK = 32_000  # characters per alternation: one argument stays far below Linux's 128 KiB
+
+
+def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIMEOUT_S) -> Tree:
+    """The tree at `root`: one `git ls-files`, then ONE batched `git grep` for every probe
+    the listing does not settle already (never one process per name). Git gets an explicit
+    `--git-dir` (so it never climbs to a parent repository), no hooks, no fsmonitor, no
+    optional locks. Without a `.git` the files come from a bounded walk and nothing is
+    grepped (so nothing is claimed vanished)."""
+    import time
+
+    if not os.path.lexists(os.path.join(root, ".git")):
+        return Tree(root, _walk(root), None)
+    deadline = time.monotonic() + timeout_s
+    out = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], "ls-files", deadline, (0,))
+    files = sorted({n for n in os.fsdecode(out).split("\0") if n}) if out is not None else None
+    tree = Tree(root, files, None)
+    if files is None:
+        return tree
+    unique: dict[str, str] = {}
+    for probe in probes:
+        if probe.lower() not in unique and not tree.settles(probe):
+            unique[probe.lower()] = probe
+    wanted = list(unique.values())[:TOKENS_MAX]
+    if not wanted:
+        tree._found = ""
+        return tree
+    found = _git(root, grep_args(wanted), "grep", deadline, (0, 1))
+    tree._found = os.fsdecode(found).lower() if found is not None else None
+    return tree
+
+
+def grep_args(probes: Sequence[str]) -> list[str]:
+    """The arguments of the one `git grep` of a sweep: every probe a fixed string (escaped
+    when batched as alternations), case-insensitive, tracked and untracked files, text only,
+    each match printed alone (`-o -h`) so the caller sees which probes matched."""
+    args = ["grep", "-I", "-i", "-o", "-h", "--untracked", "--no-color"]
+    if len(probes) <= GREP_FIXED_MAX:
+        args.append("-F")
+        for probe in probes:
+            args += ["-e", probe]
+        return args
+    args.append("-E")
+    chunk: list[str] = []
+    size = 0
+    for probe in probes:
+        escaped = re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", probe)
+        if chunk and size + len(escaped) + 1 > _GREP_CHUNK:
+            args += ["-e", "|".join(chunk)]
+            chunk, size = [], 0
+        chunk.append(escaped)
+        size += len(escaped) + 1
+    args += ["-e", "|".join(chunk)]
+    return args
+
+
+def _git(root: str, args: list[str], what: str, deadline: float, ok: Sequence[int]) -> bytes | None:
+    """The stdout of one git command on the checkout at `root`, or None (logged) when it
+    failed or ran out of time (`deadline`, a time.monotonic() value)."""
+    import time
+
+    from app.core import git
+
+    done = git.run(args, git_dir=os.path.join(root, ".git"), work_tree=root,
+                   timeout=max(deadline - time.monotonic(), 0.01), env={"LC_ALL": "C"})
+    if done.timed_out:
+        log(f"memory: git {what} ran out of time; the checks that need it stay silent")
+        return None
+    if done.returncode not in ok:
+        log(f"memory: git {what} in {root} failed ({done.returncode}): {done.error}")
+        return None
+    return done.stdout
+
+
+def _walk(root: str) -> list[str] | None:
+    """The files under `root` (not in .git or regenerable folders), relative; None past WALK_MAX."""
+    files: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in PRUNED)
+        relative = os.path.relpath(folder, root)
+        for name in names:
+            files.append(name if relative == "." else f"{relative}/{name}")
+        if len(files) > WALK_MAX:
+            return None
+    return sorted(files)
+
+
+def read_text(path: str, limit: int) -> str | None:
+    """A file's text (undecodable bytes replaced), never blocking on a FIFO; None when it
+    cannot be read or is longer than `limit`."""
+    from app.core.state import read_regular
+
+    try:
+        return read_regular(path, limit=limit).decode("utf-8", "replace")
+    except OSError:
+        return None
