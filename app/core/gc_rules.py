@@ -1,0 +1,272 @@
+"""The output GC's rules: which recorded output may go, one function per rule.
+
+The recorder (app/core/recorder.py) notes each output; a sweep (app/core/gc.py) judges
+every recorded path by the seed's rules, in this order:
+
+1. it is in a record (the sweep never looks for paths by a name pattern);
+2. it lies strictly inside a GC root: the user's temp folder, or `<project>/.claude/worktrees/`
+   of the project where the recording session ran (the git root of its cwd, and the main
+   repository of that checkout, so a worktree made from inside a worktree has a root too);
+3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
+4. nothing live needs it: its session is not live, the Claude process whose call made it
+   no longer runs (a session's id changes on `/clear` and `/resume`, its process does not),
+   no live session's folder (its cwd, or its Claude temp folder
+   `claude-<uid>/<slug>/<session>`) lies inside it, it is no config folder whose own
+   `sessions/` names a running Claude, and it holds no mount point (`in_use`); when a
+   running session's file cannot be read, nobody knows what it holds: everything is kept
+   (`in_use`);
+5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
+   unused paths left (the young ones), the oldest go first until all of them together take
+   at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
+
+Beyond the seed, no unique work is ever lost: a path that is or holds a git repository or
+worktree with uncommitted, untracked or secret files (`dirty`), or commits, a stash or
+linked worktrees that exist nowhere else (`unmerged`), is kept (app/core/unique_work.py).
+
+A path outside every root, a symlink or one whose real path escapes: `skip`. A recorded
+path that is gone: `missing`. Rules 1 to 5 are `recorded`, `place`, `unused_of` (with
+`in_use`), `without_unique_work` (with `work_lost`), `by_age` and `by_size`; `judge` runs
+them in that order. At the moment of each removal, `in_use` and `work_lost` are asked once
+more, where the folder now is, with the sessions read again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from app.core import mounts, paths, removal, scanner, sessions
+from app.core.age import is_old, output_limit_s
+from app.core.bounds import bound
+from app.core.gc_records import OutputRecord, read_records
+from app.core.paths import inside
+from app.core.verdict import Action, Reason
+
+_USED = ("live", "in_use")
+
+
+@dataclass
+class Item:
+    """One recorded path while the sweep judges it."""
+
+    path: str
+    records: list[OutputRecord]
+    action: Action = "keep"
+    reason: Reason = "young"
+    root: str | None = None
+    mtime: float | None = None
+    tree: scanner.TreeSize | None = None
+    removed: bool = False
+
+    @property
+    def size(self) -> int:
+        return self.tree.disk if self.tree is not None else 0
+
+    @property
+    def first(self) -> OutputRecord:
+        return self.records[0]
+
+    def set(self, action: Action, reason: Reason) -> None:
+        self.action, self.reason = action, reason
+
+
+class Facts:
+    """What is in use at one moment: read once per sweep, and again for each removal."""
+
+    def __init__(self, current_session: str | None, current_cwd: str | None,
+                 ending_session: str | None, end_reason: str | None) -> None:
+        from app.core.checkouts import process_goes_on
+
+        # the ending session does not count, unless its process goes on (/clear, /resume)
+        self.ending = None if process_goes_on(end_reason) else ending_session
+        self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
+        self.folders = [*self.live.cwds, *self.live.claude_folders()]
+        self.mounts = mounts.mount_points()
+
+
+def recorded() -> list[Item]:
+    """Rule 1: every recorded path, once. One spelling per path: parents resolved by the
+    file system, so a folder recorded through a symlink and through its real path is one
+    entry, and `sym/../x` is judged where it really is."""
+    grouped: dict[str, Item] = {}
+    for record in read_records():
+        key = removal.resolve_parents(record.path)
+        if key in grouped:
+            grouped[key].records.append(record)
+        else:
+            grouped[key] = Item(key, [record])
+    return list(grouped.values())
+
+
+def gc_roots(cwd: str) -> list[str]:
+    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (the
+    checkout's git root and its main repository) and the user's temp folder."""
+    roots: list[str] = []
+    if cwd.startswith("/"):
+        for project in (paths.git_root(cwd), paths.main_repo_root(cwd)):
+            if project is not None:
+                roots.append(os.fspath(project / ".claude" / "worktrees"))
+    roots.append(os.fspath(paths.user_tmp()))
+    return list(dict.fromkeys(roots))
+
+
+def place(item: Item) -> None:
+    """Rules 2 and 3: the root the path lies in, or skip (or missing)."""
+    if not os.path.lexists(item.path):
+        item.set("missing", "missing")
+        return
+    why: list[str] = []
+    for cwd in dict.fromkeys(r.cwd for r in item.records):
+        for root in gc_roots(cwd):
+            reason = removal.containment(item.path, root)
+            if reason is None:
+                item.root = root
+                return
+            if reason == "missing":
+                item.set("missing", "missing")
+                return
+            why.append(reason)
+    # item.path has its parents resolved; a record that spelled it inside a root (through a
+    # symlinked parent or `..`) is told apart from one that was plainly outside
+    for record in item.records:
+        for root in gc_roots(record.cwd):
+            why.append(removal.containment(record.path, root) or "escapes_root")
+    item.set("skip", "symlink" if "symlink" in why else "escapes_root" if "escapes_root" in why else "outside_root")
+
+
+def _measured(item: Item) -> bool:
+    """Rules 2 and 3 passed, its own modification time read and its tree measured (one
+    walk, which also finds the repositories inside); False when it is not the GC's."""
+    place(item)
+    if item.root is None:
+        return False
+    try:
+        item.mtime = os.lstat(item.path).st_mtime
+    except OSError:
+        item.set("missing", "missing")
+        item.root = None
+        return False
+    item.tree = scanner.scan(item.path)
+    return True
+
+
+def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
+    """Rule 4: `live` or `in_use` when something running needs the path, else None.
+    `where`: the folder as it is now (moved aside for removal), for the checks of content."""
+    real = os.path.realpath(item.path)
+    if any(r.session in facts.live.ids for r in item.records):
+        return "live"
+    for record in item.records:
+        if record.claude_pid is None or record.session == facts.ending:
+            continue
+        if sessions.process_running(record.claude_pid, record.claude_start):
+            return "live"  # the Claude process that made it still runs (its id may have changed)
+    if any(inside(f, real) for f in facts.folders):
+        return "live"
+    if facts.live.unsure:
+        return "in_use"
+    if where is None and any(inside(m, real) for m in facts.mounts):
+        return "in_use"
+    if _config_in_use(where or item.path):
+        return "in_use"
+    return None
+
+
+def _config_in_use(folder: str) -> bool:
+    """A folder some Claude uses as its config folder: its own `sessions/` names a running
+    process (whoever recorded it, and whatever it was recorded as)."""
+    from pathlib import Path
+
+    own = os.path.join(folder, "sessions")
+    if os.path.islink(own) or not os.path.isdir(own):
+        return False
+    return any(s.live for s in sessions.read_sessions(folder=Path(own)))
+
+
+def unused_of(items: list[Item], facts: Facts) -> list[Item]:
+    """Rule 4 over the placed paths: the unused ones. A path that holds a used one stays
+    too: removing it would remove the used one."""
+    candidates: list[Item] = []
+    for item in items:
+        if _measured(item):
+            used = in_use(item, facts)
+            if used is not None:
+                item.set("keep", used)
+            else:
+                candidates.append(item)
+    used_paths = [(i.path, i.reason) for i in items if i.reason in _USED]
+    for item in candidates:
+        why = next((w for p, w in used_paths if inside(p, item.path)), None)
+        if why is not None:
+            item.set("keep", why)
+    return [i for i in candidates if i.reason not in _USED]
+
+
+def without_unique_work(unused: list[Item]) -> list[Item]:
+    """Beyond the seed: a path holding git work found nowhere else is kept, and so is a
+    recorded path that holds one; the rest."""
+    saved: list[Item] = []
+    for item in unused:
+        lost = work_lost(item)
+        if lost is not None:
+            item.set("keep", lost)
+            saved.append(item)
+    for item in unused:
+        holds = next((o for o in saved if o is not item and inside(o.path, item.path)), None)
+        if holds is not None and item not in saved:
+            item.set("keep", holds.reason)
+            saved.append(item)
+    return [i for i in unused if i not in saved]
+
+
+def work_lost(item: Item, where: str | None = None) -> Reason | None:
+    """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
+    repository or worktree in it (found by the sweep's one walk) with work nowhere else.
+    `where`: the folder as it is now (moved aside for removal)."""
+    from app.core.unique_work import unique_work
+
+    # a partial walk may have missed a repository: then unique_work walks for itself
+    repos = item.tree.repos if item.tree is not None and not item.tree.partial else None
+    if where is not None and repos is not None:
+        repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
+    return unique_work(where or item.path, repos, original=item.path)
+
+
+def by_age(unused: list[Item], now: float) -> None:
+    """Rule 5, age: older than GC_MAX_AGE_DAYS (its own mtime) goes."""
+    max_age = output_limit_s()
+    for item in unused:
+        if is_old(item.mtime, max_age, now):
+            _mark(item, unused, "age")
+
+
+def by_size(unused: list[Item]) -> None:
+    """Rule 5, size: among the young ones left, the oldest go first until all of them
+    together take at most GC_MAX_BYTES of disk; the rest stay `young`."""
+    young = [i for i in unused if i.action != "remove"]
+    tops = [i for i in young if not any(o is not i and inside(i.path, o.path) for o in young)]
+    total = sum(i.size for i in tops)
+    limit = bound("GC_MAX_BYTES")
+    for item in sorted(tops, key=lambda i: (i.mtime or 0.0, i.path)):
+        if total <= limit:
+            break
+        _mark(item, young, "size")
+        total -= item.size
+
+
+def _mark(item: Item, pool: Iterable[Item], reason: Reason) -> None:
+    """Mark `item` for removal, with every pooled path inside it (they go with it)."""
+    for other in pool:
+        if other.action != "remove" and inside(other.path, item.path):
+            other.set("remove", reason)
+
+
+def judge(facts: Facts, now: float | None = None) -> list[Item]:
+    """Every recorded path judged by rules 1 to 5 (nothing is removed here)."""
+    items = recorded()
+    left = without_unique_work(unused_of(items, facts))
+    by_age(left, time.time() if now is None else now)
+    by_size(left)
+    return items
