@@ -33,7 +33,7 @@ def _checkouts(payload: dict[str, Any]) -> str:
     session_id, cwd = payload.get("session_id"), payload.get("cwd")
     if not isinstance(session_id, str) or not session_id:
         return ""
-    from app.core.release import session_start_context
+    from app.core.release_notes import session_start_context
 
     return session_start_context(session_id, cwd if isinstance(cwd, str) and cwd else None,
                                  payload.get("source"))

@@ -1,11 +1,10 @@
 """Release of a session checkout: once no session holds it, delete its declared scratch,
 keep everything else, and leave the checkout on disk for a later session to reclaim.
 
-Declared scratch (CONTRACT "Definitions"): the paths the project's `.claude/claudetto.json`
-lists under `scratch` (relative to the checkout), by default the regenerable folders at any
-depth. Never `.git` or `.tmp` or anything inside them, never a path that holds a tracked
-file (deleting it would leave the checkout modified), never the checkout itself: `.tmp/`
-survives every path that releases, a finish after a cut-short one included.
+What is scratch is app/core/scratch.py (CONTRACT "Declared scratch"): never `.git`, `.tmp`
+or a path holding a tracked file, so `.tmp/` survives every path that releases, a finish
+after a cut-short one included. What SessionStart tells the model of a release is
+app/core/release_notes.py.
 
 A release runs in two steps, so that a process killed midway is never taken for a checkout
 in use with half its scratch gone:
@@ -33,35 +32,17 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from app.core import checkouts, git, paths
+from app.core import checkouts, paths
 from app.core.log import log
+from app.core.scratch import _relative, regenerable_folders, scratch_plan  # noqa: F401 - callers name them here
 from app.core.verdict import Action, Reason, Verdict, settled
 
 RULE = "release"
 KIND = "scratch"
-CONFIG = os.path.join(".claude", "claudetto.json")
-#: Never scratch, never inside scratch, at any depth.
-NEVER = frozenset({".git", ".tmp"})
 CUT_SHORT = ("release was cut short: the process releasing it ended before it finished; "
              "`claudetto release PATH` or the next session started there finishes it")
 #: How long a release waits for another release of the same checkout to end.
 LOCK_WAIT_S = 2.0
-
-#: Lock files, and how to reinstall what a release deleted from each (checked in order).
-LOCK_FILES = (
-    ("package-lock.json", "npm ci"),
-    ("pnpm-lock.yaml", "pnpm install --frozen-lockfile"),
-    ("yarn.lock", "yarn install --frozen-lockfile"),
-    ("bun.lockb", "bun install --frozen-lockfile"),
-    ("bun.lock", "bun install --frozen-lockfile"),
-    ("uv.lock", "uv sync --frozen"),
-    ("poetry.lock", "poetry install"),
-    ("Cargo.lock", "cargo build"),
-    ("go.sum", "go mod download"),
-    ("Gemfile.lock", "bundle install"),
-)
-NOTE_MAX_PATHS = 20
-
 
 @dataclass(frozen=True)
 class Release:
@@ -79,139 +60,6 @@ class Release:
     freed: int = 0
     dry_run: bool = False
     trashed: bool = False  # something went into the trash: a purge finishes it
-
-
-# --- what is scratch ------------------------------------------------------------------------
-
-
-def _relative(value: object) -> str | None:
-    """A declared scratch path made plain (`a/./b/` -> `a/b`), or None when it is not one:
-    not text, absolute, climbing out, the checkout itself, or in or above `.git`/`.tmp`."""
-    if not isinstance(value, str) or value.startswith("/") or "\0" in value:
-        return None
-    parts = [p for p in value.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts or NEVER.intersection(parts):
-        return None
-    return "/".join(parts)
-
-
-def declared_scratch(checkout: str, project: str | None = None) -> list[str] | None:
-    """The `scratch` list of `.claude/claudetto.json` (the checkout's own, else the
-    project's), each entry made plain; [] when neither file declares one, None when the file
-    cannot be read or is not what it should be (logged: when unsure, nothing is scratch)."""
-    from app.core import fastjson
-
-    for base in (checkout, project):
-        if not base:
-            continue
-        file = os.path.join(base, CONFIG)
-        try:
-            with open(file, "rb") as fh:
-                data = fastjson.loads(fh.read(1 << 20))
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError) as exc:
-            log(f"release: {file} cannot be read ({exc}); no scratch is deleted")
-            return None
-        if not isinstance(data, dict) or "scratch" not in data:
-            continue
-        given = data["scratch"]
-        if not isinstance(given, list):
-            log(f"release: {file} `scratch` is not a list of paths; no scratch is deleted")
-            return None
-        found = []
-        for item in given:
-            rel = _relative(item)
-            if rel is None:
-                log(f"release: {file} scratch entry {item!r} is not a path inside the checkout "
-                    "outside .git and .tmp; skipped")
-            else:
-                found.append(rel)
-        return _outermost(found)
-    return []
-
-
-def _outermost(rels: list[str]) -> list[str]:
-    """The paths not inside another of them, sorted."""
-    kept: list[str] = []
-    for rel in sorted(set(rels)):
-        if not any(rel.startswith(k + "/") for k in kept):
-            kept.append(rel)
-    return kept
-
-
-def regenerable_folders(checkout: str) -> list[str]:
-    """The regenerable folders at any depth of `checkout` (relative, sorted), never looking
-    inside `.git`, `.tmp`, a regenerable folder, `.claude/worktrees`, a symlink or another
-    file system."""
-    from app.core.worktrees import REGENERABLE
-
-    try:
-        dev = os.lstat(checkout).st_dev
-    except OSError:
-        return []
-    found: list[str] = []
-    pending = [""]
-    while pending:
-        rel = pending.pop()
-        try:
-            with os.scandir(os.path.join(checkout, rel) if rel else checkout) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in NEVER:
-                continue
-            try:
-                if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_dev != dev:
-                    continue
-            except OSError:
-                continue
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.name in REGENERABLE:
-                found.append(child)
-            elif child != ".claude/worktrees":
-                pending.append(child)
-    return sorted(found)
-
-
-def holding_tracked(checkout: str, rels: list[str]) -> set[str] | None:
-    """Which of `rels` hold a file git tracks in `checkout`; None when git cannot say."""
-    held: set[str] = set()
-    wanted = set(rels)
-    for start in range(0, len(rels), 200):
-        # pathspecs taken literally: a folder named `[a]` is that folder, not a pattern
-        done = git.run(["ls-files", "-z", "--", *rels[start:start + 200]], cwd=checkout,
-                       env={"GIT_LITERAL_PATHSPECS": "1"})
-        if not done.ok:
-            log(f"release: git cannot list the tracked files of {checkout}: {done.error[:200]}")
-            return None
-        for name in filter(None, done.text.split("\0")):
-            parts = name.split("/")
-            for depth in range(1, len(parts) + 1):
-                prefix = "/".join(parts[:depth])
-                if prefix in wanted:
-                    held.add(prefix)
-                    break
-    return held
-
-
-def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, Reason]]]:
-    """(what a release of `checkout` deletes, what it keeps and why), paths relative.
-    Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `tracked` (holds a file
-    git tracks), `git` (git could not say)."""
-    declared = declared_scratch(checkout, project)
-    if declared is None:
-        return [], [(CONFIG, "bad_config")]
-    candidates = declared or regenerable_folders(checkout)
-    candidates = [rel for rel in candidates if os.path.lexists(os.path.join(checkout, rel))]
-    if not candidates:
-        return [], []
-    tracked = holding_tracked(checkout, candidates)
-    if tracked is None:
-        return [], [(rel, "git") for rel in candidates]
-    return ([rel for rel in candidates if rel not in tracked],
-            [(rel, "tracked") for rel in candidates if rel in tracked])
 
 
 # --- the release ----------------------------------------------------------------------------
@@ -292,30 +140,10 @@ def _verdict(key: str, rel: str, action: Action, reason: Reason, session: str | 
 def _release(key: str, session: str | None, process: checkouts.Process | None,
              trash: bool | None, spawn: bool) -> Release:
     """The three steps, under this checkout's release lock."""
-    from app.core.claude_process import start_of
-
     record = checkouts.registry().get(key) or {}
     project = record.get("project") if isinstance(record.get("project"), str) else None
-    finishing = record.get("state") == "cut_short"
     plan, kept = scratch_plan(key, project)
-    earlier = record.get("cut_short", {}).get("planned") if isinstance(record.get("cut_short"), dict) else None
-
-    def step_one(records: dict[str, Any]) -> tuple[str, list[str]]:
-        entry = records.get(key)
-        if not isinstance(entry, dict) or entry.get("kind") != "session":
-            return "not_managed", []
-        who = checkouts.holders(key, entry, ending_session=session, ending_process=process)
-        if who:
-            return str(entry.get("state") or "active"), who
-        before = entry.get("cut_short")
-        earlier_plan = before.get("planned") if isinstance(before, dict) else None
-        entry["state"] = "cut_short"
-        entry["cut_short"] = {"time": _now(), "pid": os.getpid(), "proc_start": start_of(os.getpid()),
-                              "session": session, "failure": CUT_SHORT,
-                              "planned": sorted(set(plan) | {r for r in earlier_plan or [] if isinstance(r, str)})}
-        return "cut_short", []
-
-    state, who = checkouts.edit_registry(step_one)
+    state, who = checkouts.edit_registry(lambda records: _cut_short(records, key, plan, session, process))
     if state == "not_managed":
         return Release(key, "not_managed")
     if who:
@@ -323,11 +151,55 @@ def _release(key: str, session: str | None, process: checkouts.Process | None,
         return Release(key, "held", state, holders=tuple(who))
     verdicts, trashed = _prune(key, plan, session, process, trash, project)
     verdicts = [_verdict(key, rel, "keep", reason, session, project) for rel, reason in kept] + verdicts
+    state, deleted, freed = _released(key, record, verdicts, session)
+    if trashed and spawn:
+        from app.core.trash import spawn_purge
+
+        spawn_purge()
+    if record.get("state") == "cut_short":
+        from app.core.trash import leftovers_step
+
+        leftovers_step({})  # what the killed release left in a trash is purged too
+    kept_now = [v for v in verdicts if v.action == "keep"]
+    log(f"release: {key}: {state}; deleted {len(deleted)} scratch path(s), {freed} bytes"
+        + (f"; kept {len(kept_now)} ({', '.join(sorted({v.reason for v in kept_now}))})" if kept_now else ""))
+    return Release(key, "released", state, tuple(verdicts), freed=freed, trashed=trashed)
+
+
+def _cut_short(records: dict[str, Any], key: str, plan: list[str], session: str | None,
+               process: checkouts.Process | None) -> tuple[str, list[str]]:
+    """Step one, under the registry lock: the holders judged once more; nobody holds it,
+    so the record says "release was cut short" with the folders about to go (and those a
+    release cut short earlier planned) until step three clears it."""
+    from app.core.claude_process import start_of
+
+    entry = records.get(key)
+    if not isinstance(entry, dict) or entry.get("kind") != "session":
+        return "not_managed", []
+    who = checkouts.holders(key, entry, ending_session=session, ending_process=process)
+    if who:
+        return str(entry.get("state") or "active"), who
+    before = entry.get("cut_short")
+    earlier = before.get("planned") if isinstance(before, dict) else None
+    entry["state"] = "cut_short"
+    entry["cut_short"] = {"time": _now(), "pid": os.getpid(), "proc_start": start_of(os.getpid()),
+                          "session": session, "failure": CUT_SHORT,
+                          "planned": sorted(set(plan) | {r for r in earlier or [] if isinstance(r, str)})}
+    return "cut_short", []
+
+
+def _released(key: str, record: dict[str, Any], verdicts: list[Verdict],
+              session: str | None) -> tuple[str, list[str], int]:
+    """Step three: what went (with what a release cut short earlier had taken) noted as the
+    last release, and the checkout `released` unless somebody claimed it meanwhile.
+    (state, deleted paths, bytes freed)."""
+    cut = record.get("cut_short")
+    earlier = cut.get("planned") if isinstance(cut, dict) else None
     gone = [rel for rel in (earlier or []) if isinstance(rel, str) and not os.path.lexists(os.path.join(key, rel))]
     deleted = sorted(set(gone) | {os.path.relpath(v.path, key) for v in verdicts if v.action == "remove"})
     freed = sum(v.size or 0 for v in verdicts if v.action == "remove")
 
-    def step_three(records: dict[str, Any]) -> str:
+    def change(records: dict[str, Any]) -> str:
         entry = records.get(key)
         if not isinstance(entry, dict):
             return "missing"
@@ -339,19 +211,7 @@ def _release(key: str, session: str | None, process: checkouts.Process | None,
             del entry["cut_short"]
         return str(entry.get("state"))
 
-    state = checkouts.edit_registry(step_three)
-    if trashed and spawn:
-        from app.core.trash import spawn_purge
-
-        spawn_purge()
-    if finishing:
-        from app.core.trash import leftovers_step
-
-        leftovers_step({})  # what the killed release left in a trash is purged too
-    kept_now = [v for v in verdicts if v.action == "keep"]
-    log(f"release: {key}: {state}; deleted {len(deleted)} scratch path(s), {freed} bytes"
-        + (f"; kept {len(kept_now)} ({', '.join(sorted({v.reason for v in kept_now}))})" if kept_now else ""))
-    return Release(key, "released", state, tuple(verdicts), freed=freed, trashed=trashed)
+    return checkouts.edit_registry(change), deleted, freed
 
 
 def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Process | None,
@@ -391,85 +251,6 @@ def _now() -> float:
     import time
 
     return time.time()
-
-
-# --- SessionStart: finish, claim, tell ------------------------------------------------------
-
-
-def session_start_context(session_id: str, cwd: str | None, source: object) -> str:
-    """SessionStart: finish any release of the session's checkouts that was cut short, claim
-    them, and return the note on what a release deleted and how to reinstall it ("" when
-    there is nothing to say)."""
-    from app.core.claude_process import claude_process
-
-    if not os.path.exists(paths.checkouts_file()):
-        return ""
-    process = claude_process()
-    for key, entry in checkouts.claimable(session_id, cwd).items():
-        if entry.get("state") == "cut_short":
-            done = release_checkout(key, session=session_id, process=process, trash=True)
-            log(f"release: {key}: a release cut short, finished at session start: {done.status}")
-    notes = [reinstall_note(c.path, c.last_release) for c in checkouts.claim(session_id, cwd, process, source)
-             if c.last_release]
-    return "\n\n".join(n for n in notes if n)
-
-
-def _size(count: int) -> str:
-    value = float(count)
-    for unit in ("bytes", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{count} bytes"
-
-
-def reinstall_commands(checkout: str, deleted: list[str]) -> list[str]:
-    """`<command>` lines from the lock files present: in the checkout, and beside each
-    deleted path (a workspace package's own lock file)."""
-    from app.core.log import printable
-
-    folders = sorted({""} | {os.path.dirname(rel) for rel in deleted})
-    lines = []
-    for folder in folders:
-        where = os.path.join(checkout, folder) if folder else checkout
-        try:
-            names = set(os.listdir(where))
-        except OSError:
-            continue
-        found = [(name, command) for name, command in LOCK_FILES if name in names]
-        found += [(name, f"pip install -r {name}") for name in sorted(names)
-                  if name.startswith("requirements") and name.endswith(".txt")]
-        prefix = f"in {printable(folder)}: " if folder else ""
-        lines += [f"- {prefix}`{command}` ({name})" for name, command in found]
-    return lines
-
-
-def reinstall_note(checkout: str, last: dict[str, Any]) -> str:
-    """What the last release of `checkout` deleted and how to reinstall it, for the model."""
-    from app.core.log import printable
-
-    deleted = [rel for rel in last.get("deleted") or [] if isinstance(rel, str)]
-    if not deleted:
-        return ""
-    shown = ", ".join(printable(rel) for rel in deleted[:NOTE_MAX_PATHS])
-    if len(deleted) > NOTE_MAX_PATHS:
-        shown += f" and {len(deleted) - NOTE_MAX_PATHS} more"
-    size = last.get("bytes")
-    amount = f" ({_size(size)})" if isinstance(size, int) and not isinstance(size, bool) and size > 0 else ""
-    if last.get("cut_short"):
-        head = (f"claudetto: a release of this checkout ({printable(checkout)}) was cut short; "
-                f"before it stopped it had deleted{amount}: {shown}.")
-    else:
-        head = (f"claudetto released this checkout ({printable(checkout)}) when no session held it, "
-                f"deleting its scratch{amount}: {shown}.")
-    lines = [head, "`.tmp/` and everything else were kept."]
-    commands = reinstall_commands(checkout, deleted)
-    if commands:
-        lines.append("Reinstall before building or testing:")
-        lines += commands
-    else:
-        lines.append("No lock file was found to say how to reinstall it: use the project's own setup.")
-    return "\n".join(lines)
 
 
 # --- SessionEnd: the detached release -------------------------------------------------------

@@ -1,0 +1,150 @@
+"""Declared scratch (CONTRACT "Definitions"): what a release of a session checkout deletes.
+
+The paths the project's `.claude/claudetto.json` lists under `scratch` (relative to the
+checkout; the checkout's own file first, else the project's), by default the regenerable
+folders at any depth. Never `.git` or `.tmp` or anything inside them, never a path that
+holds a tracked file (deleting it would leave the checkout modified), never the checkout
+itself. When unsure (an unreadable file, git cannot say), nothing is scratch.
+"""
+
+from __future__ import annotations
+
+import os
+
+from app.core import git
+from app.core.log import log
+from app.core.verdict import Reason
+
+CONFIG = os.path.join(".claude", "claudetto.json")
+#: Never scratch, never inside scratch, at any depth.
+NEVER = frozenset({".git", ".tmp"})
+
+
+def _relative(value: object) -> str | None:
+    """A declared scratch path made plain (`a/./b/` -> `a/b`), or None when it is not one:
+    not text, absolute, climbing out, the checkout itself, or in or above `.git`/`.tmp`."""
+    if not isinstance(value, str) or value.startswith("/") or "\0" in value:
+        return None
+    parts = [p for p in value.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or NEVER.intersection(parts):
+        return None
+    return "/".join(parts)
+
+
+def declared_scratch(checkout: str, project: str | None = None) -> list[str] | None:
+    """The `scratch` list of `.claude/claudetto.json` (the checkout's own, else the
+    project's), each entry made plain; [] when neither file declares one, None when the file
+    cannot be read or is not what it should be (logged: when unsure, nothing is scratch)."""
+    from app.core import fastjson
+
+    for base in (checkout, project):
+        if not base:
+            continue
+        file = os.path.join(base, CONFIG)
+        try:
+            with open(file, "rb") as fh:
+                data = fastjson.loads(fh.read(1 << 20))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            log(f"release: {file} cannot be read ({exc}); no scratch is deleted")
+            return None
+        if not isinstance(data, dict) or "scratch" not in data:
+            continue
+        given = data["scratch"]
+        if not isinstance(given, list):
+            log(f"release: {file} `scratch` is not a list of paths; no scratch is deleted")
+            return None
+        found = []
+        for item in given:
+            rel = _relative(item)
+            if rel is None:
+                log(f"release: {file} scratch entry {item!r} is not a path inside the checkout "
+                    "outside .git and .tmp; skipped")
+            else:
+                found.append(rel)
+        return _outermost(found)
+    return []
+
+
+def _outermost(rels: list[str]) -> list[str]:
+    """The paths not inside another of them, sorted."""
+    kept: list[str] = []
+    for rel in sorted(set(rels)):
+        if not any(rel.startswith(k + "/") for k in kept):
+            kept.append(rel)
+    return kept
+
+
+def regenerable_folders(checkout: str) -> list[str]:
+    """The regenerable folders at any depth of `checkout` (relative, sorted), never looking
+    inside `.git`, `.tmp`, a regenerable folder, `.claude/worktrees`, a symlink or another
+    file system."""
+    from app.core.unique_work import REGENERABLE
+
+    try:
+        dev = os.lstat(checkout).st_dev
+    except OSError:
+        return []
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(os.path.join(checkout, rel) if rel else checkout) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in NEVER:
+                continue
+            try:
+                if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_dev != dev:
+                    continue
+            except OSError:
+                continue
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.name in REGENERABLE:
+                found.append(child)
+            elif child != ".claude/worktrees":
+                pending.append(child)
+    return sorted(found)
+
+
+def holding_tracked(checkout: str, rels: list[str]) -> set[str] | None:
+    """Which of `rels` hold a file git tracks in `checkout`; None when git cannot say."""
+    held: set[str] = set()
+    wanted = set(rels)
+    for start in range(0, len(rels), 200):
+        # pathspecs taken literally: a folder named `[a]` is that folder, not a pattern
+        done = git.run(["ls-files", "-z", "--", *rels[start:start + 200]], cwd=checkout,
+                       env={"GIT_LITERAL_PATHSPECS": "1"})
+        if not done.ok:
+            log(f"release: git cannot list the tracked files of {checkout}: {done.error[:200]}")
+            return None
+        for name in filter(None, done.text.split("\0")):
+            parts = name.split("/")
+            for depth in range(1, len(parts) + 1):
+                prefix = "/".join(parts[:depth])
+                if prefix in wanted:
+                    held.add(prefix)
+                    break
+    return held
+
+
+def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, Reason]]]:
+    """(what a release of `checkout` deletes, what it keeps and why), paths relative.
+    Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `tracked` (holds a file
+    git tracks), `git` (git could not say)."""
+    declared = declared_scratch(checkout, project)
+    if declared is None:
+        return [], [(CONFIG, "bad_config")]
+    candidates = declared or regenerable_folders(checkout)
+    candidates = [rel for rel in candidates if os.path.lexists(os.path.join(checkout, rel))]
+    if not candidates:
+        return [], []
+    tracked = holding_tracked(checkout, candidates)
+    if tracked is None:
+        return [], [(rel, "git") for rel in candidates]
+    return ([rel for rel in candidates if rel not in tracked],
+            [(rel, "tracked") for rel in candidates if rel in tracked])
