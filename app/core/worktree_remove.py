@@ -1,0 +1,88 @@
+"""WorktreeRemove: remove a checkout claudetto registered, through the worktree rules.
+
+Claude takes exit 0 for "the folder is gone" (it then skips its own removal), so a checkout
+is reported gone only when it really is, also when it was gone before; anything still there
+is kept, with the reason. A record whose folder went without us (Claude's own sweep, a
+user's `rm`) is dropped, and git forgets the worktree too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.checkouts import folder_gone, registry, unregister
+from app.core.log import log
+
+
+@dataclass(frozen=True)
+class CheckoutRemoval:
+    """What WorktreeRemove did with one path. `gone` is the whole answer Claude gets (exit 0
+    only then); `reason` says why: `removed`, `missing` (gone before we looked), or why the
+    folder is kept: `unknown` (not a checkout claudetto made), `symlink`, `bad_input`,
+    `no_project`, or a worktree keep reason (`live`, `young`, `not_a_worktree`, `dirty`,
+    `unmerged`, `not_removed`). `detail` is git's own words when git refused."""
+
+    path: str
+    gone: bool
+    reason: str
+    detail: str | None = None
+
+
+def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
+    """WorktreeRemove: remove a checkout claudetto registered, through the worktree rules.
+
+    Claude asks now, so the age condition does not apply; every other one does (no other live
+    session inside, a real worktree, clean including git-ignored files, no unmerged commit),
+    and git itself must agree (no --force). A path that is already gone is reported gone and
+    forgotten; anything else that is still there is kept, with the reason logged."""
+
+    def kept(reason: str, detail: str | None = None) -> CheckoutRemoval:
+        log(f"hook: WorktreeRemove {path}: kept ({reason}{': ' + detail if detail else ''})")
+        return CheckoutRemoval(path, False, reason, detail)
+
+    if "\0" in path or not os.path.isabs(path):
+        return kept("bad_input")
+    entries = registry()
+    real = os.path.realpath(path)
+    key = real if real in entries else path if path in entries else None
+    there = folder_gone(path)
+    if there is None:
+        return kept("not_removed", "cannot look at it (permissions)")
+    if there:
+        if key is not None:
+            _forget(key, entries[key])
+        log(f"hook: WorktreeRemove {path}: already gone")
+        return CheckoutRemoval(path, True, "missing")
+    if os.path.islink(path):
+        return kept("symlink")
+    if key is None:
+        return kept("unknown")
+    project = entries[key].get("project")
+    if not isinstance(project, str):
+        return kept("no_project")
+    from app.core.sessions import liveness
+    from app.core.worktrees import remove_worktree
+
+    others = liveness(ending_session=session_id).cwds
+    result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id,
+                             asking_session=session_id)
+    if folder_gone(path) is not True:
+        if result.status == "kept":
+            return kept(result.verdict.reason)
+        return kept("not_removed", result.error or (None if result.status == "removed" else result.status))
+    unregister(key)
+    log(f"hook: WorktreeRemove {path}: removed ({result.bytes} bytes)")
+    return CheckoutRemoval(path, True, "removed")
+
+
+def _forget(key: str, entry: dict[str, Any]) -> None:
+    """A registered checkout whose folder went without us (Claude's own sweep, a user's rm):
+    drop it from the registry and let git forget the worktree too."""
+    unregister(key)
+    project = entry.get("project")
+    if isinstance(project, str) and os.path.isdir(project):
+        from app.core.git import prune_worktrees
+
+        prune_worktrees(project)
