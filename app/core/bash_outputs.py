@@ -18,17 +18,9 @@ import gc
 import os
 
 from app.core import paths
-from app.core.command_line import (
-    MAX_COMMAND_CHARS,
-    MAX_PATH_CHARS,
-    Scope,
-    absolute_path,
-    joined_path,
-    rx,
-    split_commands,
-    split_words,
-)
+from app.core.command_line import MAX_COMMAND_CHARS, Scope, split_commands
 from app.core.recorder import TRIGGERS
+from app.core.shell_words import MAX_PATH_CHARS, absolute_path, joined_path, rx, split_words
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ its words, without running it.
 Chains (`&&`, `||`, `;`, `|`, `&`, newlines) and `( )` subshells are split with quotes,
 `$(...)`, backticks, comments and heredocs respected; the contents of a command substitution
 come before the command that holds it, which sees a stand-in (`SUBST`) instead. Each simple
-command is then split into words as `shlex.split` does (POSIX rules), by `split_words`.
+command is then split into words as `shlex.split` does (POSIX rules): app/core/shell_words.py.
 
 A command is whatever the model wrote, so both readers are linear in its length whatever it
 holds (30,000 nested `$(`, a megabyte-long word, a thousand heredocs): one pass, no
@@ -15,28 +15,21 @@ not read at all (the recorder logs it and records nothing).
 
 from __future__ import annotations
 
-import os
+from app.core.shell_words import MAX_PATH_CHARS, Unreadable, rx, split_words
 
-from app.core.paths import resolve_parents
-
-TYPE_CHECKING = False  # `typing` costs an import; `re` is imported on first use (see Patterns)
+TYPE_CHECKING = False  # `typing` costs an import; `re` is imported on first use (see shell_words)
 if TYPE_CHECKING:
     import re
+
+#: What this module's callers read a command with, in one place.
+__all__ = ["MAX_COMMAND_CHARS", "MAX_PATH_CHARS", "SUBST", "Scope", "Segment", "Unreadable", "split_commands",
+           "split_words"]
 
 #: The stand-in for a command substitution: it starts with `$`, so it is never recorded.
 SUBST = "$__subst__"
 #: A longer command is not read: nothing is recorded and the log says so. Real commands are a
 #: few KiB; reading is linear, and this keeps the worst case of a hook call well under 1 s.
 MAX_COMMAND_CHARS = 256 * 1024
-#: Linux's PATH_MAX: a longer path cannot be opened, so it is not recorded (and a `cd` past it
-#: leaves the folder unknown); it also bounds what resolving one path costs.
-MAX_PATH_CHARS = 4096
-
-
-class Unreadable(ValueError):
-    """The command cannot be read: it records nothing."""
-
-
 class Scope:
     """One `( )` subshell or `$( )`/backtick substitution: a `cd` inside it does not outlive
     it, nor reach a sibling. Linked to the scope it opened in, so a segment names its whole
@@ -63,40 +56,6 @@ class Segment:
     @property
     def depth(self) -> int:
         return self.scope.depth if self.scope is not None else 0
-
-
-class Patterns:
-    """The regular expressions of the readers, compiled on first use (`re` costs an import).
-    None can backtrack: each is a character class, a literal, or possessive."""
-
-    def __init__(self) -> None:
-        import re
-
-        # a heredoc's delimiter word, and its pieces to unquote
-        self.heredoc = re.compile(r"<<(-?)[ \t]*+((?:[^\s;&|<>()\\'\"]++|\\.|'[^'\n]*+'|\"[^\"\n]*+\")++)")
-        self.delimiter_piece = re.compile(r"\\(.)|'([^']*+)'|\"([^\"]*+)\"")
-        self.redirect = re.compile(r"^(\d*+|&)(>>?|<|>&|<&|>\||&>>?)(.*)$")
-        self.assignment = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*+)=(.*)$", re.DOTALL)
-        # the characters that end a run of ordinary text: outside quotes, inside "...", inside
-        # a skipped $(( )), and inside backticks
-        self.special = re.compile(r"[\\'\"`$#<\n;&|()]")
-        self.double_special = re.compile(r"[\\\"$`]")
-        self.paren_special = re.compile(r"[\\'\"`()]")
-        self.backtick_special = re.compile(r"[\\`]")
-        # one piece of a shell word (POSIX shlex): plain run, '...', "..." with \-escapes,
-        # \c, or a run of shlex's whitespace
-        self.word_piece = re.compile(
-            r"[^ \t\r\n'\"\\]++|'[^']*+'|\"[^\"\\]*+(?:\\.[^\"\\]*+)*+\"|\\.|[ \t\r\n]++", re.DOTALL)
-        self.double_escape = re.compile(r"\\([\\\"])")
-
-
-_compiled: list[Patterns] = []
-
-
-def rx() -> Patterns:
-    if not _compiled:
-        _compiled.append(Patterns())
-    return _compiled[0]
 
 
 # --- splitting a command line into simple commands ---------------------------------------
@@ -143,121 +102,185 @@ class _Frame:
 def split_commands(command: str) -> list[Segment]:
     """The simple commands of a command line, in the order they run: the contents of a
     command substitution come before the command that holds it. Linear in the length."""
-    p = rx()
-    text = command
-    segments: list[Segment] = []
-    frame = _Frame(_TOP, len(text), None)
-    outer: list[_Frame] = []  # the frames that hold `frame`, innermost last
-    i = 0
-    while True:
-        limit = frame.limit
-        if frame.quoted:
-            match = p.double_special.search(text, i, limit)
-            if match is None:
-                raise Unreadable("unbalanced double quote")
-            j = match.start()
-            if j > i:
-                frame.cur.append(text[i:j])
-            c = text[j]
-            if c == '"':
-                frame.cur.append(c)
-                frame.quoted = False
-                i = j + 1
-            elif c == "\\":
-                frame.cur.append(text[j : j + 2])
-                i = j + 2
-            elif c == "`" or text.startswith("$(", j, limit):
-                i, frame = _open_substitution(text, j, frame, outer)
-            else:
-                frame.cur.append(c)
-                i = j + 1
-            continue
-        match = p.special.search(text, i, limit)
+    splitter = _Splitter(command)
+    while not splitter.done:
+        if splitter.frame.quoted:
+            splitter.in_double_quotes()
+        else:
+            splitter.step()
+    return splitter.segments
+
+
+class _Splitter:
+    """The one pass of `split_commands`: where it is (`i`), the frame it reads in and the
+    frames that hold it (innermost last), and the simple commands made so far. Each special
+    character has its handler (`_HANDLERS`); a run of ordinary ones is taken by one search."""
+
+    __slots__ = ("text", "i", "frame", "outer", "segments", "done")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.i = 0
+        self.frame = _Frame(_TOP, len(text), None)
+        self.outer: list[_Frame] = []
+        self.segments: list[Segment] = []
+        self.done = False
+
+    def in_double_quotes(self) -> None:
+        frame, text = self.frame, self.text
+        match = rx().double_special.search(text, self.i, frame.limit)
+        if match is None:
+            raise Unreadable("unbalanced double quote")
+        j = match.start()
+        if j > self.i:
+            frame.cur.append(text[self.i:j])
+        c = text[j]
+        if c == '"':
+            frame.cur.append(c)
+            frame.quoted = False
+            self.i = j + 1
+        elif c == "\\":
+            frame.cur.append(text[j : j + 2])
+            self.i = j + 2
+        elif c == "`" or text.startswith("$(", j, frame.limit):
+            self.substitution(j)
+        else:
+            frame.cur.append(c)
+            self.i = j + 1
+
+    def step(self) -> None:
+        """The run of ordinary characters up to the next special one, then that one."""
+        frame, text, limit = self.frame, self.text, self.frame.limit
+        match = rx().special.search(text, self.i, limit)
         j = match.start() if match is not None else limit
-        if j > i:
-            chunk = text[i:j]
+        if j > self.i:
+            chunk = text[self.i:j]
             frame.cur.append(chunk)
             if frame.blank and not chunk.isspace():
                 frame.blank = False
-        if match is None:  # the end of this frame's text
-            if frame.kind == _PAREN:
-                raise Unreadable("unbalanced $( )")
-            frame.close(segments)
-            if frame.kind == _TOP:
-                return segments
-            frame = outer.pop()  # a backtick substitution ends at its closing backtick
-            frame.add(SUBST)
-            i = limit + 1
-            continue
-        c = text[j]
-        i = j + 1
-        if c == "\\":
-            if not text.startswith("\\\n", j, limit):  # else a line continuation: dropped
-                frame.add(text[j : j + 2])
-            i = j + 2
-        elif c == "'":
-            end = text.find("'", j + 1, limit)
-            if end < 0:
-                raise Unreadable("unbalanced single quote")
-            frame.add(text[j : end + 1])
-            i = end + 1
-        elif c == '"':
-            frame.add(c)
-            frame.quoted = True
-        elif c == "`" or text.startswith("$(", j, limit):
-            i, frame = _open_substitution(text, j, frame, outer)
-        elif c == "#" and (not frame.cur or frame.cur[-1][-1:].isspace()):
-            end = text.find("\n", j, limit)
-            i = limit if end < 0 else end
-        elif c == "<" and text.startswith("<<<", j, limit):
+        if match is None:
+            self.end_of_frame()
+            return
+        self.i = j + 1
+        _HANDLERS[text[j]](self, j)
+
+    def end_of_frame(self) -> None:
+        frame = self.frame
+        if frame.kind == _PAREN:
+            raise Unreadable("unbalanced $( )")
+        frame.close(self.segments)
+        if frame.kind == _TOP:
+            self.done = True
+            return
+        self.frame = self.outer.pop()  # a backtick substitution ends at its closing backtick
+        self.frame.add(SUBST)
+        self.i = frame.limit + 1
+
+    def substitution(self, j: int) -> None:
+        self.i, self.frame = _open_substitution(self.text, j, self.frame, self.outer)
+
+    def backslash(self, j: int) -> None:
+        if not self.text.startswith("\\\n", j, self.frame.limit):  # else a line continuation: dropped
+            self.frame.add(self.text[j : j + 2])
+        self.i = j + 2
+
+    def single_quote(self, j: int) -> None:
+        end = self.text.find("'", j + 1, self.frame.limit)
+        if end < 0:
+            raise Unreadable("unbalanced single quote")
+        self.frame.add(self.text[j : end + 1])
+        self.i = end + 1
+
+    def double_quote(self, j: int) -> None:
+        self.frame.add('"')
+        self.frame.quoted = True
+
+    def dollar(self, j: int) -> None:
+        if self.text.startswith("$(", j, self.frame.limit):
+            self.substitution(j)
+        else:
+            self.frame.add("$")
+
+    def hash(self, j: int) -> None:
+        frame = self.frame
+        if frame.cur and not frame.cur[-1][-1:].isspace():
+            frame.add("#")  # inside a word: no comment
+            return
+        end = self.text.find("\n", j, frame.limit)
+        self.i = frame.limit if end < 0 else end
+
+    def less(self, j: int) -> None:
+        text, frame = self.text, self.frame
+        if text.startswith("<<<", j, frame.limit):
             frame.add("<<<")  # a here-string: a word follows, not a heredoc
-            i = j + 3
-        elif c == "<" and text.startswith("<<", j, limit):
-            heredoc = p.heredoc.match(text, j, limit)
-            if heredoc is None:
-                raise Unreadable("a heredoc without a delimiter")
-            delimiter = p.delimiter_piece.sub(_unquoted, heredoc.group(2))
-            body: list[str] = []  # filled after the next newline
-            frame.pending.append((delimiter, heredoc.group(1) == "-", body))
-            frame.heredocs.append(body)
-            frame.cur.append(" ")
-            i = heredoc.end()
-        elif c == "\n":
-            frame.close(segments)
-            if frame.pending:
-                i = _read_heredocs(text, i, frame.pending, limit)
-                frame.pending = []
-        elif c in ";&|":
-            if c == "&" and (text[j + 1 : j + 2] == ">" or text[j - 1 : j] in (">", "<")):
-                frame.add(c)  # &> and >& are redirections
-            elif c == "|" and text[j - 1 : j] == ">":
-                frame.add(c)  # >| is a redirection
-            else:
-                frame.close(segments)
-                if text[j + 1 : j + 2] in ("&", "|", ";"):
-                    i = j + 2
-        elif c == "(":
-            if frame.kind == _PAREN:
-                frame.depth += 1
-            if frame.blank:
-                frame.opened.append(Scope(frame.scope()))
-            else:
-                frame.add(c)
-        elif c == ")":
-            if frame.kind == _PAREN:
-                frame.depth -= 1
-                if frame.depth == 0:  # the end of this $( )
-                    frame.close(segments)
-                    frame = outer.pop()
-                    frame.add(SUBST)
-                    continue
-            if frame.opened:
-                frame.close(segments)
-                frame.opened.pop()
-            else:
-                frame.add(c)
-        else:  # `$` not starting `$(`, `#` inside a word, a lone `<`
-            frame.add(c)
+            self.i = j + 3
+        elif text.startswith("<<", j, frame.limit):
+            self.heredoc(j)
+        else:
+            frame.add("<")
+
+    def heredoc(self, j: int) -> None:
+        p, frame = rx(), self.frame
+        heredoc = p.heredoc.match(self.text, j, frame.limit)
+        if heredoc is None:
+            raise Unreadable("a heredoc without a delimiter")
+        delimiter = p.delimiter_piece.sub(_unquoted, heredoc.group(2))
+        body: list[str] = []  # filled after the next newline
+        frame.pending.append((delimiter, heredoc.group(1) == "-", body))
+        frame.heredocs.append(body)
+        frame.cur.append(" ")
+        self.i = heredoc.end()
+
+    def newline(self, j: int) -> None:
+        frame = self.frame
+        frame.close(self.segments)
+        if frame.pending:
+            self.i = _read_heredocs(self.text, self.i, frame.pending, frame.limit)
+            frame.pending = []
+
+    def separator(self, j: int) -> None:
+        text, c = self.text, self.text[j]
+        if c == "&" and (text[j + 1 : j + 2] == ">" or text[j - 1 : j] in (">", "<")):
+            self.frame.add(c)  # &> and >& are redirections
+        elif c == "|" and text[j - 1 : j] == ">":
+            self.frame.add(c)  # >| is a redirection
+        else:
+            self.frame.close(self.segments)
+            if text[j + 1 : j + 2] in ("&", "|", ";"):
+                self.i = j + 2
+
+    def open_paren(self, j: int) -> None:
+        frame = self.frame
+        if frame.kind == _PAREN:
+            frame.depth += 1
+        if frame.blank:
+            frame.opened.append(Scope(frame.scope()))
+        else:
+            frame.add("(")
+
+    def close_paren(self, j: int) -> None:
+        frame = self.frame
+        if frame.kind == _PAREN:
+            frame.depth -= 1
+            if frame.depth == 0:  # the end of this $( )
+                frame.close(self.segments)
+                self.frame = self.outer.pop()
+                self.frame.add(SUBST)
+                return
+        if frame.opened:
+            frame.close(self.segments)
+            frame.opened.pop()
+        else:
+            frame.add(")")
+
+
+#: The special characters of `Patterns.special`, each with what reading it does.
+_HANDLERS = {
+    "\\": _Splitter.backslash, "'": _Splitter.single_quote, '"': _Splitter.double_quote,
+    "`": _Splitter.substitution, "$": _Splitter.dollar, "#": _Splitter.hash, "<": _Splitter.less,
+    "\n": _Splitter.newline, ";": _Splitter.separator, "&": _Splitter.separator, "|": _Splitter.separator,
+    "(": _Splitter.open_paren, ")": _Splitter.close_paren,
+}
 
 
 def _unquoted(piece: re.Match[str]) -> str:
@@ -358,77 +381,3 @@ def _read_heredocs(text: str, i: int, pending: list[tuple[str, bool, list[str]]]
     return min(i, limit)
 
 
-# --- splitting a simple command into words -----------------------------------------------
-
-
-def split_words(text: str) -> list[str]:
-    """The words of one simple command, exactly as `shlex.split(text, posix=True)` gives
-    them, in linear time (shlex reads a character at a time and grows each word by string
-    concatenation: quadratic on a long word). Raises Unreadable with shlex's messages."""
-    p = rx()
-    piece = p.word_piece.match
-    words: list[str] = []
-    word: list[str] = []
-    quoted = False  # the word has a quoted part: '' is a word, nothing is not
-    i = 0
-    n = len(text)
-    while i < n:
-        match = piece(text, i)
-        if match is None:  # a lone `\` at the end, or an open quote
-            raise Unreadable(_unread_word(text, i))
-        part = match.group()
-        c = part[0]
-        if c in " \t\r\n":
-            if word or quoted:
-                words.append("".join(word))
-                word = []
-                quoted = False
-        elif c == "'":
-            word.append(part[1:-1])
-            quoted = True
-        elif c == '"':
-            inner = part[1:-1]
-            word.append(p.double_escape.sub(r"\1", inner) if "\\" in inner else inner)
-            quoted = True
-        elif c == "\\":
-            word.append(part[1])
-        else:
-            word.append(part)
-        i = match.end()
-    if word or quoted:
-        words.append("".join(word))
-    return words
-
-
-def _unread_word(text: str, i: int) -> str:
-    """shlex's message for the piece at `i` that does not close: an escape at the very end
-    (also inside an open "...") is "No escaped character", an open quote the other."""
-    if text[i] == "'":
-        return "No closing quotation"
-    tail = len(text) - len(text.rstrip("\\"))
-    return "No escaped character" if tail % 2 else "No closing quotation"
-
-
-def absolute_path(base: str | None, raw: str, cache: dict[str, str] | None = None) -> str | None:
-    """A shell word as an absolute path against `base`, its parents resolved; None when it
-    cannot be known here (see `joined_path`). The seed: a path that starts with `~` or `$` is
-    not recorded. `cache`: resolved folders, shared by the paths of one command (see
-    paths.resolve_parents)."""
-    path = joined_path(base, raw)
-    return None if path is None else resolve_parents(path, cache)
-
-
-def joined_path(base: str | None, raw: str) -> str | None:
-    """A shell word joined to `base` as text, resolved later by `absolute_path` (a `cd`
-    chain resolves once, not at every step); None when it cannot be known here: it starts
-    with `~`, holds a `$` or a backtick (unexpanded), is `-`, is relative with no known base,
-    or is longer than `MAX_PATH_CHARS`."""
-    if not raw or raw[0] == "~" or "$" in raw or "`" in raw or raw == "-":
-        return None
-    if os.path.isabs(raw):
-        path = raw
-    elif base is None:
-        return None
-    else:
-        path = os.path.join(base, raw)
-    return path if len(path) <= MAX_PATH_CHARS else None

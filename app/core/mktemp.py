@@ -21,10 +21,10 @@ import re
 import stat
 import time
 
-from app.core.command_line import absolute_path
 from app.core.created import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS
 from app.core.created import MAX_TIMEOUT_MS as MAX_TIMEOUT_MS
 from app.core.created import window_s as window_s
+from app.core.shell_words import absolute_path
 
 #: GNU mktemp's template when none is given (in $TMPDIR, else /tmp).
 DEFAULT_TEMPLATE = "tmp.XXXXXXXXXX"

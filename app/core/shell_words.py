@@ -1,0 +1,132 @@
+"""The words of one simple command, as `shlex.split` gives them, and a word as a path.
+
+Both readers of a command (app/core/command_line.py splits a command line into simple
+commands, this module each of those into words) are linear in the command's length: one
+pass, runs of ordinary characters taken by one regular expression search, no pattern that
+can backtrack. Their patterns are compiled on first use (`re` costs an import).
+"""
+
+from __future__ import annotations
+
+import os
+
+from app.core.paths import resolve_parents
+
+TYPE_CHECKING = False  # `typing` costs an import; `re` is imported on first use (see Patterns)
+if TYPE_CHECKING:
+    pass
+
+#: Linux's PATH_MAX: a longer path cannot be opened, so it is not recorded (and a `cd` past it
+#: leaves the folder unknown); it also bounds what resolving one path costs.
+MAX_PATH_CHARS = 4096
+
+
+class Unreadable(ValueError):
+    """The command cannot be read: it records nothing."""
+
+
+class Patterns:
+    """The regular expressions of the readers, compiled on first use (`re` costs an import).
+    None can backtrack: each is a character class, a literal, or possessive."""
+
+    def __init__(self) -> None:
+        import re
+
+        # a heredoc's delimiter word, and its pieces to unquote
+        self.heredoc = re.compile(r"<<(-?)[ \t]*+((?:[^\s;&|<>()\\'\"]++|\\.|'[^'\n]*+'|\"[^\"\n]*+\")++)")
+        self.delimiter_piece = re.compile(r"\\(.)|'([^']*+)'|\"([^\"]*+)\"")
+        self.redirect = re.compile(r"^(\d*+|&)(>>?|<|>&|<&|>\||&>>?)(.*)$")
+        self.assignment = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*+)=(.*)$", re.DOTALL)
+        # the characters that end a run of ordinary text: outside quotes, inside "...", inside
+        # a skipped $(( )), and inside backticks
+        self.special = re.compile(r"[\\'\"`$#<\n;&|()]")
+        self.double_special = re.compile(r"[\\\"$`]")
+        self.paren_special = re.compile(r"[\\'\"`()]")
+        self.backtick_special = re.compile(r"[\\`]")
+        # one piece of a shell word (POSIX shlex): plain run, '...', "..." with \-escapes,
+        # \c, or a run of shlex's whitespace
+        self.word_piece = re.compile(
+            r"[^ \t\r\n'\"\\]++|'[^']*+'|\"[^\"\\]*+(?:\\.[^\"\\]*+)*+\"|\\.|[ \t\r\n]++", re.DOTALL)
+        self.double_escape = re.compile(r"\\([\\\"])")
+
+
+_compiled: list[Patterns] = []
+
+
+def rx() -> Patterns:
+    if not _compiled:
+        _compiled.append(Patterns())
+    return _compiled[0]
+
+
+def split_words(text: str) -> list[str]:
+    """The words of one simple command, exactly as `shlex.split(text, posix=True)` gives
+    them, in linear time (shlex reads a character at a time and grows each word by string
+    concatenation: quadratic on a long word). Raises Unreadable with shlex's messages."""
+    p = rx()
+    piece = p.word_piece.match
+    words: list[str] = []
+    word: list[str] = []
+    quoted = False  # the word has a quoted part: '' is a word, nothing is not
+    i = 0
+    n = len(text)
+    while i < n:
+        match = piece(text, i)
+        if match is None:  # a lone `\` at the end, or an open quote
+            raise Unreadable(_unread_word(text, i))
+        part = match.group()
+        c = part[0]
+        if c in " \t\r\n":
+            if word or quoted:
+                words.append("".join(word))
+                word = []
+                quoted = False
+        elif c == "'":
+            word.append(part[1:-1])
+            quoted = True
+        elif c == '"':
+            inner = part[1:-1]
+            word.append(p.double_escape.sub(r"\1", inner) if "\\" in inner else inner)
+            quoted = True
+        elif c == "\\":
+            word.append(part[1])
+        else:
+            word.append(part)
+        i = match.end()
+    if word or quoted:
+        words.append("".join(word))
+    return words
+
+
+def _unread_word(text: str, i: int) -> str:
+    """shlex's message for the piece at `i` that does not close: an escape at the very end
+    (also inside an open "...") is "No escaped character", an open quote the other."""
+    if text[i] == "'":
+        return "No closing quotation"
+    tail = len(text) - len(text.rstrip("\\"))
+    return "No escaped character" if tail % 2 else "No closing quotation"
+
+
+def absolute_path(base: str | None, raw: str, cache: dict[str, str] | None = None) -> str | None:
+    """A shell word as an absolute path against `base`, its parents resolved; None when it
+    cannot be known here (see `joined_path`). The seed: a path that starts with `~` or `$` is
+    not recorded. `cache`: resolved folders, shared by the paths of one command (see
+    paths.resolve_parents)."""
+    path = joined_path(base, raw)
+    return None if path is None else resolve_parents(path, cache)
+
+
+def joined_path(base: str | None, raw: str) -> str | None:
+    """A shell word joined to `base` as text, resolved later by `absolute_path` (a `cd`
+    chain resolves once, not at every step); None when it cannot be known here: it starts
+    with `~`, holds a `$` or a backtick (unexpanded), is `-`, is relative with no known base,
+    or is longer than `MAX_PATH_CHARS`."""
+    if not raw or raw[0] == "~" or "$" in raw or "`" in raw or raw == "-":
+        return None
+    if os.path.isabs(raw):
+        path = raw
+    elif base is None:
+        return None
+    else:
+        path = os.path.join(base, raw)
+    return path if len(path) <= MAX_PATH_CHARS else None
