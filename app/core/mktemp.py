@@ -67,81 +67,113 @@ def read_mktemp(args: list[str], cwd: str | None, tmpdir: str | None) -> MktempC
     """The call `mktemp ARGS` makes, as GNU mktemp reads them; None when it makes nothing
     (`-u`, `--help`, a bad option or template: mktemp fails). `tmpdir` is $TMPDIR for the call
     ("" when empty or unset, so /tmp; None when it cannot be known here)."""
-    directory = legacy_t = use_tmpdir = False
-    dir_arg: str | None = None
-    suffix: str | None = None
-    template: str | None = None
+    options = _read_options(args)
+    if options is None:
+        return None
+    template = options.template
+    if template is None:
+        template = DEFAULT_TEMPLATE
+        options.use_tmpdir = True
+    name_pattern = _name_pattern(template, options.suffix, bsd_prefix=options.legacy_t)
+    if name_pattern is None:
+        return None
+    if options.use_tmpdir and (os.path.isabs(template) or (options.legacy_t and "/" in template)):
+        return None  # GNU refuses both
+    where = _where(template, options, cwd, tmpdir)
+    folder = None if where is None else os.path.dirname(where)
+    base = os.path.basename(template) + (options.suffix or "")
+    return MktempCall(name_pattern, base, folder, options.directory, cwd)
+
+
+class _Options:
+    """What GNU mktemp reads from its arguments."""
+
+    __slots__ = ("directory", "legacy_t", "use_tmpdir", "dir_arg", "suffix", "template")
+
+    def __init__(self) -> None:
+        self.directory = self.legacy_t = self.use_tmpdir = False
+        self.dir_arg: str | None = None
+        self.suffix: str | None = None
+        self.template: str | None = None
+
+
+def _read_options(args: list[str]) -> _Options | None:
+    """The options and the one template; None when mktemp would refuse or make nothing."""
+    options = _Options()
     operands_only = False
     i = 0
     while i < len(args):
         arg = args[i]
         if operands_only or not arg.startswith("-") or arg == "-":
-            if template is not None:
+            if options.template is not None:
                 return None  # too many templates
-            template = arg
+            options.template = arg
         elif arg == "--":
             operands_only = True
-        elif arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            option = _long_option(name)
-            if option in (None, "help", "version", "dry-run"):
+        else:
+            i = _long(args, i, options) if arg.startswith("--") else _letters(args, i, options)
+            if i < 0:
                 return None
-            if option == "directory":
-                directory = True
-            elif option == "suffix":
-                if not eq:
-                    i += 1
-                    if i >= len(args):
-                        return None
-                    value = args[i]
-                suffix = value
-            elif option == "tmpdir":
-                use_tmpdir = True
-                if eq:
-                    dir_arg = value
-        else:
-            letters = arg[1:]
-            for pos, letter in enumerate(letters):
-                if letter == "d":
-                    directory = True
-                elif letter == "u":
-                    return None  # --dry-run: nothing is made
-                elif letter == "t":
-                    legacy_t = use_tmpdir = True
-                elif letter == "p":
-                    value = letters[pos + 1 :]
-                    if not value:
-                        i += 1
-                        if i >= len(args):
-                            return None
-                        value = args[i]
-                    dir_arg = value
-                    use_tmpdir = True
-                    break
-                elif letter != "q":
-                    return None
         i += 1
-    if template is None:
-        template = DEFAULT_TEMPLATE
-        use_tmpdir = True
-    name_pattern = _name_pattern(template, suffix, bsd_prefix=legacy_t)
-    if name_pattern is None:
-        return None
-    folder: str | None
-    if use_tmpdir:
-        if os.path.isabs(template) or (legacy_t and "/" in template):
-            return None  # GNU refuses both
-        if legacy_t:  # -t: $TMPDIR wins over -p DIR
-            root = tmpdir if tmpdir != "" else (dir_arg or "/tmp")
-        else:
-            root = absolute_path(cwd, dir_arg) if dir_arg else (tmpdir if tmpdir != "" else "/tmp")
-        full = None if root is None else os.path.join(root, template)
+    return options
+
+
+def _long(args: list[str], i: int, options: _Options) -> int:
+    """One long option at `i`; the index of its last word, or -1 when mktemp makes nothing."""
+    name, eq, value = args[i][2:].partition("=")
+    option = _long_option(name)
+    if option in (None, "help", "version", "dry-run"):
+        return -1
+    if option == "directory":
+        options.directory = True
+    elif option == "suffix":
+        if not eq:
+            i += 1
+            if i >= len(args):
+                return -1
+            value = args[i]
+        options.suffix = value
+    elif option == "tmpdir":
+        options.use_tmpdir = True
+        if eq:
+            options.dir_arg = value
+    return i
+
+
+def _letters(args: list[str], i: int, options: _Options) -> int:
+    """A group of short options at `i`; the index of its last word, or -1 as for `_long`."""
+    letters = args[i][1:]
+    for pos, letter in enumerate(letters):
+        if letter == "d":
+            options.directory = True
+        elif letter == "u":
+            return -1  # --dry-run: nothing is made
+        elif letter == "t":
+            options.legacy_t = options.use_tmpdir = True
+        elif letter == "p":
+            value = letters[pos + 1 :]
+            if not value:
+                i += 1
+                if i >= len(args):
+                    return -1
+                value = args[i]
+            options.dir_arg = value
+            options.use_tmpdir = True
+            break
+        elif letter != "q":
+            return -1
+    return i
+
+
+def _where(template: str, options: _Options, cwd: str | None, tmpdir: str | None) -> str | None:
+    """The absolute path the template is made in (its X's still in), None when unknown."""
+    if not options.use_tmpdir:
+        return absolute_path(cwd, template)
+    if options.legacy_t:  # -t: $TMPDIR wins over -p DIR
+        root = tmpdir if tmpdir != "" else (options.dir_arg or "/tmp")
     else:
-        full = template
-    where = None if full is None else absolute_path(cwd, full)
-    folder = None if where is None else os.path.dirname(where)
-    base = os.path.basename(template) + (suffix or "")
-    return MktempCall(name_pattern, base, folder, directory, cwd)
+        root = absolute_path(cwd, options.dir_arg) if options.dir_arg else (tmpdir if tmpdir != "" else "/tmp")
+    return None if root is None else absolute_path(cwd, os.path.join(root, template))
 
 
 def _name_pattern(template: str, suffix: str | None, *, bsd_prefix: bool) -> re.Pattern[str] | None:
