@@ -119,19 +119,25 @@ def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: flo
     series = migration_series(tree.files or [])
     findings: list[Finding] = []
     for name, text in texts.items():
-        path = os.path.join(folder, name)
         rows = [(a.line, "vanished_artifact", a.token, why) for a, why in vanished_artifacts(named[name], tree)]
         rows += [(c.line, "stale_version_pin", c.text, why)
                  for c, why in stale_version_pins(version_claims_of(facts[name]), pins)]
-        rows += [(c.line, "stale_sequence", c.ref, why)
-                 for c, why in stale_sequences(sequence_claims_of(facts[name], about_migrations(text)) if series else [], series)]
+        if series:
+            claims = sequence_claims_of(facts[name], about_migrations(text))
+            rows += [(c.line, "stale_sequence", c.ref, why) for c, why in stale_sequences(claims, series)]
+        path = os.path.join(folder, name)
         findings += [Finding(root, path, line, kind, token, why) for line, kind, token, why in sorted(rows, key=lambda r: r[0])]
-    # an index that is there but cannot be read tells nothing about what it lists
-    if folder and (INDEX_NAME in texts or not os.path.lexists(os.path.join(folder, INDEX_NAME))):
-        topics = [name for name in texts if name != INDEX_NAME]
-        for path, line, kind, token, why in index_drift(folder, texts.get(INDEX_NAME), topics):
-            findings.append(Finding(root, path, line, kind, token, why))
-    return findings
+    return findings + _index_findings(texts, root, folder)
+
+
+def _index_findings(texts: dict[str, str], root: str, folder: str) -> list[Finding]:
+    """Index drift, when there is an index to read or none at all: an index that is there
+    but cannot be read tells nothing about what it lists."""
+    if not folder or (INDEX_NAME not in texts and os.path.lexists(os.path.join(folder, INDEX_NAME))):
+        return []
+    topics = [name for name in texts if name != INDEX_NAME]
+    return [Finding(root, path, line, kind, token, why)
+            for path, line, kind, token, why in index_drift(folder, texts.get(INDEX_NAME), topics)]
 
 
 def check_text(text: str, root: str, name: str = "memory.md") -> list[Finding]:

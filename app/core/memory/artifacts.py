@@ -67,20 +67,47 @@ class Artifact:
 def artifact_of(token: str, root: str) -> tuple[str, str] | None:
     """(kind, probe) for a backticked token that names a path, file or symbol of the tree at
     `root`, or None for anything that is a pointer rather than a fact about the tree."""
+    plain = _in_tree(token, root)
+    if plain is None:
+        return None
+    if "/" in plain:
+        return _path(plain)
+    if _is_file_name(plain):
+        # a local secret, a dotfile or Claude's own file lives outside trees as often as in
+        local = _LOCAL_ONLY.search(plain) or plain.startswith(".") or plain.lower() in CLAUDE_FILES
+        return None if local else ("file", plain)
+    name = _symbol_part(plain[:-2] if plain.endswith("()") else plain)
+    return ("symbol", name) if name is not None else None
+
+
+_ODD = "<>{}[]*?$%|=\"',;!&^`\\#"
+
+
+def _in_tree(token: str, root: str) -> str | None:
+    """The token as a name relative to the tree (line suffixes, a decorator's `@`, the
+    root's own prefix and `./` taken off), or None for a pointer elsewhere: a flag, a
+    placeholder, an abbreviation, a URL, a home or drive path, a path rooted outside the
+    tree, a number or a version."""
     token = token.strip()
     if len(token) < 3 or token.startswith("-") or any(c.isspace() for c in token):
         return None
     if "…" in token or "..." in token or URL.search(token):
         return None
-    if any(c in token for c in "<>{}[]*?$%|=\"',;!&^`\\#"):
+    if any(c in token for c in _ODD):
         token = _LINE_SUFFIX.sub("", token)
-        if any(c in token for c in "<>{}[]*?$%|=\"',;!&^`\\#"):
+        if any(c in token for c in _ODD):
             return None
     token = _LINE_SUFFIX.sub("", token)
     if token.startswith("@") and "/" not in token and _SYMBOL.match(token[1:]):
         token = token[1:]  # a decorator: the function it names
     if token.startswith(("~", "@", "..")) or re.match(r"^[A-Za-z]:", token) or ":" in token:
         return None
+    return _below(token, root)
+
+
+def _below(token: str, root: str) -> str | None:
+    """A path rooted in the tree made relative (None when rooted outside it); a number or a
+    version is no name."""
     if token.startswith("/"):
         prefix = root.rstrip("/") + "/"
         if not token.startswith(prefix) or len(token) == len(prefix):
@@ -90,22 +117,22 @@ def artifact_of(token: str, root: str) -> tuple[str, str] | None:
         token = token[2:]
     if re.fullmatch(r"v?\d[\d.]*[a-z]?\d*", token, re.IGNORECASE):
         return None  # a number or a version
-    if "/" in token:
-        path = token.rstrip("/")
-        if not path or any(part in ("", ".", "..") for part in path.split("/")):
-            return None
-        if _LOCAL_ONLY.search(path.rsplit("/", 1)[-1]):
-            return None
-        return ("path", token)
+    return token
+
+
+def _path(token: str) -> tuple[str, str] | None:
+    path = token.rstrip("/")
+    if not path or any(part in ("", ".", "..") for part in path.split("/")):
+        return None
+    if _LOCAL_ONLY.search(path.rsplit("/", 1)[-1]):
+        return None
+    return ("path", token)
+
+
+def _is_file_name(token: str) -> bool:
+    """`name.ext` with an extension of FILE_EXTENSIONS (not a dotted module or attribute)."""
     stem, dot, ext = token.rpartition(".")
-    if dot and stem and ext.lower() in FILE_EXTENSIONS and re.fullmatch(r"[\w.+-]+", token):
-        if _LOCAL_ONLY.search(token) or token.startswith(".") or token.lower() in CLAUDE_FILES:
-            return None
-        return ("file", token)
-    if token.endswith("()"):
-        token = token[:-2]
-    name = _symbol_part(token)
-    return ("symbol", name) if name is not None else None
+    return bool(dot and stem and ext.lower() in FILE_EXTENSIONS and re.fullmatch(r"[\w.+-]+", token))
 
 
 def _symbol_part(token: str) -> str | None:

@@ -15,6 +15,7 @@ from app.core.memory.facts import CODE_SPAN, FactLine, fact_lines, line_marks
 from app.core.memory.tree import PRUNED, Tree, read_text
 from app.core.memory.versions import (
     WIDTH,
+    Interval,
     Spec,
     caret,
     compare,
@@ -260,42 +261,57 @@ def version_claims(text: str) -> list[VersionClaim]:
 def version_claims_of(facts: Iterable[FactLine]) -> list[VersionClaim]:
     claims: list[VersionClaim] = []
     for fact in facts:
-        if not _DIGIT_DOT.search(fact.text):
-            continue
-        marks = fact.marks
-        if "future" in marks and _OR_LATER.search(fact.text):  # "5.3 or later" is a range, not a plan
-            marks = line_marks(_OR_LATER.sub(" ", CODE_SPAN.sub(" ", fact.text))) | (marks & {"url"})
-        if not marks.isdisjoint(("example", "past", "negation", "future", "upstream", "url")):
-            continue
-        line = fact.text.replace("`", " ")
-        for match in _VERSION.finditer(line):
-            tail = match.group(2)
-            if re.match(r"\.?[xX*]", tail):
-                continue  # a release line
-            if match.group(1).count(".") == 3 or line.startswith(":", match.end()):
-                continue  # an address (`redis at 10.0.0.5`, `host:1.2.3.4:6379`), not a version
-            before = _BEFORE.search(line[max(0, match.start() - 80): match.start()])
-            if before is None:
-                continue
-            numbers = [int(n) for n in match.group(1).split(".")][:WIDTH]
-            op = before.group("op") or before.group("sep") or ""
-            if "least" in before.group("words").lower() or (not op and _OR_LATER.match(line, match.end(1))):
-                op = ">="
-            if op in (">=", ">", "<=", "<"):
-                versions = [compare(op, numbers)]
-            elif op in ("~=", "~>"):
-                versions = [compatible(numbers)]
-            elif op == "^":
-                versions = [caret(numbers)]
-            elif op == "~":
-                versions = [tilde(numbers)]
-            elif op in ("==", "===") or len(numbers) >= 3:
-                versions = [exact(numbers)]
-            else:
-                versions = [release_line(numbers)]
-            written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].split())
-            claims.append(VersionClaim(fact.number, before.group("name"), written, versions))
+        if _states_versions(fact):
+            line = fact.text.replace("`", " ")
+            claims += [claim for match in _VERSION.finditer(line)
+                       if (claim := _claim(fact.number, line, match)) is not None]
     return claims
+
+
+def _states_versions(fact: FactLine) -> bool:
+    """Whether a line may state versions as facts: a dotted number, and none of the words of
+    an example, history, a negation, a plan, an upstream release or a URL ("5.3 or later"
+    is a range, not a plan)."""
+    if not _DIGIT_DOT.search(fact.text):
+        return False
+    marks = fact.marks
+    if "future" in marks and _OR_LATER.search(fact.text):
+        marks = line_marks(_OR_LATER.sub(" ", CODE_SPAN.sub(" ", fact.text))) | (marks & {"url"})
+    return marks.isdisjoint(("example", "past", "negation", "future", "upstream", "url"))
+
+
+def _claim(number: int, line: str, match: re.Match[str]) -> VersionClaim | None:
+    """The claim one version of a line makes of the name right before it; None for a
+    release line (`4.1.x`), an address (`10.0.0.5`, `host:1.2.3.4:6379`) or no name."""
+    if re.match(r"\.?[xX*]", match.group(2)):
+        return None
+    if match.group(1).count(".") == 3 or line.startswith(":", match.end()):
+        return None
+    before = _BEFORE.search(line[max(0, match.start() - 80): match.start()])
+    if before is None:
+        return None
+    numbers = [int(n) for n in match.group(1).split(".")][:WIDTH]
+    op = before.group("op") or before.group("sep") or ""
+    if "least" in before.group("words").lower() or (not op and _OR_LATER.match(line, match.end(1))):
+        op = ">="
+    written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].split())
+    return VersionClaim(number, before.group("name"), written, [_claimed(op, numbers)])
+
+
+def _claimed(op: str, numbers: list[int]) -> Interval:
+    """The versions a claim admits: its operator's reading, an exact version for three
+    numbers or more, else the release line (`jhelm 1.3` is any 1.3.x)."""
+    if op in (">=", ">", "<=", "<"):
+        return compare(op, numbers)
+    if op in ("~=", "~>"):
+        return compatible(numbers)
+    if op == "^":
+        return caret(numbers)
+    if op == "~":
+        return tilde(numbers)
+    if op in ("==", "===") or len(numbers) >= 3:
+        return exact(numbers)
+    return release_line(numbers)
 
 
 def stale_version_pins(claims: Sequence[VersionClaim], pins: dict[str, list[Pin]]) -> list[tuple[VersionClaim, str]]:
