@@ -25,9 +25,9 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import git, unique_work
 from app.core.age import is_old
@@ -35,6 +35,9 @@ from app.core.git import GitWorktree
 from app.core.paths import inside
 from app.core.unique_work import REGENERABLE, GitFailed
 from app.core.verdict import Action, Reason, Verdict, settled
+
+if TYPE_CHECKING:
+    from app.core.scanner import TreeSize
 
 __all__ = ["REGENERABLE"]  # one list, in unique_work; still importable from here
 
@@ -117,7 +120,7 @@ def judge_worktree(
     if first.action != "remove":
         return first
     reason = unique_work.unique_work(os.path.realpath(path), repos)
-    return first if reason is None else _replace(first, action="keep", reason=reason)
+    return first if reason is None else replace(first, action="keep", reason=reason)
 
 
 def _first_checks(
@@ -223,24 +226,16 @@ def remove_worktree(
     `asking_session`: the session that asks for this removal (WorktreeRemove): it holds
     nothing, its cwd does not count. `_before_remove` is a test seam: called after the
     judgement, right before the removal."""
-    from app.core import removal, scanner
+    from app.core import removal
 
     cwds = list(live_cwds)
     listing = git.worktree_list(project) if listing is None else listing
-    first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
-                          asking_session=asking_session)
-    if first.action != "remove":
-        return WorktreeRemoval(path=str(path), status="kept", verdict=first)
+    judged = _judged(path, project, cwds, period_s, listing, budget_s, asking_session)
+    if isinstance(judged, WorktreeRemoval):
+        return judged
+    measured, size = judged
     real = os.path.realpath(path)
-    size = scanner.scan(real, budget_s=budget_s)
-    if size.partial:
-        return WorktreeRemoval(str(path), "timeout", _replace(first, action="skip", reason="timeout"))
-    verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
-                             repos=size.repos, asking_session=asking_session)
-    if verdict.action != "remove":
-        return WorktreeRemoval(path=str(path), status="kept", verdict=verdict)
     branch = listing[real].branch if real in listing else None
-    measured = _replace(verdict, size=size.disk)
     if dry_run:
         return WorktreeRemoval(str(path), "dry_run", measured, size.disk, size.files, branch)
     done = removal.remove(real, worktrees_dir(project), RULE, kind="worktree", session=session, size=size,
@@ -257,6 +252,28 @@ def remove_worktree(
         git.prune_worktrees(project)
         deleted = _delete_branch(project, branch)
     return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
+
+
+def _judged(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds: list[str], period_s: float,
+            listing: dict[str, GitWorktree], budget_s: float | None,
+            asking_session: str | None) -> tuple[Verdict, TreeSize] | WorktreeRemoval:
+    """The cheap conditions, the measure (within `budget_s`), then the git work judged with
+    the repositories the measure found: the verdict `remove` with its size, or what to
+    answer instead (kept, or `timeout`: nothing was touched)."""
+    from app.core import scanner
+
+    first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
+                          asking_session=asking_session)
+    if first.action != "remove":
+        return WorktreeRemoval(path=str(path), status="kept", verdict=first)
+    size = scanner.scan(os.path.realpath(path), budget_s=budget_s)
+    if size.partial:
+        return WorktreeRemoval(str(path), "timeout", replace(first, action="skip", reason="timeout"))
+    verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
+                             repos=size.repos, asking_session=asking_session)
+    if verdict.action != "remove":
+        return WorktreeRemoval(path=str(path), status="kept", verdict=verdict)
+    return replace(verdict, size=size.disk), size
 
 
 def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
@@ -278,12 +295,6 @@ def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
         return unique_work.unique_work(now, repos, original=real)
 
     return check
-
-
-def _replace(verdict: Verdict, **changes: Any) -> Verdict:
-    from dataclasses import replace
-
-    return replace(verdict, **changes)
 
 
 def _delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
