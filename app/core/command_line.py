@@ -318,55 +318,55 @@ def _skip_arithmetic(text: str, i: int, limit: int) -> int:
     """`i` points at the first `(` of `$((`; the index after its matching `)`. Quotes and
     substitutions inside are skipped (arithmetic runs nothing claudetto records), with an
     explicit stack: one entry per open context, a paren depth or -1 for a "..."."""
-    p = rx()
     stack = [0]
     j = i
     while stack:
-        if stack[-1] < 0:
-            match = p.double_special.search(text, j, limit)
-            if match is None:
-                raise Unreadable("unbalanced double quote")
-            j = match.start()
-            c = text[j]
-            if c == "\\":
-                j += 2
-            elif c == '"':
-                stack.pop()
-                j += 1
-            elif c == "`":
-                j = _backtick_end(text, j + 1, limit) + 1
-            elif text.startswith("$(", j, limit):
-                stack.append(0)
-                j += 1  # its `(` is counted next
-            else:
-                j += 1
-            continue
-        match = p.paren_special.search(text, j, limit)
-        if match is None:
-            raise Unreadable("unbalanced $( )")
-        j = match.start()
-        c = text[j]
-        if c == "\\":
-            j += 2
-        elif c == "'":
-            end = text.find("'", j + 1, limit)
-            if end < 0:
-                raise Unreadable("unbalanced single quote")
-            j = end + 1
-        elif c == '"':
-            stack.append(-1)
-            j += 1
-        elif c == "`":
-            j = _backtick_end(text, j + 1, limit) + 1
-        elif c == "(":
-            stack[-1] += 1
-            j += 1
-        else:
-            stack[-1] -= 1
-            j += 1
-            if stack[-1] == 0:
-                stack.pop()
+        j = _in_arith_quotes(text, j, limit, stack) if stack[-1] < 0 else _in_arith_parens(text, j, limit, stack)
     return j
+
+
+def _next_special(pattern: re.Pattern[str], text: str, j: int, limit: int, what: str) -> tuple[int, str]:
+    match = pattern.search(text, j, limit)
+    if match is None:
+        raise Unreadable(f"unbalanced {what}")
+    return match.start(), text[match.start()]
+
+
+def _in_arith_quotes(text: str, j: int, limit: int, stack: list[int]) -> int:
+    """One step inside a "..." of an arithmetic expansion; where to read on."""
+    j, c = _next_special(rx().double_special, text, j, limit, "double quote")
+    if c == "\\":
+        return j + 2
+    if c == '"':
+        stack.pop()
+    elif c == "`":
+        return _backtick_end(text, j + 1, limit) + 1
+    elif text.startswith("$(", j, limit):
+        stack.append(0)  # its `(` is counted next
+    return j + 1
+
+
+def _in_arith_parens(text: str, j: int, limit: int, stack: list[int]) -> int:
+    """One step among the parentheses of an arithmetic expansion; where to read on."""
+    j, c = _next_special(rx().paren_special, text, j, limit, "$( )")
+    if c == "\\":
+        return j + 2
+    if c == "'":
+        end = text.find("'", j + 1, limit)
+        if end < 0:
+            raise Unreadable("unbalanced single quote")
+        return end + 1
+    if c == "`":
+        return _backtick_end(text, j + 1, limit) + 1
+    if c == '"':
+        stack.append(-1)
+    elif c == "(":
+        stack[-1] += 1
+    else:
+        stack[-1] -= 1
+        if stack[-1] == 0:
+            stack.pop()
+    return j + 1
 
 
 def _read_heredocs(text: str, i: int, pending: list[tuple[str, bool, list[str]]], limit: int) -> int:

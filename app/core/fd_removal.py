@@ -17,7 +17,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: what opening a folder that became a symlink (or a file) meanwhile fails with
@@ -128,7 +128,7 @@ def empty_dir(top_fd: int, dev: int, tally: Tally) -> None:
             if not frames:
                 return
             os.close(fd)
-            _rmdir(name, frames[-1][0], tally)
+            tally.folders += _removed(os.rmdir, name, frames[-1][0], tally)
             continue
         entry = entries.pop()
         child = _take(fd, entry, dev, tally)
@@ -162,7 +162,7 @@ def _take(fd: int, entry: os.DirEntry[str], dev: int, tally: Tally) -> int | Non
         return None
     except OSError as exc:
         if exc.errno in SWAPPED:  # a symlink now: unlink the link itself, follow nothing
-            _unlink_link(fd, name, tally)
+            tally.files += _removed(os.unlink, name, fd, tally)
         else:
             tally.error(exc, name)
         return None
@@ -176,24 +176,17 @@ def _take(fd: int, entry: os.DirEntry[str], dev: int, tally: Tally) -> int | Non
     return None
 
 
-def _unlink_link(fd: int, name: str, tally: Tally) -> None:
+def _removed(remove: Callable[..., None], name: str, fd: int, tally: Tally) -> bool:
+    """`remove(name, dir_fd=fd)` (os.unlink or os.rmdir): True when it went. Gone already is
+    no error; any other failure is counted, and the walk goes on."""
     try:
-        os.unlink(name, dir_fd=fd)
-        tally.files += 1
+        remove(name, dir_fd=fd)
+        return True
     except FileNotFoundError:
-        pass
+        return False
     except OSError as exc:
         tally.error(exc, name)
-
-
-def _rmdir(name: str, parent_fd: int, tally: Tally) -> None:
-    try:
-        os.rmdir(name, dir_fd=parent_fd)
-        tally.folders += 1
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        tally.error(exc, name)
+        return False
 
 
 def _list(fd: int, tally: Tally) -> list[os.DirEntry[str]]:

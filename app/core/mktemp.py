@@ -127,12 +127,9 @@ def _long(args: list[str], i: int, options: _Options) -> int:
     if option == "directory":
         options.directory = True
     elif option == "suffix":
-        if not eq:
-            i += 1
-            if i >= len(args):
-                return -1
-            value = args[i]
-        options.suffix = value
+        i, options.suffix = _value(args, i, value if eq else None)
+        if options.suffix is None:
+            return -1
     elif option == "tmpdir":
         options.use_tmpdir = True
         if eq:
@@ -151,18 +148,23 @@ def _letters(args: list[str], i: int, options: _Options) -> int:
         elif letter == "t":
             options.legacy_t = options.use_tmpdir = True
         elif letter == "p":
-            value = letters[pos + 1 :]
-            if not value:
-                i += 1
-                if i >= len(args):
-                    return -1
-                value = args[i]
-            options.dir_arg = value
+            i, options.dir_arg = _value(args, i, letters[pos + 1 :] or None)
+            if options.dir_arg is None:
+                return -1
             options.use_tmpdir = True
             break
         elif letter != "q":
             return -1
     return i
+
+
+def _value(args: list[str], i: int, glued: str | None) -> tuple[int, str | None]:
+    """An option's value: glued to it (`--suffix=x`, `-pDIR`), else the next word; (the index
+    of the last word read, the value or None when there is none)."""
+    if glued is not None:
+        return i, glued
+    i += 1
+    return i, args[i] if i < len(args) else None
 
 
 def _where(template: str, options: _Options, cwd: str | None, tmpdir: str | None) -> str | None:

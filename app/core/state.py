@@ -147,11 +147,7 @@ def read_json(path: str | os.PathLike[str], default: Callable[[], Any], *, stric
             raise
         log(f"state: cannot read {name}: {exc}")
         return default()
-    try:
-        return _parse(raw)
-    except ValueError as exc:
-        move_aside(name, f"not JSON ({exc})")
-        return default()
+    return _parsed(name, raw, default)
 
 
 def _read_for_update(name: str, default: Callable[[], Any]) -> Any:
@@ -165,6 +161,12 @@ def _read_for_update(name: str, default: Callable[[], Any]) -> Any:
     except (NotRegularFile, FileTooLarge) as exc:
         move_aside(name, str(exc))
         return default()
+    return _parsed(name, raw, default)
+
+
+def _parsed(name: str, raw: bytes, default: Callable[[], Any]) -> Any:
+    """The state `raw` holds; a file that is not JSON is moved aside (never deleted) and the
+    state starts afresh."""
     try:
         return _parse(raw)
     except ValueError as exc:

@@ -90,13 +90,6 @@ def is_dirty(worktree: str | os.PathLike[str]) -> bool:
     return unique_work.checkout_dirty(repo)
 
 
-def unsaved_work(path: str | os.PathLike[str]) -> str | None:
-    """Whether removing the folder `path` would lose git work (`dirty`, `unmerged`,
-    `not_removed`), for it or any repository or worktree inside: `unique_work.unique_work`,
-    which callers holding a scan should call with its `repos`."""
-    return unique_work.unique_work(path)
-
-
 def judge_worktree(
     path: str | os.PathLike[str],
     project: str | os.PathLike[str],
@@ -115,24 +108,16 @@ def judge_worktree(
     `repos` (a complete scan's `TreeSize.repos`) saves a walk of the tree. A session checkout
     that a session holds (`checkouts.holders`: a session resuming from its launch folder holds
     it before its cwd is inside) is `live`; `asking_session` (WorktreeRemove's) does not count."""
-    first = _first_checks(path, project, live_cwds=live_cwds, period_s=period_s, now=now, listing=listing,
-                          asking_session=asking_session)
+    first = _first_checks(path, project, live_cwds, period_s, now, listing, asking_session)
     if first.action != "remove":
         return first
     reason = unique_work.unique_work(os.path.realpath(path), repos)
     return first if reason is None else replace(first, action="keep", reason=reason)
 
 
-def _first_checks(
-    path: str | os.PathLike[str],
-    project: str | os.PathLike[str],
-    *,
-    live_cwds: Iterable[str],
-    period_s: float,
-    now: float | None = None,
-    listing: dict[str, GitWorktree] | None = None,
-    asking_session: str | None = None,
-) -> Verdict:
+def _first_checks(path: str | os.PathLike[str], project: str | os.PathLike[str], live_cwds: Iterable[str],
+                  period_s: float, now: float | None, listing: dict[str, GitWorktree] | None,
+                  asking_session: str | None) -> Verdict:
     """live, young, not_a_worktree: the cheap conditions (no walk of the tree, one git call at
     most); `remove` when all three hold and the git work is still to be judged."""
     p = Path(path)
@@ -262,8 +247,7 @@ def _judged(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds:
     answer instead (kept, or `timeout`: nothing was touched)."""
     from app.core import scanner
 
-    first = _first_checks(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
-                          asking_session=asking_session)
+    first = _first_checks(path, project, cwds, period_s, None, listing, asking_session)
     if first.action != "remove":
         return WorktreeRemoval(path=str(path), status="kept", verdict=first)
     size = scanner.scan(os.path.realpath(path), budget_s=budget_s)
