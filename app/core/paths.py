@@ -13,10 +13,14 @@ import stat
 import sys
 
 # pathlib (with re, fnmatch, urllib) costs ~9 ms to import: the hot hook path uses the `*_str`
-# functions below and never imports it. The Path functions import it on first call.
+# functions below and never imports it. Their Path forms (`_as_path`) import it on first call.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+    from typing import ParamSpec
+
+    Args = ParamSpec("Args")
 
 _SLUG_MAX = 200
 
@@ -27,13 +31,28 @@ def _path(value: str) -> Path:
     return Path(value)
 
 
+def _as_path(text_of: Callable[Args, str]) -> Callable[Args, Path]:
+    """The Path form of a place given as text, for callers off the hot path."""
+
+    def as_path(*args: Args.args, **kwargs: Args.kwargs) -> Path:
+        return _path(text_of(*args, **kwargs))
+
+    as_path.__doc__ = text_of.__doc__
+    return as_path
+
+
+def _below(base: Callable[[], Path], name: str) -> Callable[[], Path]:
+    """The place `name` inside the folder `base()`, as the environment is now."""
+
+    def place() -> Path:
+        return base() / name
+
+    return place
+
+
 def home_str() -> str:
     """The user's home: $HOME (never the password database, so a sandbox stays a sandbox)."""
     return os.environ.get("HOME") or "/nonexistent-home"
-
-
-def home() -> Path:
-    return _path(home_str())
 
 
 def config_dir_str() -> str:
@@ -41,8 +60,13 @@ def config_dir_str() -> str:
     return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home_str(), ".claude")
 
 
-def config_dir() -> Path:
-    return _path(config_dir_str())
+home = _as_path(home_str)
+config_dir = _as_path(config_dir_str)
+#: Claude's own files in its config root: `sessions/<pid>.json` (one per running Claude),
+#: `projects/<slug>/` (transcripts and auto memory), the user's `settings.json`.
+sessions_dir = _below(config_dir, "sessions")
+projects_dir = _below(config_dir, "projects")
+user_settings = _below(config_dir, "settings.json")
 
 
 def claude_json() -> Path:
@@ -50,18 +74,6 @@ def claude_json() -> Path:
     if os.environ.get("CLAUDE_CONFIG_DIR"):
         return config_dir() / ".claude.json"
     return home() / ".claude.json"
-
-
-def sessions_dir() -> Path:
-    return config_dir() / "sessions"
-
-
-def projects_dir() -> Path:
-    return config_dir() / "projects"
-
-
-def user_settings() -> Path:
-    return config_dir() / "settings.json"
 
 
 #: Where Claude reads the managed (policy) settings file, on Linux and on macOS.
@@ -88,17 +100,15 @@ def claude_tmp_root_str() -> str:
     return os.path.realpath(root or "/tmp")
 
 
-def claude_tmp_root() -> Path:
-    return _path(claude_tmp_root_str())
-
-
 def claude_tmp_dir_str() -> str:
     """Claude's own temp folder: realpath(root)/claude-<uid>."""
     return os.path.join(claude_tmp_root_str(), f"claude-{os.getuid()}")
 
 
-def claude_tmp_dir() -> Path:
-    return _path(claude_tmp_dir_str())
+claude_tmp_root = _as_path(claude_tmp_root_str)
+claude_tmp_dir = _as_path(claude_tmp_dir_str)
+#: claudetto's gate logs, beside Claude's own folder: <realpath(Claude's temp root)>/claudetto
+log_root = _below(claude_tmp_root, "claudetto")
 
 
 def claude_tmp_dir_of_scratchpad(scratchpad_dir: object) -> str | None:
@@ -115,8 +125,7 @@ def claude_tmp_dir_of_scratchpad(scratchpad_dir: object) -> str | None:
     if len(parts) < 5 or any(part in ("", ".", "..") for part in parts[1:]):
         return None
     folder = os.path.realpath("/".join(parts[:-3]))
-    name = f"claude-{os.getuid()}"
-    if os.path.basename(folder) != name:
+    if os.path.basename(folder) != f"claude-{os.getuid()}":
         return None
     try:
         st = os.lstat(folder)
@@ -138,56 +147,33 @@ def user_tmp_str() -> str:
     return os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
 
 
-def user_tmp() -> Path:
-    return _path(user_tmp_str())
-
-
 def claudetto_home_str() -> str:
     """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto."""
     return (os.environ.get("CLAUDETTO_HOME") or os.environ.get("CLAUDE_PLUGIN_DATA")
             or os.path.join(home_str(), ".claudetto"))
 
 
-def claudetto_home() -> Path:
-    return _path(claudetto_home_str())
-
-
-def gc_dir() -> Path:
-    return claudetto_home() / "gc"
-
-
 def gc_records_file_str(session_id: str) -> str:
+    """The output records of one session (`gc/<session>.json`)."""
     return os.path.join(claudetto_home_str(), "gc", f"{safe_name(session_id)}.json")
 
 
-def gc_records_file(session_id: str) -> Path:
-    return _path(gc_records_file_str(session_id))
-
-
 def ledger_file_str() -> str:
+    """The edit ledger (`ledger.json`)."""
     return os.path.join(claudetto_home_str(), "ledger.json")
 
 
-def ledger_file() -> Path:
-    return _path(ledger_file_str())
-
-
-def checkouts_file() -> Path:
-    return claudetto_home() / "checkouts.json"
-
-
-def journal_file() -> Path:
-    return claudetto_home() / "journal.jsonl"
-
-
-def trash_dir() -> Path:
-    """Where big trees are renamed before a detached purge (same file system as the state)."""
-    return claudetto_home() / "trash"
-
-
-def log_root() -> Path:
-    """<realpath(Claude's temp root)>/claudetto: claudetto's gate logs, beside Claude's own folder."""
-    return claude_tmp_root() / "claudetto"
+user_tmp = _as_path(user_tmp_str)
+claudetto_home = _as_path(claudetto_home_str)
+gc_records_file = _as_path(gc_records_file_str)
+ledger_file = _as_path(ledger_file_str)
+#: claudetto's state (CONTRACT "Environment"): the output records, the checkout registry,
+#: the removal journal, and the trash big trees are renamed into before a detached purge
+#: (on the same file system as the state).
+gc_dir = _below(claudetto_home, "gc")
+checkouts_file = _below(claudetto_home, "checkouts.json")
+journal_file = _below(claudetto_home, "journal.jsonl")
+trash_dir = _below(claudetto_home, "trash")
 
 
 def session_log_str(cwd: str | None, session_id: str | None) -> str:
