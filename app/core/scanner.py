@@ -72,7 +72,7 @@ class _Tally:
     """The running totals of one scan (a plain object: attribute access is cheap)."""
 
     __slots__ = ("apparent", "blocks", "files", "folders", "errors", "seen", "new_links",
-                 "repos", "skip", "walked", "real")
+                 "repos", "skip", "walked", "real", "big")
 
     def __init__(self) -> None:
         self.apparent = 0
@@ -84,6 +84,7 @@ class _Tally:
         self.new_links: list[tuple[int, int, int, int]] | None = None  # set in a forked half
         self.repos: list[str] = []  # folders holding a repository, spelled as walked
         self.skip: frozenset[str] = frozenset()  # mount points inside, spelled as walked
+        self.big: set[str] = set()  # folders listed a chunk at a time (see _BIG_FOLDER)
         self.walked = ""  # the top as the walk spells it, without a trailing slash
         self.real = ""  # the top's real path, without a trailing slash
 
@@ -115,6 +116,8 @@ def _start(path: PathLike, one_fs: bool,
     _count(tally, st)
     if not _S_ISDIR(st.st_mode):
         return top, tally, [], None
+    if st.st_size > _BIG_FOLDER:
+        tally.big.add(top)
     tally.walked = top.rstrip("/")
     tally.real = os.path.realpath(top).rstrip("/")
     if one_fs:
@@ -135,6 +138,10 @@ def _mounts_inside(tally: _Tally, mounts: frozenset[str]) -> frozenset[str]:
     return frozenset(tally.walked + m[cut:] for m in mounts if m.startswith(prefix))
 
 
+# A folder whose own size says it holds more than ~10,000 entries (ext4 and tmpfs alike) is
+# listed a chunk at a time: its names at once would cost ~100 bytes each. Smaller ones are
+# listed whole, which is cheaper per entry.
+_BIG_FOLDER = 256 * 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _NEVER = 1 << 62
 
@@ -166,6 +173,7 @@ def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: 
     new_links = tally.new_links
     repos = tally.repos
     skip = tally.skip
+    big = tally.big
     marks = _FILE_MARKS
     os_open, close, listdir, lstat, is_dir = os.open, os.close, os.listdir, os.lstat, _S_ISDIR
     try:
@@ -186,65 +194,87 @@ def _walk(top: str, tally: _Tally, stack: list[str], dev: int | None, deadline: 
                 errors += 1
                 continue
             try:
-                try:
-                    names = listdir(fd)
-                except OSError:
-                    errors += 1
-                    continue
                 prefix = folder if folder.endswith("/") else folder + "/"
                 # the clock, the limit and the progress are looked at between chunks, not
                 # after each entry: most folders are one chunk
-                chunks = (names,) if len(names) <= step else [
-                    names[i:i + step] for i in range(0, len(names), step)]
-                for chunk in chunks:
-                    for name in chunk:
-                        try:
-                            est = lstat(name, dir_fd=fd)
-                        except OSError:
-                            errors += 1
-                            continue
-                        if is_dir(est.st_mode):
-                            if dev is not None and est.st_dev != dev:
-                                continue  # another file system mounted here: not ours to count
-                            path = prefix + name
-                            if skip and path in skip:
-                                continue  # a mount point (a bind mount keeps the device): not ours
-                            folders += 1
-                            apparent += est.st_size
-                            blocks += est.st_blocks
-                            stack.append(path)
-                            if name == _GIT:
-                                repos.append(folder)
-                        else:
-                            if name in marks:
-                                _note_repo(folder, name, repos)
-                            files += 1
-                            if est.st_nlink > 1:
-                                key = (est.st_dev, est.st_ino)
-                                if key in seen:
-                                    continue
-                                seen.add(key)
-                                if new_links is not None:
-                                    new_links.append((est.st_dev, est.st_ino, est.st_size,
-                                                      est.st_blocks))
-                            apparent += est.st_size
-                            blocks += est.st_blocks
-                    done = files + folders
-                    if done >= next_event:
-                        if done >= next_check:
-                            next_check = done + step
-                            if (deadline is not None and time.monotonic() >= deadline) or (
-                                    limit is not None and done >= limit):
-                                return "partial"
-                        if done >= next_yield:  # on the cadence of `every`, whatever the chunks
-                            next_yield += every * ((done - next_yield) // every + 1)
-                            yield ScanProgress(top, files, folders, blocks * 512)
-                        next_event = min(next_yield, next_check)
+                if big and folder in big:
+                    chunks: Iterable[list[str]] = _chunked(fd, step)
+                else:
+                    try:
+                        names = listdir(fd)
+                    except OSError:
+                        errors += 1
+                        continue
+                    chunks = (names,) if len(names) <= step else [
+                        names[i:i + step] for i in range(0, len(names), step)]
+                try:
+                    for chunk in chunks:
+                        for name in chunk:
+                            try:
+                                est = lstat(name, dir_fd=fd)
+                            except OSError:
+                                errors += 1
+                                continue
+                            if is_dir(est.st_mode):
+                                if dev is not None and est.st_dev != dev:
+                                    continue  # another file system mounted here: not ours to count
+                                path = prefix + name
+                                if skip and path in skip:
+                                    continue  # a mount point (a bind mount keeps the device): not ours
+                                folders += 1
+                                apparent += est.st_size
+                                blocks += est.st_blocks
+                                stack.append(path)
+                                if est.st_size > _BIG_FOLDER:
+                                    big.add(path)
+                                if name == _GIT:
+                                    repos.append(folder)
+                            else:
+                                if name in marks:
+                                    _note_repo(folder, name, repos)
+                                files += 1
+                                if est.st_nlink > 1:
+                                    key = (est.st_dev, est.st_ino)
+                                    if key in seen:
+                                        continue
+                                    seen.add(key)
+                                    if new_links is not None:
+                                        new_links.append((est.st_dev, est.st_ino, est.st_size,
+                                                          est.st_blocks))
+                                apparent += est.st_size
+                                blocks += est.st_blocks
+                        done = files + folders
+                        if done >= next_event:
+                            if done >= next_check:
+                                next_check = done + step
+                                if (deadline is not None and time.monotonic() >= deadline) or (
+                                        limit is not None and done >= limit):
+                                    return "partial"
+                            if done >= next_yield:  # on the cadence of `every`, whatever the chunks
+                                next_yield += every * ((done - next_yield) // every + 1)
+                                yield ScanProgress(top, files, folders, blocks * 512)
+                            next_event = min(next_yield, next_check)
+                except OSError:  # listing a big folder failed midway: the rest of it is lost
+                    errors += 1
             finally:
                 close(fd)
     finally:
         tally.files, tally.folders, tally.apparent, tally.blocks, tally.errors = (
             files, folders, apparent, blocks, errors)
+
+
+def _chunked(fd: int, step: int) -> Generator[list[str], None, None]:
+    """The names in the folder `fd`, `step` at a time. An error while listing counts as the
+    end of the folder and is raised as OSError after the names read before it."""
+    with os.scandir(fd) as it:
+        chunk: list[str] = []
+        for entry in it:
+            chunk.append(entry.name)
+            if len(chunk) >= step:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
 
 def _note_repo(folder: str, name: str, repos: list[str]) -> None:
@@ -400,6 +430,7 @@ def _finish_in_two(top: str, tally: _Tally, stack: list[str], dev: int | None,
             half.seen = tally.seen  # the links counted before the fork stay counted
             half.new_links = []
             half.skip = tally.skip
+            half.big = tally.big
             status = _drain(_walk(top, half, [], dev, deadline, None, _NEVER,
                                   refill=lambda into: take(into, None)))
             _write_all(write_fd, marshal.dumps((half.apparent, half.blocks, half.files, half.folders,

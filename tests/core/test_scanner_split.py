@@ -133,3 +133,27 @@ def test_every_piece_goes_through_the_queue_when_there_are_more_than_it_holds(
     monkeypatch.setattr(scanner, "MAX_PIECES", 7)  # pieces of several folders each
     root = _wide(tmp_path / "t", folders=100, files=1)
     assert scan(root, parallel=True) == scan(root, parallel=False)
+
+
+def test_a_big_folder_is_listed_a_chunk_at_a_time_with_the_same_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder whose own size says it is huge is streamed (memory stays flat for a million
+    names in one folder); the answer is the one of a listing taken whole."""
+    root = _wide(tmp_path / "t", folders=100, files=3)
+    flat = root / "flat"
+    flat.mkdir()
+    for i in range(1500):  # more than one chunk of names
+        (flat / f"entry-{i:05d}").write_bytes(b"f" * (i % 7))
+    whole = scan(root, parallel=False)
+    assert whole.apparent == _du("-b", root)
+    monkeypatch.setattr(scanner, "_BIG_FOLDER", -1)  # every folder counts as big
+
+    def no_listdir(*_: object) -> list[str]:
+        raise AssertionError("a big folder was listed whole")
+
+    monkeypatch.setattr(os, "listdir", no_listdir)
+    assert scan(root, parallel=False) == whole
+    monkeypatch.setattr(scanner, "SPLIT_AFTER", 30)
+    assert scan(root, parallel=True) == whole
+    progress = list(scanner.scan_iter(root, every=100))
+    assert len(progress) >= whole.entries // 100 - 1
