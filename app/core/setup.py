@@ -7,35 +7,35 @@ older claudetto wrote other keys) leaves one entry per event. An entry of an old
 the plugin's launcher runs the same entry (`entry_code`), so the two installs never drift. The
 old file is kept beside it as `settings.json.bak-<timestamp>` before any change.
 
-The file is the user's, often kept in a dotfiles repository and linked in, so a change keeps
-its form: a symlink is written through (the link stays, its target changes, atomically: a
-temp file in the target's folder renamed onto it), the file keeps its mode, its owner where
-we may set it, its indentation, its line ends and its trailing newline. A file nobody may
-write (no write bit, or no write permission for us) is refused, not overwritten. Writers are
-serialised by a lock on the target's folder, which exists already and is never replaced, so
-nothing (no `settings.json.lock`) is left beside the file.
+The file is the user's: it is read and written keeping its form (app/core/settings_file.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import os
 import shlex
 import stat
 import sys
-import tempfile
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core import paths
+from app.core.settings_file import (
+    SetupError,
+    folder_lock,
+    keep_backup,
+    layout_of,
+    read_settings,
+    refuse_read_only,
+    remove_old_lock,
+    render,
+    umask,
+    write_keeping_form,
+)
 
 MARKER = "# claudetto"
-LOCK_WAIT_S = 5.0
 
 # event -> matcher (None: every call). No `timeout`: a timeout in a settings file raises the
 # SessionEnd budget of EVERY SessionEnd hook of the user, and claudetto's SessionEnd hands
@@ -51,10 +51,6 @@ EVENTS: dict[str, str | None] = {
 }
 
 
-class SetupError(Exception):
-    """settings.json cannot be read or changed safely; nothing was written."""
-
-
 @dataclass(frozen=True)
 class SetupResult:
     settings: str
@@ -65,15 +61,6 @@ class SetupResult:
     dry_run: bool
     #: the claudetto plugin is enabled in the same settings: both would run every hook
     plugin_enabled: bool = False
-
-
-@dataclass(frozen=True)
-class Layout:
-    """How the user's file is written, so that a rewrite changes only the hook entries."""
-
-    indent: str = "  "
-    newline: str = "\n"
-    trailing_newline: bool = True
 
 
 def package_root() -> str:
@@ -130,11 +117,6 @@ def _entry(event: str, command: str) -> dict[str, Any]:
         entry["matcher"] = matcher
     entry["hooks"] = [{"type": "command", "command": command}]
     return entry
-
-
-def _only_ours(entry: object) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("hooks"), list) and bool(entry["hooks"])
-            and all(is_ours(h) for h in entry["hooks"]))
 
 
 def _rewrite_event(entries: list[Any], wanted: dict[str, Any] | None) -> tuple[list[Any], bool]:
@@ -195,26 +177,6 @@ def rewrite(settings: dict[str, Any], command: str | None) -> tuple[dict[str, An
     return settings, had
 
 
-def layout_of(raw: str) -> Layout:
-    """The indentation (a run of spaces or a tab; two spaces when there is none to see), the
-    line end and whether the text ends in a newline."""
-    newline = "\r\n" if "\r\n" in raw else "\n"
-    trailing = raw.endswith("\n") or not raw.strip()
-    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in raw.splitlines()[1:]
-               if line.strip() and line[:1] in (" ", "\t")]
-    if indents and indents[0].startswith("\t"):
-        return Layout("\t", newline, trailing)
-    widths = [len(lead) for lead in indents if not lead.startswith("\t")]
-    return Layout(" " * min(widths) if widths else "  ", newline, trailing)
-
-
-def render(data: Any, layout: Layout) -> str:
-    text = json.dumps(data, indent=layout.indent, ensure_ascii=False)
-    if layout.newline != "\n":
-        text = text.replace("\n", layout.newline)
-    return text + (layout.newline if layout.trailing_newline else "")
-
-
 def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None = None) -> SetupResult:
     link = paths.user_settings()
     target = Path(os.path.realpath(link))  # a dotfiles symlink: change its target, keep the link
@@ -229,55 +191,8 @@ def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None 
         return _setup(link, target, uninstall, False, python)
 
 
-@contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive flock on the folder itself: it exists already and a rename inside it
-    never replaces it, so two setups cannot both hold it and no lock file is left behind."""
-    import fcntl
-
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise SetupError(f"cannot open {folder}: {exc.strerror}; nothing changed") from exc
-    try:
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise SetupError(f"cannot lock {folder}: {exc.strerror}; nothing changed") from exc
-                if time.monotonic() >= deadline:
-                    raise SetupError(f"another claudetto setup is changing {folder}; nothing changed") from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def _read(target: Path) -> tuple[str, os.stat_result | None]:
-    try:
-        with open(target, encoding="utf-8", newline="") as fh:
-            return fh.read(), os.fstat(fh.fileno())
-    except FileNotFoundError:
-        return "", None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"cannot read {target}: {exc}") from exc
-
-
-def _refuse_read_only(link: Path, target: Path, st: os.stat_result | None) -> None:
-    """A rename would replace a read-only file regardless of its mode: check it first. No
-    write bit at all counts as read-only even for root: the user made it so on purpose."""
-    if st is None:
-        return
-    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
-        shown = link if link == target else f"{link} (-> {target})"
-        raise SetupError(f"{shown} is read-only; nothing changed (make it writable, or add the hooks by hand)")
-
-
 def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str | None) -> SetupResult:
-    raw, st = _read(target)
+    raw, st = read_settings(target)
     try:
         current = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
@@ -289,14 +204,14 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     changed = new != before
     backup = None
     if changed:
-        _refuse_read_only(link, target, st)
+        refuse_read_only(link, target, st)
     if changed and not dry_run:
-        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
+        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
         if raw:
-            backup = _backup(link, raw, st)
+            backup = keep_backup(link, raw, st)
         write_keeping_form(target, render(new, layout_of(raw)), mode, st)
     if not dry_run:
-        _remove_old_lock(link)
+        remove_old_lock(link)
     added = [] if uninstall or not changed else list(EVENTS)
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
                        plugin_enabled=not uninstall and plugin_enabled(new))
@@ -309,74 +224,6 @@ def plugin_enabled(settings: dict[str, Any]) -> bool:
     enabled = settings.get("enabledPlugins")
     return isinstance(enabled, dict) and any(
         isinstance(key, str) and key.startswith("claudetto@") and value is True for key, value in enabled.items())
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _backup(link: Path, raw: str, st: os.stat_result | None) -> str:
-    """The old text beside the settings file (beside the link, not in a dotfiles repository),
-    with the old file's mode: settings may hold tokens, and a backup must not widen access."""
-    mode = stat.S_IMODE(st.st_mode) & 0o666 if st is not None else 0o600
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    name = link.with_name(f"{link.name}.bak-{stamp}")
-    n = 1
-    while True:
-        try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            break
-        except FileExistsError:
-            name = link.with_name(f"{link.name}.bak-{stamp}-{n}")
-            n += 1
-        except OSError as exc:
-            raise SetupError(f"cannot write the backup {name}: {exc.strerror}; nothing changed") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            os.fchmod(fh.fileno(), mode | 0o200)
-            fh.write(raw)
-    except OSError as exc:
-        raise SetupError(f"cannot write the backup {name}: {exc.strerror}; nothing changed") from exc
-    return str(name)
-
-
-def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | None) -> None:
-    """Replace `target` atomically: a temp file in its own folder with its mode (and owner,
-    where we may set it), fsynced, renamed onto it."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise SetupError(f"cannot write in {target.parent}: {exc.strerror}; nothing changed") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            os.fchmod(fh.fileno(), mode)
-            if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                with contextlib.suppress(OSError):
-                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise SetupError(f"cannot write {target}: {exc.strerror}; nothing changed") from exc
-        raise
-
-
-def _remove_old_lock(link: Path) -> None:
-    """Older versions left an empty `settings.json.lock` file; take it away. Only an empty
-    regular file: a lock folder or a non-empty file is someone else's."""
-    old = link.with_name(link.name + ".lock")
-    try:
-        st = os.lstat(old)
-        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
-            os.unlink(old)
-    except OSError:
-        pass
 
 
 def setup_json(result: SetupResult) -> dict[str, Any]:
@@ -413,5 +260,3 @@ def _plugin_note(result: SetupResult) -> str:
             "install (/plugin uninstall claudetto@<marketplace>, or claudetto setup --uninstall)")
 
 
-def settings_path() -> Path:
-    return paths.user_settings()

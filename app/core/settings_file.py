@@ -1,0 +1,174 @@
+"""The user's `settings.json` as a file: read it, and write it back keeping its form.
+
+The file is the user's, often kept in a dotfiles repository and linked in, so a change keeps
+its form: a symlink is written through (the link stays, its target changes, atomically: a
+temp file in the target's folder renamed onto it), the file keeps its mode, its owner where
+we may set it, its indentation, its line ends and its trailing newline; the old text is kept
+beside it first. A file nobody may write is refused, not overwritten. Writers are serialised
+by a lock on the target's folder, which exists already and is never replaced, so nothing is
+left beside the file. app/core/setup.py decides what changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LOCK_WAIT_S = 5.0
+
+
+class SetupError(Exception):
+    """settings.json cannot be read or changed safely; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the user's file is written, so that a rewrite changes only the hook entries."""
+
+    indent: str = "  "
+    newline: str = "\n"
+    trailing_newline: bool = True
+
+
+def layout_of(raw: str) -> Layout:
+    """The indentation (a run of spaces or a tab; two spaces when there is none to see), the
+    line end and whether the text ends in a newline."""
+    newline = "\r\n" if "\r\n" in raw else "\n"
+    trailing = raw.endswith("\n") or not raw.strip()
+    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in raw.splitlines()[1:]
+               if line.strip() and line[:1] in (" ", "\t")]
+    if indents and indents[0].startswith("\t"):
+        return Layout("\t", newline, trailing)
+    widths = [len(lead) for lead in indents if not lead.startswith("\t")]
+    return Layout(" " * min(widths) if widths else "  ", newline, trailing)
+
+
+def render(data: Any, layout: Layout) -> str:
+    text = json.dumps(data, indent=layout.indent, ensure_ascii=False)
+    if layout.newline != "\n":
+        text = text.replace("\n", layout.newline)
+    return text + (layout.newline if layout.trailing_newline else "")
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive flock on the folder itself: it exists already and a rename inside it
+    never replaces it, so two setups cannot both hold it and no lock file is left behind."""
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise SetupError(f"cannot open {folder}: {exc.strerror}; nothing changed") from exc
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise SetupError(f"cannot lock {folder}: {exc.strerror}; nothing changed") from exc
+                if time.monotonic() >= deadline:
+                    raise SetupError(f"another claudetto setup is changing {folder}; nothing changed") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def read_settings(target: Path) -> tuple[str, os.stat_result | None]:
+    try:
+        with open(target, encoding="utf-8", newline="") as fh:
+            return fh.read(), os.fstat(fh.fileno())
+    except FileNotFoundError:
+        return "", None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"cannot read {target}: {exc}") from exc
+
+
+def refuse_read_only(link: Path, target: Path, st: os.stat_result | None) -> None:
+    """A rename would replace a read-only file regardless of its mode: check it first. No
+    write bit at all counts as read-only even for root: the user made it so on purpose."""
+    if st is None:
+        return
+    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+        shown = link if link == target else f"{link} (-> {target})"
+        raise SetupError(f"{shown} is read-only; nothing changed (make it writable, or add the hooks by hand)")
+
+
+def umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def keep_backup(link: Path, raw: str, st: os.stat_result | None) -> str:
+    """The old text beside the settings file (beside the link, not in a dotfiles repository),
+    with the old file's mode: settings may hold tokens, and a backup must not widen access."""
+    mode = stat.S_IMODE(st.st_mode) & 0o666 if st is not None else 0o600
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = link.with_name(f"{link.name}.bak-{stamp}")
+    n = 1
+    while True:
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            break
+        except FileExistsError:
+            name = link.with_name(f"{link.name}.bak-{stamp}-{n}")
+            n += 1
+        except OSError as exc:
+            raise SetupError(f"cannot write the backup {name}: {exc.strerror}; nothing changed") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            os.fchmod(fh.fileno(), mode | 0o200)
+            fh.write(raw)
+    except OSError as exc:
+        raise SetupError(f"cannot write the backup {name}: {exc.strerror}; nothing changed") from exc
+    return str(name)
+
+
+def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | None) -> None:
+    """Replace `target` atomically: a temp file in its own folder with its mode (and owner,
+    where we may set it), fsynced, renamed onto it."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise SetupError(f"cannot write in {target.parent}: {exc.strerror}; nothing changed") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            os.fchmod(fh.fileno(), mode)
+            if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(OSError):
+                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise SetupError(f"cannot write {target}: {exc.strerror}; nothing changed") from exc
+        raise
+
+
+def remove_old_lock(link: Path) -> None:
+    """Older versions left an empty `settings.json.lock` file; take it away. Only an empty
+    regular file: a lock folder or a non-empty file is someone else's."""
+    old = link.with_name(link.name + ".lock")
+    try:
+        st = os.lstat(old)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(old)
+    except OSError:
+        pass
