@@ -1,5 +1,6 @@
-"""PostToolUse: a ledger entry for each edit (issue 7), GC records for Bash and Write
-(issue 4). Each part runs on its own: one failing is logged and the other still runs."""
+"""PostToolUse: a ledger entry for each edit (app/core/ledger.py), GC records for Bash and
+Write (app/core/recorder.py). Each part runs on its own: one failing is logged and the other
+still runs."""
 
 from __future__ import annotations
 

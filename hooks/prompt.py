@@ -1,5 +1,6 @@
 """UserPromptSubmit: rehash the ledger's files; one context line per file changed behind
-the model's back since its last edit (issue 7). Nothing changed: nothing printed, 0 tokens."""
+the model's back since its last edit (app/core/ledger.py). Nothing changed: nothing printed,
+0 tokens."""
 
 from __future__ import annotations
 

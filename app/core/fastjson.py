@@ -77,7 +77,7 @@ def _scan(text: str) -> object:
     while start < end and text[start] in _WS:
         start += 1
     try:
-        value, stop = _scanner(text, start)  # type: ignore[misc]
+        value, stop = _scanner(text, start)
     except StopIteration as exc:
         raise JSONError(f"Expecting value: character {exc.value}") from None
     except ValueError as exc:  # JSONDecodeError from inside the scanner
@@ -126,8 +126,8 @@ def dumps(value: object, *, ensure_ascii: bool = False, allow_nan: bool = False)
     quote = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
     # a new encoder (and circular-reference memo) for each call: the C encoder leaves the
     # memo dirty when it fails half-way, and a shared one would then refuse good data
-    encoder = _json.make_encoder({}, _refuse, quote, None, ":", ",", False, False, allow_nan)  # type: ignore[call-arg]
-    return "".join(encoder(value, 0))  # type: ignore[operator]
+    encoder = _json.make_encoder({}, _refuse, quote, None, ":", ",", False, False, allow_nan)
+    return "".join(encoder(value, 0))
 
 
 def _refuse(value: object) -> object:

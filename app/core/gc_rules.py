@@ -1,7 +1,7 @@
 """The output GC's rules: which recorded output may go, one function per rule.
 
 The recorder (app/core/recorder.py) notes each output; a sweep (app/core/gc.py) judges
-every recorded path by the seed's rules, in this order:
+every recorded path by these rules, in this order:
 
 1. it is in a record (the sweep never looks for paths by a name pattern);
 2. it lies strictly inside a GC root: the user's temp folder, or `<project>/.claude/worktrees/`
@@ -19,7 +19,7 @@ every recorded path by the seed's rules, in this order:
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
 
-Beyond the seed, no unique work is ever lost: a path that is or holds a git repository or
+And no unique work is ever lost: a path that is or holds a git repository or
 worktree with uncommitted, untracked or secret files (`dirty`), or commits, a stash or
 linked worktrees that exist nowhere else (`unmerged`), is kept (app/core/unique_work.py).
 
@@ -205,7 +205,7 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
 
 
 def without_unique_work(unused: list[Item]) -> list[Item]:
-    """Beyond the seed: a path holding git work found nowhere else is kept, and so is a
+    """No unique work is lost: a path holding git work found nowhere else is kept, and so is a
     recorded path that holds one; the rest."""
     saved: list[Item] = []
     for item in unused:

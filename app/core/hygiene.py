@@ -1,5 +1,5 @@
-"""The session-start cleanup (seed 000 "The Cleanup at Session Start"): probe folders,
-session folders, claudetto's gate logs and worktrees, each by its rule.
+"""The session-start cleanup: probe folders, session folders, claudetto's gate logs and
+worktrees, each by its rule.
 
 The temp-folder rules are app/core/temp_folders.py; the worktree rules app/core/worktrees.py
 (five conditions). This module runs them and removes: one process, one deadline

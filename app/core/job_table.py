@@ -1,47 +1,41 @@
 """Which detached job runs what. Each area adds its step here; steps run one after another
-in one process, and one failing step is logged without stopping the next."""
+in one process, and one failing step is logged without stopping the next.
+
+Only the detached child (`python -P -m app.core.jobs`) imports this table, so the sweeps it
+names are loaded there and never by the hook that spawned it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from app.core import gc, hygiene, trash
 from app.core.log import log
 
 Step = Callable[[dict[str, Any]], None]
 
 
-def _steps(*names: str) -> Callable[[dict[str, Any]], None]:
-    """A job made of steps named `module:function`, imported only when the job runs."""
+def _steps(*steps: Step) -> Step:
+    """A job made of steps, each run whatever the one before it did."""
 
     def job(payload: dict[str, Any]) -> None:
-        import importlib
-
-        for name in names:
-            module_name, func_name = name.split(":")
+        for step in steps:
             try:
-                step: Step = getattr(importlib.import_module(module_name), func_name)
                 step(payload)
             except Exception as exc:  # noqa: BLE001 - one step's failure must not stop the rest
-                log(f"jobs: step {name} failed: {type(exc).__name__}: {exc}")
+                log(f"jobs: step {step.__module__}.{step.__name__} failed: {type(exc).__name__}: {exc}")
 
     return job
 
 
-JOBS: dict[str, Callable[[dict[str, Any]], None]] = {
-    # SessionStart: the hygiene cleanup (issue 5), then the GC sweep (issue 4).
-    "session-start": _steps(
-        "app.core.hygiene:session_start_step",
-        "app.core.gc:session_start_step",
-        # a trash left by a killed purge: start a purge (issue 3)
-        "app.core.removal:leftovers_step",
-    ),
-    # SessionEnd: the GC sweep with the ending session not counted as live (issue 4).
-    "session-end": _steps(
-        "app.core.gc:session_end_step",
-    ),
-    # remove() renamed a big tree into the trash: purge it (issue 3). One runs at a time.
-    "purge-trash": _steps(
-        "app.core.removal:purge_step",
-    ),
+JOBS: dict[str, Step] = {
+    # SessionStart: the cleanup first (it judges Claude's temp folders as the session starts),
+    # then the output GC with the starting session live, then a purge of whatever a killed
+    # purge left in a trash.
+    "session-start": _steps(hygiene.session_start_step, gc.session_start_step, trash.leftovers_step),
+    # SessionEnd: the output GC, the ending session no longer counted as live.
+    "session-end": _steps(gc.session_end_step),
+    # remove() renamed a big tree into the trash: purge it. One purge runs at a time.
+    trash.PURGE_JOB: _steps(trash.purge_step),
 }

@@ -1,7 +1,7 @@
 """claudetto's own log: one line per event, never raising.
 
-Hooks write to `<realpath(CLAUDE_CODE_TMPDIR or /tmp)>/claudetto/<project slug>/<session>.log`;
-that is the "interface log" the seeds name, which the model never reads. Stdlib only and no
+Hooks write to `<realpath(CLAUDE_CODE_TMPDIR or /tmp)>/claudetto/<project slug>/<session>.log`:
+claudetto's own account of what its hooks did, which the model never reads. Stdlib only and no
 pathlib: it is imported on the hook hot path.
 """
 

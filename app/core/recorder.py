@@ -36,12 +36,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from app.core.bash_outputs import clone_dir_name as clone_dir_name
-    from app.core.bash_outputs import outputs_of_command as outputs_of_command
-    from app.core.bash_outputs import read_command as read_command
     from app.core.gc_records import OutputRecord as OutputRecord
     from app.core.gc_records import read_records as read_records
-    from app.core.gc_records import records_files as records_files
     from app.core.mktemp import MktempCall
 
 KINDS = ("temp", "worktree", "copy", "config", "scratch")
@@ -199,15 +195,10 @@ def normal_records(data: Any, session: str) -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
-    """The read side (OutputRecord, read_records, records_files) lives in app.core.gc_records
-    and the command reader in app.core.bash_outputs, off the hot path: each is loaded only
-    when one of its names is asked for."""
-    if name in ("OutputRecord", "read_records", "records_files"):
+    """The read side of the records (`OutputRecord`, `read_records`) lives off the hot path in
+    app.core.gc_records; older callers still name it here, so it loads when asked for."""
+    if name in ("OutputRecord", "read_records"):
         from app.core import gc_records
 
         return getattr(gc_records, name)
-    if name in ("read_command", "outputs_of_command", "clone_dir_name"):
-        from app.core import bash_outputs
-
-        return getattr(bash_outputs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -109,9 +109,9 @@ def _unread_word(text: str, i: int) -> str:
 
 def absolute_path(base: str | None, raw: str, cache: dict[str, str] | None = None) -> str | None:
     """A shell word as an absolute path against `base`, its parents resolved; None when it
-    cannot be known here (see `joined_path`). The seed: a path that starts with `~` or `$` is
-    not recorded. `cache`: resolved folders, shared by the paths of one command (see
-    paths.resolve_parents)."""
+    cannot be known here (see `joined_path`: a path that starts with `~` or `$` expands to
+    something unknown here). `cache`: resolved folders, shared by the paths of one command
+    (see paths.resolve_parents)."""
     path = joined_path(base, raw)
     return None if path is None else resolve_parents(path, cache)
 

@@ -54,7 +54,7 @@ KINDS = ("vanished_artifact", "stale_version_pin", "stale_sequence", "index_miss
 CONTEXT_FINDINGS = 10
 #: the whole context stays well under hooks/output.py's cap, whatever the findings hold
 CONTEXT_LINE_MAX = 400
-#: git gets this long in the SessionStart hook (the seed's own budget for a sweep)
+#: git gets this long in the SessionStart hook: a session must not wait on a big repository
 SESSION_GIT_TIMEOUT_S = 2.5
 MEMORY_FILES_MAX = 2000
 
