@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import checkouts, paths
-from app.core.log import log
+from app.core.log import log, printable
 from app.core.scratch import _relative, regenerable_folders, scratch_plan  # noqa: F401 - callers name them here
 from app.core.verdict import Action, Reason, Verdict, settled
 
@@ -311,3 +311,26 @@ def _child_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_child_main(sys.argv[1:]))
+
+
+def release_json(done: Release) -> dict[str, object]:
+    """`claudetto release --json`: the release and one entry per scratch path."""
+    return {"path": done.path, "dry_run": done.dry_run, "status": done.status, "state": done.state,
+            "holders": list(done.holders), "entries": _entries(done), "freed": done.freed}
+
+
+def release_lines(done: Release) -> list[str]:
+    """The text report of a release that ran (or would): RELEASED (WOULD_RELEASE), one
+    DELETED (WOULD_DELETE) per path that went, one KEPT per path kept and why."""
+    entries = _entries(done)
+    head = "WOULD_RELEASE" if done.dry_run else "RELEASED"
+    lines = [f"{head} {done.path} state={done.state} freed={done.freed}"]
+    lines += [f"{'WOULD_DELETE' if done.dry_run else 'DELETED'} {e['size']} {e['path']}"
+              for e in entries if e["status"] in ("removed", "would_remove")]
+    lines += [f"KEPT {e['reason']} {e['path']}" for e in entries if e["status"] == "kept"]
+    return [printable(line) for line in lines]
+
+
+def _entries(done: Release) -> list[dict[str, object]]:
+    return [{"path": v.path, "status": v.status if done.dry_run or v.action != "remove" else "removed",
+             "size": v.size or 0, "reason": v.reason} for v in done.verdicts]

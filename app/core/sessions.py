@@ -314,3 +314,10 @@ def live_session_ids(current_session_id: str | None = None) -> set[str]:
 def live_cwds(current_session_id: str | None = None, current_cwd: str | None = None) -> list[str]:
     """Working folders of the live sessions (real paths), plus the current one when given."""
     return list(liveness(current_session_id, current_cwd).cwds)
+
+
+def sessions_json(sessions: list[Session]) -> dict[str, object]:
+    """CONTRACT `sessions` JSON (with each session's start and last update)."""
+    return {"sessions": [{"session_id": s.session_id, "pid": s.pid, "cwd": s.cwd, "status": s.status,
+                          "live": s.live, "file": s.file, "started_at": s.started_at, "updated_at": s.updated_at}
+                         for s in sessions]}

@@ -377,3 +377,10 @@ def _registry() -> dict[str, dict[str, Any]]:
         return checkouts.registry()
     except Exception:  # noqa: BLE001 - a registry problem must not hide the worktrees
         return {}
+
+
+def worktrees_json(rows: list[WorktreeInfo]) -> dict[str, object]:
+    """CONTRACT `worktrees` JSON."""
+    return {"worktrees": [{"path": w.path, "project": w.project, "name": w.name, "branch": w.branch,
+                           "size": w.size, "kind": w.kind, "state": w.state, "sessions": w.sessions,
+                           "removable": w.removable, "reason": w.reason} for w in rows]}
