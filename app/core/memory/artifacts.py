@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from app.core.memory.facts import CODE_SPAN, URL, FactLine, fact_lines
 from app.core.memory.tree import PRUNED, Tree
+from app.core.paths import strictly_inside
 
 
 def _word_set(text: str) -> frozenset[str]:
@@ -176,7 +177,7 @@ def _points_outside(token: str, root: str) -> bool:
     token = token.strip()
     if token.startswith(("~/", "$HOME", "../")) or URL.search(token):
         return True
-    return token.startswith("/") and not token.startswith(root.rstrip("/") + "/") and "/" in token[1:]
+    return token.startswith("/") and not strictly_inside(token, root) and "/" in token[1:]
 
 
 def vanished_artifacts(items: Sequence[Artifact], tree: Tree) -> list[tuple[Artifact, str]]:
