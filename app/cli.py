@@ -43,6 +43,18 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def _human(size: int) -> str:
+    from app.format import size as human
+
+    return human(size)
+
+
+def _said_for_people(line: str) -> None:
+    """A line for a person beside a report that scripts read: on stderr, so the report's
+    stdout lines (CONTRACT "Plain-text report") stay exactly what they are."""
+    sys.stderr.write(line + "\n")
+
+
 def not_yet(name: str) -> int:
     raise CommandError(f"claudetto {name}: not available in this version yet")
 
@@ -97,6 +109,10 @@ def cmd_gc(args: argparse.Namespace) -> int:
     else:
         for line in gc.report_lines(report):
             print(line)
+        gone = sum(e.size or 0 for e in report.entries if e.status in ("removed", "would_remove"))
+        _said_for_people(f"{'would remove' if report.dry_run else 'removed'} {report.removed} "
+                         f"path{'s' if report.removed != 1 else ''}, {_human(gone if report.dry_run else report.freed)}"
+                         + ("; nothing was removed (dry run)" if report.dry_run else ""))
     if report.journal_failed:
         raise CommandError(_NO_JOURNAL.format(name="gc"))
     return 0
@@ -131,6 +147,12 @@ def cmd_clean(args: argparse.Namespace) -> int:
         emit_json(hygiene.report_json(report))
     else:
         sys.stdout.write("".join(line + "\n" for line in hygiene.report_lines(report)))
+        going = [v for v in report.verdicts if v.action == "remove"]
+        if report.dry_run:
+            for v in going:
+                _said_for_people(f"would remove {_human(v.size or 0):>10}  {v.kind:<14} {_one_line(v.path)}")
+        _said_for_people(f"{'would free' if report.dry_run else 'freed'} {_human(report.bytes)} in {len(going)} "
+                         f"path{'s' if len(going) != 1 else ''}" + ("; nothing was removed (dry run)" if report.dry_run else ""))
     if report.journal_failed:
         raise CommandError(_NO_JOURNAL.format(name="clean"))
     if report.timed_out:
@@ -329,12 +351,29 @@ def _front_flags(parser: argparse.ArgumentParser, default: object) -> None:
                         help="remove nothing: the TUI with every removal disabled, a command as a dry run")
 
 
+class _ShowVersion(argparse.Action):
+    """`--version`: the installed version, looked up only when asked (every other command
+    starts without reading package metadata)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("claudetto")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            found = "unknown (not installed)"
+        sys.stdout.write(f"claudetto {found}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="claudetto",
         description="Keeps the disk and the memory of Claude Code sessions clean.",
     )
     _front_flags(parser, False)
+    parser.add_argument("--version", action=_ShowVersion, nargs=0, help="print claudetto's version and exit")
     parser.set_defaults(func=cmd_tui, command=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add(sub, "sessions", cmd_sessions, "live and stale Claude sessions")
@@ -346,7 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     release = _add(sub, "release", cmd_release, "release a session checkout now (delete its declared scratch, "
                    "keep .tmp/ and the rest), or finish a release that was cut short", dry_run=True)
     release.add_argument("path", metavar="PATH")
-    _add(sub, "ledger", cmd_ledger, "the edit ledger, each file with changed")
+    _add(sub, "ledger", cmd_ledger, "the edit ledger: every file Claude edited, and whether the user or a tool "
+         "changed it after Claude's last edit")
     memory = _add(sub, "memory", cmd_memory, "memory findings")
     memory.add_argument("projects", nargs="*", metavar="PROJECT")
     supersede = _add(sub, "supersede", cmd_supersede, "strike a memory line and add a dated correction", dry_run=True)

@@ -123,9 +123,23 @@ def home_path(path: str | os.PathLike[str]) -> str:
     return text
 
 
+_ROOT_VARIABLES = ("HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR", "TMPDIR", "TMP", "TEMP", "CLAUDETTO_HOME",
+                   "CLAUDE_PLUGIN_DATA")
+_roots_seen: dict[tuple[object, ...], list[tuple[str, str]]] = {}
+
+
 def roots() -> list[tuple[str, str]]:
     """(prefix, label) pairs, longest prefix first, for `short_path`; the last pair is
-    (HOME's project slug, "~"), which `short_path` applies to a slug inside the path."""
+    (HOME's project slug, "~"), which `short_path` applies to a slug inside the path.
+    Worked out once per environment (a table of 2,000 paths asks 2,000 times)."""
+    key = (os.getuid(), *(os.environ.get(name) for name in _ROOT_VARIABLES))
+    if key not in _roots_seen:
+        _roots_seen.clear()
+        _roots_seen[key] = _roots()
+    return _roots_seen[key]
+
+
+def _roots() -> list[tuple[str, str]]:
     uid = os.getuid()
     candidates = [  # (variable that must be set for the label to mean something, prefix, label)
         ("CLAUDE_CODE_TMPDIR", str(paths.claude_tmp_dir()), f"$CLAUDE_CODE_TMPDIR/claude-{uid}"),

@@ -59,8 +59,10 @@ class CheckoutDetail:
 
 def git_summary(path: str) -> GitSummary:
     """Changed, untracked and ignored entries (`git status --ignored`), and the commits of
-    HEAD on no other branch and no remote, through the core's git runner."""
-    from app.core.unique_work import GitFailed, git, locate
+    HEAD on no other branch and no remote, through the one git adapter."""
+    from app.core.git import GitFailed
+    from app.core.git import output as git
+    from app.core.unique_work import locate
 
     try:
         repo = locate(os.path.realpath(path))
@@ -92,9 +94,10 @@ def git_summary(path: str) -> GitSummary:
 
 def release_plan(path: str, project: str | None) -> ReleasePlan:
     """The declared scratch a release deletes, measured, and what it keeps and why."""
-    from app.core import release, scanner
+    from app.core import scanner
+    from app.core.scratch import scratch_plan
 
-    goes, kept = release.scratch_plan(path, project)
+    goes, kept = scratch_plan(path, project)
     return ReleasePlan([(rel, scanner.scan(os.path.join(path, rel)).disk) for rel in goes], list(kept))
 
 

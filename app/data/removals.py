@@ -46,30 +46,22 @@ def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[
     why_width = 42 if wide else 20
     lines = [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
     lines += _listed(marked, lambda v: f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} "
-                                       f"{fmt.tail(fmt.short_path(v.path), max(16, width - 29))}")
+                                       f"{fmt.compact_path(v.path, max(16, width - 29), v.project)}")
     if kept:
         lines += ["", f"Kept ({len(kept)}), and why:"]
         lines += _listed(kept, lambda v: f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
-                                         f"{fmt.tail(fmt.short_path(v.path), max(16, width - why_width - 3))}")
+                                         f"{fmt.compact_path(v.path, max(16, width - why_width - 3), v.project)}")
     lines += ["", "Each is judged again just before it goes; what is no longer removable stays."]
     return "\n".join(lines)
 
 
 def remove_one(verdict: Verdict) -> tuple[bool, int, str]:
-    """Remove one verdict's path through the core: (removed, bytes freed, why not)."""
-    if verdict.rule == "worktree" and verdict.project:
-        from app.core import sessions, settings, worktrees
+    """Remove one verdict's path through the core's one dispatcher (`remove_verdict`, which
+    judges it once more by the rule that judged it): (removed, bytes freed, why not)."""
+    from app.core.verdict import remove_verdict
 
-        done = worktrees.remove_worktree(verdict.path, verdict.project, live_cwds=sessions.live_cwds(),
-                                         period_s=settings.cleanup_period_seconds(verdict.project),
-                                         session=verdict.session)
-        return done.status == "removed", done.bytes, done.verdict.reason if done.status != "removed" else ""
-    from app.core import gc, hygiene, removal
-
-    guard = gc.removal_guard(verdict.path) if verdict.rule == gc.RULE else hygiene.removal_guard(verdict)
-    result = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
-                            session=verdict.session, size=verdict.size, guard=guard)
-    return result.removed, result.bytes, result.reason or result.status
+    done = remove_verdict(verdict)
+    return done.removed, (done.size or 0) if done.removed else 0, "" if done.removed else done.reason
 
 
 def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
@@ -135,9 +127,9 @@ def run_sweep() -> Outcome:
     gone: list[str] = []
     try:
         report = gc.sweep(dry_run=False)
-        removed += int(getattr(report, "removed", 0))
-        freed += int(getattr(report, "freed", 0))
-        gone += [str(e.path) for e in getattr(report, "entries", []) if getattr(e, "status", "") == "removed"]
+        removed += report.removed
+        freed += report.freed
+        gone += [e.path for e in report.entries if e.status == "removed"]
     except Exception as exc:  # noqa: BLE001 - the cleanup still runs
         problems.append(("output GC", f"{type(exc).__name__}: {exc}"))
     try:

@@ -72,6 +72,7 @@ class Store:
         # paths the dashboard removed: the GC's records name them until its next sweep, and
         # a judge meanwhile calls them `missing`; such a row is not shown again
         self.gone: set[str] = set()
+        self._owned: dict[str, list[Verdict]] | None = None  # session -> its verdicts, made on demand
         self.changed: Signal[None] = Signal(app, "outputs-changed")
         self.sized: Signal[None] = Signal(app, "outputs-sized")
         self.sessions_changed: Signal[None] = Signal(app, "sessions-changed")
@@ -110,9 +111,17 @@ class Store:
         return None
 
     def owned_by(self, session_id: str | None) -> list[Verdict]:
+        """The verdicts of one session (an index made once per change of rows or sessions:
+        2,000 live sessions over 2,000 rows must not cost 4 million looks)."""
         if not session_id:
             return []
-        return [v for v in self.rows.values() if self.session_of(v) == session_id]
+        if self._owned is None:
+            self._owned = {}
+            for verdict in self.rows.values():
+                owner = self.session_of(verdict)
+                if owner:
+                    self._owned.setdefault(owner, []).append(verdict)
+        return list(self._owned.get(session_id, ()))
 
     # --- work -------------------------------------------------------------------------------
 
@@ -218,6 +227,7 @@ class Store:
 
     def apply_judged(self, judged: Judged) -> None:
         self.rows = {key_of(v): v for v in judged.verdicts if not (v.action == "missing" and v.path in self.gone)}
+        self._owned = None
         self.problems = list(judged.problems)
         self.marked = {k for k in self.marked if k in self.rows and self.rows[k].removable}
         self.judged = True
@@ -238,6 +248,7 @@ class Store:
         self.sessions_read = True
         if first or sessions != self.sessions:
             self.sessions = list(sessions)
+            self._owned = None
             self.sessions_changed.publish(None)
 
     def apply_growth(self, at: float, sizes: dict[str, int]) -> None:
@@ -264,5 +275,6 @@ class Store:
         """Drop the rows of paths a removal took, at once (not at the next judge)."""
         self.gone.update(removed)
         self.rows = {k: v for k, v in self.rows.items() if v.path not in self.gone}
+        self._owned = None
         self.marked &= set(self.rows)
         self.changed.publish(None)

@@ -241,8 +241,8 @@ class CheckoutsScreen(ClaudettoScreen):
                  f"folder{'s' if len(goes) != 1 else ''}, {fmt.size(plan.freed)}:"]
         lines += [f"  {fmt.size(v.size):>10}  {os.path.relpath(v.path, plan.path)}" for v in goes]
         lines += [f"  kept ({v.reason}): {os.path.relpath(v.path, plan.path)}" for v in kept]
-        lines += ["", ".tmp/ stays, and so does everything else: the checkout stays on disk for a later",
-                  "session to reclaim. Each folder is checked again just before it goes."]
+        lines += ["", ".tmp/ stays, and so does everything else: the checkout stays on disk for a later "
+                      "session to reclaim. Each folder is checked again just before it goes."]
 
         def answered(yes: bool | None) -> None:
             if yes:

@@ -38,7 +38,7 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(self.keys_table(), id="help-keys")
                 yield Static(self.places_table(), id="help-places")
 
-    def keys(self) -> list[tuple[str, str, str]]:
+    def key_rows(self) -> list[tuple[str, str, str]]:
         """(key, name, what it does) of every key the screen below answers now."""
         stack = self.app.screen_stack
         below = stack[-2] if len(stack) > 1 else None
@@ -51,7 +51,7 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("key", style="bold", no_wrap=True, min_width=8)
         table.add_column("name", no_wrap=True, min_width=14)
         table.add_column("what", ratio=1)
-        for row in self.keys():
+        for row in self.key_rows():
             table.add_row(*row)
         return table
 

@@ -110,7 +110,7 @@ class LedgerScreen(ClaudettoScreen):
         table.sync({key: (*row.shown, tick) for key, row in self.rows.items()}, self.cells)
         order = list(self.rows)  # changed first, then the latest edit first
         if table.keys_in_order() != order:
-            table.order(order.index)
+            table.order({key: at for at, key in enumerate(order)}.__getitem__)
         self.show_detail()
 
     @on(DataTable.RowHighlighted, "#ledger")

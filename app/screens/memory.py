@@ -118,7 +118,7 @@ class MemoryScreen(ClaudettoScreen):
         table.sync(self.findings, self.cells)
         order = list(self.findings)  # by project, file and line
         if table.keys_in_order() != order:
-            table.order(order.index)
+            table.order({key: at for at, key in enumerate(order)}.__getitem__)
         self.show_file()
 
     def highlighted(self) -> Finding | None:

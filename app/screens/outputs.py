@@ -47,10 +47,10 @@ class OutputsScreen(ClaudettoScreen):
     CSS_PATH = "outputs.tcss"
     BINDINGS = [
         Binding("space", "mark", "Mark", id="mark", tooltip="Mark or unmark the row for removal"),
-        Binding("d", "remove_marked", "Remove marked", id="remove", tooltip="Ask, then remove the marked rows"),
+        Binding("d", "remove_marked", "Remove", id="remove", tooltip="Ask, then remove the marked rows"),
         Binding("b", "browse", "Browse", id="browse", tooltip="Browse the row's folder like ncdu (or enter)"),
         Binding("o", "next_sort", "Sort", id="sort", tooltip="Sort by the next column: size, age, kind"),
-        Binding("u", "unmark_all", "Unmark all", id="unmark", tooltip="Clear every mark"),
+        Binding("u", "unmark_all", "Unmark", id="unmark", tooltip="Clear every mark"),
         Binding("s", "sweep", "Sweep", show=False, id="sweep", tooltip="The full sweep (GC + cleanup), dry run first"),
         Binding("slash", "filter", "Filter", show=False, key_display="/", id="filter",
                 tooltip="Show only rows matching a text"),

@@ -30,7 +30,7 @@ from app.widgets.empty import EmptyState
 from app.widgets.table import Col, Fit, Table, fit
 from app.widgets.totals import TotalsBar
 
-BIGGEST = 8
+BIGGEST = 30  # the table scrolls: as many as the screen's height shows
 BIGGEST_COLUMNS = (Col("size", "size", 10), Col("verdict", "verdict", 18, drop=1), Col("path", "path"))
 GROWING_COLUMNS = (Col("session", "session", 8), Col("project", "project", 10, drop=1), Col("size", "made", 9),
                    Col("rate", "growing", 12), Col("growth", "last 10 minutes"))
@@ -60,7 +60,7 @@ class OverviewScreen(ClaudettoScreen):
                 with Vertical(classes="panel", id="freed-panel"):
                     yield Label("Freed per day (the journal)", classes="panel-title")
                     yield DayBars(id="freed")
-            with Horizontal(classes="row"):
+            with Horizontal(classes="row", id="bottom-row"):
                 with Vertical(classes="panel", id="biggest-panel"):
                     yield Label("Biggest items", classes="panel-title")
                     yield Table(id="biggest", cursor_type="row")
@@ -112,14 +112,14 @@ class OverviewScreen(ClaudettoScreen):
         table.sync({f"{v.rule}:{v.path}": (v, store.size(v)) for v in biggest}, self.biggest_cells)
         order = [f"{v.rule}:{v.path}" for v in biggest]
         if table.keys_in_order() != order:
-            table.order(order.index)
+            table.order({key: at for at, key in enumerate(order)}.__getitem__)
         self.show_growing()
 
     def biggest_cells(self, _key: str, row: tuple[Verdict, int | None]) -> list[Text]:
         verdict, size = row
         values = {"size": fmt.size(size), "verdict": fmt.verdict_cell(verdict.action, verdict.reason),
                   "path": fmt.compact_path(verdict.path, self.plans[0].rest, verdict.project)}
-        return [Text(values[key], no_wrap=True) for key in self.plans[0].keys]
+        return [Text(values[key], no_wrap=True, overflow="ellipsis") for key in self.plans[0].keys]
 
     def show_growing(self) -> None:
         live = {s.file: s for s in self.store.sessions if s.live and s.session_id}

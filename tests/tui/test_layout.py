@@ -197,7 +197,7 @@ async def test_help_and_palette_are_built_from_the_live_bindings(box: Sandbox) -
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
             help_screen = app.screen
             assert isinstance(help_screen, HelpScreen)
-            shown = help_screen.keys()
+            shown = help_screen.key_rows()
             names = [name for _k, name, _w in shown]
             assert len(names) == len(set(names)), names  # no key listed twice
             own = bindings(screen_class) + bindings(Table)

@@ -338,7 +338,7 @@ async def test_sort_filter_help_home_end(box: Sandbox) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         help_screen = app.screen
         assert isinstance(help_screen, HelpScreen)
-        assert "Remove marked" in [name for _key, name, _what in help_screen.keys()]  # noqa: SIM118
+        assert ("d", "Remove", "Ask, then remove the marked rows") in help_screen.key_rows()
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen))
         await pilot.press("2")
