@@ -9,10 +9,13 @@ back (the Outputs screen ends "A removal is already running." there).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from textual import events
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
+
+from app.widgets.table import Col, Fit, Table, fit
 
 if TYPE_CHECKING:
     from app.data.store import Store
@@ -25,7 +28,34 @@ def claudetto(app: object) -> ClaudettoApp:
 
 
 class ClaudettoScreen(Screen[None]):
-    """A screen of the dashboard (one per file in app/screens/)."""
+    """A screen of the dashboard (one per file in app/screens/). A screen built around one
+    table names it (`TABLE`) with its columns (`COLUMNS`, the one that takes the rest keeping
+    `MIN_REST` cells): the columns are fitted to the width on mount and on every resize."""
+
+    TABLE: ClassVar[str] = ""
+    COLUMNS: ClassVar[tuple[Col, ...]] = ()
+    MIN_REST: ClassVar[int] = 24
+    fitted: Fit  # the columns chosen for the current width
+
+    def refit(self, width: int) -> None:
+        """Fit the table's columns to `width`; when they change its rows are made again,
+        the cursor staying on its row."""
+        fitted = fit(self.COLUMNS, width, self.MIN_REST)
+        if fitted == getattr(self, "fitted", None):
+            return
+        self.fitted = fitted
+        table = self.query_one(self.TABLE, Table)
+        cursor = table.cursor_key()
+        table.set_columns(fitted)
+        self.show_rows()
+        table.move_to(cursor)
+
+    def show_rows(self) -> None:
+        """Show the screen's data in its table (a screen with a TABLE says how)."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.TABLE:
+            self.refit(event.size.width)
 
     @property
     def claudetto(self) -> ClaudettoApp:

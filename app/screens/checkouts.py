@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
@@ -27,7 +27,7 @@ from app.data import checkouts, removals
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.widgets.progress import WorkLine
-from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.table import Col, Table
 from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("name", "name"), Col("project", "project", 10, drop=2), Col("branch", "branch", 18, drop=1),
@@ -56,6 +56,9 @@ class CheckoutsScreen(ClaudettoScreen):
     """Session checkouts and every other worktree; release, remove."""
 
     CSS_PATH = "checkouts.tcss"
+    TABLE = "#checkouts"
+    COLUMNS = COLUMNS
+    MIN_REST = MIN_NAME
     BINDINGS = [
         Binding("r", "release", "Release", id="release",
                 tooltip="Release the checkout: delete its declared scratch, keep .tmp/ (or finish a cut-short release)"),
@@ -70,7 +73,6 @@ class CheckoutsScreen(ClaudettoScreen):
         self.infos: dict[str, WorktreeInfo] = {}
         self.read = False
         self.busy = False
-        self.fitted: Fit = fit(COLUMNS, 120, MIN_NAME)
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("checkouts")
@@ -80,17 +82,9 @@ class CheckoutsScreen(ClaudettoScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.fitted = fit(COLUMNS, self.app.size.width, MIN_NAME)
-        self.query_one("#checkouts", Table).set_columns(self.fitted)
+        self.refit(self.app.size.width)
         self.action_refresh()
         self.query_one("#checkouts", Table).focus()
-
-    def on_resize(self, event: events.Resize) -> None:
-        fitted = fit(COLUMNS, event.size.width, MIN_NAME)
-        if fitted != self.fitted:
-            self.fitted = fitted
-            self.query_one("#checkouts", Table).set_columns(fitted)
-            self.show_rows()
 
     # --- reading ----------------------------------------------------------------------------
 

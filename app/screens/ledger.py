@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
@@ -20,7 +20,7 @@ from textual.worker import Worker
 from app import format as fmt
 from app.data.ledger import LedgerRow, Stat, read_ledger
 from app.screens.base import ClaudettoScreen
-from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.table import Col, Table
 from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("path", "path"), Col("agent", "agent", 16, drop=1), Col("edited", "last edit", 14),
@@ -43,6 +43,9 @@ class LedgerScreen(ClaudettoScreen):
     """The edit ledger, each file with `changed`."""
 
     CSS_PATH = "ledger.tcss"
+    TABLE = "#ledger"
+    COLUMNS = COLUMNS
+    MIN_REST = MIN_PATH
     BINDINGS = [
         Binding("r", "refresh", "Refresh", id="ledger-refresh", tooltip="Judge every ledger file against the disk again"),
     ]
@@ -52,7 +55,6 @@ class LedgerScreen(ClaudettoScreen):
         self.rows: dict[str, LedgerRow] = {}
         self.read = False
         self.problem = ""
-        self.fitted: Fit = fit(COLUMNS, 120, MIN_PATH)
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("ledger")
@@ -61,18 +63,10 @@ class LedgerScreen(ClaudettoScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.fitted = fit(COLUMNS, self.app.size.width, MIN_PATH)
-        self.query_one("#ledger", Table).set_columns(self.fitted)
+        self.refit(self.app.size.width)
         self.action_refresh()
         self.set_interval(REFRESH_S, self.action_refresh, name="refresh the ledger")
         self.query_one("#ledger", Table).focus()
-
-    def on_resize(self, event: events.Resize) -> None:
-        fitted = fit(COLUMNS, event.size.width, MIN_PATH)
-        if fitted != self.fitted:
-            self.fitted = fitted
-            self.query_one("#ledger", Table).set_columns(fitted)
-            self.show_rows()
 
     def action_refresh(self) -> None:
         self.read_worker()

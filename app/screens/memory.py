@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -26,7 +26,7 @@ from app.core.memory import Finding, Superseded
 from app.data.memory import MemoryFindings, file_lines, finding_key, index_line, read_findings
 from app.screens.base import ClaudettoScreen
 from app.screens.supersede import SupersedeModal
-from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.table import Col, Table
 from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("project", "project", 10, drop=1), Col("file", "file", 16), Col("line", "line", 5),
@@ -49,6 +49,9 @@ class MemoryScreen(ClaudettoScreen):
     """Memory findings; supersede, fix the index."""
 
     CSS_PATH = "memory.tcss"
+    TABLE = "#findings"
+    COLUMNS = COLUMNS
+    MIN_REST = MIN_EVIDENCE
     BINDINGS = [
         Binding("u", "supersede", "Supersede", id="supersede",
                 tooltip="Strike the line and add a dated correction below it"),
@@ -61,7 +64,6 @@ class MemoryScreen(ClaudettoScreen):
         super().__init__()
         self.findings: dict[str, Finding] = {}
         self.swept: MemoryFindings | None = None
-        self.fitted: Fit = fit(COLUMNS, 120, MIN_EVIDENCE)
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("memory")
@@ -71,17 +73,9 @@ class MemoryScreen(ClaudettoScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.fitted = fit(COLUMNS, self.app.size.width, MIN_EVIDENCE)
-        self.query_one("#findings", Table).set_columns(self.fitted)
+        self.refit(self.app.size.width)
         self.action_refresh()
         self.query_one("#findings", Table).focus()
-
-    def on_resize(self, event: events.Resize) -> None:
-        fitted = fit(COLUMNS, event.size.width, MIN_EVIDENCE)
-        if fitted != self.fitted:
-            self.fitted = fitted
-            self.query_one("#findings", Table).set_columns(fitted)
-            self.show_rows()
 
     def action_refresh(self) -> None:
         self.sweep_worker()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -28,7 +28,7 @@ from app.screens.confirm import ConfirmModal
 from app.screens.disk import DiskScreen
 from app.widgets.empty import EmptyState
 from app.widgets.progress import WorkLine
-from app.widgets.table import Col, Table, fit
+from app.widgets.table import Col, Table
 from app.widgets.totals import TotalsBar
 
 # fixed widths (no measuring of 2,000 rows); path takes the rest: its project and its tail
@@ -45,6 +45,9 @@ class OutputsScreen(ClaudettoScreen):
     """Every judged output; mark, confirm, remove."""
 
     CSS_PATH = "outputs.tcss"
+    TABLE = "#outputs"
+    COLUMNS = COLUMNS
+    MIN_REST = MIN_PATH
     BINDINGS = [
         Binding("space", "mark", "Mark", id="mark", tooltip="Mark or unmark the row for removal"),
         Binding("d", "remove_marked", "Remove", id="remove", tooltip="Ask, then remove the marked rows"),
@@ -66,7 +69,6 @@ class OutputsScreen(ClaudettoScreen):
         self.sort_by = "size"
         self.reverse = False
         self.working = ""  # "remove" or "sweep" while a removal runs
-        self.fitted = fit(COLUMNS, 120, MIN_PATH)
         self.roots: list[tuple[str, str]] = []
         self.shown_at = 0.0
 
@@ -80,8 +82,7 @@ class OutputsScreen(ClaudettoScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#outputs", Table)
-        self.fitted = fit(COLUMNS, self.app.size.width, MIN_PATH)
-        table.set_columns(self.fitted)
+        self.refit(self.app.size.width)
         box = self.query_one("#filter", Input)
         box.value = self.filter
         box.display = bool(self.filter)
@@ -90,16 +91,6 @@ class OutputsScreen(ClaudettoScreen):
         self.show_rows()
         self.show_sizes()
         table.focus()
-
-    def on_resize(self, event: events.Resize) -> None:
-        fitted = fit(COLUMNS, event.size.width, MIN_PATH)
-        if fitted != self.fitted:
-            self.fitted = fitted
-            table = self.query_one("#outputs", Table)
-            cursor = table.cursor_key()
-            table.set_columns(fitted)  # a new width: new columns and rows (the cursor stays put)
-            self.show_rows()
-            table.move_to(cursor)
 
     # --- rows ------------------------------------------------------------------------------
 
