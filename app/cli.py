@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.core.log import printable
+
 
 class CommandError(Exception):
     """A failure to report as one line on stderr, exit 1."""
@@ -30,17 +32,10 @@ def emit_json(document: Any) -> None:
 
 def emit_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     """A plain, aligned text table (no colour: it is read by people and by grep)."""
-    cells = [[str(h) for h in headers]] + [["" if c is None else _one_line(str(c)) for c in row] for row in rows]
+    cells = [[str(h) for h in headers]] + [["" if c is None else printable(str(c)) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
-
-
-def _one_line(text: str) -> str:
-    """A cell on one line: a newline or other control character in a path is shown escaped."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _human(size: int) -> str:
@@ -55,35 +50,15 @@ def _said_for_people(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def not_yet(name: str) -> int:
-    raise CommandError(f"claudetto {name}: not available in this version yet")
-
-
 # --- subcommands --------------------------------------------------------------------------
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from app.core.sessions import read_sessions
+    from app.core.sessions import read_sessions, sessions_json
 
     sessions = read_sessions()
     if args.json:
-        emit_json(
-            {
-                "sessions": [
-                    {
-                        "session_id": s.session_id,
-                        "pid": s.pid,
-                        "cwd": s.cwd,
-                        "status": s.status,
-                        "live": s.live,
-                        "file": s.file,
-                        "started_at": s.started_at,
-                        "updated_at": s.updated_at,
-                    }
-                    for s in sessions
-                ]
-            }
-        )
+        emit_json(sessions_json(sessions))
         return 0
     if not sessions:
         from app.core import paths
@@ -150,7 +125,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         going = [v for v in report.verdicts if v.action == "remove"]
         if report.dry_run:
             for v in going:
-                _said_for_people(f"would remove {_human(v.size or 0):>10}  {v.kind:<14} {_one_line(v.path)}")
+                _said_for_people(f"would remove {_human(v.size or 0):>10}  {v.kind:<14} {printable(v.path)}")
         _said_for_people(f"{'would free' if report.dry_run else 'freed'} {_human(report.bytes)} in {len(going)} "
                          f"path{'s' if len(going) != 1 else ''}" + ("; nothing was removed (dry run)" if report.dry_run else ""))
     if report.journal_failed:
@@ -167,15 +142,10 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
     given = _hygiene_projects("worktrees", args.projects)
     here = _here()
     projects = hygiene.resolve_projects(given, here) if given else hygiene.session_projects(here)
-    rows = worktrees.describe_worktrees(
-        projects, live_cwds=sessions.live_cwds(None, here), live_ids=sessions.live_session_ids())
+    live = sessions.liveness(current_cwd=here)
+    rows = worktrees.describe_worktrees(projects, live_cwds=live.cwds, live_ids=live.ids)
     if args.json:
-        emit_json({"worktrees": [
-            {"path": w.path, "project": w.project, "name": w.name, "branch": w.branch, "size": w.size,
-             "kind": w.kind, "state": w.state, "sessions": w.sessions, "removable": w.removable,
-             "reason": w.reason}
-            for w in rows
-        ]})
+        emit_json(worktrees.worktrees_json(rows))
         return 0
     if not rows:
         where = ", ".join(os.path.join(p, ".claude", "worktrees") for p in projects)
@@ -198,19 +168,10 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     path = os.path.abspath(args.path)
     done = release.release_checkout(path, dry_run=args.dry_run)
-    statuses = {"remove": "would_remove" if done.dry_run else "removed", "keep": "kept", "missing": "missing"}
-    entries = [{"path": v.path, "status": statuses.get(v.action, v.action), "size": v.size or 0, "reason": v.reason}
-               for v in done.verdicts]
     if args.json:
-        emit_json({"path": done.path, "dry_run": done.dry_run, "status": done.status, "state": done.state,
-                   "holders": list(done.holders), "entries": entries, "freed": done.freed})
+        emit_json(release.release_json(done))
     elif done.status in ("released", "dry_run"):
-        head = "WOULD_RELEASE" if done.dry_run else "RELEASED"
-        lines = [f"{head} {done.path} state={done.state} freed={done.freed}"]
-        lines += [f"{'WOULD_DELETE' if done.dry_run else 'DELETED'} {e['size']} {e['path']}"
-                  for e in entries if e["status"] in ("removed", "would_remove")]
-        lines += [f"KEPT {e['reason']} {e['path']}" for e in entries if e["status"] == "kept"]
-        sys.stdout.write("".join(_one_line(line) + "\n" for line in lines))
+        sys.stdout.write("".join(line + "\n" for line in release.release_lines(done)))
     refused = {
         "held": f"{done.path} is held by running session(s) {', '.join(done.holders)}; nothing released",
         "busy": f"another release of {done.path} is running; try again when it ends",
@@ -227,23 +188,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
     files = ledger_files()
     if args.json:
-        emit_json(
-            {
-                "files": [
-                    {
-                        "path": f.path,
-                        "agent": f.agent,
-                        "hash": f.hash,
-                        "changed": f.changed,
-                        "told": f.told,
-                        "deleted": f.deleted,
-                        "session": f.session,
-                        "edited_ns": f.edited_ns,
-                    }
-                    for f in files
-                ]
-            }
-        )
+        emit_json({"files": [{"path": f.path, "agent": f.agent, "hash": f.hash, "changed": f.changed, "told": f.told,
+                              "deleted": f.deleted, "session": f.session, "edited_ns": f.edited_ns} for f in files]})
         return 0
     if not files:
         from app.core import paths
@@ -263,13 +209,15 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     from app.core import memory, paths
+    from app.core.bounds import bound
 
     given = _hygiene_projects("memory", args.projects)
     here = _here()
     if given is None and here is None:
         raise CommandError("claudetto memory: the current folder is gone; name a PROJECT")
     roots = list(dict.fromkeys(paths.git_root_str(p) or p for p in (given or [here or "."])))
-    swept = [(root, memory.memory_dir(root), memory.sweep(root, timeout_s=_sweep_timeout_s())) for root in roots]
+    timeout_s = max(bound("SWEEP_TIMEOUT_MS"), 1) / 1000
+    swept = [(root, memory.memory_dir(root), memory.sweep(root, timeout_s=timeout_s)) for root in roots]
     if args.json:
         emit_json(memory.findings_json(f for _, _, found in swept for f in found))
         return 0
@@ -286,12 +234,6 @@ def cmd_memory(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep_timeout_s() -> float:
-    from app.core.bounds import bound
-
-    return max(bound("SWEEP_TIMEOUT_MS"), 1) / 1000
-
-
 def cmd_supersede(args: argparse.Namespace) -> int:
     from app.core import memory
 
@@ -304,8 +246,8 @@ def cmd_supersede(args: argparse.Namespace) -> int:
                    "correction": done.correction, "correction_line": done.correction_line})
         return 0
     verb = "would strike" if done.dry_run else "struck"
-    print(f"{verb} line {done.line} of {_one_line(done.file)}:\n  {_one_line(done.struck)}\n"
-          f"{'would add' if done.dry_run else 'added'} line {done.correction_line}:\n  {_one_line(done.correction)}")
+    print(f"{verb} line {done.line} of {printable(done.file)}:\n  {printable(done.struck)}\n"
+          f"{'would add' if done.dry_run else 'added'} line {done.correction_line}:\n  {printable(done.correction)}")
     return 0
 
 
