@@ -258,8 +258,6 @@ def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
     return [s for s in read_sessions(current_session_id) if s.unreadable]
 
 
-def live_sessions(current_session_id: str | None = None) -> list[Session]:
-    return [s for s in read_sessions(current_session_id) if s.live]
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from app.core.memory.versions import disjoint, exact, parse_spec, release_line
 from app.core.memory_lint import INDEX_NAME
 
 #: The public face of the memory checks, for the hooks, the CLI and the dashboard.
-__all__ = ["GREP_FIXED_MAX", "KINDS", "Finding", "SupersedeRefused", "Superseded", "check_text", "check_texts",
+__all__ = ["GREP_FIXED_MAX", "KINDS", "Finding", "SupersedeRefused", "Superseded", "check_texts",
            "context_text", "disjoint", "exact", "findings_json", "memory_dir", "parse_spec", "read_tree",
            "release_line", "session_start_context", "supersede", "sweep"]
 
@@ -140,9 +140,6 @@ def _index_findings(texts: dict[str, str], root: str, folder: str) -> list[Findi
             for path, line, kind, token, why in index_drift(folder, texts.get(INDEX_NAME), topics)]
 
 
-def check_text(text: str, root: str, name: str = "memory.md") -> list[Finding]:
-    """The content findings for one memory text against the tree at `root` (no index checks)."""
-    return check_texts({name: text}, root, "")
 
 
 def findings_json(findings: Iterable[Finding]) -> dict[str, object]:

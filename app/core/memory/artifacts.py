@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.core.memory.facts import CODE_SPAN, URL, FactLine, fact_lines
+from app.core.memory.facts import CODE_SPAN, URL, FactLine
 from app.core.memory.tree import PRUNED, Tree
 from app.core.paths import strictly_inside
 
@@ -153,9 +153,6 @@ def _symbol_part(token: str) -> str | None:
     return None
 
 
-def artifacts(text: str, root: str) -> list[Artifact]:
-    """The artifacts the fact lines of a memory text name, in order (pure: text and root)."""
-    return artifacts_in(fact_lines(text), root)
 
 
 def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:

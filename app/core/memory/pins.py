@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.core.memory.facts import CODE_SPAN, FactLine, fact_lines, line_marks
+from app.core.memory.facts import CODE_SPAN, FactLine, line_marks
 from app.core.memory.tree import PRUNED, Tree, read_text
 from app.core.memory.versions import (
     WIDTH,
@@ -251,11 +251,6 @@ _OR_LATER = re.compile(r"\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?
                        re.IGNORECASE)
 
 
-def version_claims(text: str) -> list[VersionClaim]:
-    """Every name-and-version a fact line of a memory text states (pure). A release line
-    (`4.1.x`) is no claim; a line that is an example, history, advice, a plan or about
-    upstream releases ("latest", "requires", "broken in") claims nothing."""
-    return version_claims_of(fact_lines(text))
 
 
 def version_claims_of(facts: Iterable[FactLine]) -> list[VersionClaim]:

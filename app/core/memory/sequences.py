@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.core.memory.facts import CODE_SPAN, FactLine, fact_lines
+from app.core.memory.facts import CODE_SPAN, FactLine
 from app.core.memory.versions import Version, pad
 from app.core.memory_lint import frontmatter
 
@@ -72,10 +72,6 @@ _BACKWARD = re.compile(rf"{_REF}[^.;!?\n\d]{{0,30}}?\b(?:is|as)\s+(?:now\s+|stil
                        rf"(?P<word>{_LATEST}|{_NEXT})\b", re.IGNORECASE)
 
 
-def sequence_claims(text: str) -> list[SequenceClaim]:
-    """Every "latest/next migration is N" a fact line of a memory text states (pure). The
-    line must be about migrations, or the whole file (its frontmatter name or description)."""
-    return sequence_claims_of(fact_lines(text), about_migrations(text))
 
 
 def about_migrations(text: str) -> bool:

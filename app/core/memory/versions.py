@@ -18,13 +18,6 @@ EVERY_VERSION: Spec = [(None, False, None, False)]
 WIDTH = 6
 
 
-def version_key(text: str) -> Version | None:
-    """The release numbers of a version (`v1.2.3-rc1` -> 1.2.3), padded for comparison."""
-    match = re.match(r"\s*[vV]?(\d+(?:\.\d+)*)", text)
-    if match is None:
-        return None
-    numbers = [int(n) for n in match.group(1).split(".")][:WIDTH]
-    return tuple(numbers + [0] * (WIDTH - len(numbers)))
 
 
 def _numbers(text: str) -> list[int] | None:
