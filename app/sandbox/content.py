@@ -18,16 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.sandbox.build import (
-    DAY,
-    LIVE_BUSY,
-    LIVE_WAITING,
-    MIB,
-    OLD_GONE,
-    STALE,
-    STALE_PID,
-    YOUNG_GONE,
-)
+from app.sandbox import build as sandbox
 
 if TYPE_CHECKING:
     from app.sandbox.build import _Builder
@@ -51,12 +42,12 @@ while os.getppid() == parent:
 
 def growing_output(builder: _Builder, session: str) -> list[str]:
     """The arguments of CHILD for `session`: LIVE_BUSY's task output grows to 64 MiB (scaled)."""
-    if session != LIVE_BUSY:
+    if session != sandbox.LIVE_BUSY:
         return []
     from app.core.paths import project_slug
 
-    output = builder.box.claude_tmp / project_slug(builder.box.project) / LIVE_BUSY / "tasks" / "b1.output"
-    return [str(output), str(int(64 * MIB * builder.scale))]
+    output = builder.box.claude_tmp / project_slug(builder.box.project) / sandbox.LIVE_BUSY / "tasks" / "b1.output"
+    return [str(output), str(int(64 * sandbox.MIB * builder.scale))]
 
 
 def repository_files(builder: _Builder, repo: Path) -> None:
@@ -93,20 +84,20 @@ def checkouts(builder: _Builder) -> None:
     repo = builder.box.project
     trees = repo / ".claude" / "worktrees"
     live = registry.Checkout(str(trees / "live-task"), str(repo), "live-task", "worktree-live-task", "session")
-    registry.register(live, LIVE_BUSY)
+    registry.register(live, sandbox.LIVE_BUSY)
     made = {}
-    for name, session in (("bold-oak-a3f2", OLD_GONE), ("calm-river-7c1d", YOUNG_GONE), ("quiet-fern-2b9e", OLD_GONE)):
+    for name, session in (("bold-oak-a3f2", sandbox.OLD_GONE), ("calm-river-7c1d", sandbox.YOUNG_GONE), ("quiet-fern-2b9e", sandbox.OLD_GONE)):
         made[name] = registry.create_checkout(str(repo), name, session)
         path = Path(made[name].path)
-        builder.file(path / "node_modules" / "react" / "index.js", 2 * MIB)
+        builder.file(path / "node_modules" / "react" / "index.js", 2 * sandbox.MIB)
         builder.file(path / ".tmp" / "notes.md", text=f"what {name} was doing\n")
     release_checkout(made["calm-river-7c1d"].path)
     cut = made["quiet-fern-2b9e"].path
 
     def cut_short(records: dict[str, Any]) -> None:
         records[cut]["state"] = "cut_short"
-        records[cut]["cut_short"] = {"time": builder.box.now - 3600, "pid": STALE_PID, "proc_start": "1",
-                                     "session": OLD_GONE, "failure": CUT_SHORT, "planned": ["node_modules"]}
+        records[cut]["cut_short"] = {"time": builder.box.now - 3600, "pid": sandbox.STALE_PID, "proc_start": "1",
+                                     "session": sandbox.OLD_GONE, "failure": CUT_SHORT, "planned": ["node_modules"]}
 
     registry.edit_registry(cut_short)
 
@@ -117,9 +108,9 @@ def journal(builder: _Builder) -> None:
 
     for days, size, kind in ((1, 120, "temp"), (2, 40, "worktree"), (4, 310, "session_folder"), (5, 16, "copy"),
                              (8, 64, "temp"), (9, 900, "worktree"), (12, 75, "session_folder")):
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(builder.box.now - days * DAY))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(builder.box.now - days * sandbox.DAY))
         append({"time": stamp, "path": str(builder.box.user_tmp / f"tmp.gone{days:02d}"), "kind": kind,
-                "bytes": size * MIB, "rule": "gc", "session": STALE, "result": "removed"})
+                "bytes": size * sandbox.MIB, "rule": "gc", "session": sandbox.STALE, "result": "removed"})
 
 
 def ledger(builder: _Builder) -> None:
@@ -134,8 +125,8 @@ def ledger(builder: _Builder) -> None:
 
     def edit(path: Path, agent: str | None = None) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "session_id": LIVE_WAITING, "cwd": str(project), "hook_event_name": "PostToolUse",
-            "transcript_path": str(builder.box.config / "projects" / f"{LIVE_WAITING}.jsonl"), "tool_name": "Edit",
+            "session_id": sandbox.LIVE_WAITING, "cwd": str(project), "hook_event_name": "PostToolUse",
+            "transcript_path": str(builder.box.config / "projects" / f"{sandbox.LIVE_WAITING}.jsonl"), "tool_name": "Edit",
             "tool_input": {"file_path": str(path), "old_string": "a", "new_string": "b"},
             "tool_response": {"filePath": str(path)}}
         if agent:

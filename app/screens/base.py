@@ -15,7 +15,7 @@ from textual import events
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from app.widgets.table import Col, Fit, Table, fit
+from app.widgets.table import Fit, Table, TablePlan, fit
 
 if TYPE_CHECKING:
     from app.data.store import Store
@@ -29,22 +29,30 @@ def claudetto(app: object) -> ClaudettoApp:
 
 class ClaudettoScreen(Screen[None]):
     """A screen of the dashboard (one per file in app/screens/). A screen built around one
-    table names it (`TABLE`) with its columns (`COLUMNS`, the one that takes the rest keeping
-    `MIN_REST` cells): the columns are fitted to the width on mount and on every resize."""
+    table names it (`TABLE`): its columns are fitted to the width on mount and on every
+    resize, it has the focus, and its data is read (`action_refresh`) once mounted."""
 
-    TABLE: ClassVar[str] = ""
-    COLUMNS: ClassVar[tuple[Col, ...]] = ()
-    MIN_REST: ClassVar[int] = 24
+    TABLE: ClassVar[TablePlan | None] = None
     fitted: Fit  # the columns chosen for the current width
+
+    def on_mount(self) -> None:
+        if self.TABLE is not None:
+            self.refit(self.app.size.width)
+            self.query_one(self.TABLE.selector, Table).focus()
+            self.action_refresh()
+
+    def action_refresh(self) -> None:
+        """Read the screen's data again (a screen with a source of its own says how)."""
 
     def refit(self, width: int) -> None:
         """Fit the table's columns to `width`; when they change its rows are made again,
         the cursor staying on its row."""
-        fitted = fit(self.COLUMNS, width, self.MIN_REST)
+        assert self.TABLE is not None
+        fitted = fit(self.TABLE.columns, width, self.TABLE.min_rest)
         if fitted == getattr(self, "fitted", None):
             return
         self.fitted = fitted
-        table = self.query_one(self.TABLE, Table)
+        table = self.query_one(self.TABLE.selector, Table)
         cursor = table.cursor_key()
         table.set_columns(fitted)
         self.show_rows()
@@ -54,7 +62,7 @@ class ClaudettoScreen(Screen[None]):
         """Show the screen's data in its table (a screen with a TABLE says how)."""
 
     def on_resize(self, event: events.Resize) -> None:
-        if self.TABLE:
+        if self.TABLE is not None:
             self.refit(event.size.width)
 
     @property

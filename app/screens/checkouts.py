@@ -27,7 +27,7 @@ from app.data import checkouts, removals
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.widgets.progress import WorkLine
-from app.widgets.table import Col, Table
+from app.widgets.table import Col, Table, TablePlan
 from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("name", "name"), Col("project", "project", 10, drop=2), Col("branch", "branch", 18, drop=1),
@@ -56,15 +56,12 @@ class CheckoutsScreen(ClaudettoScreen):
     """Session checkouts and every other worktree; release, remove."""
 
     CSS_PATH = "checkouts.tcss"
-    TABLE = "#checkouts"
-    COLUMNS = COLUMNS
-    MIN_REST = MIN_NAME
+    TABLE = TablePlan("#checkouts", COLUMNS, MIN_NAME)
+    RELEASE = "Release the checkout: delete its declared scratch, keep .tmp/ (or finish a cut-short release)"
     BINDINGS = [
-        Binding("r", "release", "Release", id="release",
-                tooltip="Release the checkout: delete its declared scratch, keep .tmp/ (or finish a cut-short release)"),
+        Binding("r", "release", "Release", id="release", tooltip=RELEASE),
         Binding("d", "remove", "Remove", id="checkout-remove", tooltip="Remove the checkout (only when removable)"),
-        Binding("f", "release", "Finish release", show=False, id="finish",
-                tooltip="Finish a release that was cut short (as r does on such a row)"),
+        Binding("f", "release", "Finish release", show=False, id="finish", tooltip="Finish a release cut short (r too)"),
         Binding("ctrl+r", "refresh", "Refresh", id="checkouts-refresh", tooltip="Read every checkout again"),
     ]
 
@@ -80,11 +77,6 @@ class CheckoutsScreen(ClaudettoScreen):
         yield Static("reading the checkouts…", id="detail")
         yield WorkLine(id="progress")
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.refit(self.app.size.width)
-        self.action_refresh()
-        self.query_one("#checkouts", Table).focus()
 
     # --- reading ----------------------------------------------------------------------------
 

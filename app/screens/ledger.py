@@ -20,7 +20,7 @@ from textual.worker import Worker
 from app import format as fmt
 from app.data.ledger import LedgerRow, Stat, read_ledger
 from app.screens.base import ClaudettoScreen
-from app.widgets.table import Col, Table
+from app.widgets.table import Col, Table, TablePlan
 from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("path", "path"), Col("agent", "agent", 16, drop=1), Col("edited", "last edit", 14),
@@ -43,9 +43,7 @@ class LedgerScreen(ClaudettoScreen):
     """The edit ledger, each file with `changed`."""
 
     CSS_PATH = "ledger.tcss"
-    TABLE = "#ledger"
-    COLUMNS = COLUMNS
-    MIN_REST = MIN_PATH
+    TABLE = TablePlan("#ledger", COLUMNS, MIN_PATH)
     BINDINGS = [
         Binding("r", "refresh", "Refresh", id="ledger-refresh", tooltip="Judge every ledger file against the disk again"),
     ]
@@ -63,10 +61,7 @@ class LedgerScreen(ClaudettoScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.refit(self.app.size.width)
-        self.action_refresh()
         self.set_interval(REFRESH_S, self.action_refresh, name="refresh the ledger")
-        self.query_one("#ledger", Table).focus()
 
     def action_refresh(self) -> None:
         self.read_worker()

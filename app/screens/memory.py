@@ -26,7 +26,7 @@ from app.core.memory import Finding, Superseded
 from app.data.memory import MemoryFindings, file_lines, finding_key, index_line, read_findings
 from app.screens.base import ClaudettoScreen
 from app.screens.supersede import SupersedeModal
-from app.widgets.table import Col, Table
+from app.widgets.table import Col, Table, TablePlan
 from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("project", "project", 10, drop=1), Col("file", "file", 16), Col("line", "line", 5),
@@ -49,9 +49,7 @@ class MemoryScreen(ClaudettoScreen):
     """Memory findings; supersede, fix the index."""
 
     CSS_PATH = "memory.tcss"
-    TABLE = "#findings"
-    COLUMNS = COLUMNS
-    MIN_REST = MIN_EVIDENCE
+    TABLE = TablePlan("#findings", COLUMNS, MIN_EVIDENCE)
     BINDINGS = [
         Binding("u", "supersede", "Supersede", id="supersede",
                 tooltip="Strike the line and add a dated correction below it"),
@@ -71,11 +69,6 @@ class MemoryScreen(ClaudettoScreen):
         with VerticalScroll(id="viewer"):
             yield Static("sweeping the memory of every known project…", id="memory-file")
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.refit(self.app.size.width)
-        self.action_refresh()
-        self.query_one("#findings", Table).focus()
 
     def action_refresh(self) -> None:
         self.sweep_worker()

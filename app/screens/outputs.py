@@ -28,7 +28,7 @@ from app.screens.confirm import ConfirmModal
 from app.screens.disk import DiskScreen
 from app.widgets.empty import EmptyState
 from app.widgets.progress import WorkLine
-from app.widgets.table import Col, Table
+from app.widgets.table import Col, Table, TablePlan
 from app.widgets.totals import TotalsBar
 
 # fixed widths (no measuring of 2,000 rows); path takes the rest: its project and its tail
@@ -45,9 +45,7 @@ class OutputsScreen(ClaudettoScreen):
     """Every judged output; mark, confirm, remove."""
 
     CSS_PATH = "outputs.tcss"
-    TABLE = "#outputs"
-    COLUMNS = COLUMNS
-    MIN_REST = MIN_PATH
+    TABLE = TablePlan("#outputs", COLUMNS, MIN_PATH)
     BINDINGS = [
         Binding("space", "mark", "Mark", id="mark", tooltip="Mark or unmark the row for removal"),
         Binding("d", "remove_marked", "Remove", id="remove", tooltip="Ask, then remove the marked rows"),

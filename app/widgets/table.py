@@ -56,6 +56,15 @@ class Fit:
         return tuple(col.key for col in self.columns)
 
 
+@dataclass(frozen=True)
+class TablePlan:
+    """A screen's main table: where it is, its columns, and the cells the rest-taker keeps."""
+
+    selector: str
+    columns: tuple[Col, ...]
+    min_rest: int = 24
+
+
 def fit(columns: Sequence[Col], width: int, min_rest: int) -> Fit:
     """The columns that fit `width` cells, dropping optional ones until the rest has `min_rest`."""
     chosen = list(columns)
