@@ -153,17 +153,30 @@ def _live_inside(cwds: Iterable[str], *folders: str) -> bool:
 
 def _held(real: str, asking_session: str | None) -> bool:
     """Whether a session holds this checkout by the registry (a record that cannot be read
-    holds nothing here: the other conditions still apply)."""
+    holds nothing here: the other conditions still apply), or the Claude process whose call
+    made it (an output record, as the GC keeps it) still runs: a session's id changes on
+    `/clear`, its process does not, and it may go back into the folder it made."""
     from app.core import checkouts
 
     try:
         entry = checkouts.registry().get(real)
-        return entry is not None and bool(checkouts.holders(real, entry, ending_session=asking_session))
+        if entry is not None and checkouts.holders(real, entry, ending_session=asking_session):
+            return True
     except (OSError, ValueError) as exc:
         from app.core.log import log
 
         log(f"worktrees: the checkout registry could not be read for {real}: {exc}")
-        return False
+    return _made_by_a_running_claude(real, asking_session)
+
+
+def _made_by_a_running_claude(real: str, asking_session: str | None) -> bool:
+    from app.core.gc_records import read_records
+    from app.core.paths import resolve_parents
+    from app.core.sessions import process_running
+
+    return any(r.claude_pid is not None and r.session != asking_session
+               and resolve_parents(r.path) == real and process_running(r.claude_pid, r.claude_start)
+               for r in read_records())
 
 
 @dataclass(frozen=True)

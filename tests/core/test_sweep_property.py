@@ -76,7 +76,7 @@ SETTINGS = settings(max_examples=EXAMPLES, stateful_step_count=8, deadline=None,
 # old clean worktree that a still-running Claude process recorded (the GC keeps it: `live`)
 # is removed. Until it honours the records too, the property does not ask it to; the xfail
 # test below pins the gap and turns red once it is closed: then set this to True.
-CLEANUP_HONOURS_RECORDS = False
+CLEANUP_HONOURS_RECORDS = True
 
 WORK = ("modify", "untracked", "env", "build_env", "commit", "stash", "node_modules")
 PLACES = ("temp", "worktree", "folder_in_worktrees")
@@ -679,8 +679,6 @@ def test_sweep_scenarios(sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytes
         machine.teardown()  # both sweeps, every check
 
 
-@pytest.mark.xfail(strict=True, reason="the cleanup judges .claude/worktrees/* by live cwds only: an old clean "
-                   "worktree a still-running Claude process recorded is removed, though the GC keeps it as live")
 def test_the_cleanup_keeps_a_worktree_a_running_claude_recorded(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """The minimal example the state machine found: a session made a worktree (recorded with
     its Claude process), then /clear gave it a new id and it works in the project root."""
