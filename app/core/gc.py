@@ -12,7 +12,6 @@ A dry run judges the same way, removes nothing and writes no state at all.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,12 +54,9 @@ class GcReport:
 
 def _verdict(item: Item) -> Verdict:
     first = item.first
-    cwd = first.cwd
-    main = paths.main_repo_root(cwd) if cwd.startswith("/") else None
     return Verdict(path=item.path, kind=first.kind, action=item.action, reason=item.reason, rule=RULE,
                    root=item.root or "", size=item.size, session=first.session, mtime=item.mtime,
-                   project=os.fspath(main) if main is not None else None,
-                   sessions=tuple(dict.fromkeys(r.session for r in item.records)), removed=item.removed)
+                   project=item.project, sessions=tuple(dict.fromkeys(r.session for r in item.records)), removed=item.removed)
 
 
 def _remove(item: Item, dry_run: bool, trash: bool | None, facts_now: Callable[[], Facts],

@@ -36,6 +36,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from app.core import mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
@@ -67,6 +68,13 @@ class Item:
     @property
     def first(self) -> OutputRecord:
         return self.records[0]
+
+    @cached_property
+    def project(self) -> str | None:
+        """The main repository of the recording session's cwd, when it ran in one."""
+        cwd = self.first.cwd
+        main = paths.main_repo_root(cwd) if cwd.startswith("/") else None
+        return os.fspath(main) if main is not None else None
 
     def set(self, action: Action, reason: Reason) -> None:
         self.action, self.reason = action, reason
