@@ -70,7 +70,7 @@ def run() -> None:
 
 def add_site_packages() -> None:
     """What `site` would add for the hooks, for the cost of reading `pyvenv.cfg` and a stat: a
-    venv's `lib/pythonX.Y/site-packages` (GitPython and the fast FNV-1a live there; claudetto's
+    venv's `lib/pythonX.Y/site-packages` (the fast FNV-1a lives there; claudetto's
     own folder is on the path already). Anything else (no venv, a venv that also sees the
     system's packages, another layout) runs `site` itself, so the hook still finds everything,
     only slower. Derived from the interpreter each call, so a venv rebuilt with another Python
