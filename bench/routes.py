@@ -84,6 +84,7 @@ def build_plain() -> str:
     print(f"building a plain `pip install .` venv in {venv} (about a minute; "
           "CLAUDETTO_BENCH_PLAIN_VENV names another)...", file=sys.stderr, flush=True)
     shutil.rmtree(venv, ignore_errors=True)
+    _forget_old_venvs()
     base_python = getattr(sys, "_base_executable", sys.executable)
     subprocess.run([base_python, "-m", "venv", venv], check=True)
     subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q",
@@ -91,6 +92,19 @@ def build_plain() -> str:
     with open(os.path.join(venv, "installed"), "w") as fh:
         fh.write("built for bench/routes.py\n")
     return venv
+
+
+def _forget_old_venvs(hours: float = 1.0) -> None:
+    """Plain venvs of earlier source states, unused for an hour: each is ~100 MB of /tmp."""
+    import glob
+    import time
+
+    for old in glob.glob(os.path.join(tempfile.gettempdir(), "claudetto-bench-plain-*")):
+        try:
+            if time.time() - os.stat(os.path.join(old, "installed")).st_mtime > hours * 3600:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def run_once(argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None,
