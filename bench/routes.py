@@ -80,6 +80,7 @@ def _source_hash() -> str:
 def build_plain() -> str:
     venv = os.path.join(tempfile.gettempdir(), f"claudetto-bench-plain-{_source_hash()}")
     if os.path.exists(os.path.join(venv, "installed")):
+        os.utime(os.path.join(venv, "installed"))  # in use: see _forget_old_venvs
         return venv
     print(f"building a plain `pip install .` venv in {venv} (about a minute; "
           "CLAUDETTO_BENCH_PLAIN_VENV names another)...", file=sys.stderr, flush=True)
