@@ -76,7 +76,7 @@ class CheckoutsScreen(ClaudettoScreen):
         yield Table(id="checkouts", cursor_type="row", zebra_stripes=True)
         yield Static("reading the checkouts…", id="detail")
         yield WorkLine(id="progress")
-        yield Footer()
+        yield Footer(compact=True)
 
     # --- reading ----------------------------------------------------------------------------
 

@@ -94,7 +94,7 @@ class DiskScreen(ClaudettoScreen):
     def compose(self) -> ComposeResult:
         yield Label("", id="disk-title")
         yield Table(id="disk", cursor_type="row")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#disk", Table)

@@ -45,12 +45,14 @@ class LedgerScreen(ClaudettoScreen):
     CSS_PATH = "ledger.tcss"
     TABLE = TablePlan("#ledger", COLUMNS, MIN_PATH)
     BINDINGS = [
+        Binding("c", "changed_only", "Changed only", id="changed-only", tooltip="Show only the files changed after the edit (again: all)"),
         Binding("r", "refresh", "Refresh", id="ledger-refresh", tooltip="Judge every ledger file against the disk again"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, LedgerRow] = {}
+        self.changed_only = False
         self.read = False
         self.problem = ""
 
@@ -58,10 +60,14 @@ class LedgerScreen(ClaudettoScreen):
         yield TotalsBar("ledger")
         yield Table(id="ledger", cursor_type="row", zebra_stripes=True)
         yield Static("reading the ledger…", id="ledger-detail")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.set_interval(REFRESH_S, self.action_refresh, name="refresh the ledger")
+
+    def action_changed_only(self) -> None:
+        self.changed_only = not self.changed_only
+        self.show_rows()
 
     def action_refresh(self) -> None:
         self.read_worker()
@@ -96,8 +102,9 @@ class LedgerScreen(ClaudettoScreen):
     def show_rows(self) -> None:
         table = self.query_one("#ledger", Table)
         tick = self.now() // 30
-        table.sync({key: (*row.shown, tick) for key, row in self.rows.items()}, self.cells)
-        order = list(self.rows)  # changed first, then the latest edit first
+        shown = {key: row for key, row in self.rows.items() if row.file.changed or not self.changed_only}
+        table.sync({key: (*row.shown, tick) for key, row in shown.items()}, self.cells)
+        order = list(shown)  # changed first, then the latest edit first
         if table.keys_in_order() != order:
             table.order({key: at for at, key in enumerate(order)}.__getitem__)
         self.show_detail()

@@ -68,7 +68,7 @@ class MemoryScreen(ClaudettoScreen):
         yield Table(id="findings", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="viewer"):
             yield Static("sweeping the memory of every known project…", id="memory-file")
-        yield Footer()
+        yield Footer(compact=True)
 
     def action_refresh(self) -> None:
         self.sweep_worker()

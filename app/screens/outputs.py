@@ -52,6 +52,7 @@ class OutputsScreen(ClaudettoScreen):
         Binding("b", "browse", "Browse", id="browse", tooltip="Browse the row's folder like ncdu (or enter)"),
         Binding("o", "next_sort", "Sort", id="sort", tooltip="Sort by the next column: size, age, kind"),
         Binding("u", "unmark_all", "Unmark", id="unmark", tooltip="Clear every mark"),
+        Binding("r", "app.rejudge", "Refresh", id="outputs-refresh", tooltip="Judge every output again"),
         Binding("s", "sweep", "Sweep", show=False, id="sweep", tooltip="The full sweep (GC + cleanup), dry run first"),
         Binding("slash", "filter", "Filter", show=False, key_display="/", id="filter",
                 tooltip="Show only rows matching a text"),
@@ -76,7 +77,7 @@ class OutputsScreen(ClaudettoScreen):
         yield EmptyState()
         yield Table(id="outputs", cursor_type="row", zebra_stripes=True)
         yield WorkLine(id="progress")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#outputs", Table)

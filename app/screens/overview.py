@@ -67,7 +67,7 @@ class OverviewScreen(ClaudettoScreen):
                 with Vertical(classes="panel", id="growing-panel"):
                     yield Label("Live sessions: what each made, and how fast it grows", classes="panel-title")
                     yield Table(id="growing", cursor_type="row")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         for key, label, width in (("kind", "kind", 14), ("items", "items", 6), ("size", "size", 10)):

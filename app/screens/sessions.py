@@ -58,7 +58,7 @@ class SessionsScreen(ClaudettoScreen):
         yield Table(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Label("", id="owned-title")
         yield Table(id="owned", cursor_type="row", show_cursor=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.fit_columns(self.app.size.width)
@@ -85,7 +85,8 @@ class SessionsScreen(ClaudettoScreen):
         self.show_sessions()
 
     def cells(self, _file: str, source: tuple[Session, float]) -> list[str]:
-        session, now = source
+        session, _tick = source
+        now = self.now()  # the tick says when to show an age again; the age is from now
         values = {
             "state": "● live" if session.live else "○ stale",
             "session": (session.session_id or "-")[:8],
@@ -100,10 +101,9 @@ class SessionsScreen(ClaudettoScreen):
 
     def show_sessions(self) -> None:
         table = self.query_one("#sessions", Table)
-        now = self.now()
-        tick = now // 30  # ages move on every 30 s, not on every poll
+        tick = self.now() // 30  # ages move on every 30 s, not on every poll
         by_file = {s.file: s for s in self.store.sessions}
-        table.sync({file: (s, tick * 30) for file, s in by_file.items()}, self.cells)
+        table.sync({file: (s, tick) for file, s in by_file.items()}, self.cells)
 
         def rank(file: str) -> tuple[bool, int, str]:
             return not by_file[file].live, -(by_file[file].updated_at or 0), file

@@ -209,3 +209,52 @@ async def test_help_and_palette_are_built_from_the_live_bindings(box: Sandbox) -
                            for line in palette), (mode, binding)
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
+async def test_every_footer_fits_80_columns_with_the_keys_that_matter(box: Sandbox) -> None:
+    """Browse, sort, unmark, refresh on Outputs, help everywhere, and nothing cut off."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(box)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app, sizes=False)
+        for _key, mode, _screen, _title, _what in SCREENS:
+            await goto(pilot, mode)
+            await pilot.pause(0.1)
+            found = list(app.screen.query(FooterKey))
+            palette = next(k for k in found if "command_palette" in k.action)  # docked on the right
+            keys = [k for k in found if k is not palette]
+            shown = {k.description for k in keys}
+            assert "Help" in shown and 4 <= len(shown) <= 8, (mode, shown)
+            assert all(k.region.right <= palette.region.x for k in keys), (mode, [k.region for k in keys])
+            if mode == "outputs":
+                assert {"Browse", "Sort", "Unmark", "Refresh"} <= shown
+
+
+async def test_header_keeps_the_marks_at_80_columns_and_no_gap_under_sessions(box: Sandbox) -> None:
+    from app.widgets.totals import TotalsBar
+
+    app = make_app(box)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        await pilot.press("space", "space")
+        await pilot.pause(0.1)
+        line = str(app.screen.query_one(TotalsBar).render())
+        total = app.store.marked_total()
+        assert f"marked 2 · {fmt_size(total)}" in line and "free " in line, line
+        assert len(line) <= 80 - 2
+    async with make_app(box).run_test(size=(120, 36)) as pilot:
+        await goto(pilot, "sessions")
+        await settle(pilot, pilot.app, sizes=False)
+        await pilot.pause(0.1)
+        sessions = pilot.app.screen.query_one("#sessions", DataTable)
+        title = pilot.app.screen.query_one("#owned-title")
+        # the owned panel starts right under the sessions (a blank line between), not 15 lines down
+        assert title.region.y - (sessions.region.y + sessions.row_count + 1) <= 1, (title.region, sessions.region)
+
+
+def fmt_size(value: int) -> str:
+    from app.format import size
+
+    return size(value)

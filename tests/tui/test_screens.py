@@ -160,6 +160,10 @@ async def test_ledger_row_after_an_outside_change(box: Sandbox) -> None:
         await wait_for(pilot, lambda: str(readme) in ledger.keys_in_order())
         columns = [c.value for c in ledger.columns]
         assert str(ledger.get_row(str(readme))[columns.index("changed")]) == "no"
+        await pilot.press("c")  # the changed ones only: the README is not among them yet
+        assert str(readme) not in ledger.keys_in_order() and ledger.row_count == 3
+        await pilot.press("c")
+        assert str(readme) in ledger.keys_in_order()
         before = readme.stat().st_size
         readme.write_text("# webshop\n\nA small shop, now with a longer readme.\n")
         await pilot.press("r")
