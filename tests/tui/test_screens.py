@@ -220,3 +220,36 @@ async def test_overview_charts_the_journal_and_the_growth(tmp_path: Path) -> Non
         await pilot.pause(0.1)
         row = [str(cell) for cell in growing.get_row(str(sessions / "9.json"))]
         assert row[0] == "feedbeef" and row[-2].startswith("+") and row[-1].strip().endswith("█")
+
+
+async def test_finish_a_release_that_was_cut_short(box: Sandbox) -> None:
+    checkout = box.project / ".claude" / "worktrees" / "quiet-fern-2b9e"
+    assert checkouts.registry()[str(checkout)]["state"] == "cut_short"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        listing = await checkouts_listed(pilot, app)
+        assert "cut short" in str(listing.get_row(str(checkout)))
+        assert listing.move_to(str(checkout))
+        await wait_for(pilot, lambda: "r finishes the release" in detail(app, "#detail"))
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert app.screen.title_text.startswith("Finish the release of quiet-fern-2b9e")  # type: ignore[attr-defined]
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "released" in str(listing.get_row(str(checkout))))
+    assert not (checkout / "node_modules").exists() and (checkout / ".tmp" / "notes.md").is_file()
+    assert checkouts.registry()[str(checkout)]["state"] == "released"
+
+
+async def test_overview_opens_the_biggest_item_on_outputs(box: Sandbox) -> None:
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        biggest = app.screen.query_one("#biggest", Table)
+        await wait_for(pilot, lambda: biggest.row_count > 0)
+        first = app.store.rows[biggest.keys_in_order()[0]]
+        assert app.store.size(first) == max(app.store.size(v) or 0 for v in app.store.rows.values())
+        biggest.focus()
+        await pilot.press("o")
+        await wait_for(pilot, lambda: app.current_mode == "outputs")
+        await wait_for(pilot, lambda: app.screen.filter == first.path)  # type: ignore[attr-defined]
+        assert table(app, "#outputs").keys_in_order() == [f"{first.rule}:{first.path}"]
