@@ -1,7 +1,7 @@
 """The shape of the code, so that a newcomer finds one small place for each thing: no module
 over 400 lines in app/, no function over 60 lines or above cyclomatic complexity 20 (radon),
 no block of six or more lines repeated in app/ and hooks/ (the `duplicates` tool, where it is
-installed). README "Layout" says how to run the same checks by hand.
+installed). docs/reference.md "Layout" says how to run the same checks by hand.
 
 A module being split by its owner right now is named below; once it is within bounds the
 test says so, and it comes off the list."""
