@@ -25,7 +25,11 @@ STILL_LONG = {"app/core/scanner.py", "app/core/ledger.py"}
 STILL_LONG_FUNCTIONS = {"app/core/scanner.py:_walk", "app/core/scanner.py:_finish_in_two"}
 STILL_COMPLEX = {"app/core/scanner.py:_walk", "app/core/ledger.py:_judge"}
 #: Pairs of files `duplicates` finds a repeated block in, being rebuilt by their owners.
-STILL_REPEATED: set[tuple[str, str]] = set()
+STILL_REPEATED: set[tuple[str, str]] = {
+    # the screens' detail panes: left for a shared pane widget (noted on the shape issue)
+    ("app/screens/checkouts.py", "app/screens/ledger.py"),
+    ("app/screens/ledger.py", "app/screens/outputs.py"),
+}
 
 
 def sources(*tops: str) -> list[Path]:

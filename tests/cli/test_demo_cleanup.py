@@ -77,10 +77,10 @@ def start_demo(tmux: Tmux, sandbox: SandboxEnv, tmp_path: Path) -> tuple[int, Pa
     command = f"{BIN / 'claudetto'} --demo; echo $? > {exit_file}; sleep 30"
     started = tmux.run("new-session", "-d", "-s", "demo", "-x", "120", "-y", "36", "-c", str(tmp_path), command)
     assert started.returncode == 0, started.stderr
-    wait_until(lambda: len(demo_folders(sandbox)) == 1, 60, "the demo sandbox was not made")
+    wait_until(lambda: len(demo_folders(sandbox)) == 1, 180, "the demo sandbox was not made")
     folder = demo_folders(sandbox)[0]
     pid = int(folder.name.split("-")[2])
-    wait_until(lambda: "Sessions" in tmux.screen() and "live" in tmux.screen(), 60, "the dashboard was not drawn")
+    wait_until(lambda: "Sessions" in tmux.screen() and "live" in tmux.screen(), 180, "the dashboard was not drawn")
     assert (folder / "home" / ".claude" / "sessions").is_dir()
     return pid, folder, exit_file
 
