@@ -80,7 +80,7 @@ def start_demo(tmux: Tmux, sandbox: SandboxEnv, tmp_path: Path) -> tuple[int, Pa
     wait_until(lambda: len(demo_folders(sandbox)) == 1, 180, "the demo sandbox was not made")
     folder = demo_folders(sandbox)[0]
     pid = int(folder.name.split("-")[2])
-    wait_until(lambda: "Sessions" in tmux.screen() and "live" in tmux.screen(), 180, "the dashboard was not drawn")
+    wait_until(lambda: "Overview" in tmux.screen() and "live" in tmux.screen(), 180, "the dashboard was not drawn")
     assert (folder / "home" / ".claude" / "sessions").is_dir()
     return pid, folder, exit_file
 
@@ -92,7 +92,7 @@ def test_sigterm_removes_the_sandbox_and_restores_the_terminal(tmux: Tmux, sandb
     wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 20, "claudetto did not exit")
     assert exit_file.read_text().strip() == "143"  # 128 + SIGTERM
     assert not folder.exists() and demo_folders(sandbox) == []
-    assert "Sessions" not in tmux.screen()  # the app left the alternate screen: the shell is back
+    assert "Overview" not in tmux.screen()  # the app left the alternate screen: the shell is back
 
 
 def test_a_closed_terminal_sighup_removes_the_sandbox(tmux: Tmux, sandbox: SandboxEnv, tmp_path: Path) -> None:
