@@ -368,7 +368,8 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
     the purge here unless `detached`. A keep puts it back where it was."""
     trash_fd, slot, slot_path = moved
     try:
-        reason = job.ask(slot_path)
+        # a mount made since the first check moved with the folder: it is never emptied
+        reason = "in_use" if mounts.mounts_inside(slot_path) else job.ask(slot_path)
         if reason is not None:
             put_back(trash_fd, slot, parent_fd, name, job.token)
             raise Kept(reason)

@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from app.core import journal, paths, removal
 from tests.support import SandboxEnv
 
@@ -109,3 +111,29 @@ def removal_start() -> str | None:
     from app.core.sessions import proc_start_time
 
     return proc_start_time(os.getpid())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root")
+def test_a_mount_made_after_the_first_check_is_never_emptied(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    data = tmp_path / "precious"
+    data.mkdir()
+    (data / "keep.txt").write_text("do not delete\n")
+    target = tree(sandbox.user_tmp / "t")
+    (target / "mnt").mkdir()
+    mounted: list[Path] = []
+
+    def mount_now(where: str) -> None:
+        if subprocess.run(["mount", "--bind", str(data), str(Path(where) / "mnt")],
+                          capture_output=True, check=False).returncode == 0:
+            mounted.append(Path(where) / "mnt")
+
+    try:
+        result = removal.remove(target, sandbox.user_tmp, "gc", trash=False, _before_remove=mount_now)
+        if not mounted:
+            pytest.skip("mount --bind is not allowed here")
+        assert (result.status, result.reason) == ("kept", "in_use")
+        assert (data / "keep.txt").read_text() == "do not delete\n"
+        assert (target / "mnt" / "keep.txt").exists()  # put back whole, mount and all
+    finally:
+        for point in (target / "mnt", *mounted):
+            subprocess.run(["umount", str(point)], capture_output=True, check=False)
