@@ -147,3 +147,17 @@ def hook_modules(payload: dict[str, Any], cwd: Path | str) -> set[str]:
                             capture_output=True, text=True, cwd=str(cwd), check=True)
     line = [x for x in result.stderr.splitlines() if x.startswith("MODULES=")][-1]
     return set(line[len("MODULES="):].split(","))
+
+
+def add_record(sid: str, path: Path | str, kind: str = "temp", cwd: Path | str = "/nowhere",
+               when: float = 1.0, **extra: object) -> None:
+    """Append one output record to a session's records file, in the form the recorder writes
+    (`CLAUDETTO_HOME/gc/<session>.json`)."""
+    from app.core import paths
+    from app.core.state import write_json_atomic
+
+    file = paths.gc_records_file(sid)
+    data: dict[str, Any] = json.loads(file.read_text()) if file.exists() else {"session": sid, "records": []}
+    data["records"].append({"path": str(path), "kind": kind, "session": sid, "time": when,
+                            "cwd": str(cwd), **extra})
+    write_json_atomic(file, data)

@@ -27,7 +27,7 @@ def demo_folders(sandbox: SandboxEnv) -> list[Path]:
     return sorted(p for p in sandbox.user_tmp.iterdir() if p.name.startswith("claudetto-demo-"))
 
 
-def wait_until(check, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def wait_until(check, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():

@@ -13,6 +13,7 @@ import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -39,9 +40,10 @@ from tests.support import SandboxEnv, run_hook
 CWD = "/work/proj"
 LIMIT = MAX_COMMAND_CHARS
 MB = 1024 * 1024
+T = TypeVar("T")
 
 
-def cpu_of(read: Callable[[], object]) -> tuple[float, object]:
+def cpu_of(read: Callable[[], T]) -> tuple[float, T]:
     start = time.process_time()
     result = read()
     return time.process_time() - start, result
@@ -105,7 +107,7 @@ def test_an_adversarial_command_is_read_in_bounded_time(
     command = build()
     assert len(command) <= LIMIT, "the case must be read, not skipped"
     cpu, result = cpu_of(lambda: read_bash(command, CWD, ""))
-    found, notes, _, _ = result  # type: ignore[misc]
+    found, notes, _, _ = result
     assert cpu < 1.0, f"{name}: {cpu:.2f} s of CPU"
     assert found == outputs
     if note is not None:
@@ -150,7 +152,7 @@ def test_record_outputs_skips_a_megabyte_command_quickly_and_logs_it(sandbox: Sa
     assert "command not read" in log_text()
 
 
-def _hook_cpu(payload: dict[str, object], cwd: Path) -> tuple[float, int]:
+def _hook_cpu(payload: dict[str, Any], cwd: Path) -> tuple[float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = run_hook(payload, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -218,7 +220,7 @@ def test_a_cd_chain_is_followed_to_the_path_limit_then_unknown() -> None:
     deep = "cd a && " * 2_000 + "cp -r x y"
     cpu, result = cpu_of(lambda: read_bash(deep, "/w", ""))
     assert cpu < 1.0
-    assert result[0] == [("copy", "/w" + "/a" * 2_000 + "/y")]  # type: ignore[index]
+    assert result[0] == [("copy", "/w" + "/a" * 2_000 + "/y")]
     too_deep = "cd a && " * (MAX_PATH_CHARS // 2) + "cp -r x y && cp -r x /abs/y"
     found, notes, _, _ = read_bash(too_deep, "/w", "")
     assert found == [("copy", "/abs/y")]
@@ -233,7 +235,7 @@ def test_a_cd_chain_through_real_symlinks_resolves_as_realpath(tmp_path: Path) -
     command = "cd link && cd .. && " * 300 + "cp -r x y && cd link && cp -r x z"
     cpu, result = cpu_of(lambda: read_bash(command, str(tmp_path), ""))
     assert cpu < 1.0
-    assert result[0] == [("copy", str(real / "y")), ("copy", str(real / "in" / "z"))]  # type: ignore[index]
+    assert result[0] == [("copy", str(real / "y")), ("copy", str(real / "in" / "z"))]
 
 
 def test_resolving_with_a_cache_agrees_with_realpath(tmp_path: Path) -> None:
@@ -256,6 +258,7 @@ def test_substitutions_run_before_the_command_that_holds_them() -> None:
     assert [s.text for s in segments] == ["b", "d", "c $__subst__", "f", 'a $__subst__ "e $__subst__"', "g"]
     b, d, c, f, a, g = segments
     assert (a.depth, g.depth, b.depth, c.depth, d.depth, f.depth) == (0, 0, 1, 1, 2, 1)
+    assert d.scope is not None
     assert b.scope is c.scope and d.scope.parent is c.scope and f.scope is not b.scope
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from app.core import fastjson
 from tests.support import ROOT
 
-FIXED: list[str | bytes] = [
+FIXED: list[str | bytes | bytearray] = [
     "{not json", "", " ", "\n\t ", "[1,", "[1,]", '{"a" 1}', '{"a":1,}', '"abc', '"\\x"', '"a\x01b"',
     "nul", "tru", "-", "01", "1.", ".5", "1e", "+1", "[] []", "[]x", "1 2", "{}", "[]", "null", "true",
     "false", "0", "-0", "-0.0", "1e400", "-1e400", "NaN", "Infinity", "-Infinity", "nan", "inf",

@@ -14,19 +14,13 @@ import pytest
 from app.core import gc, journal, paths
 from app.core.recorder import read_records
 from app.core.sessions import proc_start_time
-from app.core.state import write_json_atomic
 from tests.support import SandboxEnv, git, make_repo, set_mtime
+from tests.support import add_record as record
 
 DAY = 86_400
 OLD = 8 * DAY  # past GC_MAX_AGE_DAYS (7)
 
 
-def record(sid: str, path: Path | str, kind: str = "temp", cwd: Path | str = "/nowhere", when: float = 1.0) -> None:
-    """Add one record to a session's records file, as the recorder writes it."""
-    file = paths.gc_records_file(sid)
-    data = json.loads(file.read_text()) if file.exists() else {"session": sid, "records": []}
-    data["records"].append({"path": str(path), "kind": kind, "session": sid, "time": when, "cwd": str(cwd)})
-    write_json_atomic(file, data)
 
 
 def folder(path: Path, age: float, files: int = 2, size: int = 10) -> Path:
@@ -267,7 +261,7 @@ def test_size_bound_removes_oldest_unused_first_never_live(
         record("dead", made[name])
     record("alive", live_big)
     one = gc.plan().entries[0].size
-    assert one >= big
+    assert one is not None and one >= big
     monkeypatch.setenv("CLAUDETTO_GC_MAX_BYTES", str(2 * one))  # room for two of the four unused
     report = gc.sweep()
     assert by_path(report) == {

@@ -17,20 +17,13 @@ import pytest
 
 from app.core import gc, journal, paths, removal
 from app.core.sessions import proc_start_time
-from app.core.state import write_json_atomic
 from tests.support import SandboxEnv, git, make_repo, run_cli, set_mtime
+from tests.support import add_record as record
 
 DAY = 86_400
 OLD = 8 * DAY
 
 
-def record(sid: str, path: Path | str, kind: str = "temp", cwd: Path | str = "/nowhere",
-           **extra: object) -> None:
-    file = paths.gc_records_file(sid)
-    data = json.loads(file.read_text()) if file.exists() else {"session": sid, "records": []}
-    data["records"].append({"path": str(path), "kind": kind, "session": sid, "time": 1.0,
-                            "cwd": str(cwd), **extra})
-    write_json_atomic(file, data)
 
 
 def by_path(report: gc.GcReport) -> dict[str, tuple[str, str]]:

@@ -274,7 +274,11 @@ def test_one_purge_runs_and_one_waits(sandbox: SandboxEnv) -> None:
     home = paths.claudetto_home()
     done = threading.Event()
     with locked(home / "trash"):  # a purge is running
-        waiter = threading.Thread(target=lambda: (purge_trash(), done.set()))
+        def purge_then_say() -> None:
+            purge_trash()
+            done.set()
+
+        waiter = threading.Thread(target=purge_then_say)
         waiter.start()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and not _held(home / "trash-waiter"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,14 @@ def test_corrupt_file_is_moved_aside_not_deleted(sandbox: SandboxEnv, tmp_path: 
     assert not target.exists()
 
 
+def _adding(key: str) -> Callable[[dict[str, bool]], dict[str, bool]]:
+    return lambda data: {**data, key: True}
+
+
 def _add_keys(args: tuple[str, int, int]) -> None:
     path, worker, count = args
     for i in range(count):
-        state.update_json(Path(path), lambda d, k=f"{worker}-{i}": {**d, k: True}, dict)
+        state.update_json(Path(path), _adding(f"{worker}-{i}"), dict)
 
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:

@@ -56,8 +56,8 @@ from hypothesis.stateful import (
 
 from app.core import gc, hygiene, paths
 from app.core.sessions import proc_start_time
-from app.core.state import write_json_atomic
 from tests.support import SandboxEnv, git, make_repo, set_mtime
+from tests.support import add_record as record
 
 DAY = 86_400
 OLD = 8 * DAY  # past GC_MAX_AGE_DAYS (7) and the project's cleanupPeriodDays (set to 7)
@@ -134,13 +134,6 @@ def _inside(child: Path | str, parent: Path | str) -> bool:
     return c == p or c.startswith(p.rstrip("/") + "/")
 
 
-def record(sid: str, path: Path, kind: str, cwd: Path, **extra: object) -> None:
-    """One output record, as the recorder writes it (`CLAUDETTO_HOME/gc/<session>.json`)."""
-    file = paths.gc_records_file(sid)
-    data: dict[str, Any] = json.loads(file.read_text()) if file.exists() else {"session": sid, "records": []}
-    data["records"].append({"path": str(path), "kind": kind, "session": sid, "time": 1.0,
-                            "cwd": str(cwd), **extra})
-    write_json_atomic(file, data)
 
 
 def _git_admin(rel: str) -> bool:

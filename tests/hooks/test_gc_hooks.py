@@ -3,7 +3,6 @@ SessionEnd sweep in a detached process (polled for, with a deadline)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -12,8 +11,8 @@ from pathlib import Path
 
 from app.core import paths
 from app.core.recorder import read_records
-from app.core.state import write_json_atomic
 from tests.support import SandboxEnv, hook_modules, make_repo, run_cli, run_hook, set_mtime
+from tests.support import add_record as record
 
 OLD = 8 * 86_400
 
@@ -39,11 +38,6 @@ def old_folder(path: Path) -> Path:
     return path
 
 
-def record(sid: str, path: Path, cwd: Path) -> None:
-    file = paths.gc_records_file(sid)
-    data = json.loads(file.read_text()) if file.exists() else {"session": sid, "records": []}
-    data["records"].append({"path": str(path), "kind": "temp", "session": sid, "time": 1.0, "cwd": str(cwd)})
-    write_json_atomic(file, data)
 
 
 def test_post_tool_bash_records_a_clone(sandbox: SandboxEnv, tmp_path: Path) -> None:
@@ -136,7 +130,7 @@ def test_session_end_returns_at_once_and_the_detached_sweep_removes(sandbox: San
     cwd = tmp_path / "proj"
     cwd.mkdir()
     mine = old_folder(sandbox.user_tmp / "mine")
-    record("ending", mine, cwd)
+    record("ending", mine, cwd=cwd)
     # Claude's process is still running while SessionEnd runs: its session file names a live pid.
     sandbox.write_session(str(os.getpid()), pid=os.getpid(), sessionId="ending", cwd=str(cwd))
     payload = {"hook_event_name": "SessionEnd", "session_id": "ending", "cwd": str(cwd), "reason": "prompt_input_exit"}
@@ -155,8 +149,8 @@ def test_session_start_keeps_its_own_outputs_and_sweeps_the_dead(sandbox: Sandbo
     cwd.mkdir()
     mine = old_folder(sandbox.user_tmp / "mine")
     theirs = old_folder(sandbox.user_tmp / "theirs")
-    record("starting", mine, cwd)  # a resumed session: its old outputs are still in use
-    record("dead", theirs, cwd)
+    record("starting", mine, cwd=cwd)  # a resumed session: its old outputs are still in use
+    record("dead", theirs, cwd=cwd)
     payload = {"hook_event_name": "SessionStart", "session_id": "starting", "cwd": str(cwd), "source": "resume"}
     done = run_hook(payload, cwd=cwd)
     assert done.returncode == 0

@@ -172,7 +172,7 @@ def test_corrupt_ledger_is_moved_aside_and_hooks_exit_0(tmp_path: Path) -> None:
 
 def test_bad_edit_payloads_leave_no_entry_and_are_logged(tmp_path: Path) -> None:
     base = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path), "tool_name": "Edit"}
-    bad = [
+    bad: list[dict[str, Any]] = [
         {**base, "tool_input": {}},
         {**base, "tool_input": {"file_path": 42}},
         {**base, "tool_input": "not an object"},

@@ -85,7 +85,7 @@ def test_an_edit_that_breaks_the_frontmatter_is_refused_and_one_that_keeps_it_is
 def test_multiedit_is_judged_on_the_result_of_all_edits(sandbox: SandboxEnv) -> None:
     path = memory_dir() / "build.md"
     path.write_text(GOOD)
-    edits = [{"old_string": "type: project", "new_string": "type: projekt"},
+    edits: list[dict[str, object]] = [{"old_string": "type: project", "new_string": "type: projekt"},
              {"old_string": "type: projekt", "new_string": "type: project"}]
     assert pre_tool("MultiEdit", {"file_path": str(path), "edits": edits}) is None
     edits.append({"old_string": "- Uses make.", "new_string": "- Broke it yesterday.", "replace_all": True})

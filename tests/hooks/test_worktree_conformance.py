@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def remove(cwd: Path, path: object, *, env: dict[str, str] | None = None,
     return run_hook(payload, cwd=cwd, env=env)
 
 
-def registry(sandbox: SandboxEnv) -> dict[str, dict[str, object]]:
+def registry(sandbox: SandboxEnv) -> dict[str, dict[str, Any]]:
     file = sandbox.state / "checkouts.json"
     return json.loads(file.read_text())["checkouts"] if file.exists() else {}
 

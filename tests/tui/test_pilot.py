@@ -41,7 +41,7 @@ def table(app: ClaudettoApp, selector: str) -> Table:
     return app.screen.query_one(selector, Table)
 
 
-async def goto_row(pilot, app: ClaudettoApp, key: str) -> None:  # type: ignore[no-untyped-def]
+async def goto_row(pilot, app: ClaudettoApp, key: str) -> None:
     assert isinstance(app.screen, OutputsScreen)
     assert table(app, "#outputs").move_to(key)
     await pilot.pause()

@@ -37,7 +37,7 @@ def detail(app: ClaudettoApp, selector: str) -> str:
     return str(app.screen.query_one(selector).render())
 
 
-async def checkouts_listed(pilot, app: ClaudettoApp) -> Table:  # type: ignore[no-untyped-def]
+async def checkouts_listed(pilot, app: ClaudettoApp) -> Table:
     await goto(pilot, "checkouts")
     listing = table(app, "#checkouts")
     await wait_for(pilot, lambda: listing.row_count > 0)
