@@ -34,7 +34,7 @@ from typing import Any
 
 from app.core import checkouts, paths
 from app.core.log import log, printable
-from app.core.scratch import _relative, regenerable_folders, scratch_plan  # noqa: F401 - callers name them here
+from app.core.scratch import scratch_plan
 from app.core.verdict import Action, Reason, Verdict, settled
 
 RULE = "release"

@@ -20,7 +20,7 @@ CONFIG = os.path.join(".claude", "claudetto.json")
 NEVER = frozenset({".git", ".tmp"})
 
 
-def _relative(value: object) -> str | None:
+def plain_relative(value: object) -> str | None:
     """A declared scratch path made plain (`a/./b/` -> `a/b`), or None when it is not one:
     not text, absolute, climbing out, the checkout itself, or in or above `.git`/`.tmp`."""
     if not isinstance(value, str) or value.startswith("/") or "\0" in value:
@@ -57,7 +57,7 @@ def declared_scratch(checkout: str, project: str | None = None) -> list[str] | N
             return None
         found = []
         for item in given:
-            rel = _relative(item)
+            rel = plain_relative(item)
             if rel is None:
                 log(f"release: {file} scratch entry {item!r} is not a path inside the checkout "
                     "outside .git and .tmp; skipped")

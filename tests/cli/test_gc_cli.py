@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from app.core import paths
-from app.core.recorder import read_records
+from app.core.gc_records import read_records
 from app.core.state import write_json_atomic
 from tests.support import SandboxEnv, run_cli, set_mtime
 

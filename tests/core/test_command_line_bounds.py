@@ -34,7 +34,8 @@ from app.core.command_line import (
     split_commands,
     split_words,
 )
-from app.core.recorder import read_records, record_outputs
+from app.core.gc_records import read_records
+from app.core.recorder import record_outputs
 from tests.support import SandboxEnv, run_hook
 
 CWD = "/work/proj"

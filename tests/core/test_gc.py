@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.core import gc, journal, paths
-from app.core.recorder import read_records
+from app.core.gc_records import read_records
 from app.core.sessions import proc_start_time
 from tests.support import SandboxEnv, git, make_repo, set_mtime
 from tests.support import add_record as record

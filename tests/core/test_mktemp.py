@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from app.core import paths
+from app.core.gc_records import read_records
 from app.core.mktemp import MAX_CANDIDATES, read_mktemp, window_s
-from app.core.recorder import read_records, record_outputs
+from app.core.recorder import record_outputs
 from tests.support import SandboxEnv
 
 SESSION = "s1"

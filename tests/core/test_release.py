@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.core import checkouts, release
+from app.core import checkouts, release, scratch
 from app.core.sessions import proc_start_time
 from tests.support import SandboxEnv, git, make_repo, run_cli
 
@@ -54,15 +54,15 @@ def journal(sandbox: SandboxEnv) -> list[dict[str, Any]]:
     (7, None), (None, None), ("nul\0", None),
 ])
 def test_declared_paths_are_made_plain_or_refused(given: object, plain: str | None) -> None:
-    assert release._relative(given) == plain
+    assert scratch.plain_relative(given) == plain
 
 
 def test_the_default_scratch_is_every_regenerable_folder_outside_git_and_tmp(checkout: Path) -> None:
     os.symlink(checkout / "node_modules", checkout / "linked")  # never followed
     (checkout / ".claude" / "worktrees" / "nested" / "node_modules").mkdir(parents=True)
-    assert release.regenerable_folders(str(checkout)) == [
+    assert scratch.regenerable_folders(str(checkout)) == [
         "build", "dist", "node_modules", "pkg/node_modules", "pkg/src/__pycache__"]
-    plan, kept = release.scratch_plan(str(checkout))
+    plan, kept = scratch.scratch_plan(str(checkout))
     # a folder that holds a tracked file is not scratch: deleting it would modify the checkout
     assert plan == ["build", "node_modules", "pkg/node_modules", "pkg/src/__pycache__"]
     assert kept == [("dist", "tracked")]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.core import paths
-from app.core.recorder import read_records
+from app.core.gc_records import read_records
 from tests.support import SandboxEnv, hook_modules, make_repo, run_cli, run_hook, set_mtime
 from tests.support import add_record as record
 
