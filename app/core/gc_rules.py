@@ -144,9 +144,12 @@ def place(item: Item) -> None:
     item.set("skip", "symlink" if "symlink" in why else "escapes_root" if "escapes_root" in why else "outside_root")
 
 
-def _measured(item: Item) -> bool:
+def _measured(item: Item, known_mounts: frozenset[str]) -> bool:
     """Rules 2 and 3 passed, its own modification time read and its tree measured (one
-    walk, which also finds the repositories inside); False when it is not the GC's."""
+    walk, which also finds the repositories inside); False when it is not the GC's.
+
+    `known_mounts`: the sweep's mount table, read once for all its scans (the removal
+    reads it again at the moment it removes)."""
     place(item)
     if item.root is None:
         return False
@@ -156,7 +159,7 @@ def _measured(item: Item) -> bool:
         item.set("missing", "missing")
         item.root = None
         return False
-    item.tree = scanner.scan(item.path)
+    item.tree = scanner.scan(item.path, mounts=known_mounts)
     return True
 
 
@@ -198,7 +201,7 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
     too: removing it would remove the used one."""
     candidates: list[Item] = []
     for item in items:
-        if _measured(item):
+        if _measured(item, facts.mounts):
             used = in_use(item, facts)
             if used is not None:
                 item.set("keep", used)
