@@ -261,6 +261,10 @@ def _purge_place(place: Path) -> int:
         for _ in range(100):
             with os.scandir(fd) as it:
                 names = [entry.name for entry in it]
+            # A bind mount of this same file system has the trash's device, so the device
+            # check inside the purge cannot see it: a mount point found in an entry (made
+            # after the entry was moved here) keeps the whole entry, mount and all.
+            names = [name for name in names if not _mounted_in(place, name)]
             if not names:
                 break
             for name in names:
@@ -277,6 +281,15 @@ def _purge_place(place: Path) -> int:
     finally:
         os.close(fd)
     return removed
+
+
+def _mounted_in(place: Path, name: str) -> bool:
+    from app.core.mounts import mounts_inside
+
+    found = mounts_inside(os.path.join(place, name))
+    if found:
+        log(f"removal: {place / name} holds a mount point ({found[0]}); not purged")
+    return bool(found)
 
 
 def purge_entry(trash_fd: int, name: str, dev: int, tally: Tally) -> None:

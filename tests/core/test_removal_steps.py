@@ -137,3 +137,27 @@ def test_a_mount_made_after_the_first_check_is_never_emptied(sandbox: SandboxEnv
     finally:
         for point in (target / "mnt", *mounted):
             subprocess.run(["umount", str(point)], capture_output=True, check=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root")
+def test_a_leftover_in_the_trash_with_a_mount_inside_is_never_emptied(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A purge killed halfway leaves its entry in the trash; a bind mount made inside it
+    before the next purge has the trash's own device, so only the mount table shows it."""
+    data = tmp_path / "precious"
+    data.mkdir()
+    (data / "keep.txt").write_text("do not delete\n")
+    leftover = tree(paths.trash_dir() / "leftover")
+    (leftover / "mnt").mkdir()
+    plain = tree(paths.trash_dir() / "plain")
+    if subprocess.run(["mount", "--bind", str(data), str(leftover / "mnt")],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("mount --bind is not allowed here")
+    try:
+        removal.purge_trash()
+        assert (data / "keep.txt").read_text() == "do not delete\n"
+        assert (leftover / "mnt" / "keep.txt").exists()
+        assert not plain.exists()  # the rest of the trash is purged as before
+    finally:
+        subprocess.run(["umount", str(leftover / "mnt")], capture_output=True, check=False)
+    removal.purge_trash()  # once the mount is gone, the leftover goes too
+    assert not leftover.exists()
