@@ -198,3 +198,93 @@ def prune_worktrees(repo: str | os.PathLike[str]) -> bool:
 
         log(f"git: worktree prune in {os.fspath(repo)} failed: {done.error}")
     return done.ok
+
+
+# --- status -----------------------------------------------------------------------------------
+
+
+class StatusCounts:
+    """What git says of a checkout, in counts: its changed, untracked and ignored entries, and
+    the commits of its HEAD on no other branch and no remote (the work a removal would lose).
+    `error` says why git could not answer; the counts then mean nothing."""
+
+    __slots__ = ("changed", "untracked", "ignored", "unmerged", "error")
+
+    def __init__(self, changed: int = 0, untracked: int = 0, ignored: int = 0, unmerged: int = 0,
+                 error: str = "") -> None:
+        self.changed = changed
+        self.untracked = untracked
+        self.ignored = ignored
+        self.unmerged = unmerged
+        self.error = error
+
+    def _values(self) -> tuple[int, int, int, int, str]:
+        return (self.changed, self.untracked, self.ignored, self.unmerged, self.error)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StatusCounts) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "StatusCounts(changed={}, untracked={}, ignored={}, unmerged={}, error={!r})".format(*self._values())
+
+
+def status_counts(worktree: str) -> StatusCounts:
+    """`git status --ignored` of the checkout `worktree` in counts, and its commits on no other
+    branch or remote. Never raises: a folder that is gone or holds no checkout of its own (git
+    is never let climb to a parent repository), or a git that fails, gives `error`."""
+    from app.core.unique_work import locate
+
+    try:
+        repo = locate(os.path.realpath(worktree))
+        if repo is None or repo.work_tree is None:
+            return StatusCounts(error="no git checkout here")
+        status = output(["status", "--porcelain=v1", "-z", "--ignored", "--untracked-files=normal"],
+                        git_dir=repo.git_dir, work_tree=repo.work_tree)
+        unmerged = commits_on_no_other_branch(repo.git_dir)
+    except GitFailed as exc:
+        return StatusCounts(error=str(exc) or "git failed")
+    changed = untracked = ignored = 0
+    for code, _path in status_entries(status):
+        if code == "??":
+            untracked += 1
+        elif code == "!!":
+            ignored += 1
+        else:
+            changed += 1
+    return StatusCounts(changed, untracked, ignored, unmerged)
+
+
+def status_entries(text: str) -> list[tuple[str, str]]:
+    """(two-letter code, path) of each entry of `git status --porcelain=v1 -z`; a rename's or
+    copy's second field (where it came from) is no entry of its own."""
+    entries: list[tuple[str, str]] = []
+    fields = iter(text.split("\0"))
+    for field in fields:
+        if len(field) < 4:
+            continue
+        code = field[:2]
+        entries.append((code, field[3:]))
+        if code[0] in "RC":
+            next(fields, None)
+    return entries
+
+
+def commits_on_no_other_branch(git_dir: str) -> int:
+    """How many commits of HEAD no other local branch and no remote-tracking branch has: 0
+    for a HEAD with no commit yet. Raises GitFailed when git cannot say."""
+    own = run(["symbolic-ref", "-q", "--short", "HEAD"], git_dir=git_dir)
+    if not own.started:
+        raise GitFailed(own.error)
+    exclude = [f"--exclude={own.text.strip()}"] if own.ok and own.text.strip() else []
+    done = run(["rev-list", "--count", "HEAD", "--not", *exclude, "--branches", "--remotes"], git_dir=git_dir)
+    if done.ok:
+        try:
+            return int(done.text.strip() or 0)
+        except ValueError:
+            raise GitFailed(f"git rev-list said {done.text.strip()!r}") from None
+    if own.ok and done.started and not run(["rev-parse", "-q", "--verify", "HEAD"], git_dir=git_dir).ok:
+        return 0  # HEAD names a branch not born yet: nothing committed, nothing to lose
+    raise GitFailed(done.error)
