@@ -17,7 +17,9 @@ check stays silent. The checks, each one function in its own module:
 
 `facts` says which lines state facts at all; `tree` reads the checkout once per sweep.
 The sweep only reads: it writes nothing into memory. Stdlib only, and one implementation
-for the SessionStart hook, the CLI and the dashboard; `supersede` is the one writer.
+for the SessionStart hook, the CLI and the dashboard. Two writers, under one lock:
+`supersede` strikes a wrong line and dates its correction; `index_writer.add_to_index`
+appends the `MEMORY.md` line that lists an unlisted topic file.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from app.core.log import log
 from app.core.memory.artifacts import artifacts_in, vanished_artifacts
 from app.core.memory.facts import fact_lines
 from app.core.memory.index import index_drift
+from app.core.memory.index_writer import IndexAdded, IndexRefused, add_to_index
 from app.core.memory.pins import read_pins, stale_version_pins, version_claims_of
 from app.core.memory.sequences import (
     about_migrations,
@@ -38,15 +41,22 @@ from app.core.memory.sequences import (
     sequence_claims_of,
     stale_sequences,
 )
-from app.core.memory.supersede import MEMORY_FILE_BYTES_MAX, Superseded, SupersedeRefused, supersede
+from app.core.memory.supersede import (
+    MEMORY_FILE_BYTES_MAX,
+    MemoryWriteRefused,
+    Superseded,
+    SupersedeRefused,
+    supersede,
+)
 from app.core.memory.tree import GIT_TIMEOUT_S, GREP_FIXED_MAX, read_text, read_tree
 from app.core.memory.versions import disjoint, exact, parse_spec, release_line
 from app.core.memory_lint import INDEX_NAME
 
 #: The public face of the memory checks, for the hooks, the CLI and the dashboard.
-__all__ = ["GREP_FIXED_MAX", "KINDS", "Finding", "SupersedeRefused", "Superseded", "check_texts",
-           "context_text", "disjoint", "exact", "findings_json", "memory_dir", "parse_spec", "read_tree",
-           "release_line", "session_start_context", "supersede", "sweep"]
+__all__ = ["GREP_FIXED_MAX", "KINDS", "Finding", "IndexAdded", "IndexRefused", "MemoryWriteRefused",
+           "SupersedeRefused", "Superseded", "add_to_index", "check_texts", "context_text", "disjoint", "exact",
+           "findings_json", "memory_dir", "parse_spec", "read_tree", "release_line", "session_start_context",
+           "supersede", "sweep"]
 
 KINDS = ("vanished_artifact", "stale_version_pin", "stale_sequence", "index_missing_file", "index_unlisted_file")
 

@@ -13,9 +13,18 @@ from app.core import paths
 from app.core.memory_lint import fenced_lines, frontmatter, memory_folder_of
 from app.core.paths import strictly_inside
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from app.core.state import locked
+
 MEMORY_FILE_BYTES_MAX = 1024 * 1024
 
-class SupersedeRefused(Exception):
+
+class MemoryWriteRefused(Exception):
+    """A write into memory that must not happen, with the one line that says why."""
+
+
+class SupersedeRefused(MemoryWriteRefused):
     """A supersede that must not happen, with the one line that says why."""
 
 
@@ -42,26 +51,34 @@ def supersede(file: str, line: int, correction: str, *, dry_run: bool = False, t
     resolved), a line out of range, empty, in the frontmatter or a code block, or struck."""
     import time
 
-    real = _memory_file(file)
+    real = memory_file(file, SupersedeRefused)
     text = " ".join(correction.split())
     if not text:
         raise SupersedeRefused("the correction is empty")
     date = today or time.strftime("%Y-%m-%d")
     if dry_run:
         return _superseded(real, _read_memory(real)[0], line, text, date, dry_run=True)
-    from app.core.state import locked
-
-    with locked(os.path.join(paths.claudetto_home_str(), "memory-supersede")):
+    with memory_write_lock():
         content, before = _read_memory(real)
         result = _superseded(real, content, line, text, date, dry_run=False)
         lines = content.splitlines(keepends=True)
         ending = _ending(lines[line - 1]) or (_ending(lines[0]) if lines else "") or "\n"
         lines[line - 1: line] = [result.struck + ending, result.correction + (_ending(lines[line - 1]) or "")]
-        _write_atomic(real, "".join(lines).encode("utf-8"), before)
+        write_unchanged(real, "".join(lines).encode("utf-8"), before, SupersedeRefused)
     return result
 
 
-def _memory_file(file: str) -> str:
+def memory_write_lock() -> locked:
+    """The one lock every write into memory holds (in claudetto's own state, so nothing is
+    left in memory): a supersede and an index line never interleave their read and rename."""
+    from app.core.state import locked
+
+    return locked(os.path.join(paths.claudetto_home_str(), "memory-supersede"))
+
+
+def memory_file(file: str, refused: type[MemoryWriteRefused]) -> str:
+    """The real path of a memory file (symlinks resolved), refused (`refused`) when its real
+    place is not in a memory folder, or it is not a regular file."""
     given = os.path.abspath(file)
     real = os.path.realpath(given)
     spelled = memory_folder_of(given)
@@ -69,9 +86,9 @@ def _memory_file(file: str) -> str:
         spelled is not None and strictly_inside(real, os.path.realpath(spelled)))
     if not inside:
         config = paths.config_dir_str()
-        raise SupersedeRefused(f"{file} is not in a memory folder ({config}/projects/*/memory/); nothing changed")
+        raise refused(f"{file} is not in a memory folder ({config}/projects/*/memory/); nothing changed")
     if not os.path.isfile(real):
-        raise SupersedeRefused(f"{file} is not a file")
+        raise refused(f"{file} is not a file")
     return real
 
 
@@ -115,16 +132,20 @@ def _superseded(real: str, content: str, number: int, text: str, date: str, *, d
                       number + 1, dry_run)
 
 
-def _write_atomic(real: str, data: bytes, before: os.stat_result) -> None:
+def file_state(st: os.stat_result) -> tuple[int, int, int]:
+    """What tells a file changed: modification time, size, inode (a rename over it)."""
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: type[MemoryWriteRefused]) -> None:
     """Replace `real` by `data` through a temp file beside it (fsync, rename), with its mode,
-    unless it changed since it was read (then nothing is written)."""
+    unless it changed since it was read (then nothing is written and `refused` says so)."""
     import stat
 
     from app.core.state import write_atomic
 
     def unchanged() -> None:
-        now = os.stat(real)
-        if (now.st_mtime_ns, now.st_size, now.st_ino) != (before.st_mtime_ns, before.st_size, before.st_ino):
-            raise SupersedeRefused(f"{real} changed while it was being superseded; nothing changed, try again")
+        if file_state(os.lstat(real)) != file_state(before):
+            raise refused(f"{real} changed while it was being written; nothing changed, try again")
 
     write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged)

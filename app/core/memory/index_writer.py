@@ -1,0 +1,200 @@
+"""Listing a topic file in `MEMORY.md`: the one pointer line the index lacks, appended.
+
+Claude recalls through the index, not the folder: a topic file no index line names is
+invisible. The fix is one line in the form Claude writes itself (`- [Title](file.md) —
+one-line hook`), appended at the end, and nothing else touched: every other byte of
+`MEMORY.md` stays as it was, even bytes that are not UTF-8. The write takes the lock
+`supersede` takes and is refused when the index changed in between (or since the line was
+shown), so two writers never lose each other's line. "Listed" means what the sweep means
+(`index.index_drift`): adding is idempotent, a listed file is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from app.core.memory.index import index_drift
+from app.core.memory.supersede import (
+    MEMORY_FILE_BYTES_MAX,
+    MemoryWriteRefused,
+    file_state,
+    memory_file,
+    memory_write_lock,
+    write_unchanged,
+)
+from app.core.memory_lint import (
+    INDEX_LINE_MAX,
+    INDEX_NAME,
+    fenced_lines,
+    frontmatter,
+    memory_folder_of,
+)
+
+#: Claude loads this much of `MEMORY.md` each session: a line past it is listed, not recalled
+INDEX_LOADED_LINES = 200
+INDEX_LOADED_BYTES = 25 * 1024
+#: characters a link target cannot hold as they are: they would end it, or (`#`, `?`) cut it
+_UNSAFE_IN_TARGET = frozenset(" ()<>%#?[]\"'")
+_HEADING = re.compile(r" {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
+
+State = tuple[int, int, int]
+
+
+class IndexRefused(MemoryWriteRefused):
+    """An index line that must not be added, with the one line that says why."""
+
+
+@dataclass(frozen=True)
+class IndexAdded:
+    index: str  # the MEMORY.md written (or that would be)
+    topic: str  # the topic file, relative to the memory folder
+    line: str  # the added line, without its line ending
+    number: int  # its line number in the index
+    loaded: bool  # within the part of the index Claude loads each session
+    seen: State  # the index the line was made against (`file_state`): pass it back to write that
+    dry_run: bool
+
+
+def add_to_index(topic_file: str, *, dry_run: bool = False, seen: State | None = None) -> IndexAdded:
+    """Append the line that lists `topic_file` to the `MEMORY.md` of its memory folder, in one
+    atomic write (temp file, fsync, rename, under the memory write lock; the index keeps its
+    mode and line endings). `seen` is the index's state when the line was shown (a dry run's
+    `seen`): the write is refused when the index is no longer that.
+
+    Raises IndexRefused for a topic file outside a memory folder (symlinks resolved), not a
+    visible `.md` file or the index itself; an index that is missing, not a regular file (a
+    symlink too), too large, already listing the file, or changed in between."""
+    from app.core.state import StateBusy
+
+    folder, topic, real = _topic(topic_file)
+    index = os.path.join(folder, INDEX_NAME)
+    line = index_line(real, topic)
+    if dry_run:
+        return _added(index, topic, line, *_read_index(index), seen=seen, dry_run=True)
+    try:
+        with memory_write_lock():
+            raw, before = _read_index(index)
+            added = _added(index, topic, line, raw, before, seen=seen, dry_run=False)
+            write_unchanged(index, appended(raw, line), before, IndexRefused)
+    except StateBusy:
+        raise IndexRefused("another memory write holds the lock; nothing changed, try again") from None
+    return added
+
+
+def _topic(topic_file: str) -> tuple[str, str, str]:
+    """(memory folder, topic name relative to it, real path) of a topic file: named as the
+    sweep names it, by its spelling when that is inside the folder."""
+    real = memory_file(topic_file, IndexRefused)
+    given = os.path.abspath(topic_file)
+    resolved_parent = os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))
+    for path in (given, resolved_parent, real):
+        folder = memory_folder_of(path)
+        if folder is not None and path.startswith(folder + "/"):
+            topic = path[len(folder) + 1:]
+            break
+    else:
+        raise IndexRefused(f"{topic_file} is not in a memory folder; nothing changed")
+    if topic == INDEX_NAME:
+        raise IndexRefused(f"{topic_file} is the index itself, not a topic file")
+    if not topic.lower().endswith(".md") or any(part.startswith(".") for part in topic.split("/")):
+        raise IndexRefused(f"{topic_file} is not a topic file (a visible .md file in the memory folder)")
+    return folder, topic, real
+
+
+def _read_index(index: str) -> tuple[bytes, os.stat_result]:
+    from app.core.state import FileTooLarge, NotRegularFile, read_regular
+
+    try:
+        before = os.lstat(index)
+        return read_regular(index, limit=MEMORY_FILE_BYTES_MAX), before
+    except FileNotFoundError:
+        raise IndexRefused(f"there is no {INDEX_NAME} in {os.path.dirname(index)}; nothing changed") from None
+    except NotRegularFile as exc:
+        raise IndexRefused(f"{exc}: {INDEX_NAME} must be a regular file; nothing changed") from None
+    except FileTooLarge:
+        raise IndexRefused(f"{index} is over {MEMORY_FILE_BYTES_MAX} bytes; nothing changed") from None
+    except OSError as exc:
+        raise IndexRefused(f"cannot read {index}: {exc.strerror or exc}") from None
+
+
+def _added(index: str, topic: str, line: str, raw: bytes, before: os.stat_result, *,
+           seen: State | None, dry_run: bool) -> IndexAdded:
+    """What adding `line` to the index `raw` gives, or the refusal."""
+    now = file_state(before)
+    if seen is not None and now != seen:
+        raise IndexRefused(f"{index} changed since the line was shown; nothing changed, look again")
+    folder = os.path.dirname(index)
+    if not any(kind == "index_unlisted_file" for _f, _n, kind, _t, _m in
+               index_drift(folder, raw.decode("utf-8", "replace"), [topic])):
+        raise IndexRefused(f"{INDEX_NAME} already lists {topic}; nothing changed")
+    number = len(raw.splitlines()) + 1
+    loaded = number <= INDEX_LOADED_LINES and len(appended(raw, line)) <= INDEX_LOADED_BYTES
+    return IndexAdded(index, topic, line, number, loaded, now, dry_run)
+
+
+def appended(raw: bytes, line: str) -> bytes:
+    """`raw` with `line` after its last line, in the line ending its first line uses (pure)."""
+    first = raw.find(b"\n")
+    ending = b"\r\n" if first > 0 and raw[first - 1:first] == b"\r" else b"\n"
+    lead = ending if raw and not raw.endswith((b"\n", b"\r")) else b""
+    return raw + lead + line.encode("utf-8") + ending
+
+
+# --- the line -------------------------------------------------------------------------------
+
+
+def index_line(topic_file: str, topic: str) -> str:
+    """`- [Title](topic) — hook`, as Claude writes its own index lines: the title from the
+    frontmatter's `name`, else the first heading, else the file name; the hook from its
+    `description` (left out when there is none). One line, at most INDEX_LINE_MAX characters."""
+    from app.core.state import read_regular
+
+    try:
+        text = read_regular(topic_file, limit=MEMORY_FILE_BYTES_MAX).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    found = frontmatter(text)
+    meta, body_from = found if found is not None else ({}, 0)
+    stem = os.path.splitext(os.path.basename(topic))[0]
+    title = one_line(meta.get("name", "")) or _first_heading(text, body_from) or stem
+    title = title.replace("[", "").replace("]", "").strip() or stem
+    hook = one_line(meta.get("description", ""))
+    return _fitted(link_target(topic), title, hook)
+
+
+def link_target(topic: str) -> str:
+    """A topic's name as a Markdown link target that reads back as the same name (pure)."""
+    from urllib.parse import quote
+
+    return "".join(quote(ch) if ch in _UNSAFE_IN_TARGET or not ch.isprintable() else ch for ch in topic)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: every run of blanks or control characters one space (pure)."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+
+def _first_heading(text: str, body_from: int) -> str:
+    fenced = fenced_lines(text)
+    for number, line in enumerate(text.split("\n"), start=1):
+        if number > body_from and number not in fenced:
+            match = _HEADING.match(line.rstrip("\r"))
+            if match and one_line(match.group(1)):
+                return one_line(match.group(1))
+    return ""
+
+
+def _fitted(target: str, title: str, hook: str) -> str:
+    """The line within INDEX_LINE_MAX: the hook is cut first (with …), then the title."""
+    def line(title: str, hook: str) -> str:
+        return f"- [{title}]({target})" + (f" — {hook}" if hook else "")
+
+    if len(line(title, hook)) <= INDEX_LINE_MAX:
+        return line(title, hook)
+    room = INDEX_LINE_MAX - len(line(title, "…"))
+    if hook and room >= 8:
+        return line(title, hook[:room].rstrip() + "…")
+    room = INDEX_LINE_MAX - len(line("…", ""))
+    return line(title if len(title) <= room else title[:max(1, room)].rstrip() + "…", "")
