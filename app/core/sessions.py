@@ -19,6 +19,7 @@ import re
 import stat
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from app.core import paths
@@ -273,6 +274,21 @@ class Liveness:
     unsure: bool
     current_session: str | None = None
     current_cwd: str | None = None
+
+    @cached_property
+    def busy(self) -> tuple[str, ...]:
+        """The paths other processes (not only Claude's) work in or hold open at this moment
+        (`processes.paths_in_use`), read once, when a rule first asks."""
+        from app.core.processes import paths_in_use
+
+        return paths_in_use()
+
+    def process_inside(self, *folders: str) -> str | None:
+        """A path some running process works in or holds open at or below one of `folders`
+        (real paths: the folder where it was judged, and where it was moved for removal)."""
+        from app.core.processes import first_inside
+
+        return next((p for f in folders if f for p in [first_inside(f, self.busy)] if p), None)
 
     def claude_folders(self) -> list[str]:
         """The Claude temp folder of each live session with an id and a cwd

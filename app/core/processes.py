@@ -1,0 +1,63 @@
+"""Who else works in a folder right now, besides the Claude sessions: the working folder,
+root, executable and open files of every process this user can see (`/proc/<pid>/cwd`,
+`root`, `exe`, `fd/*`).
+
+A dev server Claude started in a `mktemp -d` folder a week ago, a shell the user `cd`-ed
+into a worktree, an editor holding a file open in a scratch folder: their session may be
+long gone, but removing the folder under them breaks work in progress. A folder that holds
+any of these paths is `in_use`. The kernel keeps these links current through renames, so
+the same check finds a process in a folder that was moved aside for its removal.
+
+This process is not counted: it is the one looking. Its children are: a child working in a
+folder (a scanner's helper measuring it from another thread) keeps it for now, the safe side.
+Without /proc (not Linux) nothing is found.
+"""
+
+from __future__ import annotations
+
+import os
+
+_PROC = "/proc"
+_LINKS = ("cwd", "root", "exe")
+
+
+def paths_in_use() -> tuple[str, ...]:
+    """The absolute paths other processes work in or hold open, sorted and distinct."""
+    me = os.getpid()
+    try:
+        pids = [int(name) for name in os.listdir(_PROC) if name.isdigit()]
+    except OSError:
+        return ()
+    found: set[str] = set()
+    for pid in pids:
+        if pid == me:
+            continue
+        base = f"{_PROC}/{pid}"
+        for link in _LINKS:
+            _add(found, f"{base}/{link}")
+        try:
+            fds = os.listdir(f"{base}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            _add(found, f"{base}/fd/{fd}")
+    found.discard("/")  # every process's root: it holds nothing in particular
+    return tuple(sorted(found))
+
+
+def _add(found: set[str], link: str) -> None:
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return  # gone meanwhile, or another user's
+    # Sockets, pipes and anonymous inodes read `socket:[...]` and the like; a deleted
+    # file reads `<path> (deleted)` and holds nothing on disk a removal could break.
+    if target.startswith("/") and not target.endswith(" (deleted)"):
+        found.add(target)
+
+
+def first_inside(folder: str, used: tuple[str, ...]) -> str | None:
+    """The first path of `used` at `folder` or below it, else None."""
+    from app.core.paths import inside
+
+    return next((p for p in used if inside(p, folder)), None)

@@ -1,0 +1,94 @@
+"""Processes working in a folder (its cwd, an open file) make it in use, whoever started them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core import processes, sessions
+from tests.support import SandboxEnv
+
+HOLD = "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)"
+
+
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[bytes]]]:
+    running: list[subprocess.Popen[bytes]] = []
+    yield running
+    for proc in running:
+        proc.kill()
+        proc.wait()
+
+
+def until_found(folder: Path) -> str | None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        found = sessions.liveness().process_inside(os.path.realpath(folder))
+        if found:
+            return found
+        time.sleep(0.02)
+    return None
+
+
+def test_a_process_working_in_a_folder_is_found_and_gone_once_it_ends(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    folder = sandbox.user_tmp / "tmp.dev-server"
+    (folder / "sub").mkdir(parents=True)
+    other = sandbox.user_tmp / "tmp.other"
+    other.mkdir()
+    started.append(subprocess.Popen(["sleep", "60"], cwd=folder / "sub"))
+    assert until_found(folder) == os.path.realpath(folder / "sub")
+    assert sessions.liveness().process_inside(os.path.realpath(other)) is None
+    started.pop().kill()
+    time.sleep(0.1)
+    assert sessions.liveness().process_inside(os.path.realpath(folder)) is None
+
+
+def test_a_file_held_open_is_found(sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    folder = sandbox.user_tmp / "scratch"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("x")
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(folder / "notes.txt")], stdout=subprocess.PIPE)
+    started.append(proc)
+    assert proc.stdout is not None and proc.stdout.readline() == b"open\n"
+    assert until_found(folder) == os.path.realpath(folder / "notes.txt")
+
+
+def test_the_kernel_follows_a_folder_that_was_moved(sandbox: SandboxEnv,
+                                                    started: list[subprocess.Popen[bytes]]) -> None:
+    """A folder moved aside for its removal still shows the process inside, at its new place."""
+    folder = sandbox.user_tmp / "moving"
+    folder.mkdir()
+    started.append(subprocess.Popen(["sleep", "60"], cwd=folder))
+    assert until_found(folder)
+    moved = sandbox.user_tmp / "moved-aside"
+    folder.rename(moved)
+    assert until_found(moved) == os.path.realpath(moved)
+
+
+def test_this_process_is_not_counted(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = sandbox.user_tmp / "mine"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is None
+
+
+def test_sockets_pipes_and_deleted_files_are_not_paths(sandbox: SandboxEnv,
+                                                       started: list[subprocess.Popen[bytes]]) -> None:
+    folder = sandbox.user_tmp / "gone"
+    folder.mkdir()
+    (folder / "f").write_text("x")
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(folder / "f")], stdout=subprocess.PIPE,
+                            cwd="/")
+    started.append(proc)
+    assert proc.stdout is not None and proc.stdout.readline() == b"open\n"
+    (folder / "f").unlink()  # only `<path> (deleted)` is left in the process's table
+    used = processes.paths_in_use()
+    assert all(p.startswith("/") and not p.endswith("(deleted)") for p in used)
+    assert processes.first_inside(os.path.realpath(folder), used) is None
