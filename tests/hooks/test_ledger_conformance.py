@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.core import ledger, paths
+from app.core import ledger_line, paths
 from tests.support import ROOT, SandboxEnv, hook_modules, run_hook, set_mtime
 
 SID = "5f1d2c3b-0a9e-4b8c-9d7f-6e5a4b3c2d1e"
@@ -229,4 +229,4 @@ def test_the_hostile_paths_load_no_heavy_module(sandbox: SandboxEnv, tmp_path: P
     write_aged(odd, b"b")
     loaded = hook_modules({**base, "hook_event_name": "UserPromptSubmit", "prompt": "x"}, tmp_path)
     assert "app.core.ledger" in loaded and not heavy & loaded
-    assert ledger.utf16_len("a\U0001f600") == 3
+    assert ledger_line.utf16_len("a\U0001f600") == 3

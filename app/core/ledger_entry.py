@@ -1,0 +1,140 @@
+"""The edit ledger's state file and what an entry must hold before the ledger judges it.
+
+`ledger.json` under CLAUDETTO_HOME is `{"version": 1, "files": {path: entry}}`, the oldest
+edit first. An entry holds `agent`, `session`, `hash` (16 hex digits), the stat its hash was
+taken with (`size`, `mtime_ns`, `ctime_ns`, `inode`, `dev`, and `seen_ns`, when it was taken),
+`edited_ns`, and `told`: null, or what the model was told (`{"deleted": true, ...}`, or
+`{"deleted": false, "hash": ..., <the stat it saw>}`).
+
+An entry this version cannot trust (a number that is NaN, infinite, negative or a bool, a
+hash that is not 16 hex digits) is skipped and logged, never judged: one bad entry never
+silences the others. It stays in the file (it may be a newer version's) and ages out.
+
+On the hot path of every prompt and edit: it imports only what the hook has loaded anyway.
+"""
+
+from __future__ import annotations
+
+from app.core import paths
+from app.core.log import log
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+VERSION = 1
+
+
+def empty() -> dict[str, Any]:
+    return {"version": VERSION, "files": {}}
+
+
+def files_of(data: Any) -> dict[str, Any]:
+    """The entries of a ledger as read (anything else reads as no entries)."""
+    if isinstance(data, dict) and isinstance(data.get("files"), dict):
+        return data["files"]
+    return {}
+
+
+def writable(data: Any) -> dict[str, Any]:
+    """The ledger to change in place; JSON of another shape is moved aside, never lost."""
+    if isinstance(data, dict) and isinstance(data.get("files"), dict):
+        return data
+    if data != empty():
+        from app.core.state import move_aside  # the one place that keeps a bad state file
+
+        move_aside(paths.ledger_file_str(), f"a JSON {type(data).__name__} that is not a ledger")
+    return empty()
+
+
+def trusted(files: dict[str, Any], session: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The entries this version can judge, in file order; each other one is logged.
+
+    With `session`: only that session's entries (and those no session can claim); another
+    session's entries are judged, and their flaws logged, at that session's prompts."""
+    good: list[tuple[str, dict[str, Any]]] = []
+    for path, entry in files.items():
+        if session is not None and isinstance(entry, dict):
+            owner = entry.get("session")
+            if owner != session and isinstance(owner, str) and owner:
+                continue
+        why = flaw(path, entry)
+        if why is None:
+            good.append((path, entry))
+        else:
+            from app.core.ledger_line import shown
+
+            log(f"ledger: skipped the entry of {shown(str(path))}: {why}")
+    return good
+
+
+# the stat fields of an entry: (lowest, highest) value a real stat can give
+_U64 = (0, 2**64 - 1)
+_FILE_TIME = (-(2**95), 2**95)  # a file may be dated before 1970 or past 2262 (touch -d)
+_NS = (0, 2**63 - 1)  # our own clock: never before 1970
+_RANGES = {"size": _U64, "inode": _U64, "dev": _U64, "mtime_ns": _FILE_TIME, "ctime_ns": _FILE_TIME,
+           "seen_ns": _NS}
+_HEX = frozenset("0123456789abcdef")
+_U64_MAX, (_TIME_MIN, _TIME_MAX), _NS_MAX = _U64[1], _FILE_TIME, _NS[1]
+
+
+def flaw(path: Any, entry: Any) -> str | None:
+    """Why this version cannot trust an entry, or None when it can judge it. Numbers must be
+    ints in range (not NaN, an infinity, a float, a bool or negative where a stat cannot be):
+    they are compared, subtracted and shown, and one bad value must not stop the rest."""
+    if not isinstance(path, str) or not path.startswith("/") or "\x00" in path:
+        return "not an absolute path"
+    if not isinstance(entry, dict):
+        return "not an object"
+    if not isinstance(entry.get("agent"), str) or not entry["agent"]:
+        return "no agent"
+    if not isinstance(entry.get("session"), str) or not entry["session"]:
+        return "no session"
+    if not is_hash(entry.get("hash")):
+        return "no 16-digit hash"
+    if not _numbers_fit(entry):
+        why = _bad_numbers(entry, {**_RANGES, "edited_ns": _NS})
+        if why:
+            return why
+    return _told_flaw(entry.get("told"))
+
+
+def _told_flaw(told: Any) -> str | None:
+    """Why the told record of an entry cannot be trusted, or None (null is no record)."""
+    if told is None:
+        return None
+    if not isinstance(told, dict) or not isinstance(told.get("deleted"), bool):
+        return "told is not a told record"
+    if told["deleted"]:
+        return None
+    if told.get("hash") is not None and not is_hash(told["hash"]):
+        return "told: no 16-digit hash"
+    why = _bad_numbers(told, _RANGES)
+    return f"told: {why}" if why else None
+
+
+def _numbers_fit(entry: dict[str, Any]) -> bool:
+    """`_bad_numbers(entry, ...)` is None, in one expression: the check runs for every entry at
+    every prompt, and the loop that names the bad number is only needed when there is one."""
+    size, inode, dev = entry.get("size"), entry.get("inode"), entry.get("dev")
+    mtime, ctime = entry.get("mtime_ns"), entry.get("ctime_ns")
+    seen, edited = entry.get("seen_ns"), entry.get("edited_ns")
+    return (type(size) is int and type(inode) is int and type(dev) is int and type(mtime) is int
+            and type(ctime) is int and type(seen) is int and type(edited) is int
+            and 0 <= size <= _U64_MAX and 0 <= inode <= _U64_MAX and 0 <= dev <= _U64_MAX
+            and _TIME_MIN <= mtime <= _TIME_MAX and _TIME_MIN <= ctime <= _TIME_MAX
+            and 0 <= seen <= _NS_MAX and 0 <= edited <= _NS_MAX)
+
+
+def is_hash(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 16 and _HEX.issuperset(value)
+
+
+def _bad_numbers(record: dict[str, Any], ranges: dict[str, tuple[int, int]]) -> str | None:
+    for key, (low, high) in ranges.items():
+        value = record.get(key)
+        if type(value) is not int:
+            return f"{key} is {str(value)[:40]}, not an integer"
+        if not low <= value <= high:
+            return f"{key} {value} is out of range"
+    return None

@@ -1,0 +1,42 @@
+"""What the edit ledger tells the model: one line per changed file, exactly as CONTRACT
+writes it, kept to one printable line of valid Unicode whatever the path holds.
+
+Imported only when there is something to tell (or a bad entry to name in the log): a prompt
+with nothing changed never loads it.
+"""
+
+from __future__ import annotations
+
+
+def change_line(path: str, agent: str, *, deleted: bool = False) -> str:
+    """The context line, exactly as CONTRACT writes it; for a deleted file the same line and
+    then "It was deleted." (a deletion is a change: the line a reader matches stays whole)."""
+    line = f"The user or a tool changed `{shown(path)}` after the last edit of `{shown(agent)}`."
+    return f"{line} It was deleted." if deleted else line
+
+
+def shown(text: str) -> str:
+    """`text` as one printable line of valid Unicode: a newline as `\\n`, and a byte that is
+    not UTF-8 (a `\\udcXX` surrogate escape, which no UTF-8 output can carry) as `\\xXX`,
+    the way Python writes bytes."""
+    if not text.isascii():
+        try:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no file name can hold: each one on its own
+            text = "".join(_shown_char(c) for c in text)
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _shown_char(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    if "\ud800" <= c <= "\udfff":
+        return f"\\u{ord(c):04x}"
+    return c
+
+
+def utf16_len(text: str) -> int:
+    """The length Claude counts: UTF-16 units (a character past U+FFFF counts two)."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for c in text if c > "\uffff")
