@@ -328,10 +328,13 @@ def test_a_folder_name_cannot_forge_a_gc_report_line(sandbox: SandboxEnv) -> Non
 def test_a_fifo_among_the_records_or_as_a_log_never_hangs(sandbox: SandboxEnv, tmp_path: Path) -> None:
     paths.gc_dir().mkdir(parents=True, exist_ok=True)
     os.mkfifo(paths.gc_dir() / "fifo-session.json")
-    log_file = paths.session_log(str(tmp_path), None)
+    log_file = paths.session_log(None, None)  # a command run by hand logs here (no session)
     log_file.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(log_file)
-    result = subprocess.run([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
-                             "gc", "--json"], capture_output=True, text=True, timeout=20, cwd=tmp_path)
+    command = [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())", "gc", "--json"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=20, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["entries"] == []
+    log_file.unlink()  # the same run with a plain log: it is the file this command writes
+    subprocess.run(command, capture_output=True, text=True, timeout=20, cwd=tmp_path, check=True)
+    assert log_file.is_file() and log_file.read_text()
