@@ -12,14 +12,19 @@ folder was there before). A copy merged into what may be an existing folder
 (`src/.`, `-T`, `DIR/<name>`) needs the birth time: a ctime moves when entries are added, so
 without a birth time it is not recorded.
 
-A scratch file (a Write into the temp folder) is judged by `why_not_written`: an overwrite
-moves a file's ctime as much as a creation does, so without a birth time only the Write's
-own word that it created the file (its response `type: "create"`) with a fresh ctime
-counts; a Write that says it replaced a file (`type: "update"`) is never recorded, whatever
-the birth time says (a write through a temporary file and a rename gives an old path a new
-birth).
+A scratch file (a Write into the temp folder) is judged in two halves. The hook
+(`write_evidence`, on every Write into the temp folder, so it reads no birth time: ctypes
+costs ~3 ms) rejects what the lstat alone shows (a Write that says it replaced a file,
+`type: "update"`; a ctime older than the call) and stores the call's window with the file it
+saw (device, inode). The sweep (`why_unproven`, through app/core/gc_records.py) reads the
+birth time then: a birth time never changes, so it says at the sweep what it said at the
+call, and a file another one replaced since (another inode, a later birth) fails. An
+overwrite moves a file's ctime as much as a creation does, so without a birth time only the
+Write's own word that it created the file (`type: "create"`) counts; `update` is never
+recorded, whatever the birth time says (a write through a temporary file and a rename gives
+an old path a new birth). `why_not_written` is both halves at once.
 
-Loaded only when a call names an output (it imports ctypes).
+Loaded only when a call names an output; ctypes only when a birth time is read.
 """
 
 from __future__ import annotations
@@ -155,24 +160,75 @@ def why_not_made(path: str, since: float, now: float, *, merged: bool, use_birth
     return None
 
 
+def write_evidence(path: str, since: float, now: float, *,
+                   created: bool | None) -> tuple[dict[str, object] | None, str | None]:
+    """The hook's half of the evidence for a Write (no birth time read: that needs ctypes,
+    ~3 ms on every Write, and a birth time never changes, so the sweep reads it).
+
+    (evidence, None) when the file may be the Write's: the call's window and the file seen
+    (device, inode) and what the Write said (`created`), for `why_unproven` at the sweep;
+    (None, the reason) when it cannot be: missing, a symlink, not a regular file, another
+    user's, replaced by the Write's own word, or a ctime older than the call (a creation
+    sets the ctime, and nothing moves it back, so the birth cannot be later)."""
+    st, why = _mine(path, regular=True)
+    if st is None:
+        return None, why
+    if created is False:
+        return None, "the Write replaced a file that was there"
+    if not since - CLOCK_SLACK_S <= st.st_ctime <= now + CLOCK_SLACK_S:
+        return None, "it was there before the call (its ctime is older than the call)"
+    return {"since": since, "until": now, "dev": st.st_dev, "ino": st.st_ino, "created": created}, None
+
+
+def _fields(evidence: object) -> tuple[float, float, int, int, bool | None] | None:
+    """The parts of a stored evidence, or None when it is not the shape `write_evidence` makes."""
+    if not isinstance(evidence, dict):
+        return None
+    since, until = evidence.get("since"), evidence.get("until")
+    dev, ino, created = evidence.get("dev"), evidence.get("ino"), evidence.get("created")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (since, until)):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (dev, ino)):
+        return None
+    if created not in (True, None):
+        return None
+    return float(since), float(until), int(dev), int(ino), created  # type: ignore[arg-type]
+
+
+def why_unproven(path: str, evidence: object, *, use_birth: bool = True) -> str | None:
+    """The sweep's half: None when the file at `path` is still the one a Write made (the
+    file the hook saw, born within the call's window; without a birth time, the Write's own
+    word that it created it), else why not: such a record's file is never removed. A path
+    that is gone is None: there is nothing to remove, and the GC drops its record."""
+    fields = _fields(evidence)
+    if fields is None:
+        return "its evidence cannot be read"
+    since, until, dev, ino, created = fields
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if (st.st_dev, st.st_ino) != (dev, ino) or not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+        return "another file took its place after the Write"
+    born = birth_time(path) if use_birth else None
+    if born is not None:
+        import time
+
+        return _why_not_born(born, since - CLOCK_SLACK_S, until + CLOCK_SLACK_S, time.time())
+    if created is not True:
+        return ("the file system reports no creation time and the Write does not say it created the "
+                "file (an overwrite moves the ctime too)")
+    return None
+
+
 def why_not_written(path: str, since: float, now: float, *, created: bool | None,
                     use_birth: bool = True) -> str | None:
     """None when there is evidence a Write created the file `path` within `since`..`now`,
-    else the reason it is not recorded. `created`: what the Write's response says (True for
-    `type: "create"`, False for `"update"`, None when it says neither). `use_birth` False:
-    judge as on a file system without birth times."""
-    st, why = _mine(path, regular=True)
-    if st is None:
-        return why
-    if created is False:
-        return "the Write replaced a file that was there"
-    low, high = since - CLOCK_SLACK_S, now + CLOCK_SLACK_S
-    born = birth_time(path) if use_birth else None
-    if born is not None:
-        return _why_not_born(born, low, high, now)
-    if created is None:
-        return ("the file system reports no creation time and the Write does not say it created the "
-                "file (an overwrite moves the ctime too)")
-    if not low <= st.st_ctime <= high:
-        return "it was there before the call (no creation time; its ctime is older than the call)"
-    return None
+    else the reason: both halves at once (`write_evidence`, then `why_unproven`).
+    `created`: what the Write's response says (True for `type: "create"`, False for
+    `"update"`, None when it says neither). `use_birth` False: judge as on a file system
+    without birth times."""
+    evidence, why = write_evidence(path, since, now, created=created)
+    return why if evidence is None else why_unproven(path, evidence, use_birth=use_birth)

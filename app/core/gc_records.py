@@ -80,7 +80,8 @@ def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
 
 
 def read_records(session: str | None = None) -> list[OutputRecord]:
-    """Every recorded output (of one session when given), oldest record first."""
+    """Every recorded output (of one session when given), oldest record first. A Write's
+    record counts only while its evidence holds (`_proven`)."""
     if session is not None:
         files = [(session, os.fspath(paths.gc_records_file(session)))]
     else:
@@ -90,12 +91,22 @@ def read_records(session: str | None = None) -> list[OutputRecord]:
         data = normal_records(_read_file(name), sid)
         for raw in data["records"]:
             record = _as_record(raw, str(data.get("session") or sid))
-            if record is not None:
-                found.append(record)
-            else:
+            if record is None:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
+            elif "evidence" not in raw or _proven(record.path, raw["evidence"]):
+                found.append(record)
     found.sort(key=lambda r: r.time)
     return found
+
+
+def _proven(path: str, evidence: object) -> bool:
+    """Whether the file a Write's record names is still the one the Write made, its birth
+    time read now (app/core/created.py `why_unproven`). A record that fails is passed over,
+    as if it had never been written: nothing reads it, nothing removes its file; it stays in
+    its file until the path is gone (then it reads as missing and the sweep drops it)."""
+    from app.core.created import why_unproven
+
+    return why_unproven(path, evidence) is None
 
 
 def drop_records(records: list[OutputRecord]) -> None:

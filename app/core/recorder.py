@@ -16,7 +16,8 @@ DEST was a folder already. With several sources, a DEST ending in `/` or `-t DES
 
 Only what the call made: every output, of every kind, is recorded only with evidence that
 this call created it (its birth time, else its ctime, within the call's window:
-app/core/created.py). A target that was there (`git clone URL dir || git -C dir pull`, an
+app/core/created.py; for a Write, the birth time is read at the sweep, from the window and
+the file the hook stored with the record, so the hook never loads ctypes). A target that was there (`git clone URL dir || git -C dir pull`, an
 old `tmp.*` a listing printed, `CLAUDE_CONFIG_DIR=` naming an existing folder, a Write over
 an existing file) is not, and the log says why. Each record also names the Claude process
 whose call made it (app/core/claude_process.py), so its outputs stay in use while that
@@ -76,6 +77,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         cwd = None
     outputs: list[tuple[str, str]] = []
+    evidence: dict[str, dict[str, object]] = {}
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str) or not any(word in command for word in TRIGGERS):
@@ -95,10 +97,10 @@ def record_outputs(payload: dict[str, Any]) -> None:
     elif tool == "Write":
         file_path = tool_input.get("file_path")
         path = scratch_of_write(file_path) if isinstance(file_path, str) else None
-        if path:
-            outputs = _scratch_with_evidence(path, payload, tool_input)
+        evidence = _scratch_with_evidence(path, payload, tool_input) if path else {}
+        outputs = [("scratch", p) for p in evidence]
     if outputs:
-        _store(payload, outputs, cwd or "")
+        _store(payload, outputs, cwd or "", evidence)
 
 
 def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
@@ -128,20 +130,23 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
     return kept
 
 
-def _scratch_with_evidence(path: str, payload: dict[str, Any], tool_input: dict[str, Any]) -> list[tuple[str, str]]:
-    """[("scratch", path)] when the Write created the file (app/core/created.py
-    `why_not_written`), else [] and the log says why."""
-    from app.core.created import why_not_written, window_s
+def _scratch_with_evidence(path: str, payload: dict[str, Any],
+                           tool_input: dict[str, Any]) -> dict[str, dict[str, object]]:
+    """{path: its evidence} when the Write may have created the file (app/core/created.py
+    `write_evidence`: the birth time is read at the sweep, not here), else {} and the log
+    says why."""
+    from app.core.created import window_s, write_evidence
 
     response = payload.get("tool_response")
     said = response.get("type") if isinstance(response, dict) else None
     created = True if said == "create" else False if said == "update" else None
     now = time.time()
-    why = why_not_written(path, now - window_s(tool_input, payload.get("duration_ms")), now, created=created)
-    if why is not None:
+    evidence, why = write_evidence(path, now - window_s(tool_input, payload.get("duration_ms")), now,
+                                   created=created)
+    if evidence is None:
         log(f"gc recorder: scratch {path} not recorded: {why}")
-        return []
-    return [("scratch", path)]
+        return {}
+    return {path: evidence}
 
 
 def _find_unprinted(calls: list[MktempCall], window: float, outputs: list[tuple[str, str]],
@@ -157,7 +162,11 @@ def _find_unprinted(calls: list[MktempCall], window: float, outputs: list[tuple[
     return found
 
 
-def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) -> None:
+def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str,
+           evidence: dict[str, dict[str, object]]) -> None:
+    """One record per output, once per path. `evidence` (a Write's, app/core/created.py) is
+    stored with its record for the sweep to check; a path recorded before gets the new one
+    (a later Write made the file anew: the evidence of the file there now)."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         log(f"gc recorder: no session_id, {len(outputs)} output(s) not recorded: {outputs[:3]}")
@@ -170,12 +179,17 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str) ->
 
     def change(data: Any) -> Any:
         data = normal_records(data, session)
-        known = {r.get("path") for r in data["records"]}
+        known = {r.get("path"): r for r in data["records"]}
         for kind, path in outputs:
-            if path not in known:
-                known.add(path)
-                data["records"].append({"path": path, "kind": kind, "session": session, "time": now, "cwd": cwd,
-                                        "claude_pid": claude_pid, "claude_start": claude_start})
+            if path in known:
+                if path in evidence:
+                    known[path].update(time=now, evidence=evidence[path])
+                continue
+            known[path] = {"path": path, "kind": kind, "session": session, "time": now, "cwd": cwd,
+                           "claude_pid": claude_pid, "claude_start": claude_start}
+            if path in evidence:
+                known[path]["evidence"] = evidence[path]
+            data["records"].append(known[path])
         return data
 
     from app.core.state import update_json
