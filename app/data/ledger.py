@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from app.core.ledger import LedgerFile
+from app.core.ledger import LedgerFile, ledger_files
 
 
 @dataclass(frozen=True)
@@ -37,20 +37,11 @@ class LedgerRow:
         return (f.path, f.agent, f.session, f.hash, f.changed, f.deleted, f.told, f.edited_ns, self.before, self.after)
 
 
-def _edit_stats() -> dict[str, Stat]:
-    """The stat each ledger entry stored with its edit (size, mtime_ns)."""
-    from app.core import paths
-    from app.core.state import read_json
-
-    data = read_json(paths.ledger_file_str(), dict)
-    files = data.get("files") if isinstance(data, dict) else None
-    found: dict[str, Stat] = {}
-    for path, entry in (files or {}).items() if isinstance(files, dict) else ():
-        size = entry.get("size") if isinstance(entry, dict) else None
-        mtime = entry.get("mtime_ns") if isinstance(entry, dict) else None
-        if isinstance(size, int) and isinstance(mtime, int) and not isinstance(size, bool) and not isinstance(mtime, bool):
-            found[str(path)] = Stat(size, mtime / 1e9)
-    return found
+def _edit_stat(f: LedgerFile) -> Stat | None:
+    """The stat the ledger holds for the file (taken at its last edit, or at a touch since)."""
+    if f.edit_size is None or f.edit_mtime_ns is None:
+        return None
+    return Stat(f.edit_size, f.edit_mtime_ns / 1e9)
 
 
 def _stat_now(path: str) -> Stat | None:
@@ -64,9 +55,5 @@ def _stat_now(path: str) -> Stat | None:
 def read_ledger() -> list[LedgerRow]:
     """Every ledger file, changed ones first, then the latest edit first. Raises OSError
     when ledger.json is there but cannot be read (the screen says why)."""
-    from app.core.ledger import ledger_files
-
-    files = ledger_files()
-    before = _edit_stats()
-    rows = [LedgerRow(f, before.get(f.path), _stat_now(f.path)) for f in files]
+    rows = [LedgerRow(f, _edit_stat(f), _stat_now(f.path)) for f in ledger_files()]
     return sorted(rows, key=lambda r: (not r.file.changed, -r.file.edited_ns, r.file.path))
