@@ -125,10 +125,24 @@ def _judge(key: str, entry: dict[str, Any], session: str | None,
     verdicts = [_verdict(key, rel, "keep", reason, session, project) for rel, reason in kept]
     freed = 0
     for rel in plan:
+        if _process_inside(os.path.join(key, rel)):
+            verdicts.append(_verdict(key, rel, "keep", "in_use", session, project))
+            continue
         done = removal.remove(os.path.join(key, rel), key, RULE, kind=KIND, session=session, dry_run=True)
         freed += done.bytes
         verdicts.append(_verdict(key, rel, "remove", "scratch", session, project, done.bytes))
     return Release(key, "dry_run", state, tuple(verdicts), freed=freed, dry_run=True)
+
+
+def _process_inside(*folders: str) -> bool:
+    """A running process works in, runs from or holds open something in the scratch (a dev
+    server whose binary lives in node_modules): deleting it would break that process."""
+    from app.core.sessions import liveness
+
+    found = liveness().process_inside(*(os.path.realpath(f) for f in folders))
+    if found:
+        log(f"release: {folders[0]} kept: a running process uses {printable(found)}")
+    return found is not None
 
 
 def _verdict(key: str, rel: str, action: Action, reason: Reason, session: str | None,
@@ -235,6 +249,8 @@ def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Pr
             if not _ours(entry) or checkouts.holders(key, entry or {}, ending_session=session,
                                                      ending_process=process):
                 return "live"
+            if _process_inside(full, where):
+                return "in_use"
             return unique_work(where, size.repos, original=full)
 
         done = removal.remove(full, key, RULE, kind=KIND, session=session, size=size, trash=trash,

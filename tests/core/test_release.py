@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -245,3 +246,26 @@ def remove(*args, **kwargs):
 removal.remove = remove
 release.release_checkout(sys.argv[1])
 """
+
+
+def test_scratch_a_running_process_uses_is_kept(checkout: Path, sandbox: SandboxEnv) -> None:
+    """A dev server started in the checkout runs a binary from node_modules after its session
+    ended: that folder stays (`in_use`), the rest of the scratch goes."""
+    server = checkout / "node_modules" / ".bin" / "server"
+    server.parent.mkdir(parents=True)
+    shutil.copy("/bin/sleep", server)
+    proc = subprocess.Popen([str(server), "60"], cwd=checkout)
+    try:
+        dry = json.loads(run_cli("release", str(checkout), "--dry-run", "--json").stdout)
+        would = {os.path.relpath(e["path"], checkout): e for e in dry["entries"]}
+        assert (would["node_modules"]["status"], would["node_modules"]["reason"]) == ("kept", "in_use")
+        done = release.release_checkout(str(checkout))
+        assert done.status == "released"
+        assert server.exists() and (checkout / "node_modules" / "a" / "f").exists()
+        assert not (checkout / "build").exists() and not (checkout / "pkg" / "node_modules").exists()
+        assert {"path": "node_modules", "reason": "in_use"} in entry(checkout)["last_release"]["kept"]
+    finally:
+        proc.kill()
+        proc.wait()
+    release.release_checkout(str(checkout))  # once it has stopped, the folder is scratch again
+    assert not (checkout / "node_modules").exists()
