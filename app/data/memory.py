@@ -2,12 +2,11 @@
 (`memory.sweep`, which only reads), and a memory file's lines for the viewer.
 
 A correction is written by `memory.supersede` (strike the line, add a dated correction
-below it), never here.
+below it) and an index line by `memory.add_to_index`, never here.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from app.core.memory import Finding
@@ -55,16 +54,3 @@ def file_lines(path: str) -> list[str]:
 def finding_key(finding: Finding) -> str:
     return f"{finding.file}\0{finding.line or 0}\0{finding.kind}\0{finding.token}"
 
-
-def index_line(topic_file: str) -> str:
-    """The MEMORY.md line that would list a topic file: `- [name](file.md) — description`,
-    from the file's frontmatter (its file name when it has none)."""
-    from app.core.memory_lint import frontmatter
-
-    name = os.path.basename(topic_file)
-    lines = file_lines(topic_file)
-    found = frontmatter("\n".join(lines) + "\n")
-    meta = found[0] if found else {}
-    title = meta.get("name") or os.path.splitext(name)[0]
-    about = meta.get("description") or ""
-    return f"- [{title}]({name})" + (f" — {about}" if about else "")

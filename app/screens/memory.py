@@ -3,9 +3,10 @@ its kind and evidence; below, the memory file with that line highlighted.
 
 `u` supersedes the line: a dialog asks for the correction, and `memory.supersede` strikes
 the line and adds the dated correction below it (the file's content is the core's to
-write). Index drift: a MEMORY.md line pointing at a file that is gone is struck the same
-way (`i`, with the correction written for you); a topic file no index line names gets the
-line that would list it, copied for you to paste into MEMORY.md.
+write). Index drift (`i`): a MEMORY.md line pointing at a file that is gone is struck the
+same way, with the correction written for you; for a topic file no index line names, a
+dialog shows the line that would list it, and `memory.add_to_index` appends it. Each asks
+first and writes nothing with --read-only; the next sweep shows what is left.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
 from app import format as fmt
-from app.core.memory import Finding, Superseded
-from app.data.memory import MemoryFindings, file_lines, finding_key, index_line, read_findings
+from app.core.memory import Finding, IndexAdded, MemoryWriteRefused, Superseded
+from app.data.memory import MemoryFindings, file_lines, finding_key, read_findings
 from app.screens.base import ClaudettoScreen
+from app.screens.confirm import ConfirmModal
 from app.screens.supersede import SupersedeModal
 from app.widgets.table import Col, Table, TablePlan
 from app.widgets.totals import TotalsBar
@@ -54,7 +56,7 @@ class MemoryScreen(ClaudettoScreen):
         Binding("u", "supersede", "Supersede", id="supersede",
                 tooltip="Strike the line and add a dated correction below it"),
         Binding("i", "fix_index", "Fix index", id="fix-index",
-                tooltip="Index drift: strike the line of a gone file, or copy the line that lists an unlisted one"),
+                tooltip="Index drift: strike the line of a gone file, or add the line that lists an unlisted one"),
         Binding("r", "refresh", "Refresh", id="memory-refresh", tooltip="Sweep every known project's memory again"),
     ]
 
@@ -89,6 +91,10 @@ class MemoryScreen(ClaudettoScreen):
             self.notify(f"Struck line {result.line} of {os.path.basename(result.file)}; the correction is line "
                         f"{result.correction_line}.", title="Superseded")
             self.action_refresh()
+        elif isinstance(result, IndexAdded):
+            self.index_added(result)
+        elif isinstance(result, MemoryWriteRefused):
+            self.notify(str(result), title="Nothing changed", severity="warning", timeout=10)
 
     def cells(self, _key: str, finding: Finding) -> list[Text]:
         values = {
@@ -155,10 +161,13 @@ class MemoryScreen(ClaudettoScreen):
                                             correction), answered)
 
     @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="Supersede")
-    def supersede_worker(self, file: str, line: int, correction: str) -> Superseded:
+    def supersede_worker(self, file: str, line: int, correction: str) -> Superseded | MemoryWriteRefused:
         from app.core import memory
 
-        return memory.supersede(file, line, correction)
+        try:
+            return memory.supersede(file, line, correction)
+        except memory.MemoryWriteRefused as refused:  # the file changed, the line is struck...: say so
+            return refused
 
     def action_fix_index(self) -> None:
         finding = self.highlighted()
@@ -167,8 +176,40 @@ class MemoryScreen(ClaudettoScreen):
         if finding.kind == "index_missing_file":
             self.action_supersede(f"`{finding.token}` no longer exists; this pointer is kept only as history.")
         elif finding.kind == "index_unlisted_file":
-            line = index_line(finding.file)
-            self.app.copy_to_clipboard(line)
-            self.notify(f"Add this line to MEMORY.md (copied):\n{line}", title="Unlisted memory file", timeout=15)
+            if not self.refuse_read_only():
+                self.index_worker(finding.file, dry_run=True)
         else:
             self.notify("Not an index finding: u supersedes the line.", severity="warning")
+
+    @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="The index line")
+    def index_worker(self, topic_file: str, *, dry_run: bool,
+                     seen: tuple[int, int, int] | None = None) -> IndexAdded | MemoryWriteRefused:
+        """The line that lists `topic_file` (a dry run, to ask), or that line added; a refusal
+        is an answer to show, not a failure."""
+        from app.core import memory
+
+        try:
+            return memory.add_to_index(topic_file, dry_run=dry_run, seen=seen)
+        except memory.MemoryWriteRefused as refused:
+            return refused
+
+    def index_added(self, added: IndexAdded) -> None:
+        """Ask before a dry run's line is written; say where a written one went."""
+        index = fmt.short_path(added.index)
+        late = "" if added.loaded else (" It lies past the first 200 lines (25 KB) Claude loads each session: "
+                                        "move it up to have it recalled.")
+        if not added.dry_run:
+            self.notify(f"MEMORY.md line {added.number} now lists {added.topic}.{late}", title="Index line added",
+                        severity="information" if added.loaded else "warning")
+            self.action_refresh()
+            return
+        body = (f"{added.line}\n\nIt lists {added.topic} and goes at the end of {index}, as line "
+                f"{added.number}.{late}\n"
+                "Nothing else in the index changes, and if it changes before you answer, nothing is written.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.index_worker(os.path.join(os.path.dirname(added.index), added.topic), dry_run=False,
+                                  seen=added.seen)
+
+        self.app.push_screen(ConfirmModal("Add this line to MEMORY.md?", body, yes="Add"), answered)
