@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import scanner
+from app.core import scan_two, scan_walk, scanner
 from app.core.scanner import scan
 
 pytestmark = pytest.mark.skipif(not scanner.PARALLEL, reason="one core: a scan never splits")
@@ -86,14 +86,14 @@ def test_a_helper_that_dies_has_its_pieces_read_here(tmp_path: Path, small_split
     root = _wide(tmp_path / "t")
     one = scan(root, parallel=False)
     parent = os.getpid()
-    real_write_all = scanner._write_all
+    real_write_all = scan_two.write_all
 
     def die_in_the_helper(fd: int, data: bytes) -> None:
         if os.getpid() != parent:
             os._exit(3)  # killed before it could send its totals
         real_write_all(fd, data)
 
-    monkeypatch.setattr(scanner, "_write_all", die_in_the_helper)
+    monkeypatch.setattr(scan_two, "write_all", die_in_the_helper)
     assert scan(root, parallel=True) == one
 
 
@@ -130,7 +130,7 @@ def test_a_budget_stops_both_readers(tmp_path: Path, small_split: None) -> None:
 
 def test_every_piece_goes_through_the_queue_when_there_are_more_than_it_holds(
         tmp_path: Path, small_split: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scanner, "MAX_PIECES", 7)  # pieces of several folders each
+    monkeypatch.setattr(scan_two, "MAX_PIECES", 7)  # pieces of several folders each
     root = _wide(tmp_path / "t", folders=100, files=1)
     assert scan(root, parallel=True) == scan(root, parallel=False)
 
@@ -146,7 +146,7 @@ def test_a_big_folder_is_listed_a_chunk_at_a_time_with_the_same_answer(
         (flat / f"entry-{i:05d}").write_bytes(b"f" * (i % 7))
     whole = scan(root, parallel=False)
     assert whole.apparent == _du("-b", root)
-    monkeypatch.setattr(scanner, "_BIG_FOLDER", -1)  # every folder counts as big
+    monkeypatch.setattr(scan_walk, "BIG_FOLDER", -1)  # every folder counts as big
 
     def no_listdir(*_: object) -> list[str]:
         raise AssertionError("a big folder was listed whole")

@@ -1,0 +1,217 @@
+"""One reader's walk of a tree: folders from a stack, each opened once, its entries stat-ed
+relative to it and counted into a `Tally`.
+
+Each folder is opened once (`O_NOFOLLOW`: a folder swapped for a symlink is an error, not
+followed) and its entries are stat-ed relative to it: the kernel then looks up one name, not
+the whole path again, for each entry (~10% of a scan's system time). Every entry costs one
+stat call, which is most of a scan: the Python around it is kept to a few operations per
+entry (`tally_names`), and the clock, the limit and the progress are looked at between
+chunks of names, not after each entry.
+
+The same loop notes the git repositories (a folder holding a `.git` entry, or a bare
+repository: `HEAD` beside `objects/` and `refs/`), so a sweep about to remove a tree never
+walks it a second time to find them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Generator, Iterable
+
+from app.core.scan_tally import PathLike, ScanProgress, Tally, text_path
+
+_S_ISDIR = stat.S_ISDIR
+BUDGET_CHECK = 512  # entries between two looks at the clock
+# A folder whose own size says it holds more than ~10,000 entries (ext4 and tmpfs alike) is
+# listed a chunk at a time: its names at once would cost ~100 bytes each. Smaller ones are
+# listed whole, which is cheaper per entry.
+BIG_FOLDER = 256 * 1024
+DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+NEVER = 1 << 62  # a progress cadence that never comes
+
+_GIT = ".git"
+_HEAD = "HEAD"
+_FILE_MARKS = frozenset({_GIT, _HEAD})  # a `.git` file (a linked worktree) or a bare repo's HEAD
+
+
+def start(path: PathLike, one_fs: bool,
+          mounts: frozenset[str] | None = None) -> tuple[str, Tally, list[str], int | None]:
+    """The top entry counted; the stack of folders still to read (empty for a non-folder);
+    the device the walk stays on (None: any).
+
+    `mounts` (real paths of every mount point) is read here when not given."""
+    top = text_path(path)
+    tally = Tally()
+    try:
+        st = os.lstat(top)
+    except OSError:
+        tally.errors = 1
+        return top, tally, [], None
+    tally.count(st)
+    if not _S_ISDIR(st.st_mode):
+        return top, tally, [], None
+    if st.st_size > BIG_FOLDER:
+        tally.big.add(top)
+    tally.walked = top.rstrip("/")
+    tally.real = os.path.realpath(top).rstrip("/")
+    if one_fs:
+        tally.skip = _mounts_inside(tally, mount_points() if mounts is None else mounts)
+    return top, tally, [top], st.st_dev if one_fs else None
+
+
+def mount_points() -> frozenset[str]:
+    from app.core import mounts
+
+    return mounts.mount_points()
+
+
+def _mounts_inside(tally: Tally, mounts: frozenset[str]) -> frozenset[str]:
+    """The mount points strictly below the top, spelled the way the walk will meet them."""
+    prefix = tally.real + "/"
+    cut = len(tally.real)
+    return frozenset(tally.walked + m[cut:] for m in mounts if m.startswith(prefix))
+
+
+def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: float | None,
+         limit: int | None, every: int, pause_at: int | None = None, *,
+         spread: int | None = None,
+         refill: Callable[[list[str]], bool] | None = None) -> Generator[ScanProgress, None, str]:
+    """Read the folders on `stack` (and below), depth first. Returns "done", "partial"
+    (budget or limit reached) or "paused" (`pause_at` entries counted, between folders).
+
+    `spread`: read the shallowest folder first (breadth first) and pause as soon as that many
+    folders wait on the stack (pieces for two readers). `refill`: called with the empty
+    stack; puts the next piece on it, or returns False when there is none. A scan stopped
+    between two yields (its generator closed) leaves the tally with what was counted."""
+    every = max(1, every)
+    done = tally.files + tally.folders
+    step = min(BUDGET_CHECK, every) if limit is None else max(1, min(BUDGET_CHECK, every, limit))
+    next_yield, next_check = done + every, done + step
+    while True:
+        if not stack and (refill is None or not refill(stack)):
+            return "done"
+        if pause_at is not None and tally.files + tally.folders >= pause_at:
+            return "paused"
+        if spread is not None and len(stack) >= spread:
+            return "paused"
+        folder = stack.pop() if spread is None else stack.pop(0)
+        try:
+            fd = os.open(folder, DIR_FLAGS)
+        except OSError:
+            tally.errors += 1
+            continue
+        try:
+            for chunk in _listing(fd, folder, tally, step):
+                tally_names(tally, fd, folder, chunk, stack, dev)
+                done = tally.files + tally.folders
+                if done >= next_check:
+                    next_check = done + step
+                    if _over(deadline, limit, done):
+                        return "partial"
+                if done >= next_yield:  # on the cadence of `every`, whatever the chunks
+                    next_yield += every * ((done - next_yield) // every + 1)
+                    yield ScanProgress(top, tally.files, tally.folders, tally.blocks * 512)
+        except OSError:  # the folder could not be listed, or not to its end: the rest is lost
+            tally.errors += 1
+        finally:
+            os.close(fd)
+
+
+def _over(deadline: float | None, limit: int | None, done: int) -> bool:
+    return (deadline is not None and time.monotonic() >= deadline) or (limit is not None and done >= limit)
+
+
+def _listing(fd: int, folder: str, tally: Tally, step: int) -> Iterable[list[str]]:
+    """The names of the open folder in chunks of at most `step`: a big folder is read a chunk
+    at a time, a small one whole (one chunk, mostly). Raises OSError when it cannot be read."""
+    if tally.big and folder in tally.big:
+        return _chunked(fd, step)
+    names = os.listdir(fd)
+    if len(names) <= step:
+        return (names,)
+    return [names[i:i + step] for i in range(0, len(names), step)]
+
+
+def _chunked(fd: int, step: int) -> Generator[list[str], None, None]:
+    """The names in the folder `fd`, `step` at a time. An error while listing counts as the
+    end of the folder and is raised as OSError after the names read before it."""
+    with os.scandir(fd) as it:
+        chunk: list[str] = []
+        for entry in it:
+            chunk.append(entry.name)
+            if len(chunk) >= step:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+
+def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: list[str],
+                dev: int | None) -> None:
+    """Count the entries `names` of the open folder `fd`; push its subfolders on `stack`.
+
+    The hot loop of every scan: one stat call per entry, then as few operations as will do.
+    A subfolder on another device (`dev`), or one the kernel lists as a mount point (a bind
+    mount keeps its parent's device), is not this tree's: neither counted nor read."""
+    prefix = folder if folder.endswith("/") else folder + "/"
+    marked = _GIT in names or _HEAD in names  # one look per folder, not one per entry
+    lstat, is_dir, skip, big, repos = os.lstat, _S_ISDIR, tally.skip, tally.big, tally.repos
+    files = folders = apparent = blocks = errors = 0
+    for name in names:
+        try:
+            est = lstat(name, dir_fd=fd)
+        except OSError:
+            errors += 1
+            continue
+        if is_dir(est.st_mode):
+            if dev is not None and est.st_dev != dev:
+                continue  # another file system mounted here: not ours to count
+            path = prefix + name
+            if skip and path in skip:
+                continue  # a mount point (a bind mount keeps the device): not ours
+            folders += 1
+            stack.append(path)
+            if est.st_size > BIG_FOLDER:
+                big.add(path)
+            if name == _GIT:
+                repos.append(folder)
+        else:
+            files += 1
+            if marked and name in _FILE_MARKS:
+                _note_repo(folder, name, repos)
+            if est.st_nlink > 1 and not tally.first_link(est):
+                continue  # a hard link met before: its blocks count once
+        apparent += est.st_size
+        blocks += est.st_blocks
+    tally.add(apparent, blocks, files, folders, errors)
+
+
+def _note_repo(folder: str, name: str, repos: list[str]) -> None:
+    """A `.git` file marks a linked worktree or a submodule; a `HEAD` file beside `objects/`
+    and `refs/` a bare repository (a `.git` folder itself is its holder's, not one more)."""
+    if name == _GIT or (os.path.basename(folder) != _GIT and _is_dir(folder + "/objects")
+                        and _is_dir(folder + "/refs")):
+        repos.append(folder)
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return _S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def drain(gen: Generator[ScanProgress, None, str]) -> str:
+    """Run a walk to its end without looking at its progress; its status."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            status: str = stop.value
+            return status
+
+
+def deadline_of(budget_s: float | None) -> float | None:
+    return None if budget_s is None else time.monotonic() + max(0.0, budget_s)
