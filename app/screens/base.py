@@ -1,6 +1,11 @@
 """What every screen of the dashboard has: typed access to the app and its store, the header
 and footer around its own widgets, and a failed worker shown to the user.
 
+A screen built around one table names it (`TABLE`) and, when it tells the highlighted row in
+full below, its detail pane (`DETAIL`): the base composes them between the header and the
+footer (with what the screen puts above and below the table), fits the table to the width,
+and shows the highlighted row in the pane.
+
 A worker that raises must never leave a screen waiting for an answer that will not come:
 `on_worker_state_changed` hears of every worker the screen started, and a failed one is
 shown (an error notification) and handed to `worker_failed`, where a screen puts its state
@@ -11,10 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from textual import events
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widgets import DataTable, Footer
 from textual.worker import Worker, WorkerState
 
+from app.widgets.detail import DetailPane, DetailPlan
 from app.widgets.table import Fit, Table, TablePlan, fit
 
 if TYPE_CHECKING:
@@ -30,10 +39,40 @@ def claudetto(app: object) -> ClaudettoApp:
 class ClaudettoScreen(Screen[None]):
     """A screen of the dashboard (one per file in app/screens/). A screen built around one
     table names it (`TABLE`): its columns are fitted to the width on mount and on every
-    resize, it has the focus, and its data is read (`action_refresh`) once mounted."""
+    resize, it has the focus, and its data is read (`action_refresh`) once mounted. Its
+    `DETAIL` pane, when it has one, tells the highlighted row (`detail`) in full."""
 
     TABLE: ClassVar[TablePlan | None] = None
+    DETAIL: ClassVar[DetailPlan | None] = None
     fitted: Fit  # the columns chosen for the current width
+
+    def compose(self) -> ComposeResult:
+        """The header, the table between what the screen puts above and below it, the
+        footer. A screen laid out otherwise composes its own."""
+        from app.widgets.totals import TotalsBar  # here: app/widgets/totals.py imports this module
+
+        if self.TABLE is None:
+            return
+        yield TotalsBar(self.mode)
+        yield from self.above_table()
+        yield Table(id=self.TABLE.selector.removeprefix("#"), cursor_type="row", zebra_stripes=True)
+        if self.DETAIL is not None:
+            yield DetailPane(self.DETAIL)
+        yield from self.below_table()
+        yield Footer(compact=True)
+
+    def above_table(self) -> ComposeResult:
+        """What goes between the header and the table (a filter box, say)."""
+        return ()
+
+    def below_table(self) -> ComposeResult:
+        """What goes between the table (and its detail pane) and the footer."""
+        return ()
+
+    @property
+    def mode(self) -> str:
+        """The app's mode this screen is: the header marks it ("" for a screen of no mode)."""
+        return next((mode for mode, screen in self.app.MODES.items() if screen is type(self)), "")
 
     def on_mount(self) -> None:
         if self.TABLE is not None:
@@ -60,6 +99,28 @@ class ClaudettoScreen(Screen[None]):
 
     def show_rows(self) -> None:
         """Show the screen's data in its table (a screen with a TABLE says how)."""
+
+    @property
+    def detail_pane(self) -> DetailPane:
+        assert self.DETAIL is not None
+        return self.query_one(self.DETAIL.selector, DetailPane)
+
+    @on(DataTable.RowHighlighted)
+    def highlight_moved(self, event: DataTable.RowHighlighted) -> None:
+        if self.TABLE is not None and event.data_table.id == self.TABLE.selector.removeprefix("#"):
+            self.show_detail()
+
+    def show_detail(self) -> None:
+        """Tell the highlighted row in the detail pane, or why no row is highlighted."""
+        if self.TABLE is None or self.DETAIL is None:
+            return
+        key = self.query_one(self.TABLE.selector, Table).cursor_key()
+        self.detail_pane.show(self.detail(key) if key else None)
+
+    def detail(self, key: str) -> Text | None:
+        """The row `key` told in full; None when the screen has no such row (a screen with a
+        DETAIL says how)."""
+        return None
 
     def on_resize(self, event: events.Resize) -> None:
         if self.TABLE is not None:

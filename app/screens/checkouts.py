@@ -14,10 +14,9 @@ import os
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
 from app import format as fmt
@@ -26,9 +25,9 @@ from app.core.worktrees import WorktreeInfo
 from app.data import checkouts, removals
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
+from app.widgets.detail import DetailPlan
 from app.widgets.progress import WorkLine
 from app.widgets.table import Col, Table, TablePlan
-from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("name", "name"), Col("project", "project", 10, drop=2), Col("branch", "branch", 18, drop=1),
            Col("size", "size", 10), Col("state", "state", 9), Col("sessions", "sessions", 12, drop=3),
@@ -57,6 +56,7 @@ class CheckoutsScreen(ClaudettoScreen):
 
     CSS_PATH = "checkouts.tcss"
     TABLE = TablePlan("#checkouts", COLUMNS, MIN_NAME)
+    DETAIL = DetailPlan("#detail", "reading the checkouts…", "No checkouts in .claude/worktrees/ of any known project.")
     RELEASE = "Release the checkout: delete its declared scratch, keep .tmp/ (or finish a cut-short release)"
     BINDINGS = [
         Binding("r", "release", "Release", id="release", tooltip=RELEASE),
@@ -68,15 +68,10 @@ class CheckoutsScreen(ClaudettoScreen):
     def __init__(self) -> None:
         super().__init__()
         self.infos: dict[str, WorktreeInfo] = {}
-        self.read = False
         self.busy = False
 
-    def compose(self) -> ComposeResult:
-        yield TotalsBar("checkouts")
-        yield Table(id="checkouts", cursor_type="row", zebra_stripes=True)
-        yield Static("reading the checkouts…", id="detail")
+    def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
-        yield Footer(compact=True)
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -106,20 +101,19 @@ class CheckoutsScreen(ClaudettoScreen):
     def show_rows(self) -> None:
         table = self.query_one("#checkouts", Table)
         table.sync(self.infos, self.cells)
-        self.show_detail_of_cursor()
+        self.show_detail()
 
     def highlighted(self) -> WorktreeInfo | None:
         return self.infos.get(self.query_one("#checkouts", Table).cursor_key() or "")
 
-    @on(DataTable.RowHighlighted, "#checkouts")
-    def show_detail_of_cursor(self) -> None:
-        info = self.highlighted()
+    def detail(self, key: str) -> Text | None:
+        """What the row says, at once; what git says and what a release deletes come from a
+        worker (git on a large checkout takes a while)."""
+        info = self.infos.get(key)
         if info is None:
-            self.query_one("#detail", Static).update(
-                "No checkouts in .claude/worktrees/ of any known project." if self.read else "reading the checkouts…")
-            return
-        self.query_one("#detail", Static).update(self.head(info) + Text("\ngit: reading…", style="dim"))
+            return None
         self.detail_worker(info)
+        return self.head(info) + Text("\ngit: reading…", style="dim")
 
     def head(self, info: WorktreeInfo) -> Text:
         text = Text()
@@ -162,20 +156,25 @@ class CheckoutsScreen(ClaudettoScreen):
     def worker_done(self, worker: Worker[Any]) -> None:
         result = worker.result
         if worker.group == "read" and isinstance(result, list):
-            self.read = True
+            self.detail_pane.loaded()
             self.infos = {info.path: info for info in result}
             self.show_rows()
         elif isinstance(result, checkouts.CheckoutDetail):
             info = self.highlighted()
             if info is not None and info.path == result.path:
-                self.query_one("#detail", Static).update(self.head(info) + self.detail_text(result))
+                self.detail_pane.show(self.head(info) + self.detail_text(result))
         elif isinstance(result, Release):
             self.release_answered(result)
         elif isinstance(result, tuple) and worker.group == "act":
             self.removal_done(*result)
 
     def worker_failed(self, worker: Worker[Any]) -> None:
-        if worker.group == "act":
+        if worker.group == "read":
+            self.detail_pane.failed(f"The checkouts cannot be read: {worker.error}")
+        elif worker.group == "detail" and (info := self.highlighted()) is not None:
+            # exclusive: the worker that failed is the one for the row highlighted now
+            self.detail_pane.show(self.head(info) + Text(f"\ngit: cannot say ({worker.error})", style="yellow"))
+        elif worker.group == "act":
             self.busy = False
             self.query_one(WorkLine).ended(f"{worker.name} failed: {worker.error}")
             self.action_refresh()

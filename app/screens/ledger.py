@@ -11,17 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
-from textual.app import ComposeResult
+from textual import work
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.reactive import reactive
 from textual.worker import Worker
 
 from app import format as fmt
 from app.data.ledger import LedgerRow, Stat, read_ledger
 from app.screens.base import ClaudettoScreen
+from app.widgets.detail import DetailPlan
 from app.widgets.table import Col, Table, TablePlan
-from app.widgets.totals import TotalsBar
 
 COLUMNS = (Col("path", "path"), Col("agent", "agent", 16, drop=1), Col("edited", "last edit", 14),
            Col("changed", "changed", 8), Col("told", "told", 5, drop=2))
@@ -44,29 +43,25 @@ class LedgerScreen(ClaudettoScreen):
 
     CSS_PATH = "ledger.tcss"
     TABLE = TablePlan("#ledger", COLUMNS, MIN_PATH)
+    DETAIL = DetailPlan("#ledger-detail", "reading the ledger…",
+                        "The ledger is empty: no file was edited by Claude since claudetto was set up.")
     BINDINGS = [
         Binding("c", "changed_only", "Changed only", id="changed-only", tooltip="Show only the files changed after the edit (again: all)"),
         Binding("r", "refresh", "Refresh", id="ledger-refresh", tooltip="Judge every ledger file against the disk again"),
     ]
+    changed_only = reactive(False, init=False)  # `c`: only the files changed after their edit
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: dict[str, LedgerRow] = {}
-        self.changed_only = False
-        self.read = False
-        self.problem = ""
-
-    def compose(self) -> ComposeResult:
-        yield TotalsBar("ledger")
-        yield Table(id="ledger", cursor_type="row", zebra_stripes=True)
-        yield Static("reading the ledger…", id="ledger-detail")
-        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.set_interval(REFRESH_S, self.action_refresh, name="refresh the ledger")
 
     def action_changed_only(self) -> None:
         self.changed_only = not self.changed_only
+
+    def watch_changed_only(self) -> None:
         self.show_rows()
 
     def action_refresh(self) -> None:
@@ -78,13 +73,12 @@ class LedgerScreen(ClaudettoScreen):
 
     def worker_done(self, worker: Worker[Any]) -> None:
         if isinstance(worker.result, list):
-            self.read, self.problem = True, ""
+            self.detail_pane.loaded()
             self.rows = {row.key: row for row in worker.result}
             self.show_rows()
 
     def worker_failed(self, worker: Worker[Any]) -> None:
-        self.read, self.problem = True, f"The ledger cannot be read: {worker.error}"
-        self.show_detail()
+        self.detail_pane.failed(f"The ledger cannot be read: {worker.error}")
 
     def cells(self, key: str, _source: tuple[object, ...]) -> list[Text]:
         row = self.rows[key]
@@ -109,19 +103,11 @@ class LedgerScreen(ClaudettoScreen):
             table.order({key: at for at, key in enumerate(order)}.__getitem__)
         self.show_detail()
 
-    @on(DataTable.RowHighlighted, "#ledger")
-    def show_detail(self) -> None:
-        detail = self.query_one("#ledger-detail", Static)
-        row = self.rows.get(self.query_one("#ledger", Table).cursor_key() or "")
-        if self.problem:
-            detail.update(Text(self.problem, style="bold red"))
-        elif row is None:
-            detail.update("The ledger is empty: no file was edited by Claude since claudetto was set up."
-                          if self.read else "reading the ledger…")
-        else:
-            detail.update(self.detail_text(row))
-
-    def detail_text(self, row: LedgerRow) -> Text:
+    def detail(self, key: str) -> Text | None:
+        """The file, its last edit, whether it changed since, and its size and time then and now."""
+        row = self.rows.get(key)
+        if row is None:
+            return None
         f, now = row.file, self.now()
         text = Text()
         text.append(fmt.home_path(f.path), style="bold")

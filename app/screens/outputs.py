@@ -17,7 +17,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import DataTable, Input
 from textual.worker import Worker, get_current_worker
 
 from app import format as fmt
@@ -29,7 +29,6 @@ from app.screens.disk import DiskScreen
 from app.widgets.empty import EmptyState
 from app.widgets.progress import WorkLine
 from app.widgets.table import Col, Table, TablePlan
-from app.widgets.totals import TotalsBar
 
 # fixed widths (no measuring of 2,000 rows); path takes the rest: its project and its tail
 # when long. At 80 columns session, then age, then kind go, so the path keeps 24 cells.
@@ -71,13 +70,12 @@ class OutputsScreen(ClaudettoScreen):
         self.roots: list[tuple[str, str]] = []
         self.shown_at = 0.0
 
-    def compose(self) -> ComposeResult:
-        yield TotalsBar("outputs")
+    def above_table(self) -> ComposeResult:
         yield Input(placeholder="filter: text in path, kind, session or verdict (escape closes)", id="filter")
         yield EmptyState()
-        yield Table(id="outputs", cursor_type="row", zebra_stripes=True)
+
+    def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
-        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#outputs", Table)
