@@ -12,15 +12,17 @@ was told and stays quiet until the content moves again. A subagent's prompt (it 
 `agent_id`) is told nothing and marks nothing.
 
 This module is what the hooks, the CLI and the screen call. The rest lives beside it: the
-state file and the checks an entry must pass (`ledger_entry`), the look at the disk and the
-hash (`ledger_look`), the line the model reads (`ledger_line`).
+state file, the checks an entry must pass and when its stat stands for the content
+(`ledger_entry`), the read and the hash of a file whose stat moved (`ledger_look`), the line
+the model reads (`ledger_line`).
 
 State: `ledger.json` under CLAUDETTO_HOME, written only through `state.update_json`.
 
 This module is on the hot path of every prompt and edit: it imports what the interpreter
 has loaded anyway (os, time) and nothing else of the stdlib: no typing, dataclasses,
-collections or pathlib (each costs milliseconds per call). The hash, the bounds and the
-line are imported only by the calls that use them: a prompt with nothing changed needs none.
+collections or pathlib (each costs milliseconds per call). The look at the disk, the hash,
+the bounds and the line are imported only by the calls that use them: a prompt with nothing
+changed needs none of them.
 """
 
 from __future__ import annotations
@@ -29,18 +31,16 @@ import os
 import time
 
 from app.core import paths
-from app.core.ledger_entry import VERSION, empty, files_of, trusted, writable
-from app.core.ledger_look import (
+from app.core.ledger_entry import (
     RACY_NS,
-    Look,
-    c_available,
-    fnv1a_64,
-    hex64,
-    look,
+    VERSION,
+    empty,
+    files_of,
     racy,
-    read_and_hash,
     same_sig,
+    trusted,
     unmoved,
+    writable,
 )
 from app.core.log import log
 from app.core.state import read_json, update_json
@@ -49,6 +49,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from app.core.ledger_look import Look
 
 # the names other modules (and older callers) take from here
 __all__ = ["CONTEXT_BUDGET", "MAIN_AGENT", "RACY_NS", "SUBAGENT", "VERSION", "LedgerFile", "agent_of",
@@ -89,6 +91,27 @@ class LedgerFile:
     def __repr__(self) -> str:
         return (f"LedgerFile({self.path!r}, agent={self.agent!r}, changed={self.changed}, "
                 f"deleted={self.deleted}, told={self.told})")
+
+
+# --- the hash, imported when a file is read (a prompt with nothing changed reads none) ------
+
+
+def fnv1a_64(data: bytes | bytearray | memoryview) -> int:
+    from app.core.fnv import fnv1a_64 as hash_of
+
+    return hash_of(data)
+
+
+def hex64(value: int) -> str:
+    from app.core.fnv import hex64 as shown_as
+
+    return shown_as(value)
+
+
+def c_available() -> bool:
+    from app.core.fnv import c_available as available
+
+    return available()
 
 
 # --- recording an edit (PostToolUse) ------------------------------------------------------
@@ -143,6 +166,8 @@ def record_edit(payload: Mapping[str, Any]) -> bool:
 def record_file(path: str, agent: str, session: str) -> bool:
     """Hash `path` now and make it the newest entry of the ledger; False (logged) if it
     cannot be read. A new edit of a listed file refreshes its entry and forgets what was told."""
+    from app.core.ledger_look import read_and_hash
+
     seen = read_and_hash(path)
     if seen.kind != "file" or seen.hash is None or seen.sig is None:
         why = {"deleted": "missing or not a regular file", "unreadable": "unreadable"}.get(seen.kind, "too large to hash")
@@ -197,7 +222,7 @@ def check_session(session: str) -> list[str]:
     """Check the files last edited by `session`; see `prompt_lines`.
 
     This runs at every prompt, so the common case is made cheap: a file whose stat equals
-    the one its hash was taken with (and was old enough then, see `ledger_look`) and that
+    the one its hash was taken with (and was old enough then, see `ledger_entry`) and that
     holds no told record costs one stat and no read; only the others go through `_judge`."""
     files = files_of(read_json(paths.ledger_file_str(), empty))
     lines: list[str] = []
@@ -244,6 +269,8 @@ def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any]
     known: list[tuple[dict[str, Any], str]] = [(entry, entry["hash"])]
     if told and not told.get("deleted") and isinstance(told.get("hash"), str):
         known.append((told, told["hash"]))
+    from app.core.ledger_look import look
+
     seen = look(path, known)
     fields: dict[str, Any] = {}
     changed = deleted = was_told = tell = False

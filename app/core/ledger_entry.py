@@ -1,4 +1,5 @@
-"""The edit ledger's state file and what an entry must hold before the ledger judges it.
+"""The edit ledger's state file, what an entry must hold before the ledger judges it, and
+when the stat an entry holds still stands for the file's content.
 
 `ledger.json` under CLAUDETTO_HOME is `{"version": 1, "files": {path: entry}}`, the oldest
 edit first. An entry holds `agent`, `session`, `hash` (16 hex digits), the stat its hash was
@@ -6,23 +7,41 @@ taken with (`size`, `mtime_ns`, `ctime_ns`, `inode`, `dev`, and `seen_ns`, when 
 `edited_ns`, and `told`: null, or what the model was told (`{"deleted": true, ...}`, or
 `{"deleted": false, "hash": ..., <the stat it saw>}`).
 
+A file's stat (size, mtime_ns, ctime_ns, inode, device) stands for its content: a program
+can set an mtime back but never a ctime, so a stat equal to the one a hash was taken with
+means the same bytes, and the file is not read again. Except a racy stat: one taken less
+than RACY_NS after the file's own mtime/ctime cannot prove it (a later write in the same
+timestamp tick would leave it equal, git's "racy clean"), so such a file is checked by hash
+until its stat is old enough.
+
 An entry this version cannot trust (a number that is NaN, infinite, negative or a bool, a
 hash that is not 16 hex digits) is skipped and logged, never judged: one bad entry never
 silences the others. It stays in the file (it may be a newer version's) and ages out.
 
 On the hot path of every prompt and edit: it imports only what the hook has loaded anyway.
+A prompt with nothing changed needs this module and `ledger`, nothing more.
 """
 
 from __future__ import annotations
+
+import os
+import stat
 
 from app.core import paths
 from app.core.log import log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 VERSION = 1
+
+# A stat taken less than this after the file's own mtime/ctime cannot prove that the
+# content is unchanged (see the module's doc).
+RACY_NS = 2_000_000_000
+
+SIG_KEYS = ("size", "mtime_ns", "ctime_ns", "inode", "dev")
 
 
 def empty() -> dict[str, Any]:
@@ -138,3 +157,44 @@ def _bad_numbers(record: dict[str, Any], ranges: dict[str, tuple[int, int]]) -> 
         if not low <= value <= high:
             return f"{key} {value} is out of range"
     return None
+
+
+# --- the stat an entry holds --------------------------------------------------------------
+
+
+def unmoved(path: str, entry: Mapping[str, Any]) -> bool:
+    """True when the file's stat now equals the one the entry's hash was taken with, and that
+    one was old enough to trust: the content is the entry's, known without a read. The check
+    each unchanged file costs at every prompt, so it is one stat and one expression."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (st.st_size == entry["size"] and st.st_mtime_ns == entry["mtime_ns"]
+            and st.st_ctime_ns == entry["ctime_ns"] and st.st_ino == entry["inode"]
+            and st.st_dev == entry["dev"] and stat.S_ISREG(st.st_mode)
+            and entry["seen_ns"] - max(entry["mtime_ns"], entry["ctime_ns"]) >= RACY_NS)
+
+
+def sig(st: os.stat_result, seen_ns: int) -> dict[str, int]:
+    """The stat as an entry (or a told record) stores it; `seen_ns` is when it was taken."""
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+        "dev": st.st_dev,
+        "seen_ns": seen_ns,
+    }
+
+
+def same_sig(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in SIG_KEYS)
+
+
+def racy(stored: Mapping[str, Any]) -> bool:
+    """True when the stat was taken too soon after the file's last change to trust it."""
+    try:
+        return int(stored["seen_ns"]) - max(int(stored["mtime_ns"]), int(stored["ctime_ns"])) < RACY_NS
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return True

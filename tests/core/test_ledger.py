@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import ledger, ledger_line, ledger_look, paths
+from app.core import fnv, ledger, ledger_entry, ledger_line, paths
 from tests.support import SandboxEnv, set_mtime
 
 
@@ -23,7 +23,7 @@ RACY_NS = 20_000_000
 @pytest.fixture(autouse=True)
 def short_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stat is trusted 20 ms after the file's last change here (2 s in the product)."""
-    monkeypatch.setattr(ledger_look, "RACY_NS", RACY_NS)
+    monkeypatch.setattr(ledger_entry, "RACY_NS", RACY_NS)
 
 
 def settle() -> None:
@@ -41,13 +41,13 @@ def aged(path: Path, text: str) -> Path:
 def hash_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the files the ledger reads and hashes (the hash itself still runs)."""
     calls: list[int] = []
-    real = ledger_look.fnv1a_64
+    real = fnv.fnv1a_64
 
     def counting(data: bytes) -> int:
         calls.append(len(data))
         return real(data)
 
-    monkeypatch.setattr(ledger_look, "fnv1a_64", counting)
+    monkeypatch.setattr(fnv, "fnv1a_64", counting)
     return calls
 
 
@@ -107,7 +107,7 @@ def test_unmoved_stat_is_not_rehashed(tmp_path: Path, hash_calls: list[int]) -> 
 
 def test_a_fresh_stat_is_checked_by_content(tmp_path: Path, hash_calls: list[int],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ledger_look, "RACY_NS", 2_000_000_000)  # the product's window
+    monkeypatch.setattr(ledger_entry, "RACY_NS", 2_000_000_000)  # the product's window
     f = tmp_path / "new.txt"
     f.write_text("just written\n")  # mtime = now: a same-tick rewrite would not move it
     ledger.record_file(str(f), "main", "s1")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import ledger, paths
-from tests.support import run_hook, set_mtime
+from tests.support import hook_modules, run_hook, set_mtime
 
 SID = "5d1c0a9e-6b7f-4e2a-8c3d-9f0e1a2b3c4d"
 OTHER = "a1b2c3d4-0000-4000-8000-000000000000"
@@ -62,6 +62,23 @@ def test_an_unmoved_stat_is_trusted_without_reading(tmp_path: Path) -> None:
     before = paths.ledger_file().read_bytes()
     assert _prompt(tmp_path) == ""  # a read would have found other bytes than the hash's
     assert paths.ledger_file().read_bytes() == before  # and nothing was written
+
+
+def test_a_prompt_with_nothing_changed_loads_neither_the_read_nor_the_hash(tmp_path: Path) -> None:
+    """The common prompt: the ledger's entries and their stats, no more. A file whose stat
+    moved is what loads the look at the disk and the hash; a change, the line."""
+    f = _old_file(tmp_path / "a.py", "x = 1\n")
+    _edit(f)
+    files = _files()
+    files[str(f)]["seen_ns"] = max(files[str(f)]["mtime_ns"], files[str(f)]["ctime_ns"]) + ledger.RACY_NS
+    _store(files)
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path), "prompt": "go on"}
+    lazy = {"app.core.ledger_look", "app.core.fnv", "app.core.ledger_line", "mmap"}
+    loaded = hook_modules(prompt, tmp_path)
+    assert "app.core.ledger_entry" in loaded and not lazy & loaded
+    f.write_text("x = 2\n")
+    loaded = hook_modules(prompt, tmp_path)
+    assert {"app.core.ledger_look", "app.core.fnv", "app.core.ledger_line"} <= loaded
 
 
 def test_a_stat_taken_too_soon_after_the_change_is_checked_by_content(tmp_path: Path) -> None:
