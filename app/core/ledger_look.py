@@ -110,7 +110,7 @@ def _hash_big(fd: int, size: int) -> str:
         try:
             got = 0
             while got <= size:
-                n = os.preadv(fd, [view[got:]], got)
+                n = os.readv(fd, [view[got:]])
                 if not n:
                     break
                 got += n
