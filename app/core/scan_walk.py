@@ -79,7 +79,10 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
          spread: int | None = None,
          refill: Callable[[list[str]], bool] | None = None) -> Generator[ScanProgress, None, str]:
     """Read the folders on `stack` (and below), depth first. Returns "done", "partial"
-    (budget or limit reached) or "paused" (`pause_at` entries counted, between folders).
+    (budget or limit reached) or "paused" (between folders, once `pause_at` entries are
+    counted, or once a quarter as many folders wait on the stack: each costs an open and a
+    listing whatever it holds, so a wide tree like a node_modules shows it is big before
+    its entries do, and the second reader starts that much sooner).
 
     `spread`: read the shallowest folder first (breadth first) and pause as soon as that many
     folders wait on the stack (pieces for two readers). `refill`: called with the empty
@@ -92,7 +95,7 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
     while True:
         if not stack and (refill is None or not refill(stack)):
             return "done"
-        if pause_at is not None and tally.files + tally.folders >= pause_at:
+        if pause_at is not None and (tally.files + tally.folders >= pause_at or len(stack) >= pause_at // 4):
             return "paused"
         if spread is not None and len(stack) >= spread:
             return "paused"

@@ -157,3 +157,32 @@ def test_a_big_folder_is_listed_a_chunk_at_a_time_with_the_same_answer(
     assert scan(root, parallel=True) == whole
     progress = list(scanner.scan_iter(root, every=100))
     assert len(progress) >= whole.entries // 100 - 1
+
+
+def test_a_wide_tree_gets_its_second_reader_before_its_entries_say_it_is_big(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folders waiting to be read each cost an open and a listing whatever they hold: a
+    folder of many subfolders (a node_modules) is shared out as soon as it is listed."""
+    root = tmp_path / "node_modules"
+    wide = scanner.SPLIT_AFTER // 4 + 10
+    for i in range(wide):  # fewer entries in all than SPLIT_AFTER
+        (root / f"pkg-{i}").mkdir(parents=True)
+    (root / "pkg-3" / "index.js").write_bytes(b"i" * 3000)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counted_fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    one = scan(root, parallel=False)
+    assert forks == [] and one.entries == wide + 2 < scanner.SPLIT_AFTER
+    assert scan(root, parallel=True) == one
+    assert forks == [1]
+    narrow = tmp_path / "narrow"
+    narrow.mkdir()
+    for i in range(wide):  # as many entries, as files: no fork for them
+        (narrow / f"f{i}").write_bytes(b"")
+    assert scan(narrow, parallel=True).entries == wide + 1
+    assert forks == [1]
