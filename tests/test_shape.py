@@ -21,15 +21,11 @@ FUNCTION_MAX = 60
 COMPLEXITY_MAX = 20
 
 #: Over a bound today, being reshaped by their owners.
-STILL_LONG = {"app/core/scanner.py", "app/core/ledger.py"}
-STILL_LONG_FUNCTIONS = {"app/core/scanner.py:_walk", "app/core/scanner.py:_finish_in_two"}
-STILL_COMPLEX = {"app/core/scanner.py:_walk", "app/core/ledger.py:_judge"}
+STILL_LONG: set[str] = set()
+STILL_LONG_FUNCTIONS: set[str] = set()
+STILL_COMPLEX: set[str] = set()
 #: Pairs of files `duplicates` finds a repeated block in, being rebuilt by their owners.
-STILL_REPEATED: set[tuple[str, str]] = {
-    # the screens' detail panes: left for a shared pane widget (noted on the shape issue)
-    ("app/screens/checkouts.py", "app/screens/ledger.py"),
-    ("app/screens/ledger.py", "app/screens/outputs.py"),
-}
+STILL_REPEATED: set[tuple[str, str]] = set()
 
 
 def sources(*tops: str) -> list[Path]:

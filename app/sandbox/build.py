@@ -146,12 +146,13 @@ class _Builder:
         return path
 
     def git(self, cwd: Path, *args: str) -> str:
-        env = {**os.environ, **self.box.env, "GIT_CONFIG_NOSYSTEM": "1",
+        from app.core import git
+
+        env = {**self.box.env, "GIT_CONFIG_NOSYSTEM": "1",
                "GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
                "GIT_COMMITTER_NAME": "Demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
                "GIT_AUTHOR_DATE": "2026-01-05T10:00:00Z", "GIT_COMMITTER_DATE": "2026-01-05T10:00:00Z"}
-        out = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
-        return out.stdout.strip()
+        return git.output(args, cwd=str(cwd), env=env).strip()
 
     def with_env(self, step: Callable[[], None], what: str) -> None:
         """Run a core call with os.environ pointed at the sandbox (the core reads it)."""
