@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import git, paths, sessions, settings, worktrees
 from app.core.bounds import bound
@@ -27,6 +27,15 @@ from app.core.log import log, log_lines, printable
 from app.core.scanner import TreeSize
 from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug
 from app.core.verdict import Reason, Verdict, settled
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from app.core.git import GitWorktree
+
+    #: one worktree on its way: its path, its project's cleanupPeriodDays (s), its judgement
+    #: to come (None: not judged, kept `in_use`)
+    _Judging = tuple[Path, float, Future[worktrees.Judged | None] | None]
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,7 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
     """Each folder or gate log through removal.remove, the next one measured meanwhile (the
     scan's stats and the removal's unlinks overlap); stops between items at the deadline."""
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
     from app.core import scanner
 
@@ -173,44 +182,79 @@ def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> 
     tally.verdicts.append(answer)
 
 
+#: How many worktrees are judged at once: the judgement waits on git (its own processes), so
+#: a few threads keep both cores busy while this process measures temp folders.
+WORKTREE_THREADS = 4
+
+
 def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
-    for project in projects:
-        entries = worktrees.list_worktrees(project)
-        if not entries:
-            continue
-        period = settings.cleanup_period_seconds(project)
-        listing = git.worktree_list(project)
-        removed = 0
-        for path in entries:
-            if run.out_of_time():
+    """Every worktree of each project: judged several at once (`_judge_all`), then removed
+    one at a time, in order, each checked once more by its guard at that moment."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=WORKTREE_THREADS, thread_name_prefix="hygiene-git") as pool:
+        plans = [_judge_all(run, pool, project) for project in projects]
+        for project, listing, judgements in plans:
+            _act_on_worktrees(run, tally, project, listing, judgements)
+            if run.timed_out:
                 break
-            if run.live.unsure:  # a running session we cannot read may be working in any of them
-                tally.kept.append((str(path), "in_use"))
-                continue
-            try:
-                done = worktrees.remove_worktree(path, project, live_cwds=run.live.cwds, period_s=period,
-                                                 dry_run=run.dry_run, budget_s=run.left_s(),
-                                                 session=run.current_session, listing=listing, prune=False)
-            except Exception as exc:  # noqa: BLE001 - one worktree's trouble must not stop the rest
-                log(f"hygiene: worktree {path} not judged: {type(exc).__name__}: {exc}")
-                tally.kept.append((str(path), "not_removed"))
-                continue
-            if done.status == "timeout":  # not started: left as it was
+        pool.shutdown(cancel_futures=True)  # what was not reached stays as it was
+
+
+def _judge_all(run: _Run, pool: ThreadPoolExecutor, project: Path) -> tuple[Path, dict[str, GitWorktree], list[_Judging]]:
+    """The judgement of each worktree of `project` started in `pool`: the project, its git
+    listing, and (path, its period, the judgement to come) for each, in order; no judgement
+    while a running session cannot be read (all are kept, `in_use`)."""
+    entries = worktrees.list_worktrees(project)
+    if not entries:
+        return project, {}, []
+    period = settings.cleanup_period_seconds(project)
+    listing = git.worktree_list(project)
+    cwds = list(run.live.cwds)
+
+    def judge(path: Path) -> worktrees.Judged | None:
+        if run.out_of_time():
+            return None  # not reached
+        return worktrees.judge_removal(path, project, cwds, period, listing, run.left_s())
+
+    return project, listing, [(path, period, None if run.live.unsure else pool.submit(judge, path))
+                              for path in entries]
+
+
+def _act_on_worktrees(run: _Run, tally: _Tally, project: Path, listing: dict[str, GitWorktree],
+                      judgements: list[_Judging]) -> None:
+    """Each judged worktree in order: counted, kept, or removed (its guard asked once more)."""
+    removed = 0
+    for path, period, future in judgements:
+        if future is None:
+            tally.kept.append((str(path), "in_use"))
+            continue
+        try:
+            judged = future.result()
+            if judged is None or run.out_of_time():
                 run.timed_out = True
                 break
-            tally.verdicts.append(done.verdict)
-            removed += done.status == "removed"
-            if done.status in ("removed", "dry_run"):
-                tally.counts["worktrees"] += 1
-                tally.counts["folders"] += 1
-                tally.counts["bytes"] += done.bytes
-                tally.counts["files"] += done.files
-            elif done.verdict.action == "keep":
-                tally.kept.append((str(path), done.verdict.reason))
-        if removed:
-            git.prune_worktrees(project)
-        if run.timed_out:
-            return
+            done = worktrees.remove_worktree(path, project, live_cwds=run.live.cwds, period_s=period,
+                                             dry_run=run.dry_run, session=run.current_session, listing=listing,
+                                             prune=False, judged=judged)
+        except Exception as exc:  # noqa: BLE001 - one worktree's trouble must not stop the rest
+            log(f"hygiene: worktree {path} not judged: {type(exc).__name__}: {exc}")
+            tally.kept.append((str(path), "not_removed"))
+            continue
+        if done.status == "timeout":  # not started: left as it was
+            run.timed_out = True
+            break
+        tally.verdicts.append(done.verdict)
+        removed += done.status == "removed"
+        if done.status in ("removed", "dry_run"):
+            tally.counts["worktrees"] += 1
+            tally.counts["folders"] += 1
+            tally.counts["bytes"] += done.bytes
+            tally.counts["files"] += done.files
+        elif done.verdict.action == "keep":
+            tally.kept.append((str(path), done.verdict.reason))
+    if removed:
+        git.prune_worktrees(project)
 
 
 def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,

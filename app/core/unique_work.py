@@ -20,8 +20,7 @@ forever; a tag made on a local commit almost always sits on a branch that holds 
 
 Git runs through app/core/git.py with an explicit `--git-dir` (and `--work-tree`): a folder
 without its own `.git` can never make git climb to a parent repository, and a folder moved
-aside before its removal is judged where it now is. This module is imported by hook code:
-it imports nothing heavy at the top.
+aside before its removal is judged where it now is.
 """
 
 from __future__ import annotations
@@ -120,9 +119,6 @@ class Repository:
         self.git_dir = git_dir
         self.work_tree = work_tree
         self.kind = kind
-
-    def __repr__(self) -> str:
-        return f"Repository({self.folder!r}, {self.git_dir!r}, {self.work_tree!r}, {self.kind!r})"
 
 
 def locate(folder: str, places: _Places | None = None) -> Repository | None:
@@ -279,8 +275,19 @@ def repo_unmerged(repo: Repository) -> bool:
 def worktree_unmerged(repo: Repository) -> bool:
     """THE worktree rule for a linked worktree: a commit of its HEAD on no branch but its
     own and on no remote. An unborn HEAD counts as unmerged. Raises GitFailed."""
-    own = git(["rev-parse", "--abbrev-ref", "HEAD"], git_dir=repo.git_dir).strip()
-    return unmerged_commit("HEAD", own, git_dir=repo.git_dir)
+    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir)
+
+
+def _own_branch(repo: Repository) -> str:
+    """The branch HEAD names, read from the HEAD file (one git process fewer per worktree a
+    sweep judges); git's answer when it names none (detached, a reftable `.invalid` stub)."""
+    try:
+        name = _read_pointer(os.path.join(repo.git_dir, "HEAD"), "ref: refs/heads/")
+    except GitFailed:
+        name = ""
+    if name and not name.startswith(".") and "\n" not in name:
+        return name
+    return git(["rev-parse", "--abbrev-ref", "HEAD"], git_dir=repo.git_dir).strip()
 
 
 def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = None,
@@ -348,13 +355,6 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
     return None
 
 
-def find_repos(path: str) -> tuple[str, ...]:
-    """The repositories inside `path` (real paths), by one scan of the tree."""
-    from app.core import scanner
-
-    return scanner.scan(path).repos
-
-
 def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None, *,
                 original: str | os.PathLike[str] | None = None) -> Reason | None:
     """Whether removing the folder `path` would lose git work: `dirty`, `unmerged` or
@@ -372,7 +372,9 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
     places = _Places(now, os.path.realpath(os.fspath(original)) if original is not None else None)
     folders = None if repos is None else {places.to_now(os.fspath(r)) for r in repos}
     if folders is None or not all(inside(f, now) for f in folders):
-        folders = set(find_repos(now))  # none given, or spelled for another place: walk
+        from app.core import scanner
+
+        folders = set(scanner.scan(now).repos)  # none given, or spelled for another place: walk
     located: list[Repository] = []
     for folder in sorted(folders):
         if os.path.islink(folder):

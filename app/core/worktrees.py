@@ -197,19 +197,15 @@ class WorktreeRemoval:
     error: str | None = None
 
 
+#: What `judge_removal` answers: the verdict `remove` with the measure, or the answer instead.
+Judged = tuple[Verdict, "TreeSize"] | WorktreeRemoval
+
+
 def remove_worktree(
-    path: str | os.PathLike[str],
-    project: str | os.PathLike[str],
-    *,
-    live_cwds: Iterable[str],
-    period_s: float,
-    dry_run: bool = False,
-    budget_s: float | None = None,
-    session: str | None = None,
-    listing: dict[str, GitWorktree] | None = None,
-    prune: bool = True,
-    spawn: bool = True,
-    asking_session: str | None = None,
+    path: str | os.PathLike[str], project: str | os.PathLike[str], *, live_cwds: Iterable[str],
+    period_s: float, dry_run: bool = False, budget_s: float | None = None, session: str | None = None,
+    listing: dict[str, GitWorktree] | None = None, prune: bool = True, spawn: bool = True,
+    asking_session: str | None = None, judged: Judged | None = None,
     _before_remove: Callable[[str], Any] | None = None,
 ) -> WorktreeRemoval:
     """Judge, measure, then remove through `removal.remove` with `_guard` asked once more
@@ -222,13 +218,15 @@ def remove_worktree(
     `budget_s` runs out while measuring, nothing is touched: status `timeout`. `spawn=False`
     leaves the purge of a big trashed tree to the caller (`removal.spawn_purge()` once).
     `asking_session`: the session that asks for this removal (WorktreeRemove): it holds
-    nothing, its cwd does not count. `_before_remove` is a test seam: called after the
-    judgement, right before the removal."""
+    nothing, its cwd does not count. `judged`: `judge_removal`'s answer, made earlier (a
+    sweep judges several at once); the guard still checks all once moved aside.
+    `_before_remove` is a test seam: called after the judgement, right before the removal."""
     from app.core import removal
 
     cwds = list(live_cwds)
     listing = git.worktree_list(project) if listing is None else listing
-    judged = _judged(path, project, cwds, period_s, listing, budget_s, asking_session)
+    if judged is None:
+        judged = judge_removal(path, project, cwds, period_s, listing, budget_s, asking_session)
     if isinstance(judged, WorktreeRemoval):
         return judged
     measured, size = judged
@@ -252,12 +250,13 @@ def remove_worktree(
     return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
 
 
-def _judged(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds: list[str], period_s: float,
-            listing: dict[str, GitWorktree], budget_s: float | None,
-            asking_session: str | None) -> tuple[Verdict, TreeSize] | WorktreeRemoval:
+def judge_removal(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds: list[str],
+                  period_s: float, listing: dict[str, GitWorktree], budget_s: float | None,
+                  asking_session: str | None = None) -> Judged:
     """The cheap conditions, the measure (within `budget_s`), then the git work judged with
     the repositories the measure found: the verdict `remove` with its size, or what to
-    answer instead (kept, or `timeout`: nothing was touched)."""
+    answer instead (kept, or `timeout`: nothing was touched). A worktree kept by a cheap
+    condition (live, young) is neither measured nor asked about in git: the answer stands."""
     from app.core import scanner
 
     first = _first_checks(path, project, cwds, period_s, None, listing, asking_session)
@@ -266,11 +265,10 @@ def _judged(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds:
     size = scanner.scan(os.path.realpath(path), budget_s=budget_s)
     if size.partial:
         return WorktreeRemoval(str(path), "timeout", replace(first, action="skip", reason="timeout"))
-    verdict = judge_worktree(path, project, live_cwds=cwds, period_s=period_s, listing=listing,
-                             repos=size.repos, asking_session=asking_session)
-    if verdict.action != "remove":
-        return WorktreeRemoval(path=str(path), status="kept", verdict=verdict)
-    return replace(verdict, size=size.disk), size
+    reason = unique_work.unique_work(os.path.realpath(path), size.repos)
+    if reason is not None:
+        return WorktreeRemoval(str(path), "kept", replace(first, action="keep", reason=reason))
+    return replace(first, size=size.disk), size
 
 
 def _guard(real: str, cwds: list[str], repos: tuple[str, ...],

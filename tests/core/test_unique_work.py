@@ -420,3 +420,26 @@ def test_repositories_listed_for_another_place_are_found_by_a_walk(origin: Path,
     assert unique_work.unique_work(moved, listed) == "unmerged"
     assert unique_work.unique_work(moved, listed, original=tmp) == "unmerged"
     assert unique_work.unique_work(moved, ()) is None  # an empty list is taken at its word
+
+
+@pytest.mark.parametrize("branch", ["worktree-agent-a1b2c3d", "feature/login", "v1.0"])
+def test_a_worktree_is_judged_against_every_branch_but_its_own(tmp_path: Path, branch: str) -> None:
+    # Its own branch is read from its HEAD file (no git process): a commit only there is
+    # unmerged, also when a tag has the branch's name (git's short name would be
+    # `heads/<name>` then, which excludes nothing); detached, git is asked as before.
+    repo = make_repo(tmp_path / "repo")
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", branch, str(wt))
+    git(repo, "tag", branch)
+    located = unique_work.locate(str(wt))
+    assert located is not None and located.kind == "worktree"
+    assert unique_work.worktree_unmerged(located) is False  # its commit is main's too
+    commit(wt, "only-here.txt")
+    assert unique_work.worktree_unmerged(located) is True
+    assert unique_work.unique_work(str(wt)) == "unmerged"
+    git(wt, "checkout", "-q", "--detach")
+    assert unique_work.worktree_unmerged(located) is False  # detached: its old branch holds it
+    git(repo, "branch", "-q", "-D", branch)
+    assert unique_work.worktree_unmerged(located) is True  # on no branch at all now
+    git(repo, "branch", "-q", "keep-it", git(wt, "rev-parse", "HEAD"))
+    assert unique_work.worktree_unmerged(located) is False  # another branch holds it
