@@ -228,10 +228,10 @@ def check_session(session: str) -> list[str]:
     lines: list[str] = []
     updates: dict[str, tuple[int, dict[str, Any]]] = {}
     room = CONTEXT_BUDGET
-    # a file unchanged since it was hashed, with nothing told: what `_judge` would say, unread
-    pending = [(path, entry) for path, entry in trusted(files, session)
-               if entry.get("told") is not None or not unmoved(path, entry)]
-    for (path, entry), (judged, fields, tell) in zip(pending, _judge_all(pending), strict=True):
+    for path, entry in trusted(files, session):
+        if entry.get("told") is None and unmoved(path, entry):
+            continue  # unchanged since it was hashed: what `_judge` would say, without a read
+        judged, fields, tell = _judge(path, entry)
         if tell:
             from app.core.ledger_line import change_line, utf16_len
 
@@ -254,41 +254,24 @@ def ledger_files() -> list[LedgerFile]:
     OSError when ledger.json is there but cannot be read (a FIFO in its place, no access):
     the user sees why, not an empty ledger."""
     files = files_of(read_json(paths.ledger_file_str(), empty, strict=True))
-    return [judged for judged, _, _ in _judge_all(trusted(files))]
+    return [_judge(path, entry)[0] for path, entry in trusted(files)]
 
 
-# --- judging the entries ----------------------------------------------------------------------
+# --- judging one entry ----------------------------------------------------------------------
 
 
-def _judge_all(pending: list[tuple[str, dict[str, Any]]]) -> list[tuple[LedgerFile, dict[str, Any], bool]]:
-    """Each entry against the disk (see `_judge`), in order; the files are looked at
-    together (`ledger_look.look_all`), the judging is one after the other."""
-    if not pending:
-        return []
-    from app.core.ledger_look import look_all
+def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any], bool]:
+    """One entry against the disk: (the verdict, the fields to store, whether to tell now).
 
-    told = [_told_of(entry) for _, entry in pending]
-    seen = look_all([(path, _known(entry, t)) for (path, entry), t in zip(pending, told, strict=True)])
-    return [_judge(path, entry, t, s) for (path, entry), t, s in zip(pending, told, seen, strict=True)]
-
-
-def _told_of(entry: dict[str, Any]) -> dict[str, Any] | None:
-    return entry["told"] if isinstance(entry.get("told"), dict) else None
-
-
-def _known(entry: dict[str, Any], told: dict[str, Any] | None) -> list[tuple[dict[str, Any], str]]:
-    """The contents a look may find without reading, each with the stat stored beside it:
-    the one the entry was edited with first, then the one the model was last told of."""
+    The content the entry was edited with is looked for first, then the content the model
+    was last told of: either one, seen with a stat stored beside it, needs no read."""
+    told = entry.get("told") if isinstance(entry.get("told"), dict) else None
     known: list[tuple[dict[str, Any], str]] = [(entry, entry["hash"])]
     if told and not told.get("deleted") and isinstance(told.get("hash"), str):
         known.append((told, told["hash"]))
-    return known
+    from app.core.ledger_look import look
 
-
-def _judge(path: str, entry: dict[str, Any], told: dict[str, Any] | None,
-           seen: Look) -> tuple[LedgerFile, dict[str, Any], bool]:
-    """One entry against what is on disk: (the verdict, the fields to store, whether to
-    tell now)."""
+    seen = look(path, known)
     fields: dict[str, Any] = {}
     changed = deleted = was_told = tell = False
     if seen.kind == "unreadable":

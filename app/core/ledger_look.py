@@ -17,16 +17,11 @@ from app.core.ledger_entry import SIG_KEYS, racy, same_sig, sig
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from _thread import LockType
-    from collections.abc import Callable
     from typing import Any
 
 # Files longer than this are not read on the hot path (about 0.3 s with C, 3 s without).
 MAX_HASH_BYTES_C = 256 * 1024 * 1024
 MAX_HASH_BYTES_PY = 32 * 1024 * 1024
-
-# Files read at the same time by one look at several (see `look_all`).
-LOOK_THREADS = 4
 
 # From this length a file is read into anonymous memory in 2 MiB pages rather than into a
 # bytes object of 4 KiB pages: for 10 MB, ~3 ms less of the ~5 ms the read costs besides the
@@ -51,71 +46,6 @@ _UNREADABLE = Look("unreadable", None, None, False)
 
 
 # --- the look ---------------------------------------------------------------------------------
-
-
-def look_all(jobs: list[tuple[str, list[tuple[dict[str, Any], str]]]]) -> list[Look]:
-    """`look(path, known)` of each job, in order, several at once: the C hash lets go of
-    the GIL, so ten changed 1 MiB files take the time of five on two cores. At most
-    LOOK_THREADS files are read at a time (each read holds its whole file in memory).
-    An exception of one look is raised here, after the others finished."""
-    threads = min(_cores(), LOOK_THREADS, len(jobs))
-    if threads < 2:
-        return [look(path, known) for path, known in jobs]
-    import _thread  # built in and loaded at start: `threading` would cost ~1 ms
-
-    results: list[Look | BaseException | None] = [None] * len(jobs)
-    todo = iter(range(len(jobs)))
-    taking = _thread.allocate_lock()
-
-    def work() -> None:
-        while True:
-            with taking:
-                i = next(todo, None)
-            if i is None:
-                return
-            try:
-                results[i] = look(*jobs[i])
-            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
-                results[i] = exc
-
-    finished = [_start(work) for _ in range(threads - 1)]
-    work()
-    for done in finished:
-        if done is not None:
-            done.acquire()
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return [result for result in results if isinstance(result, Look)]
-
-
-def _start(work: Callable[[], None]) -> LockType | None:
-    """Run `work` in a new thread; a lock that is released when it is done, or None when
-    no thread could be started (the caller's own thread does the work then)."""
-    import _thread
-
-    done = _thread.allocate_lock()
-    done.acquire()
-
-    def run() -> None:
-        try:
-            work()
-        finally:
-            done.release()
-
-    try:
-        _thread.start_new_thread(run, ())
-    except RuntimeError:  # no thread to be had (a limit): fewer hands, same work
-        done.release()
-        return None
-    return done
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # macOS has no affinity
-        return os.cpu_count() or 1
 
 
 def look(path: str, known: list[tuple[dict[str, Any], str]]) -> Look:

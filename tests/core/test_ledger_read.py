@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -49,48 +48,3 @@ def test_a_file_that_holds_more_than_its_stat_said_is_hashed_whole(monkeypatch: 
     assert whole
     monkeypatch.setattr(ledger_look, "BIG_READ_BYTES", 0)
     assert content_hash("/proc/self/cmdline") == expected(whole)
-
-
-def _jobs(tmp_path: Path) -> list[tuple[str, list[tuple[dict[str, Any], str]]]]:
-    """Files in every state a look can find, each with what the ledger knew of it."""
-    jobs: list[tuple[str, list[tuple[dict[str, Any], str]]]] = []
-    for i in range(12):
-        f = tmp_path / f"f{i:02}.bin"
-        f.write_bytes(bytes([i]) * (70_000 + i))  # long enough for the C hash, where it is
-        known: list[tuple[dict[str, Any], str]] = []
-        if i % 4 == 1:  # unchanged, its stat old enough: known without a read
-            os.utime(f, (1_000_000_000, 1_000_000_000))
-            seen = ledger_look.read_and_hash(str(f))
-            assert seen.sig is not None and seen.hash is not None
-            known = [(seen.sig, seen.hash)]
-        elif i % 4 == 2:
-            f.unlink()
-        elif i % 4 == 3:
-            f.unlink()
-            f.mkdir()
-        jobs.append((str(f), known))
-    return jobs
-
-
-@pytest.fixture
-def four_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Several threads look, whatever this machine has."""
-    monkeypatch.setattr(ledger_look, "_cores", lambda: 4)
-
-
-@pytest.mark.usefixtures("four_cores")
-def test_looking_at_many_files_at_once_finds_what_one_by_one_finds(tmp_path: Path) -> None:
-    jobs = _jobs(tmp_path)
-    one_by_one = [ledger_look.look(path, known) for path, known in jobs]
-    together = ledger_look.look_all(jobs)
-    assert [(s.kind, s.hash, s.fresh) for s in together] == [(s.kind, s.hash, s.fresh) for s in one_by_one]
-    assert {s.kind for s in together} == {"file", "deleted"} and sum(not s.fresh for s in together) > 3
-    assert [s.hash for s in together[0::4]] == [expected(Path(p).read_bytes()) for p, _ in jobs[0::4]]
-
-
-@pytest.mark.usefixtures("four_cores")
-def test_a_look_that_fails_fails_the_whole_look_after_the_others(tmp_path: Path) -> None:
-    jobs = _jobs(tmp_path)
-    broken: list[tuple[Any, list[tuple[dict[str, Any], str]]]] = [*jobs[:5], (None, []), *jobs[5:]]
-    with pytest.raises(TypeError):
-        ledger_look.look_all(broken)
