@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
-from app.core import ledger, paths
+import pytest
+
+from app.core import ledger, ledger_entry, paths
 from app.data.ledger import Stat, read_ledger
 from tests.support import set_mtime
 
@@ -59,3 +62,21 @@ def test_the_stat_comes_from_the_entry_that_was_judged(tmp_path: Path) -> None:
     assert [r.file.path for r in rows] == [str(good)]
     assert rows[0].before == Stat(os.path.getsize(good), 1_500_000_000.0)
     assert rows[0].file.changed is False  # same content: only its stat moved
+
+
+def test_after_a_touch_the_row_shows_the_stat_the_ledger_took_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt that finds the edited content under a new stat keeps that stat (so it reads
+    the file no more); the row's stat at the edit is then that one, and nothing changed."""
+    monkeypatch.setattr(ledger_entry, "RACY_NS", 20_000_000)
+    f = tmp_path / "touched.py"
+    f.write_text("z = 3\n")
+    set_mtime(f, 3600)
+    assert ledger.record_file(str(f), "main", SID)
+    set_mtime(f, 60)  # a touch: the same bytes
+    time.sleep(0.05)  # past the racy window of the touch's ctime
+    assert ledger.check_session(SID) == []
+    (row,) = read_ledger()
+    assert not row.file.changed
+    now = f.stat()
+    assert row.before == Stat(now.st_size, now.st_mtime_ns / 1e9)
+    assert row.after == Stat(now.st_size, now.st_mtime)
