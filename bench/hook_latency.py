@@ -98,7 +98,8 @@ def main() -> None:
                 {**common, "hook_event_name": "UserPromptSubmit", "prompt": "Please refactor the parser."}).encode(),
             "PostToolUse Write (small file)": json.dumps(
                 {**common, "hook_event_name": "PostToolUse", "tool_name": "Write",
-                 "tool_input": {"file_path": small, "content": "# notes\n"}, "tool_response": {}}).encode(),
+                 "tool_input": {"file_path": small, "content": "# notes\n"},
+                 "tool_response": {"type": "create", "filePath": small}}).encode(),
         }
         data = build_plugin_env(base, env)
         plugin_python = os.path.join(data, "venv", "bin", "python")
@@ -122,6 +123,12 @@ def main() -> None:
                 times.setdefault(bare, []).append(run_once(command, b"", env, project))
             for route, event, command, e, payload, _bare in cases:
                 times.setdefault(f"{route}|{event}", []).append(run_once(command, payload, e, project))
+
+        # the Write case is the one that records: the file is fresh (its ctime within the
+        # Write's default window), so each run rewrites the session's records file
+        records = os.path.join(env["CLAUDETTO_HOME"], "gc", f"{common['session_id']}.json")
+        if not os.path.exists(records):
+            print(f"hook_latency: WARNING: no GC record was written ({records})", file=sys.stderr)
 
         def med(key: str, i: int) -> float:
             return statistics.median(t[i] for t in times[key])
