@@ -190,17 +190,19 @@ def checkout_dirty(repo: Repository) -> bool:
     Raises GitFailed."""
     if repo.work_tree is None:
         return False
-    return _status_dirty(repo) or _secret_ignored(repo) or _hidden_from_status(repo)
+    status = _status(repo)
+    # git status lists every ignored file (or a folder holding them): none, no secret either
+    return status == "dirty" or (status == "ignored" and _secret_ignored(repo)) or _hidden_from_status(repo)
 
 
-def _status_dirty(repo: Repository) -> bool:
+def _status(repo: Repository) -> str:
+    """`dirty`; else `ignored` when git status lists ignored entries (all regenerable); else ""."""
     assert repo.work_tree is not None
-    # A submodule's own files are judged with the submodule (it is a repository found in the
-    # walk); here only its recorded commit counts. Git could not look inside it anyway once
-    # the folder is moved aside: a submodule's `.git` names its git dir by a relative path.
+    # A submodule's own files are judged with the submodule (a repository the walk found); here
+    # only its recorded commit counts (once moved aside, git could not look inside it anyway).
     out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
                "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    items = out.split("\0")
+    items, ignored = out.split("\0"), ""
     i = 0
     while i < len(items):
         item = items[i]
@@ -211,8 +213,9 @@ def _status_dirty(repo: Repository) -> bool:
         if code[0] in "RC":
             i += 1  # a rename's source path follows
         if code != "!!" or not ignored_ok(repo.work_tree, entry):
-            return True
-    return False
+            return "dirty"
+        ignored = "ignored"
+    return ignored
 
 
 def ignored_ok(work_tree: str, entry: str) -> bool:
@@ -341,14 +344,10 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
     except GitFailed:
         return "dirty"
     try:
-        if repo.kind == "worktree":
-            if worktree_unmerged(repo):
-                return "unmerged"
-        elif repo_unmerged(repo):
-            return "unmerged"
+        unmerged = worktree_unmerged(repo) if repo.kind == "worktree" else repo_unmerged(repo)
     except GitFailed:
-        return "unmerged"
-    if repo.kind != "worktree" and worktrees_elsewhere(repo, places):
+        unmerged = True
+    if unmerged or (repo.kind != "worktree" and worktrees_elsewhere(repo, places)):
         return "unmerged"
     if locked(repo):
         return "not_removed"

@@ -137,3 +137,32 @@ def test_a_deadline_reached_while_judging_leaves_the_rest_as_it_was(
     assert gone == made[:len(gone)] and report.worktrees == len(gone) < len(made)
     for path in made[len(gone):]:
         assert (path / ".git").is_file() and git(path, "status", "--porcelain") == ""
+
+
+def secret_listings(log: Path) -> list[str]:
+    return [args for what, _pid, args in calls(log) if what == "start" and " --others " in f" {args} "]
+
+
+def test_the_secret_listing_runs_only_when_git_status_shows_ignored_entries(
+        tmp_path: Path, sandbox: SandboxEnv, git_calls: Path) -> None:
+    from app.core.unique_work import unique_work
+
+    repo = make_repo(tmp_path / "repo", files={"README.md": "hi\n", ".gitignore": "node_modules/\n"})
+    plain = add_worktree(repo, "plain")
+    git_calls.unlink(missing_ok=True)
+    assert unique_work(plain) is None
+    assert secret_listings(git_calls) == []  # nothing ignored at all: no secret to look for
+    # ignored, regenerable, and a secret inside: git status shows the folder, the listing runs
+    (plain / "node_modules" / "pkg").mkdir(parents=True)
+    (plain / "node_modules" / "pkg" / "index.js").write_text("x\n")
+    assert unique_work(plain) is None and len(secret_listings(git_calls)) == 1
+    (plain / "node_modules" / ".env").write_text("TOKEN=1\n")
+    assert unique_work(plain) == "dirty"
+    # ignored by the repository's own exclude file, not by .gitignore: shown the same way
+    excluded = add_worktree(repo, "excluded")
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+    exclude.write_text("build/\n")
+    (excluded / "build" / "keys").mkdir(parents=True)
+    (excluded / "build" / "keys" / "deploy.pem").write_text("-----BEGIN-----\n")
+    assert unique_work(excluded) == "dirty"
