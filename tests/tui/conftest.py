@@ -1,18 +1,38 @@
-"""TUI tests run on the sandbox builder's environment, with the clock frozen at build time."""
+"""TUI tests run on the sandbox builder's environment, with the clock frozen at build time.
+
+The sandbox is built once per worker and copied for each test (`cp -a`: the same folders,
+files, git repositories, worktrees, links and mtimes), at the one path it was built at, so
+every absolute path inside it (git's worktree links, session files, records, the ledger,
+the checkout registry, the slugs of project folders) holds as built. Only its live sessions
+are made anew for each test: real processes, named by session files as the builder writes
+them. A test may change its copy as it likes; the next test gets a fresh one.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from itertools import count
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.core.bounds import DEFAULTS
+from app.core.sessions import proc_start_time
 from app.sandbox import Sandbox, build_sandbox
+from app.sandbox.build import _Builder
+from app.sandbox.content import CHILD, growing_output
+from tests.support import make_sandbox
 
 # the key of each screen (app/tui.py SCREENS)
 KEYS = {"overview": "1", "sessions": "2", "outputs": "3", "checkouts": "4", "ledger": "5", "memory": "6"}
+SCALE = 0.25
 
 
 def point_at(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -21,10 +41,68 @@ def point_at(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(box.home)
 
 
+@dataclass(frozen=True)
+class Pristine:
+    """The built sandbox (its children ended), kept aside as `saved`; each test's copy goes
+    back to `box.root`, the path it was built at. `live` lists its live sessions' pids, in
+    the builder's order."""
+
+    box: Sandbox
+    saved: Path
+    live: tuple[int, ...]
+
+
+@pytest.fixture(scope="session")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
+    base = tmp_path_factory.mktemp("tui-box")
+    with pytest.MonkeyPatch.context() as monkeypatch:  # built in what a test's sandbox gives it
+        _env, variables = make_sandbox(base / "sb")
+        for name, value in variables.items():
+            monkeypatch.setenv(name, value)
+        for name in [*(f"CLAUDETTO_{bound}" for bound in DEFAULTS), "CLAUDE_PLUGIN_DATA", "CLAUDETTO_PYTHON"]:
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.chdir(base)
+        built = build_sandbox(base / "box", scale=SCALE)
+    live = tuple(child.pid for child in built.children)
+    built.close()
+    saved = base / "pristine"
+    os.rename(built.root, saved)
+    return Pristine(built, saved, live)
+
+
+_USED = count()
+
+
+def fresh_copy(pristine: Pristine) -> Sandbox:
+    """A copy of the pristine sandbox at its own path, with live sessions of its own: a real
+    process for each, and its session file renamed and rewritten for it."""
+    root = pristine.box.root
+    if os.path.lexists(root):  # the last test's copy: set aside (pytest removes its basetemp)
+        os.rename(root, root.with_name(f"used-{next(_USED)}"))
+    subprocess.run(["cp", "-a", str(pristine.saved), str(root)], check=True)
+    box = replace(pristine.box, env=dict(pristine.box.env), children=[], notes=list(pristine.box.notes))
+    sessions = box.config / "sessions"
+    try:
+        builder = _Builder(box, SCALE)
+        for old_pid in pristine.live:
+            old = sessions / f"{old_pid}.json"
+            record = json.loads(old.read_text(encoding="utf-8"))
+            old.unlink()  # first: the new process may have the old one's pid
+            child = subprocess.Popen([sys.executable, "-c", CHILD, *growing_output(builder, record["sessionId"])],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            box.children.append(child)
+            record.update(pid=child.pid, procStart=proc_start_time(child.pid))
+            (sessions / f"{child.pid}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+    except BaseException:
+        box.close()
+        raise
+    return box
+
+
 @pytest.fixture
-def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+def box(pristine: Pristine, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     """A sandbox with real live processes, pointed at by the environment."""
-    sandbox = build_sandbox(tmp_path / "box", scale=0.25)
+    sandbox = fresh_copy(pristine)
     point_at(sandbox, monkeypatch)
     try:
         yield sandbox

@@ -140,8 +140,13 @@ async def test_index_drift_strikes_the_dangling_line(box: Sandbox) -> None:
         screen = app.screen
         unlisted = next(k for k, f in screen.findings.items() if f.kind == "index_unlisted_file")  # type: ignore[attr-defined]
         assert findings.move_to(unlisted)
-        await pilot.press("i")
-        await wait_for(pilot, lambda: any("- [Old notes](old-notes.md) — unlisted" in n for n in notes(app)))
+        before = index.read_text()
+        await pilot.press("i")  # asks with the line it would add; no leaves the index alone
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "- [Old notes](old-notes.md) — unlisted" in str(app.screen.query_one("#body").render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert index.read_text() == before
         gone = next(k for k, f in screen.findings.items() if f.kind == "index_missing_file")  # type: ignore[attr-defined]
         assert findings.move_to(gone)
         await pilot.press("i")
