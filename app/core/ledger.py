@@ -196,7 +196,7 @@ def record_file(path: str, agent: str, session: str) -> bool:
             log(f"ledger: {oldest} left the ledger (LEDGER_MAX_FILES={limit})")
         return current
 
-    update_json(paths.ledger_file_str(), change, empty)
+    update_json(paths.ledger_file_str(), change, empty, durable=False)
     return True
 
 
@@ -336,6 +336,6 @@ def _apply(updates: dict[str, tuple[int, dict[str, Any]]]) -> None:
         return current
 
     try:
-        update_json(paths.ledger_file_str(), change, empty)
+        update_json(paths.ledger_file_str(), change, empty, durable=False)
     except OSError as exc:  # the lines still go out; the next prompt may repeat them
         log(f"ledger: could not store what was told: {type(exc).__name__}: {exc}")

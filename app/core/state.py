@@ -183,20 +183,22 @@ def move_aside(name: str, why: str) -> None:
         log(f"state: {name} is corrupt: {why}; could not move it aside: {exc}")
 
 
-def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
-    """Write `data` to `path` through a temp file in the same folder, fsync, rename."""
+def write_json_atomic(path: str | os.PathLike[str], data: Any, *, durable: bool = True) -> None:
+    """Write `data` to `path` through a temp file in the same folder, fsync (unless not
+    `durable`), rename."""
     # ASCII: lone surrogates (non-UTF-8 path bytes) as escapes; NaN and infinities as json
     # writes them, so a bad number that was read is kept for its reader to judge, and it
     # never makes every later write of the file fail
-    write_atomic(path, fastjson.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii"))
+    write_atomic(path, fastjson.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii"), durable=durable)
 
 
 def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o600,
-                 before_replace: Callable[[], None] | None = None) -> None:
+                 before_replace: Callable[[], None] | None = None, durable: bool = True) -> None:
     """Replace `path` by `payload`: a temp file in the same folder with `mode`, fsynced,
     renamed over it, so a reader sees the old file or the new one, never half of one.
     `before_replace` may still refuse (raise) once the temp file is written: then nothing
-    is replaced. The temp file never outlives a failure."""
+    is replaced. The temp file never outlives a failure. Not `durable`: no fsync; the rename
+    is still atomic against a killed process, but a power cut may lose the new content."""
     name = os.fspath(path)
     folder, base = os.path.split(name)
     os.makedirs(folder, exist_ok=True)
@@ -209,7 +211,8 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o
             view = memoryview(payload)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if before_replace is not None:
@@ -263,7 +266,8 @@ class locked:  # noqa: N801 - used like a function: `with locked(path):`
             self.fd = -1
 
 
-def update_json(path: str | os.PathLike[str], change: Callable[[Any], Any], default: Callable[[], Any]) -> Any:
+def update_json(path: str | os.PathLike[str], change: Callable[[Any], Any], default: Callable[[], Any], *,
+                durable: bool = True) -> Any:
     """Read, change and write one state file under its lock; returns the written data.
 
     `change` gets the current data (or `default()`) and returns the new data; returning the
@@ -276,7 +280,7 @@ def update_json(path: str | os.PathLike[str], change: Callable[[Any], Any], defa
         try:
             with locked(path):
                 data = change(_read_for_update(os.fspath(path), default))
-                write_json_atomic(path, data)
+                write_json_atomic(path, data, durable=durable)
                 return data
         except StateBusy as exc:
             last = exc
