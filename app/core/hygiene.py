@@ -201,7 +201,8 @@ def _worktrees(run: _Run, tally: _Tally, projects: list[Path]) -> None:
         pool.shutdown(cancel_futures=True)  # what was not reached stays as it was
 
 
-def _judge_all(run: _Run, pool: ThreadPoolExecutor, project: Path) -> tuple[Path, dict[str, GitWorktree], list[_Judging]]:
+def _judge_all(run: _Run, pool: ThreadPoolExecutor,
+               project: Path) -> tuple[Path, dict[str, GitWorktree], list[_Judging]]:
     """The judgement of each worktree of `project` started in `pool`: the project, its git
     listing, and (path, its period, the judgement to come) for each, in order; no judgement
     while a running session cannot be read (all are kept, `in_use`)."""
