@@ -18,12 +18,6 @@ from app.core.fastjson import dumps
 CONTEXT_CAP = 9_000
 
 
-def utf16_len(text: str) -> int:
-    """The length of `text` as Claude (JavaScript) counts it: a character outside the Basic
-    Multilingual Plane (most emoji) is a surrogate pair, two units."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _closing_line(left_out: int) -> str:
     return f"(claudetto: {left_out} more line{'s' if left_out != 1 else ''} left out)"
 
@@ -35,7 +29,11 @@ def cap_context(text: str, cap: int = CONTEXT_CAP) -> str:
     A first line longer than the cap on its own is cut inside (at a character, never
     between the halves of a surrogate pair) and counted among the lines left out."""
     # Each character is one or two units: text short enough in characters needs no count.
-    if len(text) * 2 < cap or utf16_len(text) < cap:
+    if len(text) * 2 < cap:
+        return text
+    from app.core.ledger_line import utf16_len  # the one count of UTF-16 units, as Claude counts
+
+    if utf16_len(text) < cap:
         return text
     lines = text.split("\n")
     # Room for the closing line, sized for the largest count it can name.

@@ -394,7 +394,8 @@ def test_session_start_context_shows_ten_findings_and_the_count_of_the_rest(repo
 
 
 def test_session_start_context_stays_under_the_cap_whatever_the_tokens(repo: Path, sandbox: SandboxEnv) -> None:
-    from hooks.output import CONTEXT_CAP, utf16_len
+    from app.core.ledger_line import utf16_len
+    from hooks.output import CONTEXT_CAP
 
     long = "😀" * 3000
     write_memory(repo, {"notes.md": "".join(f"- `src/{long}{i}.py`\n" for i in range(12))})

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks.output import CONTEXT_CAP, cap_context, utf16_len
+from app.core.ledger_line import utf16_len
+from hooks.output import CONTEXT_CAP, cap_context
 from tests.support import SandboxEnv, run_hook
 
 SID = "7d1e0c55-3b7a-4a9e-8f0e-2c4b6a8d9e10"
