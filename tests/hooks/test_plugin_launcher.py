@@ -1,7 +1,8 @@
 """The plugin as Claude runs it: every command of hooks/hooks.json through `sh -c`, with
 CLAUDE_PLUGIN_ROOT a clean clone of the repository and CLAUDE_PLUGIN_DATA an empty folder,
 and no claudetto variable but the sandbox's. The environment is really built (a venv and a
-real `pip install` of the clone), so the slowest test here takes about a minute.
+real `pip install` of the clone): on first use, and again for a new version, in two tests that
+can run side by side (about 15 s each).
 
 And the manifests, checked against the shapes Claude Code reads (CLAUDE_CODE_FACTS, the
 plugin and marketplace references)."""
@@ -88,6 +89,30 @@ def wait_for_builder_to_end(data: Path) -> None:
         finally:
             os.close(fd)
     pytest.fail("a build kept running")
+
+
+def stop_builder(data: Path) -> None:
+    """End the build that holds DATA/build.lock, with all it started (it leads its own
+    session): the holder is found in /proc/locks by the lock file's inode, and is only
+    ended when it is the builder of this data folder."""
+    import signal
+
+    inode = os.stat(data / "build.lock").st_ino
+    try:
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return  # no lock table to read: the build runs to its end
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK" or "->" in fields or int(fields[5].split(":")[-1]) != inode:
+            continue
+        pid = int(fields[4])
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if os.getpgid(pid) == pid and b"--build" in command and os.fsencode(data) in command:
+                os.killpg(pid, signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass  # ended meanwhile
 
 
 def base(sandbox: SandboxEnv, cwd: Path, event: str, session: str = "s-plugin", **fields: object) -> dict:
@@ -182,7 +207,35 @@ def test_every_hook_command_works_from_a_clean_clone_with_nothing_set(sandbox: S
     assert written.exists()
     assert not (state / "plugin").exists()  # it found the environment the hooks built
 
-    # A new plugin version: the old environment is not used; it is rebuilt, and said so.
+
+
+def test_a_new_plugin_version_rebuilds_the_environment(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The environment of the version before is used while the version is the same; a new
+    version does not use it: it is rebuilt (for real), the session is told, and only the new
+    one is left. The old one stands in as the launcher sees a built environment: a venv (no
+    pip: nothing is installed in it; the entry names the clone) with its `claudetto-entry`."""
+    from app.core.setup import entry_code
+
+    root = clean_clone(tmp_path)
+    data = tmp_path / "plugin-data"
+    data.mkdir()
+    env = plugin_env(root, data)
+    project = make_repo(tmp_path / "project")
+    version = json.loads((root / ".claude-plugin" / "plugin.json").read_text())["version"]
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(data / "venv")], check=True)
+    (data / "venv" / "claudetto-entry").write_text(f"{version} {entry_code(str(root))}\n")
+    (prompt,) = hook_commands(root)["UserPromptSubmit"]
+    (post,) = hook_commands(root)["PostToolUse"]
+
+    written = sandbox.user_tmp / "before.md"
+    written.write_text("# before\n")
+    result, _ = sh(post, base(sandbox, project, "PostToolUse", tool_name="Write",
+                              tool_input={"file_path": str(written), "content": "# before\n"},
+                              tool_response={}), env, project)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    records = json.loads((sandbox.home / ".claudetto" / "gc" / "s-plugin.json").read_text())["records"]
+    assert [r["path"] for r in records if r["kind"] == "scratch"] == [str(written)]  # it ran there
+
     manifest = root / ".claude-plugin" / "plugin.json"
     manifest.write_text(manifest.read_text().replace(f'"version": "{version}"', '"version": "0.1.1-test"'))
     result, _ = sh(prompt, base(sandbox, project, "UserPromptSubmit", prompt="hi", session="s-new"), env, project)
@@ -190,6 +243,7 @@ def test_every_hook_command_works_from_a_clean_clone_with_nothing_set(sandbox: S
     wait_for_build(data, "0.1.1-test")
     wait_for_builder_to_end(data)
     assert sorted(p.name for p in data.iterdir() if p.name.startswith("venv")) == ["venv"]
+    assert (data / "venv" / "bin" / "pip").exists()  # the new one, built by pip
 
 
 def fake_path_without_python(tmp_path: Path, old_python: bool) -> str:
@@ -278,6 +332,7 @@ def test_a_failed_build_is_retried_later_not_on_every_call(sandbox: SandboxEnv, 
     while (data / "build.log").stat().st_mtime_ns == first_log and time.monotonic() < deadline:
         time.sleep(0.2)
     assert (data / "build.log").stat().st_mtime_ns != first_log
+    stop_builder(data)  # it started again: that is all there is to see; it would fail as before
     wait_for_builder_to_end(data)
 
 
