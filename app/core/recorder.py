@@ -194,7 +194,10 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str,
 
     from app.core.state import update_json
 
-    update_json(paths.gc_records_file_str(session), change, lambda: {"session": session, "records": []})
+    # no fsync (docs/gc.md): a power cut can lose records, and a lost record only keeps its
+    # output on disk; the rename still never leaves half a file to a killed process
+    update_json(paths.gc_records_file_str(session), change, lambda: {"session": session, "records": []},
+                durable=False)
 
 
 def normal_records(data: Any, session: str) -> dict[str, Any]:

@@ -194,3 +194,30 @@ def test_the_write_hook_loads_no_ctypes(sandbox: SandboxEnv, tmp_path: Path) -> 
     loaded = hook_modules(payload, tmp_path)
     assert "app.core.recorder" in loaded and len(raw_records()) == 1  # it did run and record
     assert {m for m in loaded if m.split(".")[0] in {"ctypes", "_ctypes"}} == set()
+
+
+def test_the_write_hook_records_without_an_fsync(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    # A lost record only keeps its output on disk (docs/gc.md): the hook does not pay for a
+    # power cut's safety on every Write. The rename still replaces the file whole.
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    made = user_tmp(sandbox) / "synced.md"
+    made.write_text("x")
+    payload = {"hook_event_name": "PostToolUse", "session_id": SESSION, "cwd": str(tmp_path), "tool_name": "Write",
+               "tool_input": {"file_path": str(made), "content": "x"}, "tool_response": {"type": "create"},
+               "duration_ms": 20}
+    trace = tmp_path / "trace.txt"
+    done = subprocess.run(["strace", "-f", "-o", str(trace), "-e", "trace=fsync,fdatasync,rename,renameat,renameat2",
+                           sys.executable, "-P", "-m", "hooks"], input=json.dumps(payload).encode(),
+                          capture_output=True, cwd=tmp_path, check=False)
+    if done.returncode != 0 and "ptrace" in done.stderr.decode(errors="replace").lower():
+        pytest.skip("ptrace is not allowed here")
+    assert done.returncode == 0
+    assert [r["path"] for r in raw_records()] == [str(made)]
+    calls = trace.read_text()
+    assert f"{SESSION}.json" in calls  # the records file was renamed into place
+    assert "fsync(" not in calls and "fdatasync(" not in calls
