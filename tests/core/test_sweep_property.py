@@ -39,6 +39,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,13 +181,54 @@ def _diff(before: dict[str, tuple[Any, ...]], after: dict[str, tuple[Any, ...]])
 
 
 def reachable(git_dir: Path) -> set[str]:
-    """Every commit a repository keeps: reachable from any ref or worktree HEAD, or stashed."""
+    """Every commit a repository keeps: reachable from any ref or worktree HEAD, or stashed.
+    Asked of git once for each state of the repository's refs and objects (see _git_state):
+    most repositories are asked before and after every sweep, and most sweeps leave them be."""
+    state = _git_state(git_dir)
+    known = _REACHABLE.get(os.fspath(git_dir))
+    if state is not None and known is not None and known[0] == state:
+        return set(known[1])
     out = subprocess.run(["git", f"--git-dir={git_dir}", "rev-list", "--all"], capture_output=True,
                          text=True, check=True).stdout.split()
     if (git_dir / "refs" / "stash").exists():
         out += subprocess.run(["git", f"--git-dir={git_dir}", "log", "-g", "--format=%H", "refs/stash"],
                               capture_output=True, text=True, check=True).stdout.split()
+    if state is not None:
+        _REACHABLE[os.fspath(git_dir)] = (state, frozenset(out))
     return set(out)
+
+
+_REACHABLE: dict[str, tuple[tuple[Any, ...], frozenset[str]]] = {}
+_RACY_NS = 20_000_000  # a change this close to the look may share its timestamps: not trusted
+
+
+def _git_state(git_dir: Path) -> tuple[Any, ...] | None:
+    """What `rev-list --all` depends on, as stats: HEAD, packed-refs, every file under refs/
+    and objects/, each linked worktree's HEAD, the stash's log. Git replaces these files (a
+    new inode) or adds new ones, and any write changes a file's ctime; None when a file
+    changed too recently for its stat to be trusted, or the repository is not readable."""
+    found: list[tuple[Any, ...]] = []
+    try:
+        names = ["HEAD", "packed-refs", "logs/refs/stash"]
+        names += [f"worktrees/{w}/HEAD" for w in sorted(os.listdir(git_dir / "worktrees"))] \
+            if (git_dir / "worktrees").is_dir() else []
+        for top in ("refs", "objects"):
+            for folder, dirs, files in os.walk(git_dir / top):
+                dirs.sort()
+                names += [os.path.relpath(os.path.join(folder, f), git_dir) for f in sorted(files)]
+        for name in names:
+            try:
+                st_ = os.lstat(git_dir / name)
+            except FileNotFoundError:
+                found.append((name,))
+                continue
+            found.append((name, st_.st_ino, st_.st_size, st_.st_mtime_ns, st_.st_ctime_ns))
+    except OSError:
+        return None
+    now = time.time_ns()
+    if any(len(entry) > 1 and now - max(entry[3], entry[4]) < _RACY_NS for entry in found):
+        return None
+    return tuple(found)
 
 
 def _files_under(path: Path) -> list[str]:
