@@ -1,4 +1,4 @@
-"""One walk per tree per sweep (issue 17 target 4), whole commands against `du` of the same
+"""One walk per tree per sweep, whole commands against `du` of the same
 folders, for both install routes (bench/routes.py):
 
   gc     `claudetto gc --dry-run --json` with one recorded temp folder of 200,000 files (a

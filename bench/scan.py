@@ -1,6 +1,6 @@
 """Scanner wall time against `du -sb` on a node_modules-like tree, and its peak memory, for
-both install routes (bench/routes.py; issue 17 target 5: 0.7x `du -sb` or less on 200,000
-files, warm cache; peak memory under 100 MB per million entries).
+both install routes (bench/routes.py; the targets: 0.7x `du -sb` or less on 200,000 files,
+warm cache; peak memory under 100 MB per million entries).
 
     .venv/bin/python bench/scan.py            # 200,000 files in 20,000 folders
     CLAUDETTO_BENCH_FILES=20000 .venv/bin/python bench/scan.py   # smaller
@@ -10,7 +10,8 @@ The tree is built under a temp folder (TMPDIR) and removed at the end. Each scan
 process of the route's interpreter that times `scanner.scan` itself (the interpreter's start
 is not the scanner's); `du -sb` is timed as a whole command (its start is ~1 ms). Warm cache;
 the sides take turns; best and median of RUNS. The one-process scan is shown too: what the
-second reader buys.
+second reader buys. The load average is printed before and after: two readers on two cores
+need both cores, so other work on the machine shows in their wall time first.
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ def build_tree(top: str, files: int = FILES) -> tuple[int, int]:
     return made_files, made_folders
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def du(top: str) -> tuple[float, int, float]:
     """Wall seconds, bytes and CPU seconds of `du -sb`."""
     start = time.perf_counter()
@@ -129,7 +134,8 @@ def main() -> None:
         os.makedirs(tmp)
         start = time.perf_counter()
         files, folders = build_tree(tmp)
-        print(f"tree: {files:,} files in {folders:,} folders, built in {time.perf_counter() - start:.1f} s")
+        print(f"tree: {files:,} files in {folders:,} folders, built in {time.perf_counter() - start:.1f} s; "
+              f"load average {_load()}")
         du(tmp)  # warm the cache
         times: dict[str, list[float]] = {"du": [], "du cpu": []}
         for _ in range(args.runs):
@@ -158,7 +164,7 @@ def main() -> None:
                       f"median {med * 1000:4.0f} ms = {med / du_med:.2f}x du{target}; the busier reader's CPU "
                       f"{cpu * 1000:.0f} ms = {cpu / du_cpu:.2f}x du's CPU (both: {cpu_all * 1000:.0f} ms)")
         print("  (on a quiet machine the wall time is the busier reader's CPU; with other work on the "
-              "cores the two readers wait for each other's core)")
+              f"cores the two readers wait for each other's core); load average now {_load()}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
