@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,7 +101,7 @@ class _Removing:
         self.session = session
         self.write = write
         self.guard = guard
-        self.token = secrets.token_hex(6)
+        self.token = os.urandom(6).hex()
         self.target = path  # parents resolved, once checked
         self.root_real = ""
         self.root_dev = -1

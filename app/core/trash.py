@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import sys
 import time
@@ -109,7 +108,7 @@ def to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
     trash_fd, trash_path = opened
     handed = False
     try:
-        slot = f"{time.time_ns()}-{os.getpid()}-{token or secrets.token_hex(4)}"
+        slot = f"{time.time_ns()}-{os.getpid()}-{token or os.urandom(4).hex()}"
         try:
             os.rename(name, slot, src_dir_fd=parent_fd, dst_dir_fd=trash_fd)
         except OSError as exc:
@@ -142,7 +141,7 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
         return
     except OSError:
         pass
-    for candidate in (name, f"{name}.claudetto-kept-{token or secrets.token_hex(4)}"):
+    for candidate in (name, f"{name}.claudetto-kept-{token or os.urandom(4).hex()}"):
         try:  # a folder cannot be hard-linked: rename back unless the name was taken again
             os.stat(candidate, dir_fd=parent_fd, follow_symlinks=False)
             continue
