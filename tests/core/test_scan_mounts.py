@@ -26,10 +26,9 @@ def _record_old(sandbox: SandboxEnv, name: str, files: int = 3) -> Path:
         (folder / f"f{i}").write_bytes(b"x" * 5000)
     set_mtime(folder, OLD)
     file = paths.gc_records_file("s1")
-    data = json.loads(file.read_text()) if file.exists() else {"session": "s1", "records": []}
-    data["records"].append({"path": str(folder), "kind": "temp", "session": "s1", "time": 1.0,
-                            "cwd": "/nowhere"})
-    write_json_atomic(file, data)
+    records: list[dict[str, object]] = json.loads(file.read_text())["records"] if file.exists() else []
+    records.append({"path": str(folder), "kind": "temp", "session": "s1", "time": 1.0, "cwd": "/nowhere"})
+    write_json_atomic(file, {"session": "s1", "records": records})
     return folder
 
 
