@@ -120,6 +120,8 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
             return "live"
         if live.unsure and verdict.rule != "probe":
             return "in_use"
+        if live.process_inside(os.path.realpath(verdict.path), os.path.realpath(where)):
+            return "in_use"
         moved = None if repos is None else tuple(where + r[len(verdict.path):] for r in repos)
         return unique_work(where, moved, original=verdict.path)
 

@@ -8,9 +8,10 @@ long gone, but removing the folder under them breaks work in progress. A folder 
 any of these paths is `in_use`. The kernel keeps these links current through renames, so
 the same check finds a process in a folder that was moved aside for its removal.
 
-This process is not counted: it is the one looking. Its children are: a child working in a
-folder (a scanner's helper measuring it from another thread) keeps it for now, the safe side.
-Without /proc (not Linux) nothing is found.
+This process is not counted: it is the one looking; nor is a copy of it forked without a new
+program (the scanner's helper: forked from a threaded process, it holds copies of whatever
+folder handles this process had open at that moment). Every other child counts. Without
+/proc (not Linux) nothing is found.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ import os
 
 _PROC = "/proc"
 _LINKS = ("cwd", "root", "exe")
+#: How old a reading `judging_paths_in_use` may hand out: judging many folders in one go
+#: reads /proc once, not once per folder. A removal's last check always reads it anew.
+_JUDGING_S = 1.0
+_last: tuple[float, tuple[str, ...]] | None = None
 
 
 def paths_in_use() -> tuple[str, ...]:
@@ -29,8 +34,9 @@ def paths_in_use() -> tuple[str, ...]:
     except OSError:
         return ()
     found: set[str] = set()
+    mine = _cmdline(me)
     for pid in pids:
-        if pid == me:
+        if pid == me or (_parent(pid) == me and _cmdline(pid) == mine):
             continue
         base = f"{_PROC}/{pid}"
         for link in _LINKS:
@@ -45,6 +51,18 @@ def paths_in_use() -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def judging_paths_in_use() -> tuple[str, ...]:
+    """`paths_in_use()` for a judgement (a listing, a verdict before the removal's own last
+    check): a reading up to a second old is reused."""
+    import time
+
+    global _last
+    now = time.monotonic()
+    if _last is None or now - _last[0] > _JUDGING_S:
+        _last = (now, paths_in_use())
+    return _last[1]
+
+
 def _add(found: set[str], link: str) -> None:
     try:
         target = os.readlink(link)
@@ -54,6 +72,24 @@ def _add(found: set[str], link: str) -> None:
     # file reads `<path> (deleted)` and holds nothing on disk a removal could break.
     if target.startswith("/") and not target.endswith(" (deleted)"):
         found.add(target)
+
+
+def _parent(pid: int) -> int | None:
+    from app.core.claude_process import proc_stat
+
+    try:
+        found = proc_stat(pid)
+    except OSError:
+        return None
+    return found[1] if found is not None else None
+
+
+def _cmdline(pid: int) -> bytes | None:
+    try:
+        with open(f"{_PROC}/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
 
 
 def first_inside(folder: str, used: tuple[str, ...]) -> str | None:

@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from app.core import paths
@@ -59,7 +60,7 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
         if st is None:
             continue
         if entry.name.startswith(PROBE_PREFIX):
-            yield probe(entry, st, tmp, judgement.now)
+            yield _unless_in_use(judgement, entry, probe(entry, st, tmp, judgement.now))
         elif stat.S_ISDIR(st.st_mode):
             project_folders.append(entry)
         else:
@@ -107,7 +108,15 @@ def by_session(judgement: TempJudgement, entry: os.DirEntry[str], st: os.stat_re
         return _verdict(entry, st, rule, "keep", "in_use", root, session)
     if not is_old(st.st_mtime, period, judgement.now):
         return _verdict(entry, st, rule, "keep", "young", root, session)
-    return _verdict(entry, st, rule, "remove", "age", root, session)
+    return _unless_in_use(judgement, entry, _verdict(entry, st, rule, "remove", "age", root, session))
+
+
+def _unless_in_use(judgement: TempJudgement, entry: os.DirEntry[str], verdict: Verdict) -> Verdict:
+    """A folder about to go is kept while any process works in it or holds a file in it
+    (a shell `cd`-ed there, a server started from it), whatever its session's state."""
+    if verdict.action == "remove" and judgement.live.process_inside(os.path.realpath(entry.path)):
+        return replace(verdict, action="keep", reason="in_use")
+    return verdict
 
 
 def _verdict(entry: os.DirEntry[str], st: os.stat_result, rule: str, action: Action, reason: Reason,

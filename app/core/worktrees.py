@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core import git, unique_work
+from app.core import git, processes, unique_work
 from app.core.age import is_old
 from app.core.git import GitWorktree
 from app.core.paths import inside
@@ -144,6 +144,8 @@ def _first_checks(path: str | os.PathLike[str], project: str | os.PathLike[str],
     entry = known.get(real)
     if entry is None or entry.prunable or real == os.path.realpath(project):
         return verdict("keep", "not_a_worktree", st.st_mtime)
+    if processes.first_inside(real, processes.judging_paths_in_use()):
+        return verdict("keep", "in_use", st.st_mtime)  # a shell cd-ed there, a dev server
     return verdict("remove", "age", st.st_mtime)
 
 
@@ -273,10 +275,9 @@ def judge_removal(path: str | os.PathLike[str], project: str | os.PathLike[str],
 
 def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
            asking_session: str | None = None) -> Callable[[str], Reason | None]:
-    """The last check, made once the folder is moved aside (`moved`; the original path when
-    it could not be moved): liveness read afresh (a session may have started in it since the
-    judgement), then the git work judged where the folder now is, its repositories as the
-    measuring scan found them."""
+    """The last check, once the folder is moved aside (`moved`; the original path when it
+    could not be moved): liveness read afresh (a session or a process may have started in it
+    since), then the git work judged where it now is, with the measuring scan's repositories."""
 
     def check(moved: str) -> Reason | None:
         from app.core import sessions
@@ -287,6 +288,8 @@ def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
             return "live"
         if live.unsure:
             return "in_use"  # a running session nobody can read may be working in it
+        if live.process_inside(real, now):
+            return "in_use"
         return unique_work.unique_work(now, repos, original=real)
 
     return check

@@ -92,3 +92,25 @@ def test_sockets_pipes_and_deleted_files_are_not_paths(sandbox: SandboxEnv,
     used = processes.paths_in_use()
     assert all(p.startswith("/") and not p.endswith("(deleted)") for p in used)
     assert processes.first_inside(os.path.realpath(folder), used) is None
+
+
+def test_a_forked_copy_of_this_process_is_not_counted_but_a_child_program_is(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """The scanner's helper is a fork of this process that inherits its open folder handles;
+    it is part of the looking, not a user of the folder. A program this process starts is."""
+    folder = sandbox.user_tmp / "forked"
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    child = os.fork()
+    if child == 0:  # the copy: holds `fd` into the folder, as the scanner's helper would
+        time.sleep(3)
+        os._exit(0)
+    try:
+        os.close(fd)
+        time.sleep(0.2)
+        assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is None
+        started.append(subprocess.Popen(["sleep", "60"], cwd=folder))
+        assert until_found(folder) == os.path.realpath(folder)
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
