@@ -18,7 +18,7 @@ from typing import Any
 
 from app.core import git, paths, removal
 from app.core.gc_records import drop_records, read_records
-from app.core.gc_rules import Facts, Item, in_use, judge, work_lost
+from app.core.gc_rules import Facts, Item, in_use, judge, replaced, work_lost
 from app.core.log import log, log_lines, printable
 from app.core.state import StateBusy, locked
 from app.core.verdict import Reason, Verdict, settled
@@ -68,7 +68,7 @@ def _remove(item: Item, dry_run: bool, trash: bool | None, facts_now: Callable[[
     first = item.first
 
     def still_unused(where: str) -> Reason | None:
-        return in_use(item, facts_now(), where) or work_lost(item, where)
+        return in_use(item, facts_now(), where) or work_lost(item, where) or replaced(item, where)
 
     result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
                             size=item.tree, dry_run=dry_run, trash=trash,
@@ -88,7 +88,7 @@ def removal_guard(path: str) -> removal.Guard:
     item = Item(key, records)
 
     def still_unused(where: str) -> str | None:
-        return in_use(item, Facts(None, None, None, None), where) or work_lost(item, where)
+        return in_use(item, Facts(None, None, None, None), where) or work_lost(item, where) or replaced(item, where)
 
     return still_unused
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.core import paths
@@ -34,6 +34,9 @@ class OutputRecord:
     cwd: str
     claude_pid: int | None = None
     claude_start: str | None = None
+    # A Write's proof that it made the file (app/core/created.py), checked when the records
+    # are read and again at the moment of removal; None for the other kinds.
+    evidence: Any = field(default=None, compare=False, hash=False)
 
 
 def records_files() -> list[tuple[str, str]]:
@@ -76,6 +79,7 @@ def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
         cwd=cwd if isinstance(cwd, str) else "",
         claude_pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None,
         claude_start=start if isinstance(start, str) and start else None,
+        evidence=raw.get("evidence"),
     )
 
 

@@ -178,6 +178,8 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
         return "live"
     if facts.live.unsure:
         return "in_use"
+    if facts.live.process_inside(real, os.path.realpath(where) if where else ""):
+        return "in_use"  # a shell cd-ed there, a server started from it, a file held open
     if where is None and any(inside(m, real) for m in facts.mounts):
         return "in_use"
     if _config_in_use(where or item.path):
@@ -243,6 +245,16 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     if where is not None and repos is not None:
         repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
     return unique_work(where or item.path, repos, original=item.path)
+
+
+def replaced(item: Item, where: str) -> Reason | None:
+    """`in_use` when the file a Write recorded is no longer the one it made (another file took
+    its place since the sweep read the records): it belongs to whoever put it there."""
+    from app.core.created import why_unproven
+
+    if any(r.evidence is not None and why_unproven(where, r.evidence) for r in item.records):
+        return "in_use"
+    return None
 
 
 def by_age(unused: list[Item], now: float) -> None:
