@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import git, paths, sessions, settings, worktrees
 from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
+from app.core.mounts import mount_points
 from app.core.scanner import TreeSize
 from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug
 from app.core.verdict import Reason, Verdict, settled
@@ -85,6 +86,8 @@ class _Run:
         self.current_session = current_session
         self.current_cwd = current_cwd
         self.live = sessions.liveness(current_session, current_cwd)
+        # one mount table for every measure of the run (the removal reads its own anew)
+        self.mounts = mount_points()
         self.timed_out = False
 
     def out_of_time(self) -> bool:
@@ -139,7 +142,7 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
     from app.core import scanner
 
     def measure(verdict: Verdict) -> scanner.TreeSize:
-        return scanner.scan(verdict.path, budget_s=run.left_s())
+        return scanner.scan(verdict.path, budget_s=run.left_s(), mounts=run.mounts)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
         ahead: Future[scanner.TreeSize] | None = pool.submit(measure, items[0]) if items else None
