@@ -210,12 +210,3 @@ def normal_records(data: Any, session: str) -> dict[str, Any]:
     data["records"] = [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
     return data
 
-
-def __getattr__(name: str) -> Any:
-    """The read side of the records (`OutputRecord`, `read_records`) lives off the hot path in
-    app.core.gc_records; older callers still name it here, so it loads when asked for."""
-    if name in ("OutputRecord", "read_records"):
-        from app.core import gc_records
-
-        return getattr(gc_records, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,8 @@ from app.core.created import (
     why_not_written,
     window_s,
 )
-from app.core.recorder import read_records, record_outputs
+from app.core.gc_records import read_records
+from app.core.recorder import record_outputs
 from tests.support import SandboxEnv, set_mtime
 
 SESSION = "s1"

@@ -12,7 +12,8 @@ import pytest
 
 from app.core import paths
 from app.core.bash_outputs import clone_dir_name, outputs_of_command, read_command
-from app.core.recorder import OutputRecord, read_records, record_outputs
+from app.core.gc_records import OutputRecord, read_records
+from app.core.recorder import record_outputs
 from tests.support import SandboxEnv
 
 CWD = "/work/proj"
