@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 
-from app.core.git import GitFailed
+from app.core.git import GitFailed, status_entries
 from app.core.git import output as git
 from app.core.paths import inside
 
@@ -202,16 +202,8 @@ def _status(repo: Repository) -> str:
     # only its recorded commit counts (once moved aside, git could not look inside it anyway).
     out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
                "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    items, ignored = out.split("\0"), ""
-    i = 0
-    while i < len(items):
-        item = items[i]
-        i += 1
-        if len(item) < 4:
-            continue
-        code, entry = item[:2], item[3:]
-        if code[0] in "RC":
-            i += 1  # a rename's source path follows
+    ignored = ""
+    for code, entry in status_entries(out):
         if code != "!!" or not ignored_ok(repo.work_tree, entry):
             return "dirty"
         ignored = "ignored"
