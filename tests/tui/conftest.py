@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import count
 from pathlib import Path
@@ -41,6 +42,20 @@ def point_at(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(box.home)
 
 
+@contextmanager
+def as_in_a_test(base: Path) -> Iterator[None]:
+    """The environment the autouse `sandbox` fixture gives a test, for a fixture of a wider
+    scope (set up before it): nothing of the machine's own reaches a sandbox being built."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _env, variables = make_sandbox(base / "sb")
+        for name, value in variables.items():
+            monkeypatch.setenv(name, value)
+        for name in [*(f"CLAUDETTO_{bound}" for bound in DEFAULTS), "CLAUDE_PLUGIN_DATA", "CLAUDETTO_PYTHON"]:
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.chdir(base)
+        yield
+
+
 @dataclass(frozen=True)
 class Pristine:
     """The built sandbox (its children ended), kept aside as `saved`; each test's copy goes
@@ -55,13 +70,7 @@ class Pristine:
 @pytest.fixture(scope="session")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
     base = tmp_path_factory.mktemp("tui-box")
-    with pytest.MonkeyPatch.context() as monkeypatch:  # built in what a test's sandbox gives it
-        _env, variables = make_sandbox(base / "sb")
-        for name, value in variables.items():
-            monkeypatch.setenv(name, value)
-        for name in [*(f"CLAUDETTO_{bound}" for bound in DEFAULTS), "CLAUDE_PLUGIN_DATA", "CLAUDETTO_PYTHON"]:
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.chdir(base)
+    with as_in_a_test(base):
         built = build_sandbox(base / "box", scale=SCALE)
     live = tuple(child.pid for child in built.children)
     built.close()

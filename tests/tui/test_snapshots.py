@@ -1,6 +1,6 @@
 """A snapshot of each screen and modal at 80x24 and 120x36, on the sandbox, with time frozen.
 
-The sandbox is built once for the module under the tmp folder (no test here changes it:
+The sandbox is built once for the worker under the tmp folder (no test here changes it:
 marks, dry runs and open dialogs write nothing), and every path on screen is shown
 relative to one of its roots (`~`, `$TMPDIR`, `$CLAUDE_CODE_TMPDIR/claude-$UID`, a project
 slug under HOME as `~-code-…`), so the tmp folder never shows. Its live sessions carry no
@@ -21,7 +21,7 @@ from app.sandbox import STALE, Sandbox, build_sandbox
 from app.screens.help import HelpScreen
 from app.tui import ClaudettoApp
 from app.widgets.table import Table
-from tests.tui.conftest import goto, point_at, settle, wait_for
+from tests.tui.conftest import as_in_a_test, goto, point_at, settle, wait_for
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
 PLACES = [("sessions", "~/.claude/sessions"), ("Claude temp", "/tmp/claude-1000"), ("user temp", "/tmp"),
@@ -29,9 +29,11 @@ PLACES = [("sessions", "~/.claude/sessions"), ("Claude temp", "/tmp/claude-1000"
           ("journal", "~/.claudetto/journal.jsonl")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, however the worker's tests interleave modules
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = build_sandbox(tmp_path_factory.mktemp("snapshots") / "box", live_processes=False, scale=0.25)
+    base = tmp_path_factory.mktemp("snapshots")
+    with as_in_a_test(base):
+        box = build_sandbox(base / "box", live_processes=False, scale=0.25)
     try:
         yield box
     finally:
