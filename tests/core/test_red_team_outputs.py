@@ -193,3 +193,76 @@ def test_cp_into_an_existing_folder_with_the_same_name_inside_records_nothing(
     bash(command, tmp_path)
     record_bash(command, "", tmp_path, duration_ms=100)
     assert read_records("s1") == []
+
+
+@pytest.mark.xfail(strict=True, reason="`cp -a` keeps the source's old mtime, so a copy made an hour ago "
+                                       "is 'older than 7 days' and its new, non-git work goes at the session's end")
+def test_a_copy_that_kept_its_sources_old_mtime_gets_its_seven_days(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`cp -a docs "$TMPDIR/docs-try"` (or `cp -rp`) to try a rewrite on a copy: the copy's own
+    mtime is the source's, ten days back. The session writes its results inside it, and the
+    sweep of that session's end (or of the next start) finds an output "older than 7 days"."""
+    docs = tmp_path / "docs"
+    (docs / "chapters").mkdir(parents=True)
+    (docs / "chapters" / "one.md").write_text("draft\n")
+    set_mtime(docs, 10 * 86_400)
+    copy = sandbox.user_tmp / "docs-try"
+    command = f"cp -a {docs} {copy}"
+    bash(command, tmp_path)
+    record_bash(command, "", tmp_path)
+    assert [r.path for r in read_records("s1")] == [str(copy)]
+    (copy / "chapters" / "one.md").write_text("an hour of rewriting, kept nowhere else\n")
+    entries = gc_entries()  # the session has ended: nobody holds it
+    assert (copy / "chapters" / "one.md").exists(), entries
+
+
+@pytest.mark.xfail(strict=True, reason="a clean temp clone whose object store another repository borrows "
+                                       "(`git clone --shared`, `--reference`) is removed and that repository "
+                                       "loses every object it borrowed")
+def test_a_clone_whose_objects_another_repository_borrows_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin", files={"a.txt": "a\n"})
+    cache = sandbox.user_tmp / "cache"
+    command = f"git clone -q {origin} {cache}"
+    bash(command, tmp_path)
+    record_bash(command, "", tmp_path)
+    project = sandbox.home / "proj"
+    git(tmp_path, "clone", "-q", "--shared", str(cache), str(project))  # objects/info/alternates -> cache
+    (project / "b.txt").write_text("b\n")
+    git(project, "add", "b.txt")
+    git(project, "commit", "-qm", "the user's work")
+    set_mtime(cache, OLD)
+    entries = gc_entries()
+    check = subprocess.run(["git", "fsck", "--connectivity-only"], cwd=project, capture_output=True, text=True,
+                           check=False)
+    assert check.returncode == 0, (entries, check.stderr[-300:])
+
+
+def test_a_hard_link_the_user_made_to_a_scratch_file_keeps_its_content(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A scratch file the Write made, then `ln "$TMPDIR/report.md" ~/report.md`: the sweep
+    removes the temp name only, never the data the other name holds."""
+    scratch = sandbox.user_tmp / "report.md"
+    scratch.write_text("the report\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
+               "tool_input": {"file_path": str(scratch), "content": "the report\n"},
+               "tool_response": {"type": "create", "filePath": str(scratch)}, "duration_ms": 15}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    kept = sandbox.home / "report.md"
+    os.link(scratch, kept)
+    set_mtime(scratch, OLD)
+    assert gc_entries()[str(scratch)] == ("removed", "age")
+    assert kept.read_text() == "the report\n"
+
+
+def test_a_write_through_a_dangling_symlink_in_the_temp_folder_records_nothing(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`$TMPDIR/notes.md -> ~/notes.md` (not there yet): the Write creates the user's file in the
+    home and says `create`; the temp name is a symlink, never an output."""
+    link = sandbox.user_tmp / "notes.md"
+    target = sandbox.home / "notes.md"
+    link.symlink_to(target)
+    target.write_text("notes\n")  # what the Write did, through the link
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
+               "tool_input": {"file_path": str(link), "content": "notes\n"},
+               "tool_response": {"type": "create", "filePath": str(link)}, "duration_ms": 15}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    assert read_records("s1") == []
+    assert target.read_text() == "notes\n"
