@@ -189,3 +189,23 @@ def test_a_removed_worktree_whose_head_left_its_branch_keeps_the_branchs_commits
     clean(repo)
     assert git(repo, "cat-file", "-t", only) == "commit"
     assert git(repo, "rev-parse", "worktree-x") == only
+
+
+def test_two_old_worktrees_whose_branches_hold_the_same_only_commit_keep_it(repo: Path) -> None:
+    """`worktree-y` was started from `worktree-x` (a follow-up on the same work): each branch
+    makes the other look merged. Judged side by side, both worktrees are "removable"; one
+    branch at least must survive with the commit."""
+    x = repo / ".claude" / "worktrees" / "x"
+    y = repo / ".claude" / "worktrees" / "y"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-x", str(x))
+    (x / "feature.txt").write_text("f\n")
+    git(x, "add", "feature.txt")
+    git(x, "commit", "-qm", "the only copy")
+    only = git(x, "rev-parse", "HEAD")
+    git(repo, "worktree", "add", "-q", "-b", "worktree-y", str(y), "worktree-x")
+    for path in (x, y):
+        set_mtime(path, 40 * DAY)
+    report = clean(repo)
+    assert git(repo, "cat-file", "-t", only) == "commit"
+    holders = git(repo, "branch", "--contains", only)
+    assert holders.strip(), report
