@@ -209,3 +209,38 @@ def test_two_old_worktrees_whose_branches_hold_the_same_only_commit_keep_it(repo
     assert git(repo, "cat-file", "-t", only) == "commit"
     holders = git(repo, "branch", "--contains", only)
     assert holders.strip(), report
+
+
+def test_a_release_never_follows_a_linked_package_out_of_node_modules(repo: Path, tmp_path: Path) -> None:
+    """`npm link`/pnpm workspaces put symlinks in node_modules: to the user's own package
+    elsewhere, and to a package of the checkout itself. Only the links go."""
+    checkout = ended_checkout(repo)
+    mine = tmp_path / "my-lib"
+    mine.mkdir()
+    (mine / "index.js").write_text("the user's library\n")
+    (checkout / "packages" / "ui").mkdir(parents=True)
+    (checkout / "packages" / "ui" / "index.js").write_text("ui, not committed yet\n")
+    modules = checkout / "node_modules"
+    (modules / "@me").mkdir(parents=True)
+    (modules / "my-lib").symlink_to(mine)
+    (modules / "@me" / "ui").symlink_to(Path("..", "..", "packages", "ui"))
+    done = release(checkout)
+    assert not modules.exists(), done
+    assert (mine / "index.js").read_text() == "the user's library\n"
+    assert (checkout / "packages" / "ui" / "index.js").exists()
+
+
+@pytest.mark.parametrize("declared", ["data", "data/cache"])
+def test_declared_scratch_through_a_symlink_deletes_nothing_outside(repo: Path, tmp_path: Path, declared: str) -> None:
+    """`.claude/claudetto.json` says `{"scratch": ["data/cache"]}` and `data` is a symlink the
+    user made to a folder outside the checkout: nothing out there is scratch."""
+    checkout = ended_checkout(repo)
+    outside = tmp_path / "datasets"
+    (outside / "cache").mkdir(parents=True)
+    (outside / "cache" / "big.bin").write_text("a week of downloads\n")
+    (checkout / "data").symlink_to(outside)
+    (checkout / ".claude").mkdir(exist_ok=True)
+    (checkout / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": [declared]}))
+    result = run_cli("release", str(checkout), "--json")
+    assert result.returncode in (0, 1), result.stderr
+    assert (outside / "cache" / "big.bin").exists(), result.stdout

@@ -296,3 +296,16 @@ def test_an_unprinted_mktemp_folder_stays_with_the_session_that_made_it(sandbox:
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.xfail(strict=True, reason="a private key generated in a mktemp folder (its public half "
+                                       "installed somewhere) is removed: a secret outside a repository "
+                                       "does not keep an output")
+def test_a_key_generated_in_a_temp_folder_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    command = 'd=$(mktemp -d) && ssh-keygen -q -t ed25519 -N "" -C deploy -f "$d/id_ed25519" && echo "$d"'
+    printed = bash(command, tmp_path)
+    record_bash(command, printed, tmp_path)
+    (folder,) = [Path(r.path) for r in read_records("s1")]
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert (folder / "id_ed25519").exists(), entries
