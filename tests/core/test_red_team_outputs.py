@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -309,3 +310,45 @@ def test_a_key_generated_in_a_temp_folder_keeps_it(sandbox: SandboxEnv, tmp_path
     set_mtime(folder, OLD)
     entries = gc_entries()
     assert (folder / "id_ed25519").exists(), entries
+
+
+_SERVER = """
+import ctypes, sys, time
+if len(sys.argv) > 1:
+    ctypes.CDLL(sys.argv[1])  # mapped, its file closed: only /proc/<pid>/maps names it
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="a server started from a script (or a library) in an old temp folder, "
+                                       "its cwd elsewhere, is not seen as running from it: the folder is "
+                                       "removed under the running process")
+@pytest.mark.parametrize("holds", ["script", "library"])
+def test_a_process_running_a_script_or_library_from_an_old_temp_folder_keeps_it(
+        sandbox: SandboxEnv, tmp_path: Path, holds: str) -> None:
+    """`nohup python3 "$d/serve.py" &` from the project (Python reads the script and closes
+    it), or a program that loaded `$d/libfast.so` (mapped, no open file): the process runs from
+    the folder as much as one whose executable lies there."""
+    command = 'd=$(mktemp -d) && echo "$d"'
+    printed = bash(command, tmp_path)
+    record_bash(command, printed, tmp_path)
+    (folder,) = [Path(r.path) for r in read_records("s1")]
+    script = folder / "serve.py"
+    script.write_text(_SERVER)
+    args = [str(script)]
+    if holds == "library":
+        import _json  # a C extension module: any shared object will do
+
+        library = folder / "libfast.so"
+        library.write_bytes(Path(_json.__file__).read_bytes())
+        args = ["-c", _SERVER, str(library)]
+    server = subprocess.Popen([sys.executable, *args], cwd=tmp_path, stdout=subprocess.PIPE)
+    try:
+        assert server.stdout is not None and server.stdout.readline() == b"ready\n"
+        set_mtime(folder, OLD)
+        entries = gc_entries()
+        assert folder.exists(), entries
+    finally:
+        server.kill()
+        server.wait()
