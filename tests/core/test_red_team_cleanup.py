@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,3 +245,23 @@ def test_declared_scratch_through_a_symlink_deletes_nothing_outside(repo: Path, 
     result = run_cli("release", str(checkout), "--json")
     assert result.returncode in (0, 1), result.stderr
     assert (outside / "cache" / "big.bin").exists(), result.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="a release deletes the .venv a running dev server was started from "
+                                       "(its executable is a symlink out of the venv, its cwd the checkout)")
+def test_a_release_keeps_the_venv_a_running_server_runs_from(repo: Path) -> None:
+    """`.venv/bin/python manage.py runserver` in a second terminal, after the session ended:
+    /proc/<pid>/exe names the interpreter the venv links to, the cwd is the checkout root, and
+    no file inside `.venv` stays open; the server still imports from the venv on every reload."""
+    checkout = ended_checkout(repo)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True)
+    server = subprocess.Popen([str(checkout / ".venv" / "bin" / "python"), "-c",
+                               "import time; print('ready', flush=True); time.sleep(120)"],
+                              cwd=checkout, stdout=subprocess.PIPE)
+    try:
+        assert server.stdout is not None and server.stdout.readline() == b"ready\n"
+        done = release(checkout)
+        assert (checkout / ".venv" / "bin" / "python").exists(), done
+    finally:
+        server.kill()
+        server.wait()
