@@ -371,3 +371,35 @@ def test_a_recorded_name_taken_by_a_new_folder_is_not_the_output_any_more(sandbo
     set_mtime(clone, OLD)
     entries = gc_entries()
     assert (clone / "measurements.csv").exists(), entries
+
+
+@pytest.mark.xfail(strict=True, reason="the prune after a removed worktree forgets every worktree whose "
+                                       "folder is away at that moment (an unmounted drive): its staged work "
+                                       "and the commits only its detached HEAD holds")
+def test_the_prune_after_a_removal_forgets_only_the_removed_worktree(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user keeps a worktree of the project on a drive that is not mounted today (here:
+    moved away for the sweep). `git worktree prune` with no expiry forgets it at once; git's own
+    gc waits three months (`gc.worktreePruneExpire`) for exactly this."""
+    project = make_repo(tmp_path / "proj")
+    side = tmp_path / "drive" / "side"
+    git(project, "worktree", "add", "-q", "--detach", str(side))
+    (side / "exp.txt").write_text("e\n")
+    git(side, "add", "exp.txt")
+    git(side, "commit", "-qm", "only on the detached HEAD of the drive's worktree")
+    only = git(side, "rev-parse", "HEAD")
+    (side / "staged.txt").write_text("staged, not committed\n")
+    git(side, "add", "staged.txt")
+    wt = sandbox.user_tmp / "wt"
+    command = f"git worktree add -q --detach {wt}"
+    bash(command, project)
+    record_bash(command, "", project)
+    set_mtime(wt, OLD)
+    os.rename(tmp_path / "drive", tmp_path / "unmounted")  # the drive is away during the sweep
+    try:
+        entries = gc_entries()
+        assert entries[str(wt)] == ("removed", "age")
+    finally:
+        os.rename(tmp_path / "unmounted", tmp_path / "drive")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=side, capture_output=True, text=True, check=False)
+    assert head.stdout.strip() == only, head.stderr
+    assert "staged.txt" in git(side, "diff", "--cached", "--name-only")
