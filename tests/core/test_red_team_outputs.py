@@ -403,3 +403,34 @@ def test_the_prune_after_a_removal_forgets_only_the_removed_worktree(sandbox: Sa
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=side, capture_output=True, text=True, check=False)
     assert head.stdout.strip() == only, head.stderr
     assert "staged.txt" in git(side, "diff", "--cached", "--name-only")
+
+
+def test_a_git_dir_kept_in_a_temp_folder_for_a_work_tree_in_the_home_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`d=$(mktemp -d) && git clone --separate-git-dir="$d/proj.git" URL /home/me/proj && echo "$d"`:
+    the temp folder holds the whole history (and the index) of a checkout in the home."""
+    origin = make_repo(tmp_path / "origin")
+    project = sandbox.home / "proj"
+    command = f'd=$(mktemp -d) && git clone -q --separate-git-dir="$d/proj.git" {origin} {project} && echo "$d"'
+    printed = bash(command, tmp_path)
+    record_bash(command, printed, tmp_path)
+    (folder,) = [Path(r.path) for r in read_records("s1")]
+    set_mtime(folder, OLD)
+    assert gc_entries()[str(folder)][0] == "kept"
+    assert git(project, "rev-parse", "HEAD")
+
+
+def test_a_local_clone_of_a_temp_clone_keeps_its_hard_linked_objects(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git clone /tmp/tool ~/proj` hard-links the object files: removing the temp clone drops
+    its names only, never the data the home clone holds."""
+    origin = make_repo(tmp_path / "origin")
+    clone = sandbox.user_tmp / "tool"
+    command = f"git clone -q {origin} {clone}"
+    bash(command, tmp_path)
+    record_bash(command, "", tmp_path)
+    project = sandbox.home / "proj"
+    git(tmp_path, "clone", "-q", str(clone), str(project))
+    set_mtime(clone, OLD)
+    assert gc_entries()[str(clone)] == ("removed", "age")
+    fsck = subprocess.run(["git", "fsck", "--full"], cwd=project, capture_output=True, text=True, check=False)
+    assert fsck.returncode == 0, fsck.stderr
