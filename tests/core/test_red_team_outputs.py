@@ -405,19 +405,26 @@ def test_the_prune_after_a_removal_forgets_only_the_removed_worktree(sandbox: Sa
     assert "staged.txt" in git(side, "diff", "--cached", "--name-only")
 
 
+@pytest.mark.xfail(strict=True, reason="the git dir a checkout in the home uses, kept in a temp folder "
+                                       "(`--separate-git-dir`), is removed: the checkout is no repository any more")
 def test_a_git_dir_kept_in_a_temp_folder_for_a_work_tree_in_the_home_is_kept(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`d=$(mktemp -d) && git clone --separate-git-dir="$d/proj.git" URL /home/me/proj && echo "$d"`:
-    the temp folder holds the whole history (and the index) of a checkout in the home."""
+    the temp folder holds the whole history (and the index) of a checkout in the home. It looks
+    bare, yet it has remote-tracking branches (so "any commit counts" does not apply) and its
+    `core.bare` is false: its work tree lives somewhere else."""
     origin = make_repo(tmp_path / "origin")
     project = sandbox.home / "proj"
     command = f'd=$(mktemp -d) && git clone -q --separate-git-dir="$d/proj.git" {origin} {project} && echo "$d"'
     printed = bash(command, tmp_path)
     record_bash(command, printed, tmp_path)
-    (folder,) = [Path(r.path) for r in read_records("s1")]
+    recorded = sorted(r.path for r in read_records("s1"))
+    folder = Path(printed.strip())
+    assert str(folder) in recorded, recorded
     set_mtime(folder, OLD)
-    assert gc_entries()[str(folder)][0] == "kept"
-    assert git(project, "rev-parse", "HEAD")
+    entries = gc_entries()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True, check=False)
+    assert head.returncode == 0, (entries, head.stderr)
 
 
 def test_a_local_clone_of_a_temp_clone_keeps_its_hard_linked_objects(sandbox: SandboxEnv, tmp_path: Path) -> None:
