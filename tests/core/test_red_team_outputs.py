@@ -441,3 +441,31 @@ def test_a_local_clone_of_a_temp_clone_keeps_its_hard_linked_objects(sandbox: Sa
     assert gc_entries()[str(clone)] == ("removed", "age")
     fsck = subprocess.run(["git", "fsck", "--full"], cwd=project, capture_output=True, text=True, check=False)
     assert fsck.returncode == 0, fsck.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="a recorded worktree that a resumed session holds by the checkout "
+                                       "registry (its cwd still the launch folder) is removed by the GC")
+def test_a_recorded_worktree_a_live_session_holds_by_the_registry_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude made `.claude/worktrees/x` with a Bash `git worktree add` (recorded); later the user
+    ran `claude --worktree x` (WorktreeCreate found it again and registered the session), and now
+    resumes that session: `claude --resume` starts in the launch folder, the project, so no cwd
+    lies inside. The cleanup keeps such a checkout (`live`, by the registry); the GC does not ask."""
+    from app.core import checkouts
+
+    project = make_repo(tmp_path / "proj")
+    wt = project / ".claude" / "worktrees" / "x"
+    command = f"git worktree add -q -b worktree-x {wt}"
+    bash(command, project)
+    record_bash(command, "", project)
+    child = subprocess.Popen(["sleep", "120"])
+    try:
+        checkouts.create_checkout(str(project), "x", "B")
+        sandbox.write_session(str(child.pid), pid=child.pid, sessionId="B", cwd=str(project),
+                              procStart=proc_start_time(child.pid))
+        (wt / "node_modules").mkdir()
+        set_mtime(wt, OLD)
+        entries = gc_entries()
+        assert wt.exists(), entries
+    finally:
+        child.kill()
+        child.wait()
