@@ -469,3 +469,23 @@ def test_a_recorded_worktree_a_live_session_holds_by_the_registry_is_kept(sandbo
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.xfail(strict=True, reason="a clone that became a project the user runs Claude in (a key of "
+                                       ".claude.json `projects`) is removed between two of its sessions")
+def test_a_clone_that_became_a_known_project_is_not_an_output(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git clone URL /tmp/proj` on the first day, then every day `cd /tmp/proj && claude`: the
+    clone is the user's project now. Overnight no session runs there; its work is pushed, its
+    build output ignored; a sweep started by a session in another project finds an old clean
+    output."""
+    origin = make_repo(tmp_path / "origin", files={"a.txt": "a\n", ".gitignore": "node_modules/\n"})
+    project = sandbox.user_tmp / "proj"
+    command = f"git clone -q {origin} {project}"
+    bash(command, tmp_path)
+    record_bash(command, "", tmp_path)
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(project): {"allowedTools": []}}}))
+    (project / "node_modules").mkdir()
+    (project / "node_modules" / "dep.js").write_text("1\n")
+    set_mtime(project, OLD)
+    entries = gc_entries()
+    assert project.exists(), entries
