@@ -265,3 +265,20 @@ def test_a_release_keeps_the_venv_a_running_server_runs_from(repo: Path) -> None
     finally:
         server.kill()
         server.wait()
+
+
+def test_worktree_remove_keeps_a_checkout_another_resumed_session_holds(sandbox: SandboxEnv, repo: Path) -> None:
+    """Session A asks to remove the checkout; session B, which started in it before, runs again
+    after `claude --resume` from the project (its cwd is not inside): B holds it by the registry."""
+    checkout = ended_checkout(repo)
+    checkouts.claim("B", str(checkout), None, "startup")
+    child = subprocess.Popen(["sleep", "120"])
+    try:
+        sandbox.write_session(str(child.pid), pid=child.pid, sessionId="B", cwd=str(repo),
+                              procStart=proc_start_time(child.pid))
+        done = worktree_remove(checkout, repo)
+        assert done.returncode == 1 and b"live" in done.stderr, done.stderr
+        assert (checkout / "README.md").exists()
+    finally:
+        child.kill()
+        child.wait()
