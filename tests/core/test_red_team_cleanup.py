@@ -282,3 +282,22 @@ def test_worktree_remove_keeps_a_checkout_another_resumed_session_holds(sandbox:
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.xfail(strict=True, reason="a release deletes a submodule's tracked build/ folder (its files "
+                                       "are tracked by the submodule, not by the checkout) with the user's "
+                                       "uncommitted edit in it")
+def test_a_release_keeps_a_submodules_tracked_build_folder(repo: Path, tmp_path: Path) -> None:
+    """`vendor/lib` is a submodule whose own repository tracks `build/config.cmake` (many C and
+    C++ projects keep build scripts there). The checkout's `git ls-files` lists only the
+    submodule's commit, so `vendor/lib/build` looks like output."""
+    lib = make_repo(tmp_path / "lib", files={"build/config.cmake": "set(X 1)\n", "lib.c": "int x;\n"})
+    allow = ("-c", "protocol.file.allow=always")
+    git(repo, *allow, "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(repo, "commit", "-qm", "vendor lib")
+    checkout = ended_checkout(repo)
+    git(checkout, *allow, "submodule", "update", "-q", "--init")
+    edited = checkout / "vendor" / "lib" / "build" / "config.cmake"
+    edited.write_text("set(X 2)  # an afternoon of tuning, not committed\n")
+    done = release(checkout)
+    assert edited.exists(), done
