@@ -57,7 +57,7 @@ def statuses(log: Path) -> list[str]:
 def overlapped(log: Path) -> bool:
     """Whether a git status started while another one was still running."""
     running: set[str] = set()
-    status_pids = set()
+    status_pids: set[str] = set()
     for what, pid, args in calls(log):
         if what == "start":
             if " status " in f" {args} ":
