@@ -1,6 +1,8 @@
 """Who else works in a folder right now, besides the Claude sessions: the working folder,
-root, executable and open files of every process this user can see (`/proc/<pid>/cwd`,
-`root`, `exe`, `fd/*`).
+root, executable, open files and mapped files of every process this user can see
+(`/proc/<pid>/cwd`, `root`, `exe`, `fd/*`, `maps`), and the absolute paths its command line
+names (`python3 /tmp/tmp.X/serve.py` has read its script and closed it; a server run by a
+venv's `bin/python` maps nothing of the venv but shows it there).
 
 A dev server Claude started in a `mktemp -d` folder a week ago, a shell the user `cd`-ed
 into a worktree, an editor holding a file open in a scratch folder: their session may be
@@ -35,12 +37,18 @@ def paths_in_use() -> tuple[str, ...]:
         return ()
     found: set[str] = set()
     mine = _cmdline(me)
+    # The command lines of this process's callers name what they asked it to act on
+    # (`uv run claudetto release PATH`): that is no use of the path.
+    callers = _ancestors(me)
     for pid in pids:
         if pid == me or (_parent(pid) == me and _cmdline(pid) == mine):
             continue
         base = f"{_PROC}/{pid}"
         for link in _LINKS:
             _add(found, f"{base}/{link}")
+        _add_maps(found, f"{base}/maps")
+        if pid not in callers:
+            _add_arguments(found, _cmdline(pid))
         try:
             fds = os.listdir(f"{base}/fd")
         except OSError:
@@ -72,6 +80,36 @@ def _add(found: set[str], link: str) -> None:
     # file reads `<path> (deleted)` and holds nothing on disk a removal could break.
     if target.startswith("/") and not target.endswith(" (deleted)"):
         found.add(target)
+
+
+def _add_maps(found: set[str], maps: str) -> None:
+    """The files a process has mapped (its libraries, a `.so` loaded from a temp folder)."""
+    try:
+        with open(maps, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return
+    for line in data.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[5].startswith(b"/"):
+            path = os.fsdecode(fields[5])
+            if not path.endswith(" (deleted)"):
+                found.add(path)
+
+
+def _add_arguments(found: set[str], cmdline: bytes | None) -> None:
+    for arg in (cmdline or b"").split(b"\0"):
+        if arg.startswith(b"/") and len(arg) < 4096:
+            found.add(os.path.normpath(os.fsdecode(arg)))
+
+
+def _ancestors(pid: int) -> set[int]:
+    found: set[int] = set()
+    parent = _parent(pid)
+    while parent is not None and parent > 1 and parent not in found and len(found) < 64:
+        found.add(parent)
+        parent = _parent(parent)
+    return found
 
 
 def _parent(pid: int) -> int | None:

@@ -14,7 +14,14 @@ import pytest
 from app.core import processes, sessions
 from tests.support import SandboxEnv
 
-HOLD = "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)"
+# The file's name comes through the environment, so only the open file can show it (a name
+# on the command line counts on its own).
+HOLD = "import os, time; f = open(os.environ['HOLD']); print('open', flush=True); time.sleep(60)"
+
+
+def hold(path: Path, cwd: str | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, cwd=cwd,
+                            env={**os.environ, "HOLD": str(path)})
 
 
 @pytest.fixture
@@ -54,7 +61,7 @@ def test_a_file_held_open_is_found(sandbox: SandboxEnv, started: list[subprocess
     folder = sandbox.user_tmp / "scratch"
     folder.mkdir()
     (folder / "notes.txt").write_text("x")
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(folder / "notes.txt")], stdout=subprocess.PIPE)
+    proc = hold(folder / "notes.txt")
     started.append(proc)
     assert proc.stdout is not None and proc.stdout.readline() == b"open\n"
     assert until_found(folder) == os.path.realpath(folder / "notes.txt")
@@ -84,8 +91,7 @@ def test_sockets_pipes_and_deleted_files_are_not_paths(sandbox: SandboxEnv,
     folder = sandbox.user_tmp / "gone"
     folder.mkdir()
     (folder / "f").write_text("x")
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(folder / "f")], stdout=subprocess.PIPE,
-                            cwd="/")
+    proc = hold(folder / "f", cwd="/")
     started.append(proc)
     assert proc.stdout is not None and proc.stdout.readline() == b"open\n"
     (folder / "f").unlink()  # only `<path> (deleted)` is left in the process's table
@@ -114,3 +120,21 @@ def test_a_forked_copy_of_this_process_is_not_counted_but_a_child_program_is(
     finally:
         os.kill(child, 9)
         os.waitpid(child, 0)
+
+
+def test_a_path_on_a_command_line_counts_but_not_on_this_process_callers(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """`tail -f /tmp/x/log` names what it uses; the shell that ran `claudetto release PATH`
+    names what it asked this process to act on."""
+    folder = sandbox.user_tmp / "named"
+    folder.mkdir()
+    (folder / "log").write_text("x")
+    started.append(subprocess.Popen(["sh", "-c", "sleep 60; true", str(folder / "log")], cwd="/"))
+    assert until_found(folder) == os.path.realpath(folder / "log")
+    started.pop().kill()
+    script = ("import sys; from app.core import processes; "
+              "print(processes.first_inside(sys.argv[1], processes.paths_in_use()))")
+    nested = subprocess.run(["sh", "-c", f'"$0" -c "{script}" "$1"; true', sys.executable,
+                             os.path.realpath(folder)], capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).resolve().parents[2])
+    assert nested.stdout.strip() == "None", nested.stderr
