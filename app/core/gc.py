@@ -145,17 +145,14 @@ def _run(dry_run: bool, facts_now: Callable[[], Facts], trash: bool | None,
 
 
 def _prune_worktrees(entries: list[Verdict]) -> None:
-    """`git worktree prune` once in each project that lost a worktree."""
-    projects: list[str] = []
+    """Git forgets each removed worktree in its project (only those: see `git.forget_worktree`)."""
     for entry in entries:
         if entry.kind != "worktree" or entry.status != "removed":
             continue
         root = entry.root.rstrip("/").split("/")
         project = "/".join(root[:-2]) if root[-2:] == [".claude", "worktrees"] else entry.project
-        if project and project not in projects:
-            projects.append(project)
-    for project in projects:
-        git.prune_worktrees(project)
+        if project:
+            git.forget_worktree(project, entry.path)
 
 
 # --- reports --------------------------------------------------------------------------------

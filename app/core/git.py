@@ -18,8 +18,9 @@ A command that judges or lists runs no hook and no fsmonitor. Only the commands 
 checkout as Claude's own creation would (`hooks=True`: `git worktree add` and its sparse
 checkout) run the repository's hooks and keep its fsmonitor.
 
-Here too: the one parser of `git worktree list` and the one `git worktree prune`. Hook code
-imports this module (WorktreeCreate): subprocess is imported only when git runs.
+Here too: the one parser of `git worktree list` and the one way git forgets a removed
+worktree (`forget_worktree`). Hook code imports this module (WorktreeCreate): subprocess
+is imported only when git runs.
 """
 
 from __future__ import annotations
@@ -189,14 +190,24 @@ def parse_worktree_list(text: str, sep: str = "\0") -> dict[str, GitWorktree]:
     return found
 
 
-def prune_worktrees(repo: str | os.PathLike[str]) -> bool:
-    """`git worktree prune`: git forgets the worktrees whose folder is gone. A failure is
-    logged (the next prune tries again); True when it worked."""
-    done = run(["worktree", "prune"], cwd=os.fspath(repo), timeout=60)
-    if not done.ok:
-        from app.core.log import log
+def forget_worktree(repo: str | os.PathLike[str], path: str) -> bool:
+    """Git forgets the one worktree at `path`, whose folder claudetto just removed (or found
+    gone): `git worktree remove` on the missing folder deletes only its administrative entry.
 
-        log(f"git: worktree prune in {os.fspath(repo)} failed: {done.error}")
+    Never `git worktree prune`: with no expiry it forgets at once every worktree whose folder
+    is away at that moment (on a drive not mounted today), with its index (the staged work)
+    and the commits only its detached HEAD holds. A folder still (or again) there is left to
+    the worktree rules: git would delete it. A locked worktree stays known (git refuses
+    without `-f -f`). A failure is logged; True when git forgot it."""
+    from app.core.log import log
+
+    where = os.fspath(repo)
+    if not os.path.isabs(path) or os.path.lexists(path):
+        log(f"git: worktree {path} of {where} not forgotten: its folder is there")
+        return False
+    done = run(["worktree", "remove", path], cwd=where, timeout=60)
+    if not done.ok:
+        log(f"git: worktree {path} of {where} not forgotten: {done.error}")
     return done.ok
 
 

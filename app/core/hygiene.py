@@ -230,7 +230,6 @@ def _judge_all(run: _Run, pool: ThreadPoolExecutor,
 def _act_on_worktrees(run: _Run, tally: _Tally, project: Path, listing: dict[str, GitWorktree],
                       judgements: list[_Judging]) -> None:
     """Each judged worktree in order: counted, kept, or removed (its guard asked once more)."""
-    removed = 0
     for path, period, future in judgements:
         if future is None:
             tally.kept.append((str(path), "in_use"))
@@ -242,7 +241,7 @@ def _act_on_worktrees(run: _Run, tally: _Tally, project: Path, listing: dict[str
                 break
             done = worktrees.remove_worktree(path, project, live_cwds=run.live.cwds, period_s=period,
                                              dry_run=run.dry_run, session=run.current_session, listing=listing,
-                                             prune=False, judged=judged)
+                                             judged=judged)
         except Exception as exc:  # noqa: BLE001 - one worktree's trouble must not stop the rest
             log(f"hygiene: worktree {path} not judged: {type(exc).__name__}: {exc}")
             tally.kept.append((str(path), "not_removed"))
@@ -251,7 +250,6 @@ def _act_on_worktrees(run: _Run, tally: _Tally, project: Path, listing: dict[str
             run.timed_out = True
             break
         tally.verdicts.append(done.verdict)
-        removed += done.status == "removed"
         if done.status in ("removed", "dry_run"):
             tally.counts["worktrees"] += 1
             tally.counts["folders"] += 1
@@ -259,8 +257,6 @@ def _act_on_worktrees(run: _Run, tally: _Tally, project: Path, listing: dict[str
             tally.counts["files"] += done.files
         elif done.verdict.action == "keep":
             tally.kept.append((str(path), done.verdict.reason))
-    if removed:
-        git.prune_worktrees(project)
 
 
 def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,

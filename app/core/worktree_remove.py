@@ -3,7 +3,8 @@
 Claude takes exit 0 for "the folder is gone" (it then skips its own removal), so a checkout
 is reported gone only when it really is, also when it was gone before; anything still there
 is kept, with the reason. A record whose folder went without us (Claude's own sweep, a
-user's `rm`) is dropped, and git forgets the worktree too.
+user's `rm`) is dropped, and git forgets that worktree too (that one only: a worktree whose
+folder is away today, on a drive not mounted, stays known).
 """
 
 from __future__ import annotations
@@ -79,10 +80,10 @@ def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
 
 def _forget(key: str, entry: dict[str, Any]) -> None:
     """A registered checkout whose folder went without us (Claude's own sweep, a user's rm):
-    drop it from the registry and let git forget the worktree too."""
+    drop it from the registry and let git forget that one worktree too."""
     unregister(key)
     project = entry.get("project")
     if isinstance(project, str) and os.path.isdir(project):
-        from app.core.git import prune_worktrees
+        from app.core.git import forget_worktree
 
-        prune_worktrees(project)
+        forget_worktree(project, key)

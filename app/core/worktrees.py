@@ -211,12 +211,12 @@ def remove_worktree(
     _before_remove: Callable[[str], Any] | None = None,
 ) -> WorktreeRemoval:
     """Judge, measure, then remove through `removal.remove` with `_guard` asked once more
-    after the folder is moved aside; then `git worktree prune` and the deletion of its
+    after the folder is moved aside; then git forgets that one worktree and deletes its
     `worktree-*` branch when every commit of it is on another branch or a remote.
 
     `listing` (git.worktree_list) may be shared by a sweep of one project. `prune=False` leaves
-    `git worktree prune` to the caller (once per project), except when a branch is to be
-    deleted: git refuses to delete a branch a (pruned-later) worktree still names. When
+    `git.forget_worktree` to the caller, except when a branch is to be deleted: git refuses
+    to delete a branch a (forgotten-later) worktree still names. When
     `budget_s` runs out while measuring, nothing is touched: status `timeout`. `spawn=False`
     leaves the purge of a big trashed tree to the caller (`removal.spawn_purge()` once).
     `asking_session`: the session that asks for this removal (WorktreeRemove): it holds
@@ -247,7 +247,7 @@ def remove_worktree(
         return WorktreeRemoval(str(path), "kept" if error is None else "refused", answer, 0, 0, branch, error=error)
     deleted = False
     if prune or (branch or "").startswith(_BRANCH_PREFIX):
-        git.prune_worktrees(project)
+        git.forget_worktree(project, real)
         deleted = _delete_branch(project, branch)
     return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
 
