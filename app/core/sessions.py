@@ -261,6 +261,44 @@ def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
 
 
 
+def _other_configs_sessions() -> list[Session]:
+    """The readable live sessions of the other config folders running Claudes use
+    (`CLAUDE_CONFIG_DIR=~/.claude-work claude`, for a second account): they share Claude's
+    temp folder, which depends on the uid only. Found in the environment each running process
+    of the same home started with (another home is another user's world, a sandbox, a test
+    of its own). Only what such a session is known to hold counts (its id, its cwd); a file
+    there that cannot be read makes nothing unsure, since nothing says it is a Claude's."""
+    own = os.path.realpath(paths.sessions_dir())
+    found: list[Session] = []
+    for config in _config_dirs_of_processes():
+        folder = os.path.realpath(os.path.join(config, "sessions"))
+        if folder != own:
+            found += [s for s in read_sessions(folder=Path(folder)) if not s.unreadable]
+    return found
+
+
+def _config_dirs_of_processes() -> set[str]:
+    found: set[str] = set()
+    home = os.environ.get("HOME")
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                data = fh.read(1 << 20)
+        except OSError:
+            continue
+        if b"CLAUDE_CONFIG_DIR=/" not in data:
+            continue
+        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+        config = env.get(b"CLAUDE_CONFIG_DIR", b"")
+        if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
+            found.add(os.fsdecode(config))
+    return found
+
+
 @dataclass(frozen=True)
 class Liveness:
     """THE inputs of "in use" at one moment: the live sessions that count, their ids, the
@@ -309,7 +347,7 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     file says, and `current_cwd` is its folder. `ending_session` (a session that ends, or the
     one that asks for a removal) and every session of `ending_pid` (its Claude process)
     hold nothing, unless the ending one is the current one."""
-    counted = tuple(s for s in read_sessions(current_session) if s.live
+    counted = tuple(s for s in [*read_sessions(current_session), *_other_configs_sessions()] if s.live
                     and not (ending_session and s.session_id == ending_session != current_session)
                     and not (ending_pid is not None and s.pid == ending_pid))
     ids = {s.session_id for s in counted if s.session_id}
