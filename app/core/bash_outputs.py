@@ -8,7 +8,9 @@ hook stays bounded whatever the model wrote. A path that starts with `~` or `$` 
 `$` or a backtick anywhere) cannot be expanded here and is not recorded; relative paths are
 made absolute against the cwd, following literal `cd`s of the chain; `TMPDIR=` and `export
 TMPDIR=` move where a later `mktemp` makes its path. What each simple command names is
-app/core/bash_commands.py.
+app/core/bash_commands.py. For the unprinted-mktemp guess (app/core/mktemp.py) the reading
+also counts how many times each mktemp call is written, and notes the calls whose variable
+(`d=$(mktemp -d)`) the command hands to `rm`, `rmdir`, `mv`, `unlink` or a `trap`.
 
 Loaded only when a command holds one of the recorder's trigger words.
 """
@@ -27,12 +29,14 @@ from app.core.bash_commands import (
     read_simple,
     shown,
 )
-from app.core.command_line import MAX_COMMAND_CHARS, Scope, split_commands
+from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
 from app.core.recorder import TRIGGERS
-from app.core.shell_words import absolute_path, split_words
+from app.core.shell_words import absolute_path, rx, split_words
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
+    import re
+
     from app.core.mktemp import MktempCall
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -41,6 +45,8 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 MAX_NESTED_SHELLS = 4
 #: Distinct notes for the log of one command; the rest are counted.
 MAX_NOTES = 32
+#: A simple command holding one of these words may remove or move a folder a variable names.
+_REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "trap"})
 
 #: The reader's answer and its limits, as the recorder and its tests name them.
 __all__ = ["MAX_MKTEMP_CALLS", "MAX_NESTED_SHELLS", "MAX_NOTES", "MAX_OUTPUTS", "clone_dir_name",
@@ -61,6 +67,68 @@ def _copy_target(path: str, name: str, notes: list[str]) -> str | None:
         return None
     inner = os.path.join(path, name)
     return inner if os.path.lexists(inner) else path
+
+
+class _Reading(Reading):
+    """A `Reading` that also knows, for the mktemp guess, how many times each distinct call
+    is written, which variable each went into, and which variables the command removes."""
+
+    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing")
+
+    def __init__(self, watch: bool) -> None:
+        super().__init__()
+        self._watch = watch  # the command holds `mktemp`: otherwise there is nothing to bind
+        self._by_key: dict[tuple[tuple[str, ...], str | None, str | None], MktempCall] = {}
+        self._ran: MktempCall | None = None  # the call the segment being read runs
+        self._recent: tuple[MktempCall, int] | None = None  # the previous segment's, with its depth
+        self._bound: dict[str, list[MktempCall]] = {}
+        self._removing: set[str] = set()
+
+    def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
+        before = len(self.calls)
+        super().mktemp(args, cwd, env)
+        key = (tuple(args), cwd, env.get("TMPDIR", self._user_tmp))
+        if len(self.calls) > before:  # a new call
+            self._ran = self._by_key[key] = self.calls[-1]
+        else:  # the same call again (the reader keeps it once), or one that makes nothing
+            self._ran = self._by_key.get(key)
+            if self._ran is not None:
+                self._ran.count += 1
+
+    def segment_read(self, words: list[str], depth: int) -> None:
+        """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
+        substitution just before it ran; a remover names the variables it is given."""
+        if not self._watch:
+            return
+        ran, self._ran = self._ran, None
+        recent, self._recent = self._recent, (ran, depth) if ran is not None else None
+        if recent is not None and recent[1] > depth:
+            for word in words:
+                match = rx().assignment.match(word)
+                if match and SUBST in match.group(2):
+                    self._bound.setdefault(match.group(1), []).append(recent[0])
+        if any(os.path.basename(word) in _REMOVERS for word in words):
+            for word in words:
+                self._removing.update(_variables().findall(word))
+
+    def mark_removed(self) -> None:
+        for name in self._removing:
+            for call in self._bound.get(name, ()):
+                call.removed = True
+
+
+def _variables() -> re.Pattern[str]:
+    """`$d`, `${d}`, `${d:?}` as a whole word or path, never `$d/inside` (that removes an
+    entry, not the folder)."""
+    global _VARIABLES
+    if _VARIABLES is None:
+        import re
+
+        _VARIABLES = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*+)(?![A-Za-z0-9_/]|\}/)")
+    return _VARIABLES
+
+
+_VARIABLES: re.Pattern[str] | None = None
 
 
 # --- the public face ----------------------------------------------------------------------
@@ -90,7 +158,7 @@ def read_bash(command: str, cwd: str | None, stdout: str
     if len(command) > MAX_COMMAND_CHARS:
         return [], [f"command not read: {len(command)} characters, more than {MAX_COMMAND_CHARS}; "
                     "nothing recorded"], [], {}
-    reading = Reading()
+    reading = _Reading("mktemp" in command)
     collecting = gc.isenabled()
     gc.disable()  # the readers make many small objects and no cycles: collections cost half the time
     try:
@@ -124,6 +192,7 @@ def read_bash(command: str, cwd: str | None, stdout: str
     if reading.calls:
         from app.core.mktemp import printed_paths
 
+        reading.mark_removed()
         for call in reading.calls:
             printed = printed_paths(stdout, call) if stdout else []
             outputs.extend(("temp", path) for path in printed)
@@ -132,7 +201,7 @@ def read_bash(command: str, cwd: str | None, stdout: str
     return _unique(outputs), _bounded(notes), unprinted, claims
 
 
-def _read_chain(command: str, shell: Shell, reading: Reading, nesting: int) -> None:
+def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> None:
     """Every output a command line names, in order, following its `cd`s and TMPDIR=s.
 
     `outside`: each subshell the reading is in, with the shell outside it, to go back to
@@ -157,9 +226,11 @@ def _read_chain(command: str, shell: Shell, reading: Reading, nesting: int) -> N
                         and "-c" not in words)
         if not runs_heredoc:  # `bash <<EOF` runs its heredoc; any other heredoc is data
             read_simple(words, shell, reading)
+            reading.segment_read(words, segment.depth)
             continue
         before = Shell(shell.cwd, shell.env)
         read_simple(words, shell, reading)
+        reading.segment_read(words, segment.depth)
         if nesting >= MAX_NESTED_SHELLS:
             reading.notes.append(f"a shell's heredoc nested deeper than {MAX_NESTED_SHELLS} not read")
             continue

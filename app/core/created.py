@@ -49,6 +49,8 @@ DURATION_SLACK_S = 2.0
 CLOCK_SLACK_S = 1.0
 #: At most this many top entries of a folder are looked at for the ctime check.
 MAX_ENTRIES = 256
+#: A stored birth time is read again at the sweep: the same nanoseconds, up to a float's rounding.
+_BIRTH_TOLERANCE_S = 1e-6
 
 _statx_fn: object = None
 
@@ -132,16 +134,35 @@ def _why_not_born(born: float, low: float, high: float, now: float) -> str | Non
 
 def why_not_made(path: str, since: float, now: float, *, merged: bool, use_birth: bool = True) -> str | None:
     """None when there is evidence this call made `path` (created within `since`..`now`),
-    else the reason it is not recorded, for the log. `merged`: the copy may be a folder that
-    was there before with entries added (needs a birth time). `use_birth` False: judge as on
-    a file system without birth times."""
+    else the reason it is not recorded, for the log (`made_evidence`, its evidence dropped)."""
+    return made_evidence(path, since, now, merged=merged, use_birth=use_birth)[1]
+
+
+def made_evidence(path: str, since: float, now: float, *, merged: bool,
+                  use_birth: bool = True) -> tuple[dict[str, object] | None, str | None]:
+    """(the identity of what the call made, None) when there is evidence this call made
+    `path` (created within `since`..`now`), else (None, the reason, for the log). The
+    identity (device, inode, and the birth time when the file system has one) is stored
+    with the record: whoever reads it later counts the record only while the path still
+    holds that object (`why_unproven`). `merged`: the copy may be a folder that was there
+    before with entries added (needs a birth time). `use_birth` False: judge as on a file
+    system without birth times."""
     st, why = _mine(path)
     if st is None:
-        return why
+        return None, why
     low, high = since - CLOCK_SLACK_S, now + CLOCK_SLACK_S
     born = birth_time(path) if use_birth else None
+    why = _why_not_born(born, low, high, now) if born is not None else _why_not_fresh(path, st, low, high, merged)
+    if why is not None:
+        return None, why
+    evidence: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
     if born is not None:
-        return _why_not_born(born, low, high, now)
+        evidence["born"] = born
+    return evidence, None
+
+
+def _why_not_fresh(path: str, st: os.stat_result, low: float, high: float, merged: bool) -> str | None:
+    """Without a birth time: its ctime, and that of every entry at its top, in the window."""
     if merged:
         return ("the file system reports no creation time, and the copy may have been merged into "
                 "a folder that was there")
@@ -196,22 +217,23 @@ def _fields(evidence: object) -> tuple[float, float, int, int, bool | None] | No
 
 
 def why_unproven(path: str, evidence: object, *, use_birth: bool = True) -> str | None:
-    """The sweep's half: None when the file at `path` is still the one a Write made (the
-    file the hook saw, born within the call's window; without a birth time, the Write's own
-    word that it created it), else why not: such a record's file is never removed. A path
-    that is gone is None: there is nothing to remove, and the GC drops its record."""
+    """None when `path` still holds what the call that recorded it made, else why not: such
+    a record's path is never removed. A Bash call's evidence (`made_evidence`) is its
+    identity: the same device and inode, and the same birth time when one was stored (an
+    inode number comes back after a removal; a birth time does not). A Write's
+    (`write_evidence`) is the file the hook saw, born within the call's window (without a
+    birth time, the Write's own word that it created it). A moved object keeps all three,
+    so the removal's last check passes the folder it moved aside. A path that is gone is
+    None: there is nothing to remove, and the GC drops its record."""
+    if isinstance(evidence, dict) and "since" not in evidence:
+        return _why_not_same(path, evidence, use_birth=use_birth)
     fields = _fields(evidence)
     if fields is None:
         return "its evidence cannot be read"
     since, until, dev, ino, created = fields
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot read it: {exc.strerror or exc}"
-    if (st.st_dev, st.st_ino) != (dev, ino) or not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-        return "another file took its place after the Write"
+    st, why = _same_object(path, dev, ino, regular=True)
+    if st is None:
+        return why
     born = birth_time(path) if use_birth else None
     if born is not None:
         import time
@@ -220,6 +242,37 @@ def why_unproven(path: str, evidence: object, *, use_birth: bool = True) -> str 
     if created is not True:
         return ("the file system reports no creation time and the Write does not say it created the "
                 "file (an overwrite moves the ctime too)")
+    return None
+
+
+def _same_object(path: str, dev: int, ino: int, *, regular: bool = False
+                 ) -> tuple[os.stat_result | None, str | None]:
+    """(its lstat, None) when `path` holds the object (device, inode) a record saw, this
+    user's and no symlink; (None, None) when it is gone; else (None, why not)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read it: {exc.strerror or exc}"
+    if ((st.st_dev, st.st_ino) != (dev, ino) or stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid()
+            or (regular and not stat.S_ISREG(st.st_mode))):
+        return None, "another file or folder took its place after the call"
+    return st, None
+
+
+def _why_not_same(path: str, evidence: dict[object, object], *, use_birth: bool) -> str | None:
+    """A Bash record's check: the object at `path` is the one the call made (`made_evidence`)."""
+    dev, ino, born = evidence.get("dev"), evidence.get("ino"), evidence.get("born")
+    if (not isinstance(dev, int) or not isinstance(ino, int) or isinstance(dev, bool) or isinstance(ino, bool)
+            or not (born is None or (isinstance(born, int | float) and not isinstance(born, bool)))):
+        return "its evidence cannot be read"
+    st, why = _same_object(path, dev, ino)
+    if st is None or born is None or not use_birth:
+        return why
+    now_born = birth_time(path)
+    if now_born is None or abs(now_born - born) > _BIRTH_TOLERANCE_S:
+        return "another file or folder took its place after the call (its creation time differs)"
     return None
 
 

@@ -34,8 +34,9 @@ class OutputRecord:
     cwd: str
     claude_pid: int | None = None
     claude_start: str | None = None
-    # A Write's proof that it made the file (app/core/created.py), checked when the records
-    # are read and again at the moment of removal; None for the other kinds.
+    # The call's proof that it made the path (app/core/created.py: a Write's window and file,
+    # a Bash call's device, inode and birth time), checked when the records are read and again
+    # at the moment of removal; None in records written before it existed.
     evidence: Any = field(default=None, compare=False, hash=False)
 
 
@@ -84,8 +85,8 @@ def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
 
 
 def read_records(session: str | None = None) -> list[OutputRecord]:
-    """Every recorded output (of one session when given), oldest record first. A Write's
-    record counts only while its evidence holds (`_proven`)."""
+    """Every recorded output (of one session when given), oldest record first. A record
+    with evidence counts only while it holds (`_proven`); one without (older versions) counts."""
     if session is not None:
         files = [(session, os.fspath(paths.gc_records_file(session)))]
     else:
@@ -104,8 +105,9 @@ def read_records(session: str | None = None) -> list[OutputRecord]:
 
 
 def _proven(path: str, evidence: object) -> bool:
-    """Whether the file a Write's record names is still the one the Write made, its birth
-    time read now (app/core/created.py `why_unproven`). A record that fails is passed over,
+    """Whether the path a record names still holds what its call made (the same device,
+    inode and birth time; for a Write, born in its window), read now (app/core/created.py
+    `why_unproven`). A record that fails is passed over,
     as if it had never been written: nothing reads it, nothing removes its file; it stays in
     its file until the path is gone (then it reads as missing and the sweep drops it)."""
     from app.core.created import why_unproven

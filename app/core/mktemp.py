@@ -6,10 +6,16 @@ that fits the template, in the folder the call makes its path in). In
 the recorder looks for it by the two things it knows: the template (as GNU mktemp reads its
 options) and the time of the call. It lists the one folder mktemp used (no recursion) and
 takes the entries that fit the template, are this user's, are a folder for `-d` (a regular
-file otherwise), changed status within the call's window and are not yet recorded. More
-than `MAX_CANDIDATES` such entries is too ambiguous: none is taken, and the log says why.
-Printed or found, a path is then recorded only with evidence that the call created it
-(app/core/created.py): a name and a fresh ctime are a guess, not a proof.
+file otherwise), changed status within the call's window and are not this session's
+records already. Such a guess is made only when it is exact: as many entries as the command
+has unprinted calls of that template and folder (`a=$(mktemp -d); b=$(mktemp -d)` is two);
+fewer or more, and none is taken (the log says why). A call whose variable the command
+itself removes or moves (`rm -rf "$d"`, `trap 'rm -rf "$d"' EXIT`, `mv "$d" ...`) is not
+guessed at all: its own path is gone, and what fits is someone else's. Another session's
+record does not hide an entry: two sessions making folders at the same moment are not told
+apart by taking turns, and a path recorded by both is one entry of the sweep, live while
+either is. Printed or found, a path is then recorded only with evidence that the call
+created it (app/core/created.py): a name and a fresh ctime are a guess, not a proof.
 
 Only loaded when a command holds the word `mktemp` (it imports `re`).
 """
@@ -28,8 +34,6 @@ from app.core.shell_words import absolute_path
 
 #: GNU mktemp's template when none is given (in $TMPDIR, else /tmp).
 DEFAULT_TEMPLATE = "tmp.XXXXXXXXXX"
-#: More fresh entries than this fitting one unprinted mktemp call: too ambiguous, none recorded.
-MAX_CANDIDATES = 8
 #: File time stamps come from a coarse clock: allow this much past "now" (seconds).
 _CLOCK_SLACK_S = 1.0
 
@@ -39,9 +43,11 @@ _LONG_OPTIONS = ("directory", "dry-run", "quiet", "suffix", "tmpdir", "help", "v
 class MktempCall:
     """One `mktemp` call as read from a command: a pattern for the base name it makes, the
     folder it makes it in (None when that cannot be known here), whether it is a folder, and
-    the cwd it ran in (a relative path it prints is relative to that)."""
+    the cwd it ran in (a relative path it prints is relative to that). `count`: how many
+    times the command runs it as written (the reader finds each distinct call once);
+    `removed`: the command removes or moves the variable it went into."""
 
-    __slots__ = ("pattern", "template", "folder", "directory", "cwd")
+    __slots__ = ("pattern", "template", "folder", "directory", "cwd", "count", "removed")
 
     def __init__(self, pattern: re.Pattern[str], template: str, folder: str | None, directory: bool,
                  cwd: str | None = None) -> None:
@@ -50,6 +56,8 @@ class MktempCall:
         self.folder = folder
         self.directory = directory
         self.cwd = cwd
+        self.count = 1
+        self.removed = False
 
     def key(self) -> tuple[str, str | None, bool]:
         return (self.pattern.pattern, self.folder, self.directory)
@@ -222,48 +230,79 @@ def printed_paths(stdout: str, call: MktempCall) -> list[str]:
 
 def find_unprinted(calls: list[MktempCall], window: float, known: set[str]) -> tuple[list[str], list[str]]:
     """The paths the calls made, found by template and time (see the module's docstring),
-    and notes for the log. `known`: paths already recorded, never taken again."""
-    found: list[str] = []
+    and notes for the log. `known`: paths never taken (this command's printed ones, this
+    session's records)."""
+    groups: dict[tuple[str, str | None, bool], list[MktempCall]] = {}
+    for call in calls:
+        groups.setdefault(call.key(), []).append(call)
     notes: list[str] = []
+    taken: dict[tuple[str, str | None, bool], list[str]] = {}
+    for key, group in groups.items():
+        call = group[0]
+        what = f"mktemp{' -d' if call.directory else ''} {call.template!r}"
+        if any(c.removed for c in group):
+            notes.append(f"temp of {what} not looked for: the command removes or moves its variable, so "
+                         "what fits it now is not the call's")
+        elif call.folder is None:
+            notes.append(f"temp of {what} not recorded: its folder cannot be expanded here")
+        else:
+            matches = _fitting(call, window, known, notes, what)
+            wanted = sum(c.count for c in group)
+            if matches is None:
+                continue
+            if not matches:
+                notes.append(f"temp of {what} not printed and nothing in {call.folder} fits it and the last "
+                             f"{window:.0f} s")
+            elif len(matches) == wanted:
+                taken[key] = sorted(matches)
+                notes.append(f"temp of {what} not printed, found by template and time: {', '.join(matches)}")
+            else:
+                notes.append(f"temp of {what} not recorded: {len(matches)} entries of {call.folder} fit it and "
+                             f"the last {window:.0f} s, for {wanted} unprinted call(s); only as many as the "
+                             "calls is a guess")
+    return _unshared(taken, notes), notes
+
+
+def _fitting(call: MktempCall, window: float, known: set[str], notes: list[str], what: str) -> list[str] | None:
+    """The entries of the call's folder that fit it (name, owner, kind, a ctime in the
+    window), not `known`; None when the folder cannot be listed (noted)."""
+    assert call.folder is not None
     now = time.time()
     since = now - window
     uid = os.getuid()
-    seen: set[tuple[str, str | None, bool]] = set()
-    for call in calls:
-        if call.key() in seen:
-            continue
-        seen.add(call.key())
-        what = f"mktemp{' -d' if call.directory else ''} {call.template!r}"
-        if call.folder is None:
-            notes.append(f"temp of {what} not recorded: its folder cannot be expanded here")
-            continue
-        matches: list[str] = []
-        try:
-            with os.scandir(call.folder) as entries:
-                for entry in entries:
-                    if not call.pattern.fullmatch(entry.name):
-                        continue
-                    path = os.path.join(call.folder, entry.name)
-                    if path in known or path in found:
-                        continue
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    kind_fits = stat.S_ISDIR(st.st_mode) if call.directory else stat.S_ISREG(st.st_mode)
-                    if kind_fits and st.st_uid == uid and since <= st.st_ctime <= now + _CLOCK_SLACK_S:
-                        matches.append(path)
-        except OSError as exc:
-            notes.append(f"temp of {what} not found: cannot list {call.folder}: {exc.strerror or exc}")
-            continue
-        if len(matches) > MAX_CANDIDATES:
-            notes.append(f"temp of {what} not recorded: {len(matches)} entries of {call.folder} fit it and "
-                         f"the last {window:.0f} s, too ambiguous (at most {MAX_CANDIDATES})")
-        elif matches:
-            matches.sort()
-            found.extend(matches)
-            notes.append(f"temp of {what} not printed, found by template and time: {', '.join(matches)}")
+    matches: list[str] = []
+    try:
+        with os.scandir(call.folder) as entries:
+            for entry in entries:
+                if not call.pattern.fullmatch(entry.name):
+                    continue
+                path = os.path.join(call.folder, entry.name)
+                if path in known:
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                kind_fits = stat.S_ISDIR(st.st_mode) if call.directory else stat.S_ISREG(st.st_mode)
+                if kind_fits and st.st_uid == uid and since <= st.st_ctime <= now + _CLOCK_SLACK_S:
+                    matches.append(path)
+    except OSError as exc:
+        notes.append(f"temp of {what} not found: cannot list {call.folder}: {exc.strerror or exc}")
+        return None
+    return matches
+
+
+def _unshared(taken: dict[tuple[str, str | None, bool], list[str]], notes: list[str]) -> list[str]:
+    """The paths found, leaving out every group that shares one with another (two templates
+    that both fit a name: which call made it is unknown, so neither count holds)."""
+    owners: dict[str, int] = {}
+    for found in taken.values():
+        for path in found:
+            owners[path] = owners.get(path, 0) + 1
+    kept: list[str] = []
+    for found in taken.values():
+        if any(owners[path] > 1 for path in found):
+            notes.append(f"temps {', '.join(found)} not recorded: another mktemp call of the command fits them too")
         else:
-            notes.append(f"temp of {what} not printed and nothing in {call.folder} fits it and the last "
-                         f"{window:.0f} s")
-    return found, notes
+            kept.extend(found)
+    return kept

@@ -19,7 +19,9 @@ this call created it (its birth time, else its ctime, within the call's window:
 app/core/created.py; for a Write, the birth time is read at the sweep, from the window and
 the file the hook stored with the record, so the hook never loads ctypes). A target that was there (`git clone URL dir || git -C dir pull`, an
 old `tmp.*` a listing printed, `CLAUDE_CONFIG_DIR=` naming an existing folder, a Write over
-an existing file) is not, and the log says why. Each record also names the Claude process
+an existing file) is not, and the log says why. A Bash record stores the identity of what
+the call made (device, inode, birth time: `created.made_evidence`), so a folder that later
+takes the same name is not the output. Each record also names the Claude process
 whose call made it (app/core/claude_process.py), so its outputs stay in use while that
 process runs, whatever session id `/clear` or `/resume` gives it.
 """
@@ -90,8 +92,9 @@ def record_outputs(payload: dict[str, Any]) -> None:
 
             window = window_s(tool_input, payload.get("duration_ms"))
             if unprinted:
-                named.extend(("temp", path) for path in _find_unprinted(unprinted, window, named, notes))
-            outputs = _with_evidence(named, claims, window, notes)
+                found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
+                named.extend(("temp", path) for path in found)
+            outputs = _with_evidence(named, claims, window, notes, evidence)
         for note in notes:
             log(f"gc recorder: {note}")
     elif tool == "Write":
@@ -104,28 +107,31 @@ def record_outputs(payload: dict[str, Any]) -> None:
 
 
 def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
-                   window: float, notes: list[str]) -> list[tuple[str, str]]:
+                   window: float, notes: list[str], evidence: dict[str, dict[str, object]]
+                   ) -> list[tuple[str, str]]:
     """The outputs this call made, each kept only with evidence of it (app/core/created.py):
     a command names a target, it does not prove it created it. `claims` says how to judge a
     copy or worktree (merged: only a birth time can tell; outer: `cp -r SRC DEST` took
-    `DEST/<name>`, but DEST itself is the copy when it was born in the call)."""
-    from app.core.created import why_not_made
+    `DEST/<name>`, but DEST itself is the copy when it was born in the call). The identity
+    of each one kept goes into `evidence`, stored with its record: a later folder at the
+    same name is not the call's output (`created.why_unproven`)."""
+    from app.core.created import made_evidence
 
     now = time.time()
     since = now - window
     kept: list[tuple[str, str]] = []
-    seen: set[str] = set()
     for kind, path in outputs:
         merged, outer = claims.get(path, (False, None))
-        if outer is not None and why_not_made(outer, since, now, merged=True) is None:
+        made = made_evidence(outer, since, now, merged=True)[0] if outer is not None else None
+        if made is not None and outer is not None:
             path = outer  # `cp -r SRC DEST`: DEST was born in the call, so cp made DEST
         else:
-            why = why_not_made(path, since, now, merged=merged)
-            if why is not None:
+            made, why = made_evidence(path, since, now, merged=merged)
+            if made is None:
                 notes.append(f"{kind} {path} not recorded: {why}")
                 continue
-        if path not in seen:
-            seen.add(path)
+        if path not in evidence:
+            evidence[path] = made
             kept.append((kind, path))
     return kept
 
@@ -150,13 +156,17 @@ def _scratch_with_evidence(path: str, payload: dict[str, Any],
 
 
 def _find_unprinted(calls: list[MktempCall], window: float, outputs: list[tuple[str, str]],
-                    notes: list[str]) -> list[str]:
+                    notes: list[str], session: object) -> list[str]:
     """The paths of mktemp calls whose output was not printed, found by template and time
-    (app/core/mktemp.py); never one already recorded, by any session."""
+    (app/core/mktemp.py); never one this command printed or this session recorded already.
+    Another session's record hides nothing: that would hand a folder to whichever hook ran
+    first, and the guess is exact or nothing (app/core/mktemp.py)."""
     from app.core.gc_records import read_records
     from app.core.mktemp import find_unprinted
 
-    known = {path for _, path in outputs} | {record.path for record in read_records()}
+    known = {path for _, path in outputs}
+    if isinstance(session, str) and session:
+        known.update(record.path for record in read_records(session))
     found, more = find_unprinted(calls, window, known)
     notes.extend(more)
     return found
@@ -164,9 +174,9 @@ def _find_unprinted(calls: list[MktempCall], window: float, outputs: list[tuple[
 
 def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str,
            evidence: dict[str, dict[str, object]]) -> None:
-    """One record per output, once per path. `evidence` (a Write's, app/core/created.py) is
-    stored with its record for the sweep to check; a path recorded before gets the new one
-    (a later Write made the file anew: the evidence of the file there now)."""
+    """One record per output, once per path. `evidence` (app/core/created.py) is stored
+    with its record for whoever reads it to check; a path recorded before gets the new one
+    (a later call made it anew: the evidence of what is there now)."""
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         log(f"gc recorder: no session_id, {len(outputs)} output(s) not recorded: {outputs[:3]}")

@@ -184,8 +184,8 @@ def test_duration_ms_bounds_both_the_search_and_the_evidence(sandbox: SandboxEnv
     assert recorded() == []
     text = log_text()
     assert "nothing in" in text and f"temp {printed} not recorded: it was there before the call" in text
+    record_outputs(bash_payload("mktemp -d", tmp_path, f"{printed}\n"))  # this session's: no candidate then
     record_outputs(bash_payload("d=$(mktemp -d)", tmp_path))
-    record_outputs(bash_payload("mktemp -d", tmp_path, f"{printed}\n"))
     assert sorted(recorded()) == [("temp", str(printed)), ("temp", str(unprinted))]
 
 
