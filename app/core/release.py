@@ -34,7 +34,7 @@ from typing import Any
 
 from app.core import checkouts, paths
 from app.core.log import log, printable
-from app.core.scratch import scratch_plan
+from app.core.scratch import scratch_plan, secret_inside
 from app.core.verdict import Action, Reason, Verdict, settled
 
 RULE = "release"
@@ -43,6 +43,8 @@ CUT_SHORT = ("release was cut short: the process releasing it ended before it fi
              "`claudetto release PATH` or the next session started there finishes it")
 #: How long a release waits for another release of the same checkout to end.
 LOCK_WAIT_S = 2.0
+#: How long a release waits for a running purge of the trash to end (see `_purge_lock`).
+PURGE_WAIT_S = 120.0
 
 @dataclass(frozen=True)
 class Release:
@@ -104,11 +106,21 @@ def release_checkout(path: str, *, session: str | None = None,
     if dry_run:
         return _judge(key, entry, session, process, dry_run=True)
     try:
-        with locked(_lock_of(key), wait_s=lock_wait_s):
+        with locked(_lock_of(key), wait_s=lock_wait_s), locked(_purge_lock(), wait_s=PURGE_WAIT_S):
             result = _release(key, session, process, trash, spawn)
     except StateBusy:
+        log(f"release: {key}: another release of it, or a purge of the trash, still runs; nothing done")
         return Release(key, "busy", str(entry.get("state") or ""))
     return result
+
+
+def _purge_lock() -> str:
+    """The lock the trash's purge holds while it empties the trash (app/core/trash.py
+    `purge_trash`). A purge takes every entry it finds there, a folder a release has just
+    moved in and not yet judged included: its guard would then see the purge working inside
+    (`in_use`) and put back a folder half emptied. Holding it while folders move keeps each
+    folder whole or gone; a purge spawned meanwhile waits and takes them once journaled."""
+    return os.path.join(paths.claudetto_home_str(), "trash")
 
 
 def _judge(key: str, entry: dict[str, Any], session: str | None,
@@ -244,13 +256,15 @@ def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Pr
             continue
         size = scanner.scan(full)
 
-        def guard(where: str, full: str = full, size: scanner.TreeSize = size) -> str | None:
+        def guard(where: str, full: str = full, rel: str = rel, size: scanner.TreeSize = size) -> str | None:
             entry = checkouts.registry().get(key)
             if not _ours(entry) or checkouts.holders(key, entry or {}, ending_session=session,
                                                      ending_process=process):
                 return "live"
             if _process_inside(full, where):
                 return "in_use"
+            if secret_inside(where, rel) is not None:
+                return "dirty"  # written since the plan: the only copy of that token
             return unique_work(where, size.repos, original=full)
 
         done = removal.remove(full, key, RULE, kind=KIND, session=session, size=size, trash=trash,

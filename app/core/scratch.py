@@ -5,14 +5,24 @@ checkout; the checkout's own file first, else the project's), by default the reg
 folders at any depth. Never `.git` or `.tmp` or anything inside them, never a path that
 holds a tracked file (deleting it would leave the checkout modified), never the checkout
 itself. When unsure (an unreadable file, git cannot say), nothing is scratch.
+
+Two more keep a candidate, as the cleanup and the GC keep a worktree (`dirty`):
+- it is or lies inside another repository (a submodule, a nested clone: a folder holding a
+  `.git`). Its files are that repository's: the checkout's `git ls-files` lists only the
+  submodule's commit, so a `build/` the submodule tracks would look like output. The default
+  scratch never looks inside one;
+- it holds a file that looks like a secret (`unique_work.looks_secret`), except inside an
+  installed package (the one list and the one exception of the worktree rules): a `.env`
+  dropped in `node_modules` is the only copy of that token.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 from app.core import git
-from app.core.log import log
+from app.core.log import log, printable
 from app.core.verdict import Reason
 
 CONFIG = os.path.join(".claude", "claudetto.json")
@@ -78,8 +88,9 @@ def _outermost(rels: list[str]) -> list[str]:
 
 def regenerable_folders(checkout: str) -> list[str]:
     """The regenerable folders at any depth of `checkout` (relative, sorted), never looking
-    inside `.git`, `.tmp`, a regenerable folder, `.claude/worktrees`, a symlink or another
-    file system."""
+    inside `.git`, `.tmp`, a regenerable folder, `.claude/worktrees`, a symlink, another
+    file system or another repository (a folder holding a `.git`: neither it nor anything in
+    it is this checkout's scratch)."""
     from app.core.unique_work import REGENERABLE
 
     try:
@@ -104,6 +115,8 @@ def regenerable_folders(checkout: str) -> list[str]:
             except OSError:
                 continue
             child = f"{rel}/{entry.name}" if rel else entry.name
+            if os.path.lexists(os.path.join(entry.path, ".git")):
+                continue  # a submodule or a nested clone: its own repository's files
             if entry.name in REGENERABLE:
                 found.append(child)
             elif child != ".claude/worktrees":
@@ -132,10 +145,67 @@ def holding_tracked(checkout: str, rels: list[str]) -> set[str] | None:
     return held
 
 
+def in_other_repository(checkout: str, rel: str) -> bool:
+    """Whether `rel` is, or lies inside, a folder below `checkout` holding a `.git` (a
+    submodule, a nested clone): its files belong to that repository, never to the scratch."""
+    parts = rel.split("/")
+    return any(os.path.lexists(os.path.join(checkout, *parts[:depth], ".git")) for depth in range(1, len(parts) + 1))
+
+
+def secret_inside(folder: str, rel: str) -> str | None:
+    """The first file in `folder` (the checkout's `rel`, or where it was moved for its
+    removal) that looks like a secret, outside installed packages, relative to the checkout;
+    None when there is none. Never follows a symlink (deleting a link loses no content) nor
+    enters another file system or `.git`; a folder it cannot read is named (unsure: keep)."""
+    try:
+        top_st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(top_st.st_mode):  # a declared file: itself, unless a link
+        return rel if stat.S_ISREG(top_st.st_mode) and _secret(rel.split("/")) else None
+    pending = [(folder, rel.split("/"))]
+    while pending:
+        top, parts = pending.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = list(it)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return "/".join(parts)
+        for entry in entries:
+            child = [*parts, entry.name]
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if _worth_entering(entry, child, top_st.st_dev):
+                        pending.append((entry.path, child))
+                elif entry.is_file(follow_symlinks=False) and _secret(child):
+                    return "/".join(child)
+            except OSError:
+                return "/".join(child)
+    return None
+
+
+def _secret(parts: list[str]) -> bool:
+    """THE secret rule of the worktree sweeps, for a file at `parts` of the checkout."""
+    from app.core.unique_work import _installed, looks_secret
+
+    return looks_secret(parts[-1]) and not _installed(parts)
+
+
+def _worth_entering(entry: os.DirEntry[str], parts: list[str], dev: int) -> bool:
+    """Not `.git`, not another file system, not where all is an installed package's
+    (`node_modules/<pkg>`, `site-packages`): no secret of the user's can be below it."""
+    from app.core.unique_work import _installed
+
+    return entry.name != ".git" and not _installed([*parts, ""]) and entry.stat(follow_symlinks=False).st_dev == dev
+
+
 def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, Reason]]]:
     """(what a release of `checkout` deletes, what it keeps and why), paths relative.
     Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `tracked` (holds a file
-    git tracks), `git` (git could not say)."""
+    git tracks), `git` (git could not say), `dirty` (is or lies inside another repository,
+    or holds a secret-looking file)."""
     declared = declared_scratch(checkout, project)
     if declared is None:
         return [], [(CONFIG, "bad_config")]
@@ -146,5 +216,25 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     tracked = holding_tracked(checkout, candidates)
     if tracked is None:
         return [], [(rel, "git") for rel in candidates]
-    return ([rel for rel in candidates if rel not in tracked],
-            [(rel, "tracked") for rel in candidates if rel in tracked])
+    plan: list[str] = []
+    kept: list[tuple[str, Reason]] = []
+    for rel in candidates:
+        reason = _keeps(checkout, rel, tracked)
+        if reason is None:
+            plan.append(rel)
+        else:
+            kept.append((rel, reason))
+    return plan, kept
+
+
+def _keeps(checkout: str, rel: str, tracked: set[str]) -> Reason | None:
+    if rel in tracked:
+        return "tracked"
+    if in_other_repository(checkout, rel):
+        log(f"release: {checkout}/{rel} kept: it is or lies inside another repository")
+        return "dirty"
+    found = secret_inside(os.path.join(checkout, rel), rel)
+    if found is not None:
+        log(f"release: {checkout}/{rel} kept: {printable(found)} looks like a secret")
+        return "dirty"
+    return None
