@@ -102,13 +102,17 @@ def test_a_release_moves_nothing_while_the_trash_is_being_purged(sandbox: Sandbo
     """A purge takes every entry it finds in the trash, also a folder a release has just moved
     there and is still judging; seeing the purge inside, the judgement said `in_use` and put
     back a folder half emptied, and the checkout was `released` with it. So a release waits
-    while a purge holds the trash (as `purge_trash` holds it), and moves nothing meanwhile."""
+    while a purge holds the trash (as `purge_trash` holds it), and moves nothing meanwhile;
+    past its wait it answers `busy` and changes nothing."""
     repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": "node_modules/\nbuild/\n"})
     checkout = ended_checkout(repo)
     template = write(tmp_path / "t.js")
     _fill(checkout, 1, template)
     done: list[release.Release] = []
     with locked(sandbox.state / "trash"):
+        before = checkouts.registry()[str(checkout)]["state"]
+        busy = release.release_checkout(str(checkout), purge_wait_s=0.2)
+        assert busy.status == "busy" and checkouts.registry()[str(checkout)]["state"] == before
         worker = threading.Thread(target=lambda: done.append(release.release_checkout(str(checkout))))
         worker.start()
         time.sleep(0.8)
