@@ -7,6 +7,7 @@ every recorded path by these rules, in this order:
 2. it lies strictly inside a GC root: the user's temp folder, or `<project>/.claude/worktrees/`
    of the project where the recording session ran (the git root of its cwd, and the main
    repository of that checkout, so a worktree made from inside a worktree has a root too);
+   never `/`, the home, Claude's config folder or a folder above one, nor a relative TMPDIR;
 3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
 4. nothing live needs it: its session is not live, the Claude process whose call made it
    no longer runs (a session's id changes on `/clear` and `/resume`, its process does not),
@@ -14,7 +15,8 @@ every recorded path by these rules, in this order:
    `claude-<uid>/<slug>/<session>`) lies inside it, it is no config folder whose own
    `sessions/` names a running Claude, and it holds no mount point (`in_use`); when a
    running session's file cannot be read, nobody knows what it holds: everything is kept
-   (`in_use`);
+   (`in_use`); no session checkout a session holds by the registry is, holds or lies around
+   it (`live`), and it is or holds no known project (`in_use`);
 5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
@@ -37,6 +39,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from app.core import mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
@@ -89,9 +92,23 @@ class Facts:
 
         # the ending session does not count, unless its process goes on (/clear, /resume)
         self.ending = None if process_goes_on(end_reason) else ending_session
+        self.cwd = current_cwd
         self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
         self.folders = [*self.live.cwds, *self.live.claude_folders()]
         self.mounts = mounts.mount_points()
+
+    @cached_property
+    def projects(self) -> list[str]:
+        """The known projects (CONTRACT Definitions), as real paths; read only when a path
+        gets this far."""
+        return [os.path.realpath(p) for p in paths.known_projects(self.cwd, ending_session=self.ending)]
+
+    @cached_property
+    def checkouts(self) -> dict[str, dict[str, Any]]:
+        """The session checkout registry, keyed by real path."""
+        from app.core.checkouts import registry
+
+        return {os.path.realpath(key): entry for key, entry in registry().items()}
 
 
 def recorded() -> list[Item]:
@@ -110,14 +127,42 @@ def recorded() -> list[Item]:
 
 def gc_roots(cwd: str) -> list[str]:
     """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (the
-    checkout's git root and its main repository) and the user's temp folder."""
+    checkout's git root and its main repository) and the user's temp folder; without the
+    refused ones (`root_refused`)."""
     roots: list[str] = []
     if cwd.startswith("/"):
         for project in (paths.git_root(cwd), paths.main_repo_root(cwd)):
             if project is not None:
                 roots.append(os.fspath(project / ".claude" / "worktrees"))
-    roots.append(os.fspath(paths.user_tmp()))
-    return list(dict.fromkeys(roots))
+    if paths.user_tmp_given_str().startswith("/"):
+        roots.append(paths.user_tmp_str())
+    else:
+        _log_refused(paths.user_tmp_given_str(), "TMPDIR is a relative path")
+    return [root for root in dict.fromkeys(roots) if not root_refused(root)]
+
+
+_REFUSALS_LOGGED: set[str] = set()
+
+
+def root_refused(root: str) -> bool:
+    """A GC root is a folder apart: never `/`, the home, Claude's config folder, nor a folder
+    above one of them. Some set TMPDIR to their home on a machine with a small /tmp: as a
+    root it would make every project there an "output" once it is a week old."""
+    real = os.path.realpath(root)
+    for name, place in (("the home", paths.home_str()), ("Claude's config folder", paths.config_dir_str())):
+        if inside(os.path.realpath(place), real):
+            _log_refused(root, f"it is {name} or a folder above it")
+            return True
+    return False
+
+
+def _log_refused(root: str, why: str) -> None:
+    """Once per process and root: a sweep asks for the roots of every record."""
+    if root not in _REFUSALS_LOGGED:
+        _REFUSALS_LOGGED.add(root)
+        from app.core.log import log
+
+        log(f"gc: {root} is no GC root ({why}): nothing in it is removed as an output")
 
 
 def place(item: Item) -> None:
@@ -167,17 +212,12 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
     """Rule 4: `live` or `in_use` when something running needs the path, else None.
     `where`: the folder as it is now (moved aside for removal), for the checks of content."""
     real = os.path.realpath(item.path)
-    if any(r.session in facts.live.ids for r in item.records):
-        return "live"
-    for record in item.records:
-        if record.claude_pid is None or record.session == facts.ending:
-            continue
-        if sessions.process_running(record.claude_pid, record.claude_start):
-            return "live"  # the Claude process that made it still runs (its id may have changed)
-    if any(inside(f, real) for f in facts.folders):
+    if _made_live(item, facts) or any(inside(f, real) for f in facts.folders) or _held(real, facts):
         return "live"
     if facts.live.unsure:
         return "in_use"
+    if any(inside(p, real) for p in facts.projects):
+        return "in_use"  # a clone the user runs Claude in became a project: no output any more
     if facts.live.process_inside(real, os.path.realpath(where) if where else ""):
         return "in_use"  # a shell cd-ed there, a server started from it, a file held open
     if where is None and any(inside(m, real) for m in facts.mounts):
@@ -185,6 +225,25 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
     if _config_in_use(where or item.path):
         return "in_use"
     return None
+
+
+def _made_live(item: Item, facts: Facts) -> bool:
+    """Its recording session is live, or the Claude process whose call made it still runs
+    (a session's id changes on `/clear` and `/resume`, its process does not)."""
+    if any(r.session in facts.live.ids for r in item.records):
+        return True
+    return any(r.claude_pid is not None and r.session != facts.ending
+               and sessions.process_running(r.claude_pid, r.claude_start) for r in item.records)
+
+
+def _held(real: str, facts: Facts) -> bool:
+    """A session checkout the registry says a session holds (`checkouts.holders`, the rule the
+    cleanup keeps it by) is, holds or lies around the path: a resumed session holds its
+    checkout from the launch folder, before its cwd is inside."""
+    from app.core.checkouts import holders
+
+    return any((inside(real, key) or inside(key, real)) and holders(key, entry, ending_session=facts.ending)
+               for key, entry in facts.checkouts.items())
 
 
 def _config_in_use(folder: str) -> bool:

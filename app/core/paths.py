@@ -142,9 +142,15 @@ def claude_tmp_dir_for(scratchpad_dir: object = None) -> str:
     return claude_tmp_dir_of_scratchpad(scratchpad_dir) or claude_tmp_dir_str()
 
 
+def user_tmp_given_str() -> str:
+    """TMPDIR as set (or /tmp), not resolved: a relative one names a folder below wherever the
+    program runs (a hook runs in the project), so it is no GC root (app/core/gc_rules.py)."""
+    return os.environ.get("TMPDIR") or "/tmp"
+
+
 def user_tmp_str() -> str:
     """The user's temp folder, realpath(TMPDIR or /tmp): a GC root."""
-    return os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+    return os.path.realpath(user_tmp_given_str())
 
 
 def claudetto_home_str() -> str:
@@ -357,37 +363,28 @@ def project_root(cwd: str | os.PathLike[str]) -> Path:
     return _path(project_root_str(os.fspath(cwd)))
 
 
-def known_projects(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+def known_projects(cwd: str | os.PathLike[str] | None = None, *, ending_session: str | None = None) -> list[Path]:
     """CONTRACT "Known projects": `.claude.json` projects, every session's cwd, the current
-    folder's git root. Absolute, deduplicated, in that order; missing folders are left out."""
+    folder's git root. Absolute, deduplicated, in that order; missing folders are left out.
+    `ending_session`: a session that is ending (its file goes with it) names no project."""
     import json
     from pathlib import Path
 
     from app.core.sessions import read_sessions  # late: sessions imports this module
 
-    found: list[Path] = []
+    found: list[str] = []
     try:
         data = json.loads(claude_json().read_text(encoding="utf-8"))
         projects = data.get("projects") if isinstance(data, dict) else None
         if isinstance(projects, dict):
-            found.extend(Path(key) for key in projects if isinstance(key, str) and key.startswith("/"))
+            found.extend(key for key in projects if isinstance(key, str) and key.startswith("/"))
     except (OSError, ValueError):
         pass
-    for session in read_sessions():
-        if session.cwd:
-            found.append(project_root(session.cwd))
+    found.extend(project_root_str(s.cwd) for s in read_sessions()
+                 if s.cwd and (ending_session is None or s.session_id != ending_session))
     try:
-        here = git_root(cwd if cwd is not None else os.getcwd())
+        found.append(git_root_str(os.fspath(cwd) if cwd is not None else os.getcwd()) or "")
     except OSError:  # the current folder is gone
-        here = None
-    if here is not None:
-        found.append(here)
-    seen: set[str] = set()
-    result: list[Path] = []
-    for path in found:
-        key = os.path.normpath(os.fspath(path))
-        if key in seen or not os.path.isdir(key):
-            continue
-        seen.add(key)
-        result.append(Path(key))
-    return result
+        pass
+    keys = dict.fromkeys(os.path.normpath(path) for path in found if path)
+    return [Path(key) for key in keys if os.path.isdir(key)]
