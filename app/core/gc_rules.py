@@ -295,15 +295,21 @@ def without_unique_work(unused: list[Item]) -> list[Item]:
 
 def work_lost(item: Item, where: str | None = None) -> Reason | None:
     """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
-    repository or worktree in it (found by the sweep's one walk) with work nowhere else.
-    `where`: the folder as it is now (moved aside for removal)."""
+    repository or worktree in it (found by the sweep's one walk) with work nowhere else; and
+    `dirty` when it is or holds a secret-looking file outside every repository (a key
+    generated in a temp folder is lost with it). `where`: the folder as it is now (moved
+    aside for removal)."""
+    from app.core.secret_files import secret_outside_repos
     from app.core.unique_work import unique_work
 
     # a partial walk may have missed a repository: then unique_work walks for itself
     repos = item.tree.repos if item.tree is not None and not item.tree.partial else None
     if where is not None and repos is not None:
         repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
-    return unique_work(where or item.path, repos, original=item.path)
+    lost = unique_work(where or item.path, repos, original=item.path)
+    if lost is None and secret_outside_repos(where or item.path):
+        return "dirty"
+    return lost
 
 
 def replaced(item: Item, where: str) -> Reason | None:

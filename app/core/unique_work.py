@@ -10,13 +10,11 @@ folder itself included) and keeps the folder with the first reason found:
   status cannot see (skip-worktree, assume-unchanged); or git cannot read it (when unsure,
   keep);
 - `unmerged`: a repository has a commit that no remote-tracking branch holds (HEAD, any local
-  branch, any stash), or a linked worktree of it lives outside the folder (that worktree
-  needs its objects); a linked worktree has a commit on no other branch and no remote;
+  branch, any stash, a tag made here), or a linked worktree of it lives outside the folder (that
+  worktree needs its objects), or it is the git dir of a work tree elsewhere, or a known
+  repository borrows its objects (app/core/unique_refs.py); a linked worktree has a commit on
+  no other branch and no remote;
 - `not_removed`: a linked worktree is locked (`git worktree lock`: someone said keep it).
-
-Tags count neither way: a clone fetches the remote's tags, and many name commits no remote
-branch holds any more (old release branches), so counting them would keep every such clone
-forever; a tag made on a local commit almost always sits on a branch that holds it too.
 
 Git runs through app/core/git.py with an explicit `--git-dir` (and `--work-tree`): a folder
 without its own `.git` can never make git climb to a parent repository, and a folder moved
@@ -30,6 +28,9 @@ import os
 from app.core.git import GitFailed, status_entries
 from app.core.git import output as git
 from app.core.paths import inside
+from app.core.secret_files import SECRET_PATTERNS
+from app.core.secret_files import installed as _installed
+from app.core.secret_files import looks_secret as looks_secret  # importable from here, as before
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -39,44 +40,6 @@ if TYPE_CHECKING:
     from app.core.verdict import Reason
 
 REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
-
-# Files that hold secrets or local configuration: never regenerable, wherever they lie.
-SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", "*.local.*")
-
-# Folders that package managers fill from a registry: a CA bundle (`certifi/cacert.pem`, in
-# every virtualenv that has pip) or a test key shipped inside a package is no user's secret.
-_INSTALLED = frozenset({"site-packages", "dist-packages"})
-
-def looks_secret(name: str) -> bool:
-    """Whether a file name matches SECRET_PATTERNS (case-insensitive; `*` is any text)."""
-    lowered = name.lower()
-    return any(_glob(lowered, pattern) for pattern in SECRET_PATTERNS)
-
-
-def _glob(name: str, pattern: str) -> bool:
-    parts = pattern.split("*")
-    if len(parts) == 1:
-        return name == pattern
-    first, last = parts[0], parts[-1]
-    if not name.startswith(first) or len(name) < len(first) + len(last) or not name.endswith(last):
-        return False
-    at, end = len(first), len(name) - len(last)
-    for middle in parts[1:-1]:
-        found = name.find(middle, at, end)
-        if found < 0:
-            return False
-        at = found + len(middle)
-    return True
-
-
-def _installed(parts: list[str]) -> bool:
-    """Whether a relative path lies inside an installed package (below `site-packages`, or
-    below a package folder of `node_modules`)."""
-    for i, part in enumerate(parts[:-1]):
-        if part in _INSTALLED or (part == "node_modules" and i + 2 < len(parts)):
-            return True
-    return False
-
 
 # --- where things are: a folder judged where it now is, or where it was before a move --------
 
@@ -264,7 +227,9 @@ def repo_unmerged(repo: Repository) -> bool:
     the folder others push to, the only copy). Raises GitFailed."""
     out = git(["rev-list", "--max-count=1", "--ignore-missing", "HEAD", "refs/stash", "--branches",
                "--not", "--remotes"], git_dir=repo.git_dir)
-    return bool(out.strip())
+    from app.core.unique_refs import tag_unmerged
+
+    return bool(out.strip()) or tag_unmerged(repo.git_dir)
 
 
 def worktree_unmerged(repo: Repository) -> bool:
@@ -330,6 +295,14 @@ def worktrees_elsewhere(repo: Repository, places: _Places) -> bool:
 
 def judge(repo: Repository, places: _Places) -> Reason | None:
     """The first reason one repository keeps its folder, or None."""
+    if repo.kind == "bare":
+        try:
+            served = _as_served(repo, places)
+        except GitFailed:
+            return "unmerged"
+        if served is None:
+            return "unmerged"
+        repo = served
     try:
         if checkout_dirty(repo):
             return "dirty"
@@ -344,6 +317,31 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
     if locked(repo):
         return "not_removed"
     return None
+
+
+def _as_served(repo: Repository, places: _Places) -> Repository | None:
+    """A bare-looking git dir as it must be judged: itself when it serves no work tree; with
+    its work tree as a checkout when that lies inside the folder (only its commits when the
+    work tree is empty or gone: no file to lose); None when the work tree lives elsewhere or
+    nobody knows where (a checkout found inside was judged before)."""
+    from app.core.unique_refs import serves_work_tree
+
+    serves, tree = serves_work_tree(repo.git_dir)
+    if not serves:
+        return repo
+    if tree is None:
+        # a submodule's git dir (its `core.worktree` unset by `git submodule deinit`): its
+        # work tree is inside the superproject, which holds the git dir
+        superproject = repo.git_dir.partition("/.git/modules/")[0]
+        return repo if superproject != repo.git_dir and places.inside(superproject) else None
+    where = _resolve(tree, repo.git_dir, places)
+    if not places.inside(where):
+        return None
+    try:
+        files = os.listdir(where)
+    except OSError:
+        files = []
+    return Repository(repo.folder, repo.git_dir, where, "repo") if files else repo
 
 
 def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None, *,
@@ -387,4 +385,9 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
         reason = judge(repo, places)
         if reason is not None:
             return reason
+    if any(r.kind != "worktree" for r in located):
+        from app.core.unique_refs import borrowed
+
+        if borrowed(places.inside):
+            return "unmerged"
     return None

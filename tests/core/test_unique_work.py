@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -164,9 +165,13 @@ def test_a_local_commit_or_a_stash_is_unmerged(origin: Path, sandbox: SandboxEnv
     assert judge(detached) == "unmerged"  # on no branch at all: HEAD holds it
 
 
-def test_a_fetched_tag_on_no_remote_branch_keeps_nothing(origin: Path, sandbox: SandboxEnv) -> None:
+def test_a_fetched_tag_on_no_remote_branch_keeps_nothing(origin: Path, sandbox: SandboxEnv,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tag the clone fetched names a commit made before the clone (here a day before)."""
     git(origin, "checkout", "-q", "-b", "release")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{int(time.time()) - 86_400} +0000")
     commit(origin, "release.txt")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
     git(origin, "tag", "v1")
     git(origin, "checkout", "-q", "main")
     git(origin, "branch", "-q", "-D", "release")  # only the tag holds that commit upstream

@@ -1,0 +1,106 @@
+"""THE one list of secret-looking file names, and the search for them where git cannot look.
+
+A file matching SECRET_PATTERNS (a private key, an `.env`, credentials) is never regenerable:
+a folder holding one is kept (`dirty`). Inside a repository git finds them
+(app/core/unique_work.py asks `ls-files`); `secret_outside_repos` finds them in the rest of a
+folder: a key generated in a temp folder is as lost as an uncommitted edit once it goes.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Files that hold secrets or local configuration: never regenerable, wherever they lie.
+SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", "*.local.*")
+
+# Folders that package managers fill from a registry: a CA bundle (`certifi/cacert.pem`, in
+# every virtualenv that has pip) or a test key shipped inside a package is no user's secret.
+INSTALLED = frozenset({"site-packages", "dist-packages"})
+
+_BARE_MARKS = ("HEAD", "objects", "refs")
+
+
+def _shapes() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """SECRET_PATTERNS sorted by shape (`X*`, `*X`, `*X*`, any other), so that a name is
+    matched by a few string methods: a walk asks about every name of a tree."""
+    prefixes, suffixes, infixes, others = [], [], [], []
+    for pattern in SECRET_PATTERNS:
+        core = pattern.strip("*")
+        if "*" in core or not core:
+            others.append(pattern)
+        elif pattern == f"{core}*":
+            prefixes.append(core)
+        elif pattern == f"*{core}":
+            suffixes.append(core)
+        elif pattern == f"*{core}*":
+            infixes.append(core)
+        else:
+            others.append(pattern)
+    return tuple(prefixes), tuple(suffixes), tuple(infixes), tuple(others)
+
+
+_PREFIXES, _SUFFIXES, _INFIXES, _OTHERS = _shapes()
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a file name matches SECRET_PATTERNS (case-insensitive; `*` is any text)."""
+    lowered = name.lower()
+    return (lowered.startswith(_PREFIXES) or lowered.endswith(_SUFFIXES)
+            or any(infix in lowered for infix in _INFIXES)
+            or any(_glob(lowered, pattern) for pattern in _OTHERS))
+
+
+def _glob(name: str, pattern: str) -> bool:
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return name == pattern
+    first, last = parts[0], parts[-1]
+    if not name.startswith(first) or len(name) < len(first) + len(last) or not name.endswith(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for middle in parts[1:-1]:
+        found = name.find(middle, at, end)
+        if found < 0:
+            return False
+        at = found + len(middle)
+    return True
+
+
+def installed(parts: list[str]) -> bool:
+    """Whether a relative path lies inside an installed package (below `site-packages`, or
+    below a package folder of `node_modules`)."""
+    for i, part in enumerate(parts[:-1]):
+        if part in INSTALLED or (part == "node_modules" and i + 2 < len(parts)):
+            return True
+    return False
+
+
+def secret_outside_repos(top: str) -> bool:
+    """Whether `top` is, or holds, a secret-looking regular file outside every repository and
+    installed package. A repository's folder is left to git's rules (a tracked `.env.example`
+    is committed, not lost), and neither installed packages nor symlinks are entered, so the
+    listing reads names only (no stat) and skips the biggest trees an output holds."""
+    if os.path.isfile(top) and not os.path.islink(top):
+        return looks_secret(os.path.basename(top))
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue  # gone or unreadable: the scanner counted it; nothing to name here
+        names = {e.name for e in entries}
+        if ".git" in names or all(m in names for m in _BARE_MARKS):
+            continue  # a repository: git's rules judge it
+        packages = os.path.basename(folder) == "node_modules"
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not packages and entry.name not in INSTALLED:
+                        stack.append(entry.path)
+                elif looks_secret(entry.name) and entry.is_file(follow_symlinks=False):
+                    return True
+            except OSError:
+                continue
+    return False

@@ -1,0 +1,157 @@
+"""Git work held outside the branches: three more ways a repository inside a folder holds
+work found nowhere else (app/core/unique_work.py asks each of them).
+
+- a commit that only a tag made here holds (`unmerged`): a release tagged on a detached HEAD.
+  A clone fetches the remote's tags too, and many name commits no remote branch holds any
+  more (old release branches); counting those would keep every such clone forever. So a tag
+  counts when its commit is no older than the repository itself (the first entry of its
+  HEAD reflog: the clone or the init); without a reflog (a bare repository) every tag counts;
+- a git dir whose work tree lives elsewhere (`unmerged`): `git clone --separate-git-dir`
+  puts the whole history of a checkout in the home into a temp folder. It looks bare, but
+  its config says `core.bare = false` or names a `core.worktree`, or it has an index;
+- an object store another repository borrows (`unmerged`): `git clone --shared` or
+  `--reference` writes `objects/info/alternates` in the borrower, and nothing in the lender.
+  Only the repositories of the known projects (CONTRACT "Known projects") and the folders
+  directly in the home are asked: a cheap, partial check.
+"""
+
+from __future__ import annotations
+
+import os
+
+from app.core.git import GitFailed
+from app.core.git import output as git
+from app.core.git import run as git_run
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+
+def tag_unmerged(git_dir: str) -> bool:
+    """Whether a tag made here holds a commit that no remote-tracking branch holds. Raises
+    GitFailed."""
+    if not _has_tags(git_dir):
+        return False
+    args = ["rev-list", "--max-count=1", "--tags"]
+    born = _born(git_dir)
+    if born is not None:
+        args.append(f"--max-age={born}")  # older commits came with the clone
+    args += ["--not", "--remotes"]
+    return bool(git(args, git_dir=git_dir).strip())
+
+
+def _has_tags(git_dir: str) -> bool:
+    """Whether the repository may hold a tag (one git process fewer for most clones)."""
+    if os.path.isdir(os.path.join(git_dir, "reftable")):
+        return True  # refs git alone can read
+    try:
+        with os.scandir(os.path.join(git_dir, "refs", "tags")) as it:
+            if any(True for _ in it):
+                return True
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(git_dir, "packed-refs"), "rb") as fh:
+            return any(b" refs/tags/" in line for line in fh)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # unsure: ask git
+
+
+def _born(git_dir: str) -> int | None:
+    """When the repository came to be: the time of the first entry of its HEAD reflog
+    (`<old> <new> <who> <time> <zone>\\t<message>`), None without one."""
+    try:
+        with open(os.path.join(git_dir, "logs", "HEAD"), "rb") as fh:
+            first = fh.readline()
+    except OSError:
+        return None
+    fields = first.split(b"\t", 1)[0].split()
+    if len(fields) < 2 or not fields[-2].isdigit():
+        return None
+    return int(fields[-2])
+
+
+def serves_work_tree(git_dir: str) -> tuple[bool, str | None]:
+    """Whether a bare-looking git dir serves a work tree, and that work tree when its config
+    names one (`core.worktree`, as written: relative to the git dir). Raises GitFailed."""
+    done = git_run(["config", "--local", "-z", "--get-regexp", r"^core\.(bare|worktree)$"], git_dir=git_dir)
+    if done.returncode not in (0, 1):  # 1: neither is set
+        raise GitFailed(done.error)
+    bare, tree = None, None
+    for item in done.text.split("\0"):
+        key, _, value = item.partition("\n")
+        if key.lower() == "core.bare":
+            bare = value.strip().lower()
+        elif key.lower() == "core.worktree" and value:
+            tree = value
+    serves = tree is not None or bare in ("false", "no", "off", "0") or os.path.exists(
+        os.path.join(git_dir, "index"))
+    return serves, tree
+
+
+def borrowed(inside_folder: Callable[[str], bool]) -> bool:
+    """Whether a known repository borrows objects from inside the folder (its
+    `objects/info/alternates` names a path `inside_folder` accepts)."""
+    return any(inside_folder(lent) and not inside_folder(borrower) for borrower, lent in _alternates())
+
+
+def _alternates() -> Iterator[tuple[str, str]]:
+    """(borrower's git dir, object store it borrows from) for the known projects'
+    repositories and the folders directly in the home."""
+    seen: set[str] = set()
+    for folder in _candidates():
+        common = _common_dir(folder)
+        if common is None or common in seen:
+            continue
+        seen.add(common)
+        objects = os.path.join(common, "objects")
+        try:
+            with open(os.path.join(objects, "info", "alternates"), "rb") as fh:
+                lines = fh.read(1 << 20).decode(errors="surrogateescape").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                yield common, os.path.normpath(os.path.join(objects, line))
+
+
+def _candidates() -> Iterator[str]:
+    from app.core import paths
+
+    for project in paths.known_projects():
+        yield os.fspath(project)
+    home = paths.home_str()
+    try:
+        with os.scandir(home) as it:
+            folders = [e.path for e in it if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    yield from sorted(folders)
+
+
+def _common_dir(folder: str) -> str | None:
+    """The git dir holding the objects of the repository at `folder` (a linked worktree's
+    main git dir), or None."""
+    dot_git = os.path.join(folder, ".git")
+    if os.path.isdir(dot_git) and not os.path.islink(dot_git):
+        return os.path.realpath(dot_git)
+    if not os.path.isfile(dot_git):
+        return None
+    try:
+        with open(dot_git, "rb") as fh:
+            text = os.fsdecode(fh.read(65536)).strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(folder, text[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
+            git_dir = os.path.join(git_dir, os.fsdecode(fh.read(65536)).strip())
+    except OSError:
+        pass
+    return os.path.realpath(git_dir)
