@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.core import gc, hygiene, trash
+from app.core import gc, hygiene, purge
 from app.core.log import log
 
 Step = Callable[[dict[str, Any]], None]
@@ -33,9 +33,9 @@ JOBS: dict[str, Step] = {
     # SessionStart: the cleanup first (it judges Claude's temp folders as the session starts),
     # then the output GC with the starting session live, then a purge of whatever a killed
     # purge left in a trash.
-    "session-start": _steps(hygiene.session_start_step, gc.session_start_step, trash.leftovers_step),
+    "session-start": _steps(hygiene.session_start_step, gc.session_start_step, purge.leftovers_step),
     # SessionEnd: the output GC, the ending session no longer counted as live.
     "session-end": _steps(gc.session_end_step),
     # remove() renamed a big tree into the trash: purge it. One purge runs at a time.
-    trash.PURGE_JOB: _steps(trash.purge_step),
+    purge.PURGE_JOB: _steps(purge.purge_step),
 }

@@ -181,11 +181,11 @@ def _release(key: str, session: str | None, process: checkouts.Process | None,
     verdicts = [_verdict(key, rel, "keep", reason, session, project) for rel, reason in kept] + verdicts
     state, deleted, freed = _released(key, record, verdicts, session)
     if trashed and spawn:
-        from app.core.trash import spawn_purge
+        from app.core.purge import spawn_purge
 
         spawn_purge()
     if record.get("state") == "cut_short":
-        from app.core.trash import leftovers_step
+        from app.core.purge import leftovers_step
 
         leftovers_step({})  # what the killed release left in a trash is purged too
     kept_now = [v for v in verdicts if v.action == "keep"]
@@ -336,7 +336,7 @@ def _child_main(argv: list[str]) -> int:
         if done.status not in ("released", "held"):
             log(f"release: {path}: {done.status}")
     if trashed:
-        from app.core.trash import spawn_purge
+        from app.core.purge import spawn_purge
 
         spawn_purge()
     return 0

@@ -6,12 +6,11 @@ At the moment of removal all of it is checked again, fd-relative (app/core/fd_re
 a parent or the target swapped for a symlink meanwhile stops it, nothing inside is followed
 or written through, no other file system is entered.
 
-One removal, each step the guard of the next: the folder is renamed into the trash
-(app/core/trash.py; one atomic step that can be undone); the caller's guard is asked once
-more where it now is, and a reason puts it back; the journal line is written, or the folder
-is put back (`journal`); then it is purged here, or, big, by one detached purge. Without a
-trash on its file system a folder goes in place after a `started` journal line, so a run
-killed halfway is reported by the next one.
+Each step the guard of the next: the folder is renamed into the trash (app/core/trash.py;
+atomic, undoable); the caller's guard is asked again where it now is (a reason puts it
+back); the journal line is written (or it is put back: `journal`); only then is it handed to
+the purge (pending until then: no purge takes it), here or, big, by a detached one. With no
+trash on its file system it goes in place after a `started` line (a kill is reported).
 """
 
 from __future__ import annotations
@@ -38,15 +37,12 @@ from app.core.fd_removal import (
 from app.core.journal import report_unfinished, unfinished_removals
 from app.core.log import log
 from app.core.paths import resolve_parents as _resolved
+from app.core.purge import leftovers_step, purge_entry, purge_step, purge_trash, spawn_purge
 from app.core.scanner import PathLike, TreeSize, scan, text_path
 from app.core.trash import (
     ROOT_TRASH_NAME,
-    leftovers_step,
-    purge_entry,
-    purge_step,
-    purge_trash,
     put_back,
-    spawn_purge,
+    to_purge,
     to_trash,
     trash_places,
 )
@@ -124,7 +120,7 @@ class _Removing:
                          m.folders, trashed)
         if self.write:
             try:
-                _journal(result, None, strict=True)
+                _journal(result, self.token, strict=True)
             except OSError:
                 raise Kept("journal") from None
         self.committed.append(result)
@@ -304,11 +300,12 @@ def _remove_file(parent_fd: int, name: str, st: os.stat_result, trash: bool | No
     detached purge."""
     job.keep_unless_clear(job.target)
     if trash or (trash is None and st.st_blocks * 512 >= TRASH_MIN_FILE_BYTES):
-        moved = to_trash(parent_fd, name, st, job.root_real, job.token)
+        moved = to_trash(parent_fd, name, st, job.root_real, job.token, job.target)
         if moved is not None:
             trash_fd, slot, _ = moved
             try:
                 _commit_or_put_back(job, trash_fd, slot, parent_fd, name, True)
+                to_purge(trash_fd, slot)
             finally:
                 os.close(trash_fd)
             return True
@@ -339,7 +336,7 @@ def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | Non
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             raise Refused("changed")
         detached = trash is True or (trash is None and _is_big(job.measured, dir_fd))
-        moved = to_trash(parent_fd, name, now, job.root_real, job.token)
+        moved = to_trash(parent_fd, name, now, job.root_real, job.token, job.target)
         if moved is not None:
             return _through_trash(moved, parent_fd, name, now.st_dev, detached, job)
         # No trash on this file system: in place, after a `started` line (the next run
@@ -373,6 +370,7 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
             put_back(trash_fd, slot, parent_fd, name, job.token)
             raise Kept(reason)
         _commit_or_put_back(job, trash_fd, slot, parent_fd, name, detached)
+        slot = to_purge(trash_fd, slot)
         if detached:
             return True
         purge_entry(trash_fd, slot, dev, job.tally)

@@ -1,4 +1,4 @@
-"""The trash: where a removal moves a folder first, and the one detached purge that empties it.
+"""The trash: where a removal moves a folder first (app/core/purge.py empties it).
 
 A folder is renamed into a trash folder on its own file system: one atomic step that is
 instant whatever the size, and that a killed process never leaves half done (the whole tree
@@ -7,10 +7,11 @@ is in the trash, never a half-deleted folder in place). The trash is claudetto's
 `.claudetto-trash` made inside a root on a third file system; never a folder reached
 through a symlink or of another user. A moved entry that must stay (a swap meanwhile, a
 guard that said keep) is put back where it was, never left where the purge would take it.
+An entry stays pending (its name prefixed, a note of its origin beside it) until its journal
+line is written and `to_purge` hands it over: no purge ever takes one still being checked.
 
-One detached process purges (`purge_trash`, the `purge-trash` job): so a hook can "remove"
-200,000 entries within Claude's 1.5 s SessionEnd budget. One purge runs at a time and at
-most one more waits; a purge that was killed leaves its trash to the next one.
+One detached process purges (`purge.purge_trash`, the `purge-trash` job): so a hook can
+"remove" 200,000 entries within Claude's 1.5 s SessionEnd budget.
 """
 
 from __future__ import annotations
@@ -19,19 +20,19 @@ import contextlib
 import errno
 import os
 import stat
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from app.core import paths
-from app.core.fd_removal import DIR_FLAGS, SWAPPED, Refused, Tally, empty_dir
+from app.core.fd_removal import DIR_FLAGS, Refused
 from app.core.log import log
-from app.core.state import StateBusy, locked, read_json, update_json
+from app.core.state import read_json, update_json
 
 ROOT_TRASH_NAME = ".claudetto-trash"
-PURGE_JOB = "purge-trash"
-PURGE_WAIT_S = 6 * 3600.0  # a queued purge waits this long for the running one
+#: The name prefix of an entry whose removal is not journaled yet: no purge takes it.
+PENDING = ".pending-"
+ORIGIN = ".origin"  # the note beside a pending entry: the path it came from
 
 
 def _places_file() -> Path:
@@ -96,9 +97,11 @@ def _open_owned_dir(place: Path, dev: int, *, make: bool) -> int | None:
 
 
 def to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
-              token: str = "") -> tuple[int, str, str] | None:
+              token: str = "", origin: str = "") -> tuple[int, str, str] | None:
     """Rename `name` into a trash folder on its file system: (trash fd, slot name, slot
     path), the caller closes the fd; None when there is no trash it can be renamed into.
+    `origin` (its path) goes in a note beside it until it is handed to the purge: a process
+    killed before its journal line leaves it pending, and the next purge puts it back there.
 
     After the rename the moved entry is checked against what was opened; a swap in between
     (a symlink moved instead of the folder) is moved back and the removal refused."""
@@ -108,10 +111,14 @@ def to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
     trash_fd, trash_path = opened
     handed = False
     try:
-        slot = f"{time.time_ns()}-{os.getpid()}-{token or os.urandom(4).hex()}"
+        # Pending until its journal line is written (`to_purge`): a purge running meanwhile
+        # (another removal's) never takes a folder whose last check is still going on.
+        slot = f"{PENDING}{time.time_ns()}-{os.getpid()}-{token or os.urandom(4).hex()}"
+        _write_origin(trash_fd, slot, origin)
         try:
             os.rename(name, slot, src_dir_fd=parent_fd, dst_dir_fd=trash_fd)
         except OSError as exc:
+            drop_origin(trash_fd, slot)
             if exc.errno in (errno.EXDEV, errno.EINVAL, errno.EACCES, errno.EPERM, errno.EBUSY):
                 return None
             if exc.errno == errno.ENOENT:
@@ -131,10 +138,54 @@ def to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
             os.close(trash_fd)
 
 
+def to_purge(trash_fd: int, slot: str) -> str:
+    """Hand a journaled entry to the purge: its pending name dropped (one rename in the trash
+    folder). Returns the name it now has; left pending (logged) if the rename fails, where the
+    next purge finds it with its journal line (`_settle_pending`)."""
+    ready = slot.removeprefix(PENDING)
+    try:
+        os.rename(slot, ready, src_dir_fd=trash_fd, dst_dir_fd=trash_fd)
+    except OSError as exc:
+        log(f"removal: {slot} could not be handed to the purge: {exc}")
+        return slot
+    drop_origin(trash_fd, slot)
+    return ready
+
+
+def _write_origin(trash_fd: int, slot: str, origin: str) -> None:
+    """The note of where a pending entry came from (no fsync: it guards against a killed
+    process, whose writes the kernel keeps)."""
+    try:
+        fd = os.open(slot + ORIGIN, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=trash_fd)
+    except OSError:
+        return
+    try:
+        os.write(fd, os.fsencode(origin))
+    finally:
+        os.close(fd)
+
+
+def drop_origin(trash_fd: int, slot: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(slot + ORIGIN, dir_fd=trash_fd)
+
+
+def read_origin(trash_fd: int, slot: str) -> str | None:
+    try:
+        fd = os.open(slot + ORIGIN, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=trash_fd)
+    except OSError:
+        return None
+    try:
+        return os.fsdecode(os.read(fd, 1 << 16)) or None
+    finally:
+        os.close(fd)
+
+
 def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "") -> None:
     """Move an entry out of the trash again (a swap, or a guard that said keep), never
     clobbering what took its place: then it goes beside it as `<name>.claudetto-kept-<id>`.
     It never stays in the trash, where the purge would take it."""
+    drop_origin(trash_fd, slot)
     try:
         os.link(slot, name, src_dir_fd=trash_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
         os.unlink(slot, dir_fd=trash_fd)
@@ -163,154 +214,3 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
         log(f"removal: {name!r} could not go back; it is kept in {keep / slot}")
     except OSError as exc:
         log(f"removal: {name!r} could not go back ({exc}); it is still in the trash as {slot}")
-
-
-def spawn_purge() -> int | None:
-    """Start one detached purge of the trash (`purge-trash` job); its pid, or None when a
-    purge is already queued (it lists the trash only later, so it takes ours too)."""
-    from app.core import jobs
-
-    if _purge_queued():
-        return None
-    return jobs.spawn(PURGE_JOB, {})
-
-
-def _purge_queued() -> bool:
-    try:
-        with locked(paths.claudetto_home() / "trash-waiter", wait_s=0.0):
-            return False
-    except StateBusy:
-        return True
-    except OSError:
-        return False
-
-
-def purge_step(payload: dict[str, Any]) -> None:
-    """The `purge-trash` job."""
-    del payload
-    purge_trash()
-
-
-def leftovers_step(payload: dict[str, Any]) -> None:
-    """A session-start step: report removals cut short in place, and when a killed purge
-    left something in a trash, start a purge."""
-    from app.core.journal import report_unfinished
-
-    del payload
-    report_unfinished()
-    if any(_has_entries(place) for place in trash_places()):
-        spawn_purge()
-
-
-def _has_entries(place: Path) -> bool:
-    try:
-        with os.scandir(place) as it:
-            return any(True for _ in it)
-    except OSError:
-        return False
-
-
-def purge_trash(*, wait_s: float = PURGE_WAIT_S) -> None:
-    """Remove everything in every trash folder (leftovers of a killed purge included).
-
-    One purge runs at a time (a flock); at most one more waits for it, and that one lists
-    the trash only after it holds the lock, so every entry renamed before a purge was
-    spawned is purged by the running one or the waiting one; later ones give up at once.
-    """
-    home = paths.claudetto_home()
-    with contextlib.ExitStack() as held:
-        waiter = contextlib.ExitStack()
-        try:
-            # A short wait: spawn_purge() holds this lock for a moment to look.
-            waiter.enter_context(locked(home / "trash-waiter", wait_s=0.2))
-            held.enter_context(locked(home / "trash", wait_s=wait_s))
-        except StateBusy:
-            return  # a purge is already waiting: it will list after this caller's rename
-        except OSError as exc:
-            log(f"removal: cannot lock the trash: {exc}")
-            return
-        finally:
-            waiter.close()
-        for _ in range(100):
-            if not sum(_purge_place(place) for place in trash_places()):
-                break
-
-
-def _purge_place(place: Path) -> int:
-    """Empty one trash folder; the count of entries removed from it. A trash reached through
-    a symlinked parent, or not this user's, is left alone: it is not ours to empty."""
-    if os.path.islink(os.path.dirname(place)):  # the folder itself: O_NOFOLLOW below
-        log(f"removal: {place} is reached through a symlink; not purged")
-        return 0
-    try:
-        fd = os.open(place, DIR_FLAGS)
-    except OSError:
-        return 0
-    try:
-        if os.fstat(fd).st_uid != os.getuid():
-            log(f"removal: {place} is not this user's; not purged")
-            os.close(fd)
-            return 0
-    except OSError:
-        os.close(fd)
-        return 0
-    removed = 0
-    try:
-        dev = os.fstat(fd).st_dev
-        for _ in range(100):
-            with os.scandir(fd) as it:
-                names = [entry.name for entry in it]
-            # A bind mount of this same file system has the trash's device, so the device
-            # check inside the purge cannot see it: a mount point found in an entry (made
-            # after the entry was moved here) keeps the whole entry, mount and all.
-            names = [name for name in names if not _mounted_in(place, name)]
-            if not names:
-                break
-            for name in names:
-                tally = Tally()
-                try:
-                    purge_entry(fd, name, dev, tally)
-                    removed += 1
-                except OSError as exc:
-                    tally.error(exc, name)
-                if tally.errors:
-                    log(f"removal: purge of {place / name} left {tally.errors} error(s): {tally.first_error}")
-    except OSError as exc:
-        log(f"removal: cannot purge {place}: {exc}")
-    finally:
-        os.close(fd)
-    return removed
-
-
-def _mounted_in(place: Path, name: str) -> bool:
-    from app.core.mounts import mounts_inside
-
-    found = mounts_inside(os.path.join(place, name))
-    if found:
-        log(f"removal: {place / name} holds a mount point ({found[0]}); not purged")
-    return bool(found)
-
-
-def purge_entry(trash_fd: int, name: str, dev: int, tally: Tally) -> None:
-    try:
-        child = os.open(name, DIR_FLAGS, dir_fd=trash_fd)
-    except OSError as exc:
-        if exc.errno in SWAPPED:
-            os.unlink(name, dir_fd=trash_fd)
-            return
-        if exc.errno == errno.ENOENT:
-            return
-        raise
-    try:
-        if os.fstat(child).st_dev != dev:
-            tally.other_fs += 1
-            return
-        empty_dir(child, dev, tally)
-    finally:
-        os.close(child)
-    os.rmdir(name, dir_fd=trash_fd)
-
-
-if __name__ == "__main__":  # python -P -m app.core.trash: purge the trash now
-    purge_trash()
-    sys.exit(0)

@@ -135,7 +135,7 @@ def test_repeated_releases_beside_running_purges_leave_each_folder_whole_or_gone
 
     def purges() -> None:
         while not stop.is_set():
-            subprocess.run([sys.executable, "-P", "-m", "app.core.trash"], check=False)
+            subprocess.run([sys.executable, "-P", "-m", "app.core.purge"], check=False)
 
     purger = threading.Thread(target=purges)
     purger.start()

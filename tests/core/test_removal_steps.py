@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,44 @@ def test_a_leftover_in_the_trash_with_a_mount_inside_is_never_emptied(sandbox: S
         subprocess.run(["umount", str(leftover / "mnt")], capture_output=True, check=False)
     removal.purge_trash()  # once the mount is gone, the leftover goes too
     assert not leftover.exists()
+
+
+def test_a_purge_running_during_the_last_check_never_takes_the_folder(sandbox: SandboxEnv) -> None:
+    """Another removal's purge lists the trash while this removal's guard is still asking:
+    the folder is pending, so the purge leaves it whole; the guard's keep puts it back whole."""
+    target = tree(sandbox.user_tmp / "checked", files=50)
+    seen: list[int] = []
+
+    def guard(where: str) -> str | None:
+        removal.purge_trash()  # the other purge, right now
+        seen.append(sum(1 for _ in Path(where, "sub").iterdir()))
+        return "dirty"
+
+    result = removal.remove(target, sandbox.user_tmp, "gc", trash=True, guard=guard)
+    assert (result.status, result.reason) == ("kept", "dirty")
+    assert seen == [50] and len(list((target / "sub").iterdir())) == 50
+
+
+KILLED_IN_GUARD = """
+import os, sys, time
+from app.core import removal
+def guard(where):
+    print(where, flush=True)
+    time.sleep(60)
+removal.remove(sys.argv[1], sys.argv[2], "gc", trash=True, guard=guard)
+"""
+
+
+def test_a_removal_killed_before_its_journal_line_is_put_back_by_the_next_purge(sandbox: SandboxEnv) -> None:
+    target = tree(sandbox.user_tmp / "killed", files=20)
+    proc = subprocess.Popen([sys.executable, "-P", "-c", KILLED_IN_GUARD, str(target), str(sandbox.user_tmp)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    where = Path(proc.stdout.readline().strip())
+    proc.kill()
+    proc.wait()
+    assert where.is_dir() and not target.exists()  # whole, in the trash, pending
+    assert not [e for e in journal.read_entries() if e.get("result") == "removed"]
+    removal.purge_trash()
+    assert len(list((target / "sub").iterdir())) == 20  # back where it was, whole
+    assert not where.exists() and not any(paths.trash_dir().iterdir())

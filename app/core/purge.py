@@ -1,0 +1,246 @@
+"""The purge: empties the trash folders (app/core/trash.py) of what removals handed to it.
+
+One purge runs at a time and at most one more waits. It takes only entries whose removal is
+journaled: a pending one (its `removed` line not written yet) is still being checked by the
+removal that moved it, or, when that process died, goes back where its note says. An entry
+holding a mount point is never emptied. `python -P -m app.core.purge` purges now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from app.core import paths
+from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir
+from app.core.log import log
+from app.core.state import StateBusy, locked
+from app.core.trash import (
+    ORIGIN,
+    PENDING,
+    drop_origin,
+    put_back,
+    read_origin,
+    to_purge,
+    trash_places,
+)
+
+PURGE_JOB = "purge-trash"
+PURGE_WAIT_S = 6 * 3600.0  # a queued purge waits this long for the running one
+#: A pending entry this old is a leftover, whatever process now has its pid.
+_PENDING_MAX_S = 24 * 3600
+
+
+def spawn_purge() -> int | None:
+    """Start one detached purge of the trash (`purge-trash` job); its pid, or None when a
+    purge is already queued (it lists the trash only later, so it takes ours too)."""
+    from app.core import jobs
+
+    if _purge_queued():
+        return None
+    return jobs.spawn(PURGE_JOB, {})
+
+
+def _purge_queued() -> bool:
+    try:
+        with locked(paths.claudetto_home() / "trash-waiter", wait_s=0.0):
+            return False
+    except StateBusy:
+        return True
+    except OSError:
+        return False
+
+
+def purge_step(payload: dict[str, Any]) -> None:
+    """The `purge-trash` job."""
+    del payload
+    purge_trash()
+
+
+def leftovers_step(payload: dict[str, Any]) -> None:
+    """A session-start step: report removals cut short in place, and when a killed purge
+    left something in a trash, start a purge."""
+    from app.core.journal import report_unfinished
+
+    del payload
+    report_unfinished()
+    if any(_has_entries(place) for place in trash_places()):
+        spawn_purge()
+
+
+def _has_entries(place: Path) -> bool:
+    try:
+        with os.scandir(place) as it:
+            return any(True for _ in it)
+    except OSError:
+        return False
+
+
+def purge_trash(*, wait_s: float = PURGE_WAIT_S) -> None:
+    """Remove everything in every trash folder (leftovers of a killed purge included).
+
+    One purge runs at a time (a flock); at most one more waits for it, and that one lists
+    the trash only after it holds the lock, so every entry renamed before a purge was
+    spawned is purged by the running one or the waiting one; later ones give up at once.
+    """
+    home = paths.claudetto_home()
+    with contextlib.ExitStack() as held:
+        waiter = contextlib.ExitStack()
+        try:
+            # A short wait: spawn_purge() holds this lock for a moment to look.
+            waiter.enter_context(locked(home / "trash-waiter", wait_s=0.2))
+            held.enter_context(locked(home / "trash", wait_s=wait_s))
+        except StateBusy:
+            return  # a purge is already waiting: it will list after this caller's rename
+        except OSError as exc:
+            log(f"removal: cannot lock the trash: {exc}")
+            return
+        finally:
+            waiter.close()
+        for _ in range(100):
+            if not sum(_purge_place(place) for place in trash_places()):
+                break
+
+
+def _purge_place(place: Path) -> int:
+    """Empty one trash folder; the count of entries removed from it. A trash reached through
+    a symlinked parent, or not this user's, is left alone: it is not ours to empty."""
+    if os.path.islink(os.path.dirname(place)):  # the folder itself: O_NOFOLLOW below
+        log(f"removal: {place} is reached through a symlink; not purged")
+        return 0
+    try:
+        fd = os.open(place, DIR_FLAGS)
+    except OSError:
+        return 0
+    try:
+        if os.fstat(fd).st_uid != os.getuid():
+            log(f"removal: {place} is not this user's; not purged")
+            os.close(fd)
+            return 0
+    except OSError:
+        os.close(fd)
+        return 0
+    removed = 0
+    try:
+        dev = os.fstat(fd).st_dev
+        for _ in range(100):
+            with os.scandir(fd) as it:
+                names = [entry.name for entry in it]
+            names = _settle_pending(fd, place, names)
+            # A bind mount of this same file system has the trash's device, so the device
+            # check inside the purge cannot see it: a mount point found in an entry (made
+            # after the entry was moved here) keeps the whole entry, mount and all.
+            names = [name for name in names if not _mounted_in(place, name)]
+            if not names:
+                break
+            for name in names:
+                tally = Tally()
+                try:
+                    purge_entry(fd, name, dev, tally)
+                    removed += 1
+                except OSError as exc:
+                    tally.error(exc, name)
+                if tally.errors:
+                    log(f"removal: purge of {place / name} left {tally.errors} error(s): {tally.first_error}")
+    except OSError as exc:
+        log(f"removal: cannot purge {place}: {exc}")
+    finally:
+        os.close(fd)
+    return removed
+
+
+def _settle_pending(fd: int, place: Path, names: list[str]) -> list[str]:
+    """The names the purge may take: every entry handed to it, and a pending one left by a
+    process that died after writing its `removed` line (handed over now). A pending entry
+    whose process runs is still being checked; one whose removal has no `removed` line was
+    never removed (killed before it): it goes back where its origin note says, whole."""
+    ready = [name for name in names if not name.startswith(PENDING)]
+    left = [name for name in names if name.startswith(PENDING) and not _pending_alive(name)]
+    if not left:
+        return ready
+    from app.core.journal import read_entries
+
+    removed = {e.get("id") for e in read_entries() if e.get("result") == "removed"}
+    for name in left:
+        if name.endswith(ORIGIN):
+            if name[: -len(ORIGIN)] not in names:
+                drop_origin(fd, name[: -len(ORIGIN)])  # killed between the note and the rename
+            continue
+        token = name.rsplit("-", 1)[-1]
+        if token in removed:
+            ready.append(to_purge(fd, name))
+        else:
+            _return_home(fd, place, name, read_origin(fd, name), token)
+    return ready
+
+
+def _return_home(fd: int, place: Path, name: str, path: object, token: str) -> None:
+    """Put a pending leftover back at the path its origin note names (beside it when
+    that name is taken); without one, it stays in the trash, whole, never purged."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        log(f"removal: {place / name} has no note of its place; kept in the trash, never purged")
+        return
+    parent, base = os.path.split(path)
+    try:
+        parent_fd = os.open(parent, DIR_FLAGS)
+    except OSError as exc:
+        log(f"removal: {place / name} cannot go back to {path} ({exc}); kept in the trash, never purged")
+        return
+    try:
+        put_back(fd, name, parent_fd, base, token)
+        log(f"removal: {path} was moved to the trash by a removal killed before its journal line; put back")
+    finally:
+        os.close(parent_fd)
+
+
+def _pending_alive(name: str) -> bool:
+    try:
+        born_ns, pid, _ = name.removeprefix(PENDING).removesuffix(ORIGIN).split("-", 2)
+        age_s = time.time() - int(born_ns) / 1e9
+        os.kill(int(pid), 0)
+    except ValueError:
+        return False
+    except PermissionError:
+        return age_s < _PENDING_MAX_S
+    except OSError:
+        return False
+    return age_s < _PENDING_MAX_S
+
+
+def _mounted_in(place: Path, name: str) -> bool:
+    from app.core.mounts import mounts_inside
+
+    found = mounts_inside(os.path.join(place, name))
+    if found:
+        log(f"removal: {place / name} holds a mount point ({found[0]}); not purged")
+    return bool(found)
+
+
+def purge_entry(trash_fd: int, name: str, dev: int, tally: Tally) -> None:
+    try:
+        child = os.open(name, DIR_FLAGS, dir_fd=trash_fd)
+    except OSError as exc:
+        if exc.errno in SWAPPED:
+            os.unlink(name, dir_fd=trash_fd)
+            return
+        if exc.errno == errno.ENOENT:
+            return
+        raise
+    try:
+        if os.fstat(child).st_dev != dev:
+            tally.other_fs += 1
+            return
+        empty_dir(child, dev, tally)
+    finally:
+        os.close(child)
+    os.rmdir(name, dir_fd=trash_fd)
+
+
+if __name__ == "__main__":  # python -P -m app.core.purge: purge the trash now
+    purge_trash()
+    sys.exit(0)
