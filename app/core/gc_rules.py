@@ -16,7 +16,8 @@ every recorded path by these rules, in this order:
    `sessions/` names a running Claude, and it holds no mount point (`in_use`); when a
    running session's file cannot be read, nobody knows what it holds: everything is kept
    (`in_use`); no session checkout a session holds by the registry is, holds or lies around
-   it (`live`), and it is or holds no known project (`in_use`);
+   it (`live`), and it is or holds no repository of the user's that Claude runs in (a
+   `.claude.json` project with a `.git` folder: `in_use`);
 5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
@@ -99,9 +100,13 @@ class Facts:
 
     @cached_property
     def projects(self) -> list[str]:
-        """The known projects (CONTRACT Definitions), as real paths; read only when a path
-        gets this far."""
-        return [os.path.realpath(p) for p in paths.known_projects(self.cwd, ending_session=self.ending)]
+        """The user's own repositories Claude runs in: `.claude.json` projects whose `.git` is a
+        folder (a main repository: a clone that became a project), as real paths; read only
+        when a path gets this far. Not a linked worktree (Claude lists every folder it was
+        started in, agents' worktrees too) and not a session's cwd: a dead session's folder
+        protects nothing (rule 4)."""
+        return [os.path.realpath(p) for p in paths.claude_json_projects()
+                if os.path.isdir(os.path.join(p, ".git")) and not os.path.islink(os.path.join(p, ".git"))]
 
     @cached_property
     def checkouts(self) -> dict[str, dict[str, Any]]:

@@ -363,23 +363,29 @@ def project_root(cwd: str | os.PathLike[str]) -> Path:
     return _path(project_root_str(os.fspath(cwd)))
 
 
+def claude_json_projects() -> list[str]:
+    """The keys of `.claude.json` `projects`: every folder Claude was started in."""
+    import json
+
+    try:
+        data = json.loads(claude_json().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        return []
+    return [key for key in projects if isinstance(key, str) and key.startswith("/")]
+
+
 def known_projects(cwd: str | os.PathLike[str] | None = None, *, ending_session: str | None = None) -> list[Path]:
     """CONTRACT "Known projects": `.claude.json` projects, every session's cwd, the current
     folder's git root. Absolute, deduplicated, in that order; missing folders are left out.
     `ending_session`: a session that is ending (its file goes with it) names no project."""
-    import json
     from pathlib import Path
 
     from app.core.sessions import read_sessions  # late: sessions imports this module
 
-    found: list[str] = []
-    try:
-        data = json.loads(claude_json().read_text(encoding="utf-8"))
-        projects = data.get("projects") if isinstance(data, dict) else None
-        if isinstance(projects, dict):
-            found.extend(key for key in projects if isinstance(key, str) and key.startswith("/"))
-    except (OSError, ValueError):
-        pass
+    found = claude_json_projects()
     found.extend(project_root_str(s.cwd) for s in read_sessions()
                  if s.cwd and (ending_session is None or s.session_id != ending_session))
     try:

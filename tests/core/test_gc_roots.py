@@ -13,7 +13,7 @@ import pytest
 
 from app.core import checkouts, gc
 from app.core.sessions import proc_start_time
-from tests.support import SandboxEnv, add_record, make_repo, set_mtime
+from tests.support import SandboxEnv, add_record, git, make_repo, set_mtime
 
 OLD = 8 * 86_400
 
@@ -112,7 +112,8 @@ def test_a_checkout_whose_holders_ended_holds_nothing(sandbox: SandboxEnv, tmp_p
     assert entries() == {str(build): ("removed", "age")} and not build.exists()
 
 
-def test_a_recorded_folder_a_session_file_names_as_its_project_is_in_use(sandbox: SandboxEnv) -> None:
+def test_a_dead_sessions_folder_protects_nothing(sandbox: SandboxEnv) -> None:
+    """Rule 4 as the seed says it: only a live session's folder keeps a path."""
     clone = old_folder(sandbox.user_tmp / "clone")
     child = subprocess.Popen(["true"])
     child.wait()  # a crashed Claude: its file stays, its process is gone
@@ -120,13 +121,14 @@ def test_a_recorded_folder_a_session_file_names_as_its_project_is_in_use(sandbox
     (clone / "src").mkdir()
     set_mtime(clone, OLD)
     add_record("s1", clone)
-    assert entries() == {str(clone): ("kept", "in_use")} and clone.is_dir()
+    assert entries() == {str(clone): ("removed", "age")} and not clone.exists()
 
 
 def test_a_recorded_folder_that_holds_a_known_project_is_in_use_one_inside_is_not(sandbox: SandboxEnv) -> None:
     work = sandbox.user_tmp / "work"
     project = old_folder(work / "proj")
     build = old_folder(project / "build")
+    git(project, "init", "-q")
     set_mtime(work, OLD)
     set_mtime(project, OLD)
     (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(project): {}}}))
@@ -134,3 +136,15 @@ def test_a_recorded_folder_that_holds_a_known_project_is_in_use_one_inside_is_no
     add_record("s1", build)
     assert entries() == {str(work): ("kept", "in_use"), str(build): ("removed", "age")}
     assert project.is_dir() and not build.exists()
+
+
+def test_a_worktree_claude_was_started_in_is_no_project_of_the_users(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude lists every folder it was started in, an agent's worktree too: that keeps
+    nothing, or no worktree a session ever ran in would go."""
+    repo = make_repo(tmp_path / "repo")
+    tree = repo / ".claude" / "worktrees" / "agent-1"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-agent-1", str(tree))
+    set_mtime(tree, OLD)
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(repo): {}, str(tree): {}}}))
+    add_record("s1", tree, kind="worktree", cwd=repo)
+    assert entries() == {str(tree): ("removed", "age")}
