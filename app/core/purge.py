@@ -154,6 +154,26 @@ def _purge_place(place: Path) -> int:
     return removed
 
 
+def settle_leftovers() -> None:
+    """Settle every pending entry a killed removal left, here and now (no purge): back where
+    it came from when it was never journaled, else handed to the purge. A release that
+    finishes one cut short calls it before it plans, so what comes back is planned again."""
+    for place in trash_places():
+        if os.path.islink(os.path.dirname(place)):
+            continue
+        try:
+            fd = os.open(place, DIR_FLAGS)
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_uid == os.getuid():
+                _settle_pending(fd, place, os.listdir(fd))
+        except OSError as exc:
+            log(f"removal: cannot look at {place}: {exc}")
+        finally:
+            os.close(fd)
+
+
 def _settle_pending(fd: int, place: Path, names: list[str]) -> list[str]:
     """The names the purge may take: every entry handed to it, and a pending one left by a
     process that died after writing its `removed` line (handed over now). A pending entry

@@ -169,6 +169,10 @@ def _release(key: str, session: str | None, process: checkouts.Process | None,
              trash: bool | None, spawn: bool) -> Release:
     """The three steps, under this checkout's release lock."""
     record = checkouts.registry().get(key) or {}
+    if record.get("state") == "cut_short":
+        from app.core.purge import settle_leftovers
+
+        settle_leftovers()  # a folder the killed release moved but never journaled comes back
     project = record.get("project") if isinstance(record.get("project"), str) else None
     plan, kept = scratch_plan(key, project)
     state, who = checkouts.edit_registry(lambda records: _cut_short(records, key, plan, session, process))

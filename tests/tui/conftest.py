@@ -82,6 +82,27 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
 _USED = count()
 
 
+def same_outputs(records: Path) -> None:
+    """A copy is a new file or folder to the evidence a record keeps (device, inode, birth
+    time): the records of the copy name what the copy holds, as if it had been made there."""
+    from app.core.created import birth_time
+
+    for file in records.glob("*.json"):
+        data = json.loads(file.read_text(encoding="utf-8"))
+        for record in data.get("records", []):
+            evidence = record.get("evidence")
+            if not isinstance(evidence, dict) or not os.path.lexists(record["path"]):
+                continue
+            st = os.lstat(record["path"])
+            evidence.update(dev=st.st_dev, ino=st.st_ino)
+            born = birth_time(record["path"])
+            if "born" in evidence:
+                evidence["born"] = born
+            if "since" in evidence and born is not None:
+                evidence.update(since=born - 1, until=born + 1)
+        file.write_text(json.dumps(data), encoding="utf-8")
+
+
 def fresh_copy(pristine: Pristine) -> Sandbox:
     """A copy of the pristine sandbox at its own path, with live sessions of its own: a real
     process for each, and its session file renamed and rewritten for it."""
@@ -90,6 +111,7 @@ def fresh_copy(pristine: Pristine) -> Sandbox:
         os.rename(root, root.with_name(f"used-{next(_USED)}"))
     subprocess.run(["cp", "-a", str(pristine.saved), str(root)], check=True)
     box = replace(pristine.box, env=dict(pristine.box.env), children=[], notes=list(pristine.box.notes))
+    same_outputs(Path(box.env["CLAUDETTO_HOME"]) / "gc")
     sessions = box.config / "sessions"
     try:
         builder = _Builder(box, SCALE)
