@@ -3,6 +3,8 @@ CLAUDETTO_HOME all point under tmp_path, and no CLAUDETTO_<BOUND> leaks in."""
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,24 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SandboxEnv:
     monkeypatch.delenv("CLAUDETTO_PYTHON", raising=False)
     monkeypatch.chdir(tmp_path)
     return env
+
+
+@pytest.fixture
+def live_pid() -> Iterator[int]:
+    """A running process to name in a sessions file: a live session's Claude."""
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        yield child.pid
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes a test starts (a shell in a folder, a server): all killed at its end."""
+    running: list[subprocess.Popen[bytes]] = []
+    yield running
+    for proc in running:
+        proc.kill()
+        proc.wait()

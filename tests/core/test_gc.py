@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,15 +34,6 @@ def folder(path: Path, age: float, files: int = 2, size: int = 10) -> Path:
 def by_path(report: gc.GcReport) -> dict[str, tuple[str, str]]:
     return {e.path: (e.status, e.reason) for e in report.entries}
 
-
-@pytest.fixture
-def live_pid() -> Iterator[int]:
-    child = subprocess.Popen(["sleep", "60"])
-    try:
-        yield child.pid
-    finally:
-        child.kill()
-        child.wait()
 
 
 def live_session(sandbox: SandboxEnv, sid: str, pid: int, cwd: Path | str) -> None:

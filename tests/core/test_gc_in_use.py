@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,6 @@ from tests.support import SandboxEnv, add_record, run_hook, set_mtime
 OLD = 20 * 86_400
 SESSION = "0d9c8b7a-6f5e-4d3c-8b2a-1f0e9d8c7b6a"
 
-
-@pytest.fixture
-def started() -> Iterator[list[subprocess.Popen[bytes]]]:
-    running: list[subprocess.Popen[bytes]] = []
-    yield running
-    for proc in running:
-        proc.kill()
-        proc.wait()
 
 
 def statuses(report: gc.GcReport) -> dict[str, tuple[str, str]]:

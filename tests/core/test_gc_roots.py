@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,15 +27,6 @@ def old_folder(path: Path) -> Path:
 def entries() -> dict[str, tuple[str, str]]:
     return {e.path: (e.status, e.reason) for e in gc.sweep().entries}
 
-
-@pytest.fixture
-def live_pid() -> Iterator[int]:
-    child = subprocess.Popen(["sleep", "60"])
-    try:
-        yield child.pid
-    finally:
-        child.kill()
-        child.wait()
 
 
 def refusals_logged(sandbox: SandboxEnv, root: Path | str) -> int:

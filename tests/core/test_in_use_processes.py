@@ -7,10 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from app.core import checkouts, hygiene, worktrees
 from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
@@ -19,14 +16,6 @@ DAY = 86400.0
 PERIOD = 30 * DAY
 SID = "5b3c1f0e-9a8d-4c7b-b6a5-0f1e2d3c4b5a"
 
-
-@pytest.fixture
-def started() -> Iterator[list[subprocess.Popen[bytes]]]:
-    running: list[subprocess.Popen[bytes]] = []
-    yield running
-    for proc in running:
-        proc.kill()
-        proc.wait()
 
 
 def old_session_folder(sandbox: SandboxEnv) -> Path:

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,6 @@ def hold(path: Path, cwd: str | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, cwd=cwd,
                             env={**os.environ, "HOLD": str(path)})
 
-
-@pytest.fixture
-def started() -> Iterator[list[subprocess.Popen[bytes]]]:
-    running: list[subprocess.Popen[bytes]] = []
-    yield running
-    for proc in running:
-        proc.kill()
-        proc.wait()
 
 
 def until_found(folder: Path) -> str | None:

@@ -5,8 +5,6 @@ processes for live sessions."""
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,15 +30,6 @@ def record(sid: str, path: Path) -> None:
     write_json_atomic(file, {"session": sid, "records": [
         {"path": str(path), "kind": "temp", "session": sid, "time": 1.0, "cwd": "/nowhere"}]})
 
-
-@pytest.fixture
-def live_pid() -> Iterator[int]:
-    child = subprocess.Popen(["sleep", "60"])
-    try:
-        yield child.pid
-    finally:
-        child.kill()
-        child.wait()
 
 
 def verdict(path: Path, root: Path, rule: str = "gc", kind: str = "temp") -> Verdict:
