@@ -1,0 +1,91 @@
+"""Red team, round two: `claudetto setup` on hostile settings.json and `claudetto supersede`
+on memory files whose lines are not what Python's `splitlines` thinks they are. Driven as a
+user does: the CLI in a subprocess, real files in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support import SandboxEnv, run_cli
+
+
+def _memory_file(sandbox: SandboxEnv, text: str) -> Path:
+    folder = sandbox.config / "projects" / "-work-proj" / "memory"
+    folder.mkdir(parents=True)
+    path = folder / "notes.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.xfail(strict=True, reason="setup rewrites a number JSON cannot hold (1e400) as "
+                   "`Infinity`: settings.json is no longer JSON and Claude loses every setting in it")
+def test_setup_keeps_settings_json_valid_json_when_a_number_overflows(sandbox: SandboxEnv) -> None:
+    settings = sandbox.config / "settings.json"
+    settings.write_text('{\n  "cleanupPeriodDays": 1e400,\n  "model": "opus"\n}\n')
+    result = run_cli("setup")
+    after = settings.read_text()
+    # either refused with nothing changed, or written as strict JSON (what Claude's parser takes)
+    if result.returncode != 0:
+        assert after == '{\n  "cleanupPeriodDays": 1e400,\n  "model": "opus"\n}\n'
+    else:
+        data = json.loads(after, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+        assert data["model"] == "opus"
+
+
+def test_setup_refuses_a_lone_surrogate_cleanly_and_keeps_the_file(sandbox: SandboxEnv) -> None:
+    """A `\\ud800` escape parses but cannot be written as UTF-8: one clear line, no traceback,
+    the file as it was."""
+    settings = sandbox.config / "settings.json"
+    original = '{"statusLine": "\\ud800x", "model": "opus"}\n'
+    settings.write_text(original)
+    result = run_cli("setup")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert settings.read_text() == original
+
+
+def test_setup_keeps_another_tools_hook_in_the_entry_it_shares_with_ours(sandbox: SandboxEnv) -> None:
+    """Our hook and another tool's in one entry with a matcher: setup twice, then uninstall,
+    leaves the other tool's hook with its matcher, exactly once."""
+    settings = sandbox.config / "settings.json"
+    assert run_cli("setup").returncode == 0
+    data = json.loads(settings.read_text())
+    ours = data["hooks"]["PreToolUse"][0]["hooks"][0]
+    other = {"type": "command", "command": "/opt/guard --check", "timeout": 5}
+    data["hooks"]["PreToolUse"] = [{"matcher": "Bash", "hooks": [other, ours]}]
+    settings.write_text(json.dumps(data, indent=2))
+    assert run_cli("setup").returncode == 0
+    assert run_cli("setup").returncode == 0
+    entries = json.loads(settings.read_text())["hooks"]["PreToolUse"]
+    assert {"matcher": "Bash", "hooks": [other]} in entries and len(entries) == 2
+    assert run_cli("setup", "--uninstall").returncode == 0
+    assert json.loads(settings.read_text())["hooks"] == {"PreToolUse": [{"matcher": "Bash", "hooks": [other]}]}
+
+
+@pytest.mark.xfail(strict=True, reason="supersede counts lines with str.splitlines, so a form feed "
+                   "(or \\u2028, \\x85) inside a line shifts the numbers: the line the user named "
+                   "(grep -n, the editor) stays, and a correct fact above it is struck instead")
+def test_supersede_strikes_the_line_grep_numbers(sandbox: SandboxEnv) -> None:
+    path = _memory_file(sandbox, "# Notes\nThe build uses make\x0c (see page 2)\n"
+                                 "Deploys go through CI\nThe port is 8080\n")
+    result = run_cli("supersede", str(path), "--line", "4", "--correction", "The port is 9090")
+    assert result.returncode == 0, result.stderr
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[2] == "Deploys go through CI"  # a right fact, not struck
+    assert lines[3] == "~~The port is 8080~~"
+
+
+@pytest.mark.xfail(strict=True, reason="a line ending in \\u2028 (a pasted paragraph) is split by "
+                   "supersede: the separator is dropped and the rest of the user's line is glued "
+                   "onto the correction")
+def test_supersede_keeps_the_rest_of_a_line_with_a_unicode_separator(sandbox: SandboxEnv) -> None:
+    path = _memory_file(sandbox, "# Notes\nUse port 8080\u2028for the dev server\nDeploys go through CI\n")
+    result = run_cli("supersede", str(path), "--line", "2", "--correction", "Use port 9090")
+    assert result.returncode == 0, result.stderr
+    text = path.read_text(encoding="utf-8")
+    assert "Deploys go through CI\n" in text
+    correction = [line for line in text.split("\n") if "Correction (" in line]
+    assert correction and correction[0].endswith("Use port 9090")  # nothing of the user's glued on
