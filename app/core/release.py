@@ -43,9 +43,6 @@ CUT_SHORT = ("release was cut short: the process releasing it ended before it fi
              "`claudetto release PATH` or the next session started there finishes it")
 #: How long a release waits for another release of the same checkout to end.
 LOCK_WAIT_S = 2.0
-#: How long the detached release of SessionEnd waits for a running purge of the trash to
-#: end (see `_purge_lock`); the others wait LOCK_WAIT_S (SessionStart must not hang on it).
-PURGE_WAIT_S = 120.0
 
 @dataclass(frozen=True)
 class Release:
@@ -84,14 +81,15 @@ def _ours(entry: object) -> bool:
 def release_checkout(path: str, *, session: str | None = None,
                      process: checkouts.Process | None = None, trash: bool | None = False,
                      dry_run: bool = False, lock_wait_s: float = LOCK_WAIT_S,
-                     purge_wait_s: float = LOCK_WAIT_S, spawn: bool = True) -> Release:
+                     spawn: bool = True) -> Release:
     """Release the session checkout at `path` now, or finish a release that was cut short.
 
     `session` and `process` (the session ending, or starting and about to claim it) hold
     nothing here. `trash`: True moves every folder into the trash for one detached purge
     (spawned here unless `spawn=False`), False purges here. `dry_run` judges and measures,
-    and writes nothing. `lock_wait_s`, `purge_wait_s`: how long it waits for another
-    release of it, and for a running purge of the trash, before it answers `busy`."""
+    and writes nothing. `lock_wait_s`: how long it waits for another release of it before
+    it answers `busy`. A purge running meanwhile never takes a folder it is still judging
+    (the trash keeps it pending until its journal line: app/core/trash.py)."""
     from app.core.state import StateBusy, locked
 
     found = checkouts.record_of(path)
@@ -108,21 +106,13 @@ def release_checkout(path: str, *, session: str | None = None,
     if dry_run:
         return _judge(key, entry, session, process, dry_run=True)
     try:
-        with locked(_lock_of(key), wait_s=lock_wait_s), locked(_purge_lock(), wait_s=purge_wait_s):
+        with locked(_lock_of(key), wait_s=lock_wait_s):
             result = _release(key, session, process, trash, spawn)
     except StateBusy:
-        log(f"release: {key}: another release of it, or a purge of the trash, still runs; nothing done")
+        log(f"release: {key}: another release of it still runs; nothing done")
         return Release(key, "busy", str(entry.get("state") or ""))
     return result
 
-
-def _purge_lock() -> str:
-    """The lock the trash's purge holds while it empties the trash (app/core/trash.py
-    `purge_trash`). A purge takes every entry it finds there, a folder a release has just
-    moved in and not yet judged included: its guard would then see the purge working inside
-    (`in_use`) and put back a folder half emptied. Holding it while folders move keeps each
-    folder whole or gone; a purge spawned meanwhile waits and takes them once journaled."""
-    return os.path.join(paths.claudetto_home_str(), "trash")
 
 
 def _judge(key: str, entry: dict[str, Any], session: str | None,
@@ -331,8 +321,7 @@ def _child_main(argv: list[str]) -> int:
         if not isinstance(path, str):
             continue
         try:
-            done = release_checkout(path, session=session, process=process, trash=True, spawn=False,
-                                    purge_wait_s=PURGE_WAIT_S)
+            done = release_checkout(path, session=session, process=process, trash=True, spawn=False)
         except Exception as exc:  # noqa: BLE001 - a detached job logs, never prints
             log(f"release: {path} failed: {type(exc).__name__}: {exc}")
             continue

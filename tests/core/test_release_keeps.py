@@ -9,11 +9,9 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from app.core import checkouts, release, scratch
-from app.core.state import locked
 from tests.core.test_release_kill import SCRATCH, build_scratch, count
 from tests.support import SandboxEnv, git, make_repo
 
@@ -96,32 +94,6 @@ def _fill(checkout: Path, n: int, template: Path) -> None:
     checkouts.claim(f"s-{n}", str(checkout), None, "startup")
     build_scratch(checkout, 1200, template)
     checkouts.session_ended(f"s-{n}", "prompt_input_exit")
-
-
-def test_a_release_moves_nothing_while_the_trash_is_being_purged(sandbox: SandboxEnv, tmp_path: Path) -> None:
-    """A purge takes every entry it finds in the trash, also a folder a release has just moved
-    there and is still judging; seeing the purge inside, the judgement said `in_use` and put
-    back a folder half emptied, and the checkout was `released` with it. So a release waits
-    while a purge holds the trash (as `purge_trash` holds it), and moves nothing meanwhile;
-    past its wait it answers `busy` and changes nothing."""
-    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": "node_modules/\nbuild/\n"})
-    checkout = ended_checkout(repo)
-    template = write(tmp_path / "t.js")
-    _fill(checkout, 1, template)
-    done: list[release.Release] = []
-    with locked(sandbox.state / "trash"):
-        before = checkouts.registry()[str(checkout)]["state"]
-        busy = release.release_checkout(str(checkout), purge_wait_s=0.2)
-        assert busy.status == "busy" and checkouts.registry()[str(checkout)]["state"] == before
-        worker = threading.Thread(target=lambda: done.append(release.release_checkout(str(checkout))))
-        worker.start()
-        time.sleep(0.8)
-        assert worker.is_alive()
-        assert all(count(checkout / rel) == 1200 // len(SCRATCH) for rel in SCRATCH)
-        assert checkouts.registry()[str(checkout)]["state"] != "cut_short"
-    worker.join(60)
-    assert done and done[0].status == "released"
-    assert all(not (checkout / rel).exists() for rel in SCRATCH)
 
 
 def test_repeated_releases_beside_running_purges_leave_each_folder_whole_or_gone(
