@@ -1,0 +1,90 @@
+"""Red team, round two, on the dashboard's removals: a marked row whose folder changes
+between the listing and the confirm (a secret written, a session started inside, a symlink
+swapped in), and a parent marked with its child. Real sandbox, real processes, the pilot."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from app.core.sessions import proc_start_time
+from app.sandbox import Sandbox
+from app.screens.confirm import ConfirmModal
+from app.screens.outputs import OutputsScreen
+from app.tui import ClaudettoApp
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
+from tests.tui.conftest import goto, settle, wait_for
+
+SIZE = (120, 36)
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)  # type: ignore[arg-type]
+
+
+async def mark_then(pilot, app: ClaudettoApp, path: Path) -> None:
+    """Mark the row of `path` and open the confirmation (the listing is now what the user saw)."""
+    await goto(pilot, "outputs")
+    await settle(pilot, app)
+    found = [k for k, v in app.store.rows.items() if v.path == str(path)]
+    assert found, f"{path} is not listed"
+    assert isinstance(app.screen, OutputsScreen)
+    assert app.screen.query_one("#outputs", Table).move_to(found[0])
+    await pilot.pause()
+    await pilot.press("space", "d")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+
+
+async def confirm_and_finish(pilot, app: ClaudettoApp) -> None:
+    await pilot.press("y")
+    await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
+    await pilot.pause(0.3)
+
+
+def work_text(app: ClaudettoApp) -> str:
+    return app.screen.query_one(WorkLine).text
+
+
+async def test_a_secret_written_after_the_listing_keeps_the_folder(box: Sandbox) -> None:
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await mark_then(pilot, app, build_cache)
+        (build_cache / ".env").write_text("API_KEY=written-after-the-listing\n")
+        await confirm_and_finish(pilot, app)
+        assert "0 items; 1 kept" in work_text(app), work_text(app)
+    assert (build_cache / ".env").read_text() == "API_KEY=written-after-the-listing\n"
+
+
+async def test_a_session_started_inside_after_the_listing_keeps_the_folder(
+        box: Sandbox, started: list[subprocess.Popen[bytes]]) -> None:
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await mark_then(pilot, app, build_cache)
+        claude = subprocess.Popen(["sleep", "60"], cwd=build_cache)
+        started.append(claude)
+        record = {"pid": claude.pid, "sessionId": "started-after-listing", "cwd": str(build_cache),
+                  "status": "busy", "procStart": proc_start_time(claude.pid)}
+        (box.config / "sessions" / f"{claude.pid}.json").write_text(json.dumps(record))
+        await confirm_and_finish(pilot, app)
+        assert "0 items; 1 kept" in work_text(app), work_text(app)
+    assert build_cache.is_dir() and any(build_cache.iterdir())
+
+
+async def test_a_symlink_swapped_in_after_the_listing_removes_nothing_it_points_at(
+        box: Sandbox, tmp_path: Path) -> None:
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work\n")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await mark_then(pilot, app, build_cache)
+        build_cache.rename(box.user_tmp / "moved-away")
+        build_cache.symlink_to(precious)
+        await confirm_and_finish(pilot, app)
+        assert "0 items; 1 kept" in work_text(app), work_text(app)
+    assert (precious / "thesis.tex").read_text() == "years of work\n"
