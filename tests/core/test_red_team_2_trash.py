@@ -104,3 +104,42 @@ def test_a_note_naming_a_folder_now_gone_keeps_the_leftover_whole(sandbox: Sandb
     removal.purge_trash()
     removal.purge_trash()
     assert len(list((where / "sub").iterdir())) == 20
+
+
+REMOVE_NOW = """
+import sys
+from app.core import removal
+print("go", flush=True)
+removal.remove(sys.argv[1], sys.argv[2], "gc", trash=sys.argv[3] == "1", spawn=False)
+print("done", flush=True)
+"""
+
+
+def test_a_removal_killed_at_any_moment_leaves_the_folder_whole_or_journaled_gone(sandbox: SandboxEnv) -> None:
+    """SIGKILL at spread moments of a real removal (moved aside, journaled, handed over,
+    emptied in place): after the next purge the folder is whole where it was, or gone with
+    its `removed` line; never half there, never left in a trash."""
+    import random
+    import time
+
+    rng = random.Random(7)
+    root = sandbox.user_tmp
+    for i in range(16):
+        target = _tree(root / f"k{i}", files=3000)
+        proc = subprocess.Popen([sys.executable, "-P", "-c", REMOVE_NOW, str(target), str(root), str(i % 2)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "go"
+        time.sleep(rng.uniform(0.0, 0.06))
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        removal.purge_trash()
+        removed = {e.get("path") for e in journal.read_entries() if e.get("result") == "removed"}
+        if target.exists():
+            assert len(list((target / "sub").iterdir())) == 3000, f"k{i} is half there"
+            assert str(target) not in removed
+        else:
+            assert str(target) in removed, f"k{i} went without its journal line"
+        for place in (paths.trash_dir(), paths.log_root() / "trash"):
+            assert not place.exists() or not any(place.iterdir()), f"k{i}: left in {place}"
