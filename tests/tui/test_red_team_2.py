@@ -88,3 +88,28 @@ async def test_a_symlink_swapped_in_after_the_listing_removes_nothing_it_points_
         await confirm_and_finish(pilot, app)
         assert "0 items; 1 kept" in work_text(app), work_text(app)
     assert (precious / "thesis.tex").read_text() == "years of work\n"
+
+
+async def test_a_session_started_in_a_checkout_between_the_release_plan_and_the_yes_keeps_its_scratch(
+        box: Sandbox, started: list[subprocess.Popen[bytes]]) -> None:
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    assert (checkout / "node_modules").is_dir()
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: listing.row_count > 0)
+        assert listing.move_to(str(checkout))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        claude = subprocess.Popen(["sleep", "60"], cwd=checkout)
+        started.append(claude)
+        record = {"pid": claude.pid, "sessionId": "resumed-in-the-checkout", "cwd": str(checkout),
+                  "status": "busy", "procStart": proc_start_time(claude.pid)}
+        (box.config / "sessions" / f"{claude.pid}.json").write_text(json.dumps(record))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "releasing" not in app.screen.query_one(WorkLine).text
+                       and app.screen.query_one(WorkLine).text != "")
+        await pilot.pause(0.5)
+        assert "held by resumed-" in app.screen.query_one(WorkLine).text, app.screen.query_one(WorkLine).text
+    assert (checkout / "node_modules").is_dir() and any((checkout / "node_modules").iterdir())
