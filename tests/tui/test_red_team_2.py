@@ -113,3 +113,36 @@ async def test_a_session_started_in_a_checkout_between_the_release_plan_and_the_
         await pilot.pause(0.5)
         assert "held by resumed-" in app.screen.query_one(WorkLine).text, app.screen.query_one(WorkLine).text
     assert (checkout / "node_modules").is_dir() and any((checkout / "node_modules").iterdir())
+
+
+def _tree_state(top: Path) -> dict[str, tuple[int, int]]:
+    """Every path under `top` with its size and modification time (links not followed)."""
+    import os
+
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(top):
+        for name in [*dirs, *files]:
+            st = os.lstat(os.path.join(folder, name))
+            found[os.path.join(folder, name)] = (st.st_size if not os.path.isdir(os.path.join(folder, name)) else 0,
+                                                 st.st_mtime_ns)
+    return found
+
+
+async def test_read_only_changes_nothing_on_disk_while_it_watches(box: Sandbox) -> None:
+    """`--read-only` on every screen, refreshed: claudetto's state, the temp folders and the
+    projects are as they were (only claudetto's own logs may grow)."""
+    watched = [box.state, box.user_tmp, box.project, box.second_project]
+    before = {str(top): _tree_state(top) for top in watched}
+    app = ClaudettoApp(clock=lambda: box.now, poll_s=0.2, read_only=True)  # type: ignore[arg-type]
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        for mode in ("overview", "sessions", "checkouts", "ledger", "memory", "outputs"):
+            await goto(pilot, mode)
+            await pilot.press("r")
+            await pilot.pause(0.5)
+        await settle(pilot, app)
+    after = {str(top): _tree_state(top) for top in watched}
+    for top in before:
+        changed = sorted(set(before[top].items()) ^ set(after[top].items()))
+        assert not changed, changed[:10]
