@@ -4,6 +4,7 @@ check; real symlinks swapped in before the purge."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,29 @@ def test_a_removal_killed_at_any_moment_leaves_the_folder_whole_or_journaled_gon
             assert str(target) in removed, f"k{i} went without its journal line"
         for place in (paths.trash_dir(), paths.log_root() / "trash"):
             assert not place.exists() or not any(place.iterdir()), f"k{i}: left in {place}"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_killed_removal_on_a_third_file_system_comes_back_beside_a_new_folder_of_its_name(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The root is its own file system, so the trash is `<root>/.claudetto-trash`; the removal
+    is killed while pending and a new folder takes the name: the next purge puts the old one
+    back beside it, both whole, and the root's trash ends empty."""
+    third = tmp_path / "third"
+    third.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(third)],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("mount -t tmpfs is not allowed here")
+    try:
+        target = _tree(third / "job", files=30)
+        where = _killed_in_guard(target, third)
+        assert where.parent == third / ".claudetto-trash"
+        target.mkdir()
+        (target / "new.txt").write_text("the new one\n")
+        removal.purge_trash()
+        assert (target / "new.txt").read_text() == "the new one\n"
+        (beside,) = [p for p in third.iterdir() if p.name.startswith("job.claudetto-kept-")]
+        assert len(list((beside / "sub").iterdir())) == 30
+        assert not any((third / ".claudetto-trash").iterdir())
+    finally:
+        subprocess.run(["umount", "-l", str(third)], capture_output=True, check=False)
