@@ -170,3 +170,30 @@ def test_a_killed_removal_on_a_third_file_system_comes_back_beside_a_new_folder_
         assert not any((third / ".claudetto-trash").iterdir())
     finally:
         subprocess.run(["umount", "-l", str(third)], capture_output=True, check=False)
+
+
+TWO_AT_ONCE = """
+import sys, time
+from app.core import removal
+def guard(where):
+    time.sleep(0.3)
+    return None
+done = removal.remove(sys.argv[1], sys.argv[2], "gc", trash=True, spawn=False, guard=guard)
+print(done.status, flush=True)
+"""
+
+
+def test_two_removals_of_one_folder_at_once_journal_one_removal(sandbox: SandboxEnv) -> None:
+    """The dashboard and a SessionEnd sweep remove the same output at the same moment: one
+    removes it, the other finds it missing; one `removed` line, nothing left pending."""
+    root = sandbox.user_tmp
+    target = _tree(root / "shared-out", files=50)
+    procs = [subprocess.Popen([sys.executable, "-P", "-c", TWO_AT_ONCE, str(target), str(root)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    answers = sorted(p.communicate(timeout=60)[0].strip() for p in procs)
+    assert answers == ["missing", "removed"], answers
+    removal.purge_trash()
+    assert not target.exists()
+    removed = [e for e in journal.read_entries() if e.get("result") == "removed"]
+    assert [e["path"] for e in removed] == [str(target)]
+    assert not any(paths.trash_dir().iterdir())
