@@ -205,9 +205,9 @@ def _return_home(fd: int, place: Path, name: str, path: object, token: str) -> N
     if not isinstance(path, str) or not path.startswith("/"):
         log(f"removal: {place / name} has no note of its place; kept in the trash, never purged")
         return
-    parent, base = os.path.split(path)
+    base = os.path.basename(path)
     try:
-        parent_fd = os.open(parent, DIR_FLAGS)
+        parent_fd = _open_noted_parent(path)
     except OSError as exc:
         log(f"removal: {place / name} cannot go back to {path} ({exc}); kept in the trash, never purged")
         return
@@ -216,6 +216,25 @@ def _return_home(fd: int, place: Path, name: str, path: object, token: str) -> N
         log(f"removal: {path} was moved to the trash by a removal killed before its journal line; put back")
     finally:
         os.close(parent_fd)
+
+
+def _open_noted_parent(path: str) -> int:
+    """The parent folder of a noted path, reached from `/` one O_NOFOLLOW open at a time: the
+    note names real folders (parents resolved), so a symlink met on the way (a `current`
+    switched to another release since) is no way back; that raises, and the entry stays."""
+    parts = [part for part in path.split("/") if part][:-1]
+    if any(part in (".", "..") for part in parts):
+        raise OSError(errno.EINVAL, "the note is no plain path")
+    fd = os.open("/", DIR_FLAGS)
+    try:
+        for part in parts:
+            child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _pending_alive(name: str) -> bool:

@@ -45,9 +45,6 @@ def _killed_in_guard(target: Path, root: Path) -> Path:
     return where
 
 
-@pytest.mark.xfail(strict=True, reason="the purge puts a killed removal's folder back through a "
-                   "symlink swapped into its note's path: it lands inside another folder (here "
-                   "another checkout, whose build folder a release then deletes as scratch)")
 def test_a_put_back_never_follows_a_symlink_swapped_into_the_noted_path(sandbox: SandboxEnv,
                                                                         tmp_path: Path) -> None:
     root = sandbox.user_tmp
