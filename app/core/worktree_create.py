@@ -17,7 +17,6 @@ import re
 
 from app.core import git
 from app.core.log import log
-from app.core.paths import inside
 
 # Claude's own rule for a worktree name (its --worktree flag, EnterWorktree, WorktreeCreate):
 # at most 64 characters, `/`-separated segments of these characters, none `.`, `..`, `.git`.
@@ -152,6 +151,13 @@ def add_worktree(repo: str, here: str, target: str, branch: str) -> None:
             raise _failed(f"git {step[0]} (worktree.sparsePaths)", done)
 
 
+# Every folder on the way is opened relative to the one above and never through a symlink:
+# checking a path and then writing to it would leave a window in which a parent is swapped
+# for a link, and a tracked symlink in the new checkout must never carry a copy (or even an
+# empty folder) into the user's folders outside it.
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
 def copy_included(repo: str, target: str) -> int:
     """Copy into `target` the git-ignored files of `repo` that its `.worktreeinclude`
     (gitignore syntax) lists, as Claude's creation does; existing files are never
@@ -167,32 +173,88 @@ def copy_included(repo: str, target: str) -> int:
     if not candidates:
         return 0
     ignored = git.run(["check-ignore", "-z", "--stdin"], cwd=repo, input=os.fsencode("\0".join(candidates)))
-    top = os.path.realpath(target)
-    return sum(_copy_one(repo, target, top, rel) for rel in ignored.text.split("\0") if rel)
+    try:
+        top = os.open(target, _DIR_FLAGS)
+    except OSError as exc:
+        log(f"checkouts: .worktreeinclude: cannot open the checkout {target} ({exc}); nothing copied")
+        return 0
+    try:
+        return sum(_copy_one(repo, top, rel) for rel in ignored.text.split("\0") if rel)
+    finally:
+        os.close(top)
 
 
-def _copy_one(repo: str, target: str, top: str, rel: str) -> bool:
-    """One ignored file (or symlink) copied to the same place in `target`, never written
-    through a parent that leads out of it; True when copied."""
-    import shutil
-
-    source, dest = os.path.join(repo, rel), os.path.join(target, rel)
-    if ".." in rel.split("/") or os.path.lexists(dest):
+def _copy_one(repo: str, top: int, rel: str) -> bool:
+    """One ignored file (or symlink) copied to the same place under the checkout open as
+    `top`, never written through a parent that is a symlink; True when copied."""
+    *folders, name = rel.split("/")
+    if any(part in ("", ".", "..") for part in (*folders, name)):
+        log(f"checkouts: .worktreeinclude: {rel!r} is not a plain relative path; skipped")
+        return False
+    source = os.path.join(repo, rel)
+    try:
+        parent = _open_parent(top, folders)
+    except OSError as exc:
+        log(f"checkouts: .worktreeinclude: {rel} skipped: a folder on its way in the checkout "
+            f"is a symlink or not a folder ({exc.strerror}); nothing is written through it")
         return False
     try:
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        parent = os.path.realpath(os.path.dirname(dest))
-        if not inside(parent, top):
-            return False  # a parent is a symlink out of the checkout: never write through it
         if os.path.islink(source):
-            os.symlink(os.readlink(source), dest)
-        elif os.path.isfile(source):
-            shutil.copy2(source, dest, follow_symlinks=False)
-        else:
-            return False
+            os.symlink(os.readlink(source), name, dir_fd=parent)
+            return True
+        return _copy_file(source, parent, name)
+    except FileExistsError:
+        return False  # the checkout has its own: never overwritten
     except OSError as exc:
         log(f"checkouts: .worktreeinclude: cannot copy {rel}: {exc}")
         return False
+    finally:
+        os.close(parent)
+
+
+def _open_parent(top: int, folders: list[str]) -> int:
+    """A new fd of the folder `folders` leads to under `top`, each folder made when missing;
+    OSError (ELOOP, ENOTDIR) when one of them is a symlink or not a folder."""
+    import contextlib
+
+    fd = os.dup(top)
+    for folder in folders:
+        try:
+            with contextlib.suppress(FileExistsError):  # a folder, or a link the open refuses
+                os.mkdir(folder, dir_fd=fd)
+            below = os.open(folder, _DIR_FLAGS, dir_fd=fd)
+        finally:
+            os.close(fd)  # the one above is done with, whether or not its child opened
+        fd = below
+    return fd
+
+
+def _copy_file(source: str, parent: int, name: str) -> bool:
+    """The regular file `source` copied as `name` in the folder `parent`, with its mode and
+    times; the name is created anew (O_EXCL, never through a link) and a partial copy is
+    taken back. False when `source` is not a regular file (a FIFO is never waited on)."""
+    import shutil
+    import stat
+
+    src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(src)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        dst = os.open(name, flags, 0o600, dir_fd=parent)
+        try:
+            with open(src, "rb", closefd=False) as reader, open(dst, "wb", closefd=False) as writer:
+                shutil.copyfileobj(reader, writer)
+            os.chmod(dst, stat.S_IMODE(info.st_mode))
+            os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
+        except BaseException:
+            os.unlink(name, dir_fd=parent)
+            raise
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
     return True
 
 
