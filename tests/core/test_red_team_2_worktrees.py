@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.support import SandboxEnv, git, make_repo, run_hook
 
 
@@ -45,9 +43,6 @@ def test_an_included_link_named_like_a_scratch_folder_never_takes_what_it_points
     assert (repo / "build").is_symlink()
 
 
-@pytest.mark.xfail(strict=True, reason="_copy_one makes the file's parent folders before it checks "
-                   "them: through a tracked symlink it makes folders in the user's folder outside "
-                   "the checkout (only the file itself is refused)")
 def test_an_included_file_under_a_linked_folder_is_not_written_outside(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """The new checkout has `conf` as a tracked symlink to a folder outside, the main checkout
