@@ -238,7 +238,8 @@ def cmd_supersede(args: argparse.Namespace) -> int:
     from app.core import memory
 
     try:
-        done = memory.supersede(args.file, args.line, args.correction, dry_run=args.dry_run)
+        done = memory.supersede(args.file, args.line, args.correction, expect=args.expect,
+                                dry_run=args.dry_run)
     except memory.SupersedeRefused as exc:
         raise CommandError(f"claudetto supersede: {exc}") from None
     if args.json:
@@ -335,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     supersede.add_argument("file", metavar="FILE")
     supersede.add_argument("--line", type=int, required=True, metavar="N")
     supersede.add_argument("--correction", required=True, metavar="TEXT")
+    supersede.add_argument("--expect", metavar="TEXT", help="the text line N must hold (refused if it does not)")
     setup = _add(sub, "setup", cmd_setup, "add (or remove) claudetto's hooks in Claude's settings.json", dry_run=True)
     setup.add_argument("--uninstall", action="store_true", help="remove claudetto's hook entries")
     return parser

@@ -43,10 +43,13 @@ def read_findings(timeout_s: float = 60.0) -> MemoryFindings:
 
 
 def file_lines(path: str) -> list[str]:
-    """The lines of a memory file for the viewer ([] when it cannot be read)."""
+    """The lines of a memory file for the viewer ([] when it cannot be read), split on `\\n`
+    only, as the findings and `supersede` number them (a lone `\\r` or `\\u2028` is inside a line)."""
+    from app.core.memory.supersede import line_body
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return [line.rstrip("\r\n") for _n, line in zip(range(FILE_LINES_MAX), fh, strict=False)]
+        with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+            return [line_body(line) for _n, line in zip(range(FILE_LINES_MAX), fh, strict=False)]
     except OSError:
         return []
 

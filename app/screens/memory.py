@@ -155,17 +155,18 @@ class MemoryScreen(ClaudettoScreen):
 
         def answered(given: str | None) -> None:
             if given:
-                self.supersede_worker(finding.file, finding.line or 0, given)
+                self.supersede_worker(finding.file, finding.line or 0, given, text)
 
         self.app.push_screen(SupersedeModal(fmt.short_path(finding.file), finding.line, text, finding.message,
                                             correction), answered)
 
     @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="Supersede")
-    def supersede_worker(self, file: str, line: int, correction: str) -> Superseded | MemoryWriteRefused:
+    def supersede_worker(self, file: str, line: int, correction: str,
+                         shown: str) -> Superseded | MemoryWriteRefused:
         from app.core import memory
 
-        try:
-            return memory.supersede(file, line, correction)
+        try:  # the line as shown: a file changed since (another supersede, Claude) is refused
+            return memory.supersede(file, line, correction, expect=shown)
         except memory.MemoryWriteRefused as refused:  # the file changed, the line is struck...: say so
             return refused
 

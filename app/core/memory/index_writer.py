@@ -129,16 +129,17 @@ def _added(index: str, topic: str, line: str, raw: bytes, before: os.stat_result
     if not any(kind == "index_unlisted_file" for _f, _n, kind, _t, _m in
                index_drift(folder, raw.decode("utf-8", "replace"), [topic])):
         raise IndexRefused(f"{INDEX_NAME} already lists {topic}; nothing changed")
-    number = len(raw.splitlines()) + 1
+    number = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0) + 1  # `\n` only, as grep -n
     loaded = number <= INDEX_LOADED_LINES and len(appended(raw, line)) <= INDEX_LOADED_BYTES
     return IndexAdded(index, topic, line, number, loaded, now, dry_run)
 
 
 def appended(raw: bytes, line: str) -> bytes:
-    """`raw` with `line` after its last line, in the line ending its first line uses (pure)."""
+    """`raw` with `line` after its last line, in the line ending its first line uses (pure).
+    Lines end at `\\n` only: a last line ending in a lone `\\r` gets its `\\n`, not a merge."""
     first = raw.find(b"\n")
     ending = b"\r\n" if first > 0 and raw[first - 1:first] == b"\r" else b"\n"
-    lead = ending if raw and not raw.endswith((b"\n", b"\r")) else b""
+    lead = b"" if not raw or raw.endswith(b"\n") else b"\n" if raw.endswith(b"\r") else ending
     return raw + lead + line.encode("utf-8") + ending
 
 

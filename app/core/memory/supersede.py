@@ -41,14 +41,22 @@ class Superseded:
 _LEAD = re.compile(r"(\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?)(#{1,6}\s+)?")
 
 
-def supersede(file: str, line: int, correction: str, *, dry_run: bool = False, today: str | None = None) -> Superseded:
+def supersede(file: str, line: int, correction: str, *, expect: str | None = None, dry_run: bool = False,
+              today: str | None = None) -> Superseded:
     """Strike line `line` of a memory file (`~~…~~`) and add `Correction (<today>): <text>`
     right below it, in one atomic write (temp file, fsync, rename, under claudetto's lock;
     the file keeps its mode). The wrong fact stays readable with its correction: a memory
     that loses the why gets re-learned wrong, and the strike silences later sweeps.
 
+    Lines are numbered as `grep -n` and Claude number them: split on `\\n` only. `expect` is
+    the text the caller saw on that line; when line `line` no longer holds it, nothing is
+    written. Without it, a number below the line the last supersede struck is refused while
+    the file is as that supersede left it: it was likely read before the correction pushed
+    the lines down.
+
     Raises SupersedeRefused for a file outside `<config>/projects/*/memory/` (symlinks
-    resolved), a line out of range, empty, in the frontmatter or a code block, or struck."""
+    resolved), read-only, a line out of range, empty, in the frontmatter or a code block,
+    struck, not the expected text, or moved by the last supersede."""
     import time
 
     real = memory_file(file, SupersedeRefused)
@@ -57,15 +65,66 @@ def supersede(file: str, line: int, correction: str, *, dry_run: bool = False, t
         raise SupersedeRefused("the correction is empty")
     date = today or time.strftime("%Y-%m-%d")
     if dry_run:
-        return _superseded(real, _read_memory(real)[0], line, text, date, dry_run=True)
+        content, before = _read_memory(real)
+        refuse_read_only(real, before, SupersedeRefused)
+        _still_meant(real, content, before, line, expect)
+        return _superseded(real, content, line, text, date, dry_run=True)
+    from app.core.memory import shifts
+
     with memory_write_lock():
         content, before = _read_memory(real)
+        refuse_read_only(real, before, SupersedeRefused)
+        _still_meant(real, content, before, line, expect)
         result = _superseded(real, content, line, text, date, dry_run=False)
-        lines = content.splitlines(keepends=True)
-        ending = _ending(lines[line - 1]) or (_ending(lines[0]) if lines else "") or "\n"
-        lines[line - 1: line] = [result.struck + ending, result.correction + (_ending(lines[line - 1]) or "")]
+        lines = split_lines(content)
+        tail = lines[line - 1][len(line_body(lines[line - 1])):]  # "\r\n", "\n", a lone "\r" or ""
+        first = lines[0][len(line_body(lines[0])):]
+        ending = tail if tail.endswith("\n") else first if first.endswith("\n") else "\n"
+        lines[line - 1: line] = [result.struck + ending, result.correction + tail]
         write_unchanged(real, "".join(lines).encode("utf-8"), before, SupersedeRefused)
+        shifts.remember(real, file_state(os.stat(real)), line)
     return result
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` with their endings, split on `\\n` only, as `grep -n`, Claude and
+    every check here count them: a form feed, `\\x85` or `\\u2028` is inside a line (pure)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
+
+
+def line_body(line: str) -> str:
+    """A line without its ending: the `\\n` and one `\\r` before it (pure)."""
+    body = line[:-1] if line.endswith("\n") else line
+    return body[:-1] if body.endswith("\r") else body
+
+
+def refuse_read_only(real: str, st: os.stat_result, refused: type[MemoryWriteRefused]) -> None:
+    """A rename replaces a read-only file regardless of its mode: no write bit at all counts
+    as read-only even for root, as for settings.json: the user made it so on purpose."""
+    if not st.st_mode & 0o222 or not os.access(real, os.W_OK):
+        raise refused(f"{real} is read-only; nothing changed (make it writable to correct it)")
+
+
+def _still_meant(real: str, content: str, before: os.stat_result, number: int, expect: str | None) -> None:
+    """Refuse a line number that no longer names the line the caller meant."""
+    lines = split_lines(content)
+    body = line_body(lines[number - 1]) if 1 <= number <= len(lines) else None
+    if expect is not None:
+        if body is None or body.strip() != expect.strip():
+            now = "is out of range" if body is None else f"reads {body.strip()!r}"
+            raise SupersedeRefused(f"line {number} of {real} changed: it {now}, not {expect.strip()!r}; "
+                                   "nothing changed, look again")
+        return
+    from app.core.memory import shifts
+
+    struck = shifts.struck_last(real, file_state(before))
+    if struck is not None and number > struck and body is not None:
+        raise SupersedeRefused(
+            f"line {number} of {real} moved: the correction added below line {struck} pushed every "
+            f"line under it down by one; nothing changed (line {number} now reads {body.strip()!r}: "
+            "to strike it, say so with --expect TEXT)")
 
 
 def memory_write_lock() -> locked:
@@ -104,15 +163,11 @@ def _read_memory(real: str) -> tuple[str, os.stat_result]:
         raise SupersedeRefused(f"cannot read {real}: {exc.strerror or exc}") from None
 
 
-def _ending(line: str) -> str:
-    return line[len(line.rstrip("\r\n")):]
-
-
 def _superseded(real: str, content: str, number: int, text: str, date: str, *, dry_run: bool) -> Superseded:
-    lines = content.splitlines(keepends=True)
+    lines = split_lines(content)
     if not 1 <= number <= len(lines):
         raise SupersedeRefused(f"line {number} is out of range: {real} has {len(lines)} line{'s' if len(lines) != 1 else ''}")
-    body = lines[number - 1].rstrip("\r\n")
+    body = line_body(lines[number - 1])
     if not body.strip():
         raise SupersedeRefused(f"line {number} of {real} is empty: there is no fact to strike")
     if "~~" in body:
@@ -143,6 +198,8 @@ def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: typ
     import stat
 
     from app.core.state import write_atomic
+
+    refuse_read_only(real, before, refused)
 
     def unchanged() -> None:
         if file_state(os.lstat(real)) != file_state(before):
