@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import stat
 import tempfile
@@ -52,8 +53,21 @@ def layout_of(raw: str) -> Layout:
     return Layout(" " * min(widths) if widths else "  ", newline, trailing)
 
 
-def render(data: Any, layout: Layout) -> str:
-    text = json.dumps(data, indent=layout.indent, ensure_ascii=False)
+def render(data: Any, layout: Layout, shown: Path) -> str:
+    """The text to write, checked before anything is written (the backup included): strict
+    JSON, and UTF-8 that a file can hold (a `\\ud800` escape parses to a lone surrogate no
+    UTF-8 file can carry)."""
+    try:
+        text = json.dumps(data, indent=layout.indent, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end].encode("unicode_escape").decode("ascii")
+        raise SetupError(f"{shown} holds {bad}, a lone surrogate escape no UTF-8 file can carry; "
+                         "nothing changed") from None
+    except ValueError as exc:
+        raise SetupError(f"{shown}: a number JSON cannot hold ({exc}); nothing changed") from None
+    except RecursionError:
+        raise SetupError(f"{shown} is nested too deeply to write; nothing changed") from None
     if layout.newline != "\n":
         text = text.replace("\n", layout.newline)
     return text + (layout.newline if layout.trailing_newline else "")
@@ -87,13 +101,70 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
 
 def read_settings(target: Path) -> tuple[str, os.stat_result | None]:
+    """The text and status of the settings file, or ("", None) when there is none. Opened
+    without blocking and checked to be a regular file before a byte is read: a named pipe in
+    its place would hold setup (and the folder's lock) until someone writes to it, and a
+    device or a folder is nothing a rewrite may replace."""
     try:
-        with open(target, encoding="utf-8", newline="") as fh:
-            return fh.read(), os.fstat(fh.fileno())
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return "", None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket: nothing to open
+            raise SetupError(f"{target} is a socket, not a file; nothing changed") from exc
+        raise SetupError(f"cannot read {target}: {exc.strerror}; nothing changed") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SetupError(f"{target} is {_kind_of(st.st_mode)}, not a file; nothing changed")
+        with open(fd, encoding="utf-8", newline="", closefd=False) as fh:
+            return fh.read(), st
     except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"cannot read {target}: {exc}") from exc
+        raise SetupError(f"cannot read {target}: {exc}; nothing changed") from exc
+    finally:
+        os.close(fd)
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def parse_settings(raw: str, shown: Path) -> dict[str, Any]:
+    """The settings as an object. A number is kept only when it goes back out as the JSON it
+    came in as: Python reads `1e400` as infinity and `NaN` as a float, and would write them
+    back as `Infinity` and `NaN`, which no JSON parser (Claude's included) accepts, losing
+    every setting in the file. Integers stay exact (Python's are unbounded), up to the digits
+    Python will convert."""
+
+    def refuse(token: str) -> Any:
+        raise SetupError(f"{shown}: {token[:40]} is a number JSON cannot hold; nothing changed")
+
+    def number(token: str) -> float:
+        value = float(token)
+        return value if math.isfinite(value) else refuse(token)
+
+    def integer(token: str) -> int:
+        try:
+            return int(token)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+            raise SetupError(f"{shown}: a number of {len(token)} digits, too long to keep exactly; "
+                             "nothing changed") from None
+
+    try:
+        data = json.loads(raw, parse_float=number, parse_int=integer, parse_constant=refuse) if raw.strip() else {}
+    except ValueError as exc:
+        raise SetupError(f"{shown} is not valid JSON ({exc}); nothing changed") from exc
+    except RecursionError:
+        raise SetupError(f"{shown} is nested too deeply to read; nothing changed") from None
+    if not isinstance(data, dict):
+        raise SetupError(f"{shown} is not a JSON object; nothing changed")
+    return data
 
 
 def refuse_read_only(link: Path, target: Path, st: os.stat_result | None) -> None:

@@ -1,8 +1,9 @@
 """`claudetto setup`: add (or remove) claudetto's hook entries in Claude's settings.json.
 
 Idempotent: claudetto's entries are recognised by the marker at the end of their command and
-replaced where they stand, so running setup twice (or after moving the venv, or after an
-older claudetto wrote other keys) leaves one entry per event. An entry of an older form
+updated where they stand, so running setup twice (or after moving the venv) leaves one entry
+per event. Only the command changes: a matcher or a timeout the user set on our entry is
+theirs and stays. An entry of an older form
 (`<python> -P -m hooks # claudetto`) is upgraded in place to the current one (`hook_command`);
 the plugin's launcher runs the same entry (`entry_code`), so the two installs never drift. The
 old file is kept beside it as `settings.json.bak-<timestamp>` before any change.
@@ -12,6 +13,7 @@ The file is the user's: it is read and written keeping its form (app/core/settin
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shlex
@@ -27,6 +29,7 @@ from app.core.settings_file import (
     folder_lock,
     keep_backup,
     layout_of,
+    parse_settings,
     read_settings,
     refuse_read_only,
     remove_old_lock,
@@ -110,39 +113,58 @@ def is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and hook["command"].rstrip().endswith(MARKER)
 
 
-def _entry(event: str, command: str) -> dict[str, Any]:
+def _entry(event: str, command: str, keys: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A new entry of ours; `keys`: what the user had set on our hook where it stood."""
     entry: dict[str, Any] = {}
     matcher = EVENTS[event]
     if matcher:
         entry["matcher"] = matcher
-    entry["hooks"] = [{"type": "command", "command": command}]
+    entry["hooks"] = [_our_hook(keys or {}, command)]
     return entry
 
 
-def _rewrite_event(entries: list[Any], wanted: dict[str, Any] | None) -> tuple[list[Any], bool]:
-    """The event's entries with claudetto's hooks taken out, and `wanted` (when given) put
-    where claudetto's first entry of its own stood, else at the end. True when one of ours
-    was there."""
+def _our_hook(hook: dict[str, Any], command: str) -> dict[str, Any]:
+    """Our hook with its command brought up to date and every other key the user set on it (a
+    `timeout`, a `statusMessage`) kept, in its place. The one exception is what an older
+    claudetto wrote itself: `"timeout": 60` on an entry of the `-P -m hooks` form, which on
+    SessionEnd raised every SessionEnd hook's budget."""
+    kept = dict(hook)
+    if kept.get("timeout") == 60 and str(kept.get("command", "")).endswith(_OLD_FORM):
+        del kept["timeout"]
+    return {"type": "command", **kept, "command": command}
+
+
+_OLD_FORM = f" -P -m hooks {MARKER}"
+
+
+def _rewrite_event(event: str, entries: list[Any], command: str | None) -> tuple[list[Any], bool]:
+    """The event's entries with claudetto's hooks set to `command` (None: taken out); True
+    when one of ours was there. An entry that holds only our hook is kept where it stands
+    with everything the user set on it (its `matcher` too): only the command changes. Our
+    hook in an entry shared with other hooks moves to an entry of its own at the end (with
+    the keys it had), since the entry's matcher is the other hooks' as much as ours; any
+    further copy of ours goes."""
     out: list[Any] = []
-    placed = wanted is None
-    found = False
+    placed = command is None
+    seen: dict[str, Any] | None = None
     for entry in entries:
         if not (isinstance(entry, dict) and isinstance(entry.get("hooks"), list)):
             out.append(entry)
             continue
-        inner = [h for h in entry["hooks"] if not is_ours(h)]
-        if len(inner) == len(entry["hooks"]):
+        mine = [h for h in entry["hooks"] if is_ours(h)]
+        if not mine:
             out.append(entry)
             continue
-        found = True
-        if not placed and not inner:
-            out.append(wanted)
-            placed = True
-        elif inner:
+        seen = seen or mine[0]
+        inner = [h for h in entry["hooks"] if not is_ours(h)]
+        if inner:
             out.append({**entry, "hooks": inner})
-    if not placed:
-        out.append(wanted)
-    return out, found
+        elif not placed and command is not None:
+            out.append({**entry, "hooks": [_our_hook(mine[0], command)]})
+            placed = True
+    if not placed and command is not None:
+        out.append(_entry(event, command, seen))
+    return out, seen is not None
 
 
 def rewrite(settings: dict[str, Any], command: str | None) -> tuple[dict[str, Any], list[str]]:
@@ -164,8 +186,7 @@ def rewrite(settings: dict[str, Any], command: str | None) -> tuple[dict[str, An
             if command is not None and event in EVENTS:
                 raise SetupError(f"settings.json: hooks.{event} is not a list; fix it by hand first")
             continue
-        wanted = _entry(event, command) if command is not None and event in EVENTS else None
-        new, found = _rewrite_event(entries, wanted)
+        new, found = _rewrite_event(event, entries, command if event in EVENTS else None)
         if found:
             had.append(event)
         if new:
@@ -193,23 +214,19 @@ def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None 
 
 def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str | None) -> SetupResult:
     raw, st = read_settings(target)
-    try:
-        current = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise SetupError(f"{link} is not valid JSON ({exc}); nothing changed") from exc
-    if not isinstance(current, dict):
-        raise SetupError(f"{link} is not a JSON object; nothing changed")
-    before = json.loads(json.dumps(current))
+    current = parse_settings(raw, link)
+    before = copy.deepcopy(current)
     new, had = rewrite(current, None if uninstall else hook_command(python))
     changed = new != before
     backup = None
-    if changed:
+    if changed:  # a dry run refuses what the real run would; a refused file gets no backup
         refuse_read_only(link, target, st)
+        text = render(new, layout_of(raw), link)
     if changed and not dry_run:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
         if raw:
             backup = keep_backup(link, raw, st)
-        write_keeping_form(target, render(new, layout_of(raw)), mode, st)
+        write_keeping_form(target, text, mode, st)
     if not dry_run:
         remove_old_lock(link)
     added = [] if uninstall or not changed else list(EVENTS)
