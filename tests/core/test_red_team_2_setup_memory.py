@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,6 @@ def _memory_file(sandbox: SandboxEnv, text: str) -> Path:
     return path
 
 
-@pytest.mark.xfail(strict=True, reason="setup rewrites a number JSON cannot hold (1e400) as "
-                   "`Infinity`: settings.json is no longer JSON and Claude loses every setting in it")
 def test_setup_keeps_settings_json_valid_json_when_a_number_overflows(sandbox: SandboxEnv) -> None:
     settings = sandbox.config / "settings.json"
     settings.write_text('{\n  "cleanupPeriodDays": 1e400,\n  "model": "opus"\n}\n')
@@ -67,9 +64,6 @@ def test_setup_keeps_another_tools_hook_in_the_entry_it_shares_with_ours(sandbox
     assert json.loads(settings.read_text())["hooks"] == {"PreToolUse": [{"matcher": "Bash", "hooks": [other]}]}
 
 
-@pytest.mark.xfail(strict=True, reason="supersede counts lines with str.splitlines, so a form feed "
-                   "(or \\u2028, \\x85) inside a line shifts the numbers: the line the user named "
-                   "(grep -n, the editor) stays, and a correct fact above it is struck instead")
 def test_supersede_strikes_the_line_grep_numbers(sandbox: SandboxEnv) -> None:
     path = _memory_file(sandbox, "# Notes\nThe build uses make\x0c (see page 2)\n"
                                  "Deploys go through CI\nThe port is 8080\n")
@@ -80,9 +74,6 @@ def test_supersede_strikes_the_line_grep_numbers(sandbox: SandboxEnv) -> None:
     assert lines[3] == "~~The port is 8080~~"
 
 
-@pytest.mark.xfail(strict=True, reason="a line ending in \\u2028 (a pasted paragraph) is split by "
-                   "supersede: the separator is dropped and the rest of the user's line is glued "
-                   "onto the correction")
 def test_supersede_keeps_the_rest_of_a_line_with_a_unicode_separator(sandbox: SandboxEnv) -> None:
     path = _memory_file(sandbox, "# Notes\nUse port 8080\u2028for the dev server\nDeploys go through CI\n")
     result = run_cli("supersede", str(path), "--line", "2", "--correction", "Use port 9090")
@@ -93,8 +84,6 @@ def test_supersede_keeps_the_rest_of_a_line_with_a_unicode_separator(sandbox: Sa
     assert correction and correction[0].endswith("Use port 9090")  # nothing of the user's glued on
 
 
-@pytest.mark.xfail(strict=True, reason="running setup again (an upgrade) replaces claudetto's whole "
-                   "entry: the matcher and timeout the user set on it by hand are reset without a word")
 def test_setup_again_keeps_what_the_user_set_on_our_entry(sandbox: SandboxEnv) -> None:
     settings = sandbox.config / "settings.json"
     assert run_cli("setup").returncode == 0
@@ -121,10 +110,6 @@ def test_setup_refuses_settings_with_comments_and_keeps_them(sandbox: SandboxEnv
     assert not list(sandbox.config.glob("settings.json.bak-*"))
 
 
-@pytest.mark.xfail(strict=True, reason="supersede takes a bare line number and checks nothing of the "
-                   "line it meant: two strikes from one listing (two terminals, or one after the "
-                   "other) and the second lands on the line the first correction pushed down, a "
-                   "right fact struck and the wrong one left")
 def test_two_supersedes_from_one_listing_strike_the_lines_listed(sandbox: SandboxEnv) -> None:
     lines = [f"Fact number {i}" for i in range(1, 41)]
     path = _memory_file(sandbox, "# Notes\n" + "\n".join(lines) + "\n")
@@ -139,8 +124,6 @@ def test_two_supersedes_from_one_listing_strike_the_lines_listed(sandbox: Sandbo
         assert f"Fact number {i}\n" in text
 
 
-@pytest.mark.xfail(strict=True, reason="supersede rewrites a memory file the user made read-only "
-                   "(no write bit): setup refuses such a file, supersede renames over it")
 def test_supersede_refuses_a_read_only_memory_file(sandbox: SandboxEnv) -> None:
     path = _memory_file(sandbox, "# Notes\nThe port is 8080\n")
     path.chmod(0o444)
@@ -149,9 +132,6 @@ def test_supersede_refuses_a_read_only_memory_file(sandbox: SandboxEnv) -> None:
     assert path.read_text(encoding="utf-8") == "# Notes\nThe port is 8080\n"
 
 
-@pytest.mark.xfail(strict=True, raises=subprocess.TimeoutExpired,
-                   reason="setup opens a settings.json that is a named pipe for reading and waits "
-                   "forever (holding the settings folder's lock); nothing lost, but no clear line")
 def test_setup_refuses_a_settings_json_that_is_a_named_pipe(sandbox: SandboxEnv) -> None:
     os.mkfifo(sandbox.config / "settings.json")
     result = run_cli("setup", timeout=5)
