@@ -147,3 +147,16 @@ def test_read_only_files_are_refused_by_supersede_and_the_index_writer(tmp_path:
     with pytest.raises(IndexRefused, match="is read-only"):
         add_to_index(str(folder / "deploy.md"))
     assert (folder / "MEMORY.md").read_text() == "- [Notes](notes.md) — notes\n"
+
+
+def test_a_corrupt_guard_record_is_reset_and_the_strike_still_happens(odd: Path, sandbox: SandboxEnv) -> None:
+    from app.core import paths
+    from app.core.memory.shifts import RECORD_NAME
+
+    record = Path(paths.claudetto_home_str()) / RECORD_NAME
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text("[not an object")
+    supersede(str(odd), 2, "x", today=TODAY)
+    assert "~~make\x0c page 2~~" in odd.read_text(encoding="utf-8")
+    with pytest.raises(SupersedeRefused, match="moved"):  # the record is whole again
+        supersede(str(odd), 6, "y", today=TODAY)

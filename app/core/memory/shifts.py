@@ -13,6 +13,7 @@ import json
 import os
 
 from app.core import paths
+from app.core.log import log
 
 RECORD_NAME = "memory-supersede-shifts.json"
 RECORD_MAX = 64  # files: the oldest go first; a record only matters until the file changes
@@ -30,9 +31,13 @@ def _load() -> dict[str, list[int]]:
 
     try:
         data = json.loads(read_regular(_record_path(), limit=RECORD_BYTES_MAX))
-    except (OSError, ValueError):  # none yet, or unreadable: no guard, nothing else lost
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:  # unreadable: no guard, nothing else lost
+        log(f"memory: {RECORD_NAME} unreadable ({type(exc).__name__}: {exc}); supersede guard reset")
         return {}
     if not isinstance(data, dict):
+        log(f"memory: {RECORD_NAME} is not a JSON object; supersede guard reset")
         return {}
     return {file: entry for file, entry in data.items() if isinstance(entry, list) and len(entry) == 4
             and all(isinstance(n, int) and not isinstance(n, bool) for n in entry)}
@@ -55,5 +60,5 @@ def remember(real: str, state: State, line: int) -> None:
     kept = dict(list(records.items())[-RECORD_MAX:])
     try:
         write_atomic(_record_path(), json.dumps(kept).encode("utf-8"), durable=False)
-    except OSError:
-        pass  # the correction is written; only the guard for a stale number is lost
+    except OSError as exc:  # the correction is written; only the guard for a stale number is lost
+        log(f"memory: cannot record the supersede of {real}: {exc}")
