@@ -21,7 +21,7 @@ SIZE = (120, 36)
 
 
 def make_app(box: Sandbox) -> ClaudettoApp:
-    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)  # type: ignore[arg-type]
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
 
 
 async def mark_then(pilot, app: ClaudettoApp, path: Path) -> None:
@@ -133,7 +133,7 @@ async def test_read_only_changes_nothing_on_disk_while_it_watches(box: Sandbox) 
     projects are as they were (only claudetto's own logs may grow)."""
     watched = [box.state, box.user_tmp, box.project, box.second_project]
     before = {str(top): _tree_state(top) for top in watched}
-    app = ClaudettoApp(clock=lambda: box.now, poll_s=0.2, read_only=True)  # type: ignore[arg-type]
+    app = ClaudettoApp(clock=lambda: box.now, poll_s=0.2, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await goto(pilot, "outputs")
         await settle(pilot, app)
