@@ -304,7 +304,7 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     `dirty` when it is or holds a secret-looking file outside every repository (a key
     generated in a temp folder is lost with it). `where`: the folder as it is now (moved
     aside for removal)."""
-    from app.core.secret_files import secret_outside_repos
+    from app.core.secret_files import first_secret
     from app.core.unique_work import unique_work
 
     # a partial walk may have missed a repository: then unique_work walks for itself
@@ -312,7 +312,7 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     if where is not None and repos is not None:
         repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
     lost = unique_work(where or item.path, repos, original=item.path)
-    if lost is None and secret_outside_repos(where or item.path):
+    if lost is None and first_secret(where or item.path, [os.path.basename(item.path)]) is not None:
         return "dirty"
     return lost
 

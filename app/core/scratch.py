@@ -19,7 +19,6 @@ Two more keep a candidate, as the cleanup and the GC keep a worktree (`dirty`):
 from __future__ import annotations
 
 import os
-import stat
 
 from app.core import git
 from app.core.log import log, printable
@@ -154,51 +153,12 @@ def in_other_repository(checkout: str, rel: str) -> bool:
 
 def secret_inside(folder: str, rel: str) -> str | None:
     """The first file in `folder` (the checkout's `rel`, or where it was moved for its
-    removal) that looks like a secret, outside installed packages, relative to the checkout;
-    None when there is none. Never follows a symlink (deleting a link loses no content) nor
-    enters another file system or `.git`; a folder it cannot read is named (unsure: keep)."""
-    try:
-        top_st = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(top_st.st_mode):  # a declared file: itself, unless a link
-        return rel if stat.S_ISREG(top_st.st_mode) and _secret(rel.split("/")) else None
-    pending = [(folder, rel.split("/"))]
-    while pending:
-        top, parts = pending.pop()
-        try:
-            with os.scandir(top) as it:
-                entries = list(it)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return "/".join(parts)
-        for entry in entries:
-            child = [*parts, entry.name]
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if _worth_entering(entry, child, top_st.st_dev):
-                        pending.append((entry.path, child))
-                elif entry.is_file(follow_symlinks=False) and _secret(child):
-                    return "/".join(child)
-            except OSError:
-                return "/".join(child)
-    return None
+    removal) that looks like a secret, relative to the checkout (app/core/secret_files.py
+    `first_secret`: outside installed packages and nested repositories, whose own rules judge
+    them; a folder it cannot read is named: unsure, keep); None when there is none."""
+    from app.core.secret_files import first_secret
 
-
-def _secret(parts: list[str]) -> bool:
-    """THE secret rule of the worktree sweeps, for a file at `parts` of the checkout."""
-    from app.core.unique_work import _installed, looks_secret
-
-    return looks_secret(parts[-1]) and not _installed(parts)
-
-
-def _worth_entering(entry: os.DirEntry[str], parts: list[str], dev: int) -> bool:
-    """Not `.git`, not another file system, not where all is an installed package's
-    (`node_modules/<pkg>`, `site-packages`): no secret of the user's can be below it."""
-    from app.core.unique_work import _installed
-
-    return entry.name != ".git" and not _installed([*parts, ""]) and entry.stat(follow_symlinks=False).st_dev == dev
+    return first_secret(folder, rel.split("/"))
 
 
 def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, Reason]]]:

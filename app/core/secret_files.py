@@ -2,13 +2,14 @@
 
 A file matching SECRET_PATTERNS (a private key, an `.env`, credentials) is never regenerable:
 a folder holding one is kept (`dirty`). Inside a repository git finds them
-(app/core/unique_work.py asks `ls-files`); `secret_outside_repos` finds them in the rest of a
+(app/core/unique_work.py asks `ls-files`); `first_secret` finds them in the rest of a
 folder: a key generated in a temp folder is as lost as an uncommitted edit once it goes.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 # Files that hold secrets or local configuration: never regenerable, wherever they lie.
 SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", "*.local.*")
@@ -75,32 +76,43 @@ def installed(parts: list[str]) -> bool:
     return False
 
 
-def secret_outside_repos(top: str) -> bool:
-    """Whether `top` is, or holds, a secret-looking regular file outside every repository and
-    installed package. A repository's folder is left to git's rules (a tracked `.env.example`
-    is committed, not lost), and neither installed packages nor symlinks are entered, so the
-    listing reads names only (no stat) and skips the biggest trees an output holds."""
-    if os.path.isfile(top) and not os.path.islink(top):
-        return looks_secret(os.path.basename(top))
-    stack = [top]
+def first_secret(top: str, parts: list[str]) -> str | None:
+    """THE search for a secret where git cannot look: the first secret-looking regular file at
+    or below `top` outside every repository and installed package, as a path relative to what
+    `parts` names (`top`'s own place: its name in a checkout, or an output's name; `top` may
+    be where it was moved for removal, so its own name says nothing). None when there is none.
+
+    A repository is left to git's rules (a tracked `.env.example` is committed, not lost); no
+    symlink is followed (deleting a link loses no content) and no installed package entered,
+    so the walk reads names only. A folder it cannot list is named: unsure, keep."""
+    try:
+        own = os.lstat(top)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(own.st_mode):
+        secret = stat.S_ISREG(own.st_mode) and looks_secret(parts[-1]) and not installed(parts)
+        return "/".join(parts) if secret else None
+    stack = [(top, parts)]
     while stack:
-        folder = stack.pop()
+        folder, where = stack.pop()
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
+        except FileNotFoundError:
+            continue
         except OSError:
-            continue  # gone or unreadable: the scanner counted it; nothing to name here
+            return "/".join(where)
         names = {e.name for e in entries}
         if ".git" in names or all(m in names for m in _BARE_MARKS):
             continue  # a repository: git's rules judge it
-        packages = os.path.basename(folder) == "node_modules"
         for entry in entries:
+            child = [*where, entry.name]
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not packages and entry.name not in INSTALLED:
-                        stack.append(entry.path)
-                elif looks_secret(entry.name) and entry.is_file(follow_symlinks=False):
-                    return True
+                    if not installed([*child, ""]):
+                        stack.append((entry.path, child))
+                elif looks_secret(entry.name) and entry.is_file(follow_symlinks=False) and not installed(child):
+                    return "/".join(child)
             except OSError:
-                continue
-    return False
+                return "/".join(child)
+    return None

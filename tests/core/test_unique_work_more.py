@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.core import gc, scanner, unique_work
-from app.core.secret_files import looks_secret, secret_outside_repos
+from app.core.secret_files import first_secret, looks_secret
 from tests.support import SandboxEnv, git, make_repo, set_mtime
 from tests.support import add_record as record
 
@@ -166,11 +166,11 @@ def test_a_linked_worktree_of_a_home_project_names_the_common_dir(origin: Path, 
 # --- secret files outside repositories ---------------------------------------------------------
 
 
-def test_secret_outside_repos(origin: Path, sandbox: SandboxEnv) -> None:
+def test_first_secret_outside_repos(origin: Path, sandbox: SandboxEnv) -> None:
     top = sandbox.user_tmp / "out"
     (top / "deep" / "er").mkdir(parents=True)
     (top / "deep" / "er" / "notes.txt").write_text("n\n")
-    assert not secret_outside_repos(str(top))
+    assert first_secret(str(top), ["out"]) is None
     for ignored in ("node_modules/pkg/test/id_rsa", "node_modules/@s/p/x.pem",
                     "venv/lib/python3.12/site-packages/certifi/cacert.pem"):
         (top / ignored).parent.mkdir(parents=True)
@@ -178,14 +178,22 @@ def test_secret_outside_repos(origin: Path, sandbox: SandboxEnv) -> None:
     (top / "link.key").symlink_to(top / "deep" / "er" / "notes.txt")
     repo = clone(origin, top / "repo")
     commit(repo, ".env.example")  # tracked: committed, not lost
-    assert not secret_outside_repos(str(top))
+    assert first_secret(str(top), ["out"]) is None
     (top / "node_modules" / ".env").write_text("T=1\n")  # not inside a package
-    assert secret_outside_repos(str(top))
+    assert first_secret(str(top), ["out"]) == "out/node_modules/.env"
     (top / "node_modules" / ".env").unlink()
     (top / "deep" / "er" / "Credentials.json").write_text("{}\n")
-    assert secret_outside_repos(str(top))
-    assert secret_outside_repos(str(top / "deep" / "er" / "Credentials.json"))
-    assert not secret_outside_repos(str(top / "deep" / "er" / "notes.txt"))
+    assert first_secret(str(top), ["out"]) == "out/deep/er/Credentials.json"
+    key = top / "deep" / "er" / "Credentials.json"
+    assert first_secret(str(key), ["Credentials.json"]) == "Credentials.json"
+    assert first_secret(str(top / "deep" / "er" / "notes.txt"), ["notes.txt"]) is None
+    # moved aside for its removal, a folder is judged by the name it had, not its trash slot
+    moved = sandbox.user_tmp / ".pending-123-456-abc"
+    (sandbox.user_tmp / "pkgs" / "node_modules").mkdir(parents=True)
+    (sandbox.user_tmp / "pkgs" / "node_modules").rename(moved)
+    (moved / ".env").write_text("T=1\n")
+    assert first_secret(str(moved), ["node_modules"]) == "node_modules/.env"
+    assert first_secret(str(moved), ["site-packages"]) is None
 
 
 def test_looks_secret_agrees_with_the_patterns() -> None:
