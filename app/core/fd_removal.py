@@ -59,6 +59,31 @@ class Tally:
             self.first_error = f"{where}: {exc.strerror or exc}"
 
 
+def open_down(fd: int, parts: list[str], *, make: bool = False, dev: int | None = None) -> int:
+    """THE walk down through real folders: a new fd of the folder `parts` lead to below the
+    folder `fd` (which stays the caller's), one O_NOFOLLOW open at a time, so no symlink on the
+    way is ever followed. OSError when a part is a symlink (ELOOP), not a folder (ENOTDIR) or
+    missing (ENOENT; `make` makes it instead); Refused("other_fs") when a folder lies on
+    another device than `dev`."""
+    if any(part in ("", ".", "..") for part in parts):
+        raise OSError(errno.EINVAL, "not a plain relative path")
+    fd = os.dup(fd)
+    try:
+        for part in parts:
+            if make:
+                with contextlib.suppress(FileExistsError):  # a folder, or a link the open refuses
+                    os.mkdir(part, dir_fd=fd)
+            child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            if dev is not None and os.fstat(fd).st_dev != dev:
+                raise Refused("other_fs")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 @contextlib.contextmanager
 def open_parent(root_real: str, target: str, root_dev: int) -> Iterator[tuple[int, str]]:
     """The fd of `target`'s parent, reached from the root one O_NOFOLLOW open at a time."""
@@ -66,25 +91,25 @@ def open_parent(root_real: str, target: str, root_dev: int) -> Iterator[tuple[in
     if not parts or any(part in ("", ".", "..") for part in parts):
         raise Refused("outside_root")
     try:
-        fd = os.open(root_real, DIR_FLAGS)
+        root = os.open(root_real, DIR_FLAGS)
     except OSError as exc:
         raise Refused("missing" if exc.errno == errno.ENOENT else "escapes_root") from None
     try:
-        if os.fstat(fd).st_dev != root_dev:
+        if os.fstat(root).st_dev != root_dev:
             raise Refused("other_fs")
-        for part in parts[:-1]:
-            try:
-                child = os.open(part, DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno == errno.ENOENT:
-                    raise Refused("missing") from None
-                if exc.errno in SWAPPED:
-                    raise Refused("escapes_root") from None
-                raise
-            os.close(fd)
-            fd = child
-            if os.fstat(fd).st_dev != root_dev:
-                raise Refused("other_fs")
+        try:
+            fd = open_down(root, parts[:-1], dev=root_dev)
+        except Refused:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise Refused("missing") from None
+            if exc.errno in SWAPPED:
+                raise Refused("escapes_root") from None
+            raise
+    finally:
+        os.close(root)
+    try:
         yield fd, parts[-1]
     finally:
         os.close(fd)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import paths
-from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir
+from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir, open_down
 from app.core.log import log
 from app.core.state import StateBusy, locked
 from app.core.trash import (
@@ -222,19 +222,11 @@ def _open_noted_parent(path: str) -> int:
     """The parent folder of a noted path, reached from `/` one O_NOFOLLOW open at a time: the
     note names real folders (parents resolved), so a symlink met on the way (a `current`
     switched to another release since) is no way back; that raises, and the entry stays."""
-    parts = [part for part in path.split("/") if part][:-1]
-    if any(part in (".", "..") for part in parts):
-        raise OSError(errno.EINVAL, "the note is no plain path")
-    fd = os.open("/", DIR_FLAGS)
+    root = os.open("/", DIR_FLAGS)
     try:
-        for part in parts:
-            child = os.open(part, DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        return open_down(root, [part for part in path.split("/") if part][:-1])
+    finally:
+        os.close(root)
 
 
 def _pending_alive(name: str) -> bool:

@@ -16,6 +16,7 @@ import os
 import re
 
 from app.core import git
+from app.core.fd_removal import DIR_FLAGS, open_down
 from app.core.log import log
 
 # Claude's own rule for a worktree name (its --worktree flag, EnterWorktree, WorktreeCreate):
@@ -155,7 +156,6 @@ def add_worktree(repo: str, here: str, target: str, branch: str) -> None:
 # checking a path and then writing to it would leave a window in which a parent is swapped
 # for a link, and a tracked symlink in the new checkout must never carry a copy (or even an
 # empty folder) into the user's folders outside it.
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 def copy_included(repo: str, target: str) -> int:
@@ -174,7 +174,7 @@ def copy_included(repo: str, target: str) -> int:
         return 0
     ignored = git.run(["check-ignore", "-z", "--stdin"], cwd=repo, input=os.fsencode("\0".join(candidates)))
     try:
-        top = os.open(target, _DIR_FLAGS)
+        top = os.open(target, DIR_FLAGS)
     except OSError as exc:
         log(f"checkouts: .worktreeinclude: cannot open the checkout {target} ({exc}); nothing copied")
         return 0
@@ -193,7 +193,7 @@ def _copy_one(repo: str, top: int, rel: str) -> bool:
         return False
     source = os.path.join(repo, rel)
     try:
-        parent = _open_parent(top, folders)
+        parent = open_down(top, folders, make=True)
     except OSError as exc:
         log(f"checkouts: .worktreeinclude: {rel} skipped: a folder on its way in the checkout "
             f"is a symlink or not a folder ({exc.strerror}); nothing is written through it")
@@ -211,22 +211,6 @@ def _copy_one(repo: str, top: int, rel: str) -> bool:
     finally:
         os.close(parent)
 
-
-def _open_parent(top: int, folders: list[str]) -> int:
-    """A new fd of the folder `folders` leads to under `top`, each folder made when missing;
-    OSError (ELOOP, ENOTDIR) when one of them is a symlink or not a folder."""
-    import contextlib
-
-    fd = os.dup(top)
-    for folder in folders:
-        try:
-            with contextlib.suppress(FileExistsError):  # a folder, or a link the open refuses
-                os.mkdir(folder, dir_fd=fd)
-            below = os.open(folder, _DIR_FLAGS, dir_fd=fd)
-        finally:
-            os.close(fd)  # the one above is done with, whether or not its child opened
-        fd = below
-    return fd
 
 
 def _copy_file(source: str, parent: int, name: str) -> bool:
