@@ -31,10 +31,7 @@ _last: tuple[float, tuple[str, ...]] | None = None
 def paths_in_use() -> tuple[str, ...]:
     """The absolute paths other processes work in or hold open, sorted and distinct."""
     me = os.getpid()
-    try:
-        pids = [int(name) for name in os.listdir(_PROC) if name.isdigit()]
-    except OSError:
-        return ()
+    pids = _pids()
     found: set[str] = set()
     mine = _cmdline(me)
     # The command lines of this process's callers name what they asked it to act on
@@ -57,6 +54,32 @@ def paths_in_use() -> tuple[str, ...]:
             _add(found, f"{base}/fd/{fd}")
     found.discard("/")  # every process's root: it holds nothing in particular
     return tuple(sorted(found))
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir(_PROC) if name.isdigit()]
+    except OSError:
+        return []  # no /proc: nothing is known to be in use by another process
+
+
+def config_dirs_of_processes(home: str | None) -> set[str]:
+    """The `CLAUDE_CONFIG_DIR` each running process of `home` was started with (its
+    environment as it began: `/proc/<pid>/environ`)."""
+    found: set[str] = set()
+    for pid in _pids():
+        try:
+            with open(f"{_PROC}/{pid}/environ", "rb") as fh:
+                data = fh.read(1 << 20)
+        except OSError:
+            continue
+        if b"CLAUDE_CONFIG_DIR=/" not in data:
+            continue
+        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+        config = env.get(b"CLAUDE_CONFIG_DIR", b"")
+        if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
+            found.add(os.fsdecode(config))
+    return found
 
 
 def judging_paths_in_use() -> tuple[str, ...]:

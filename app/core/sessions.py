@@ -270,33 +270,15 @@ def _other_configs_sessions() -> list[Session]:
     there that cannot be read makes nothing unsure, since nothing says it is a Claude's."""
     own = os.path.realpath(paths.sessions_dir())
     found: list[Session] = []
-    for config in _config_dirs_of_processes():
+    from app.core.processes import config_dirs_of_processes
+
+    for config in config_dirs_of_processes(os.environ.get("HOME")):
         folder = os.path.realpath(os.path.join(config, "sessions"))
         if folder != own:
             found += [s for s in read_sessions(folder=Path(folder)) if not s.unreadable]
     return found
 
 
-def _config_dirs_of_processes() -> set[str]:
-    found: set[str] = set()
-    home = os.environ.get("HOME")
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return found
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                data = fh.read(1 << 20)
-        except OSError:
-            continue
-        if b"CLAUDE_CONFIG_DIR=/" not in data:
-            continue
-        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
-        config = env.get(b"CLAUDE_CONFIG_DIR", b"")
-        if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
-            found.add(os.fsdecode(config))
-    return found
 
 
 @dataclass(frozen=True)
