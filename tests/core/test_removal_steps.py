@@ -203,3 +203,17 @@ def test_a_removal_killed_before_its_journal_line_is_put_back_by_the_next_purge(
     removal.purge_trash()
     assert len(list((target / "sub").iterdir())) == 20  # back where it was, whole
     assert not where.exists() and not any(paths.trash_dir().iterdir())
+
+
+def test_a_killed_removal_of_a_name_that_is_not_utf8_comes_back_under_the_same_bytes(sandbox: SandboxEnv) -> None:
+    name = os.fsdecode(b"caf\xe9-\nbuild")  # not UTF-8, and a newline in it
+    target = tree(sandbox.user_tmp / name, files=3)
+    proc = subprocess.Popen([sys.executable, "-P", "-c", KILLED_IN_GUARD, os.fsencode(target), str(sandbox.user_tmp)],
+                            stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline()
+    proc.kill()
+    proc.wait()
+    assert not target.exists()
+    removal.purge_trash()
+    assert os.fsencode(name) in os.listdir(os.fsencode(sandbox.user_tmp))
+    assert len(list((target / "sub").iterdir())) == 3
