@@ -31,10 +31,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import routes  # noqa: E402
 
 from app.core.setup import hook_command  # noqa: E402
 
@@ -44,19 +46,7 @@ LAUNCHER = '. "${CLAUDE_PLUGIN_ROOT}/bin/claudetto-hook"'
 def run_once(command: str, stdin: bytes, env: dict[str, str], cwd: str) -> tuple[float, float]:
     """Wall and CPU seconds (user + system, from wait4: the shell and what it exec'd) of
     `sh -c command` with stdin."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(["sh", "-c", command], stdin=subprocess.PIPE, env=env, cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_utime + usage.ru_stime
+    return routes.run_once(["sh", "-c", command], stdin, env, cwd)
 
 
 def build_plugin_env(base: str, env: dict[str, str]) -> str:
