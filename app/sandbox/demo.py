@@ -136,7 +136,7 @@ class DemoRun:
         self._state = "live"
         self._install_handlers()
         try:
-            self.base = make_demo_folder(self.folder)
+            self.base = self._make_folder()
             self.box = build_sandbox(self.base)
             self._saved = {name: os.environ.get(name) for name in ENV_NAMES}
             os.environ.update(self.box.env)
@@ -148,6 +148,18 @@ class DemoRun:
             self._finish()
             raise
         return self.box
+
+    def _make_folder(self) -> Path:
+        """The sandbox's folder, made with the end signals held back: one arriving between
+        mkdtemp and the assignment would leave a folder nobody knows to remove."""
+        if threading.current_thread() is not threading.main_thread():
+            return make_demo_folder(self.folder)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)
+        try:
+            self.base = make_demo_folder(self.folder)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held signal is handled here
+        return self.base
 
     def __exit__(self, *exc: object) -> None:
         self._finish()

@@ -159,6 +159,31 @@ def test_an_app_that_does_not_exit_is_ended_and_its_sandbox_removed(sandbox: San
     assert not root.exists()
 
 
+SIGNAL_AT_MKDTEMP = """
+import os, signal, sys
+import app.sandbox.demo as demo
+from app.sandbox import DemoRun
+made = demo.make_demo_folder
+def made_then_signalled(folder=None):
+    path = made(folder)
+    print(path, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)  # the folder exists, the run does not know it yet
+    return path
+demo.make_demo_folder = made_then_signalled
+with DemoRun() as box:
+    pass
+"""
+
+
+def test_a_signal_right_after_the_folder_is_made_still_removes_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-P", "-c", SIGNAL_AT_MKDTEMP], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60, check=False)
+    root = Path(done.stdout.strip())
+    assert root.name.startswith("claudetto-demo-"), done.stderr
+    assert "Traceback" not in done.stderr
+    assert not root.exists() and demo_folders(sandbox) == []
+
+
 def fake_demo(sandbox: SandboxEnv, pid: int, start: str | None, suffix: str, *,
               marker: str | None = "same") -> Path:
     folder = sandbox.user_tmp / f"claudetto-demo-{pid}-{start or 'x'}-{suffix}"
