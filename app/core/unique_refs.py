@@ -155,3 +155,56 @@ def _common_dir(folder: str) -> str | None:
     except OSError:
         pass
     return os.path.realpath(git_dir)
+
+
+# --- what a checkout's own git dir holds: gone with the checkout --------------------------------
+
+#: Files and folders git keeps in a checkout's git dir while an operation waits for the user:
+#: the plan of a rebase, a merge or cherry-pick stopped half way, a bisect's marks. `git
+#: status` may show nothing (stopped at `edit`, an empty pick), yet the plan is the user's.
+OPERATIONS = ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+              "BISECT_LOG", "sequencer")
+
+
+def operation_in_progress(git_dir: str) -> bool:
+    """Whether a rebase, merge, cherry-pick, revert, `git am` or bisect waits in this git dir
+    (a linked worktree's own, or a repository's)."""
+    return any(os.path.lexists(os.path.join(git_dir, name)) for name in OPERATIONS)
+
+
+#: Per-worktree refs: they live in a linked worktree's own git dir and go with it, so a
+#: commit only they hold counts as HEAD's does (`git update-ref refs/worktree/keep`, a bisect).
+OWN_REFS = ("--glob=refs/worktree/*", "--glob=refs/bisect/*")
+
+
+def held_by_orig_head(git_dir: str) -> bool:
+    """Whether ORIG_HEAD alone holds changes that would go with the checkout: after `git
+    reset --hard HEAD~1` the dropped commit is held by ORIG_HEAD and the reflog, both in the
+    checkout's own git dir. A branch, a remote or HEAD holding it, or HEAD holding the same
+    changes (a rebase, a squash), loses nothing. Raises GitFailed."""
+    if not os.path.isfile(os.path.join(git_dir, "ORIG_HEAD")):
+        return False
+    only = set(git(["rev-list", "--ignore-missing", "ORIG_HEAD", "--not", "--branches", "--remotes", "HEAD"],
+                   git_dir=git_dir).split())
+    return bool(only) and _changes_lost(git_dir, only)
+
+
+def _changes_lost(git_dir: str, only: set[str]) -> bool:
+    """Whether a commit of `only` (reachable from ORIG_HEAD alone) brought changes HEAD does
+    not hold: no commit since the fork point has the same patch, and ORIG_HEAD's tree is not
+    the tree of one of HEAD's commits since then (several commits squashed into one)."""
+    listing = git(["log", "--no-merges", "--left-right", "--cherry-mark", "--format=%m %H %T",
+                   "HEAD...ORIG_HEAD"], git_dir=git_dir)
+    ours: set[str] = set()
+    theirs: set[str] = set()
+    for line in listing.splitlines():
+        mark, _, rest = line.partition(" ")
+        sha, _, tree = rest.partition(" ")
+        if mark == ">":
+            theirs.add(sha)
+        else:
+            ours.add(tree)
+    if not theirs & only:
+        return False
+    head_tree = git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip()
+    return git(["rev-parse", "ORIG_HEAD^{tree}"], git_dir=git_dir).strip() not in ours | {head_tree}

@@ -7,10 +7,10 @@ folder itself included) and keeps the folder with the first reason found:
 
 - `dirty`: a checkout holds a changed, staged or untracked file, a git-ignored file outside
   the regenerable folders, a secret-looking file anywhere (`looks_secret`), or a file git
-  status cannot see (skip-worktree, assume-unchanged); or git cannot read it (when unsure,
-  keep);
+  status cannot see (skip-worktree, assume-unchanged); an operation waits half done (a
+  rebase, merge, cherry-pick, bisect); or git cannot read it (when unsure, keep);
 - `unmerged`: a repository has a commit that no remote-tracking branch holds (HEAD, any local
-  branch, any stash, a tag made here), or a linked worktree of it lives outside the folder (that
+  branch, any stash, a tag made here, a per-worktree ref, ORIG_HEAD), or a linked worktree of it lives outside the folder (that
   worktree needs its objects), or it is the git dir of a work tree elsewhere, or a known
   repository borrows its objects (app/core/unique_refs.py); a linked worktree has a commit on
   no other branch and no remote;
@@ -31,6 +31,7 @@ from app.core.paths import inside
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
 from app.core.secret_files import looks_secret as looks_secret  # importable from here, as before
+from app.core.unique_refs import OWN_REFS, held_by_orig_head, operation_in_progress
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -155,7 +156,8 @@ def checkout_dirty(repo: Repository) -> bool:
         return False
     status = _status(repo)
     # git status lists every ignored file (or a folder holding them): none, no secret either
-    return status == "dirty" or (status == "ignored" and _secret_ignored(repo)) or _hidden_from_status(repo)
+    return (status == "dirty" or (status == "ignored" and _secret_ignored(repo)) or _hidden_from_status(repo)
+            or operation_in_progress(repo.git_dir))
 
 
 def _status(repo: Repository) -> str:
@@ -222,20 +224,21 @@ def _hidden_from_status(repo: Repository) -> bool:
 
 
 def repo_unmerged(repo: Repository) -> bool:
-    """A commit of HEAD, of a local branch or of a stash that no remote-tracking branch
-    holds. A bare repository has no remote-tracking branches: any commit counts (it may be
+    """A commit of HEAD, of a local branch, a stash, a per-worktree ref or ORIG_HEAD that no
+    remote-tracking branch holds. A bare repository has no remote-tracking branches: any commit counts (it may be
     the folder others push to, the only copy). Raises GitFailed."""
-    out = git(["rev-list", "--max-count=1", "--ignore-missing", "HEAD", "refs/stash", "--branches",
+    out = git(["rev-list", "--max-count=1", "--ignore-missing", "HEAD", "refs/stash", "--branches", *OWN_REFS,
                "--not", "--remotes"], git_dir=repo.git_dir)
     from app.core.unique_refs import tag_unmerged
 
-    return bool(out.strip()) or tag_unmerged(repo.git_dir)
+    return bool(out.strip()) or tag_unmerged(repo.git_dir) or held_by_orig_head(repo.git_dir)
 
 
 def worktree_unmerged(repo: Repository) -> bool:
-    """THE worktree rule for a linked worktree: a commit of its HEAD on no branch but its
-    own and on no remote. An unborn HEAD counts as unmerged. Raises GitFailed."""
-    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir)
+    """THE worktree rule for a linked worktree: a commit of its HEAD (or of its own refs and
+    ORIG_HEAD, which go with it) on no branch but its own and on no remote. An unborn HEAD
+    counts as unmerged. Raises GitFailed."""
+    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or held_by_orig_head(repo.git_dir)
 
 
 def _own_branch(repo: Repository) -> str:
@@ -254,7 +257,7 @@ def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = N
                     cwd: str | None = None) -> bool:
     """Whether `rev` has a commit on no branch but `own_branch` and on no remote (the
     repository named by `git_dir`, or the one `cwd` is in). Raises GitFailed."""
-    args = ["rev-list", "--max-count=1", rev, "--not"]
+    args = ["rev-list", "--max-count=1", rev, *(OWN_REFS if rev == "HEAD" else ()), "--not"]
     if own_branch and own_branch != "HEAD":
         args.append(f"--exclude={own_branch}")
     args += ["--branches", "--remotes"]

@@ -1,0 +1,241 @@
+"""Red team, round three: git states `git status` calls clean that still hold work found
+nowhere else, worktrees in the middle of an operation, and odd settings and names, tried on
+`claudetto clean`, WorktreeRemove and `claudetto release` as a user and Claude drive them
+(real repositories and worktrees, the CLI and the hook in subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+
+DAY = 86_400
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+
+
+def clean(*projects: Path) -> dict[str, object]:
+    result = run_cli("clean", "--json", *map(str, projects))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def old_worktree(repo: Path, name: str, *, branch: str | None = None) -> Path:
+    path = repo / ".claude" / "worktrees" / name
+    git(repo, "worktree", "add", "-q", "-b", branch or f"worktree-{name}", str(path))
+    return path
+
+
+def commit(where: Path, name: str, text: str, message: str = "work") -> str:
+    (where / name).parent.mkdir(parents=True, exist_ok=True)
+    (where / name).write_text(text)
+    git(where, "add", name)
+    git(where, "commit", "-qm", message)
+    return git(where, "rev-parse", "HEAD")
+
+
+def age(path: Path) -> None:
+    set_mtime(path, 40 * DAY)
+
+
+def exists(repo: Path, sha: str) -> bool:
+    return subprocess.run(["git", "cat-file", "-e", f"{sha}^{{commit}}"], cwd=repo, check=False).returncode == 0
+
+
+def reachable(repo: Path, sha: str) -> bool:
+    """Whether any ref or reflog of the repository still leads to the commit (what `git gc`
+    keeps): an object only a deleted reflog led to is gone at the next gc."""
+    found = git(repo, "rev-list", "--all", "--reflog")
+    return sha in found.split()
+
+
+def worktree_remove(path: Path, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return run_hook({"hook_event_name": "WorktreeRemove", "session_id": "s-1", "cwd": str(cwd),
+                     "worktree_path": str(path)}, cwd=cwd)
+
+
+# --- per-worktree refs and states: what git worktree removal takes with the worktree ---------
+
+
+def test_a_commit_only_a_per_worktree_ref_holds_keeps_the_worktree(repo: Path) -> None:
+    """`git update-ref refs/worktree/keep HEAD` then a reset: refs/worktree/* live in the
+    worktree's own git dir and go with it."""
+    wt = old_worktree(repo, "wref")
+    only = commit(wt, "idea.txt", "only here\n")
+    git(wt, "update-ref", "refs/worktree/keep", only)
+    git(wt, "reset", "-q", "--hard", "HEAD~1")
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir() and reachable(repo, only), report
+
+
+def test_a_commit_dropped_by_reset_hard_is_kept_with_its_orig_head(repo: Path) -> None:
+    """`git reset --hard HEAD~1` in the worktree: the dropped commit is held by ORIG_HEAD and
+    the reflogs, both of which the removal takes (the branch goes with `-d`: it is merged)."""
+    wt = old_worktree(repo, "reset")
+    only = commit(wt, "idea.txt", "only here\n")
+    git(wt, "reset", "-q", "--hard", "HEAD~1")
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir() and reachable(repo, only), report
+
+
+def test_a_rebased_worktree_whose_old_commits_live_on_as_patches_goes(repo: Path) -> None:
+    """The bound of the case above: after `git rebase`, ORIG_HEAD names the old commits, whose
+    changes the branch holds again: nothing is lost, the worktree goes."""
+    wt = old_worktree(repo, "rebased")
+    commit(wt, "idea.txt", "idea\n")
+    commit(repo, "other.txt", "main moved on\n")
+    git(wt, "rebase", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "worktree-rebased")
+    age(wt)
+    report = clean(repo)
+    assert not wt.exists(), report
+
+
+@pytest.mark.parametrize("operation", ["rebase", "bisect", "cherry-pick"])
+def test_a_worktree_in_the_middle_of_an_operation_is_kept(repo: Path, operation: str) -> None:
+    """An interactive rebase stopped at `edit`, a bisect half done, a cherry-pick stopped on
+    an empty commit: git status shows nothing, but the operation's plan is the user's work."""
+    wt = old_worktree(repo, f"op-{operation}")
+    first = commit(wt, "a.txt", "a\n")
+    commit(wt, "b.txt", "b\n")
+    git(repo, "merge", "-q", "--ff-only", f"worktree-op-{operation}")
+    if operation == "rebase":
+        env = {"GIT_SEQUENCE_EDITOR": "sed -i 's/^pick/edit/'"}
+        subprocess.run(["git", "rebase", "-q", "-i", "HEAD~2"], cwd=wt, env={**os.environ, **env},
+                       check=True, capture_output=True)
+        state = Path(git(wt, "rev-parse", "--git-path", "rebase-merge"))
+        assert (wt / state if not state.is_absolute() else state).is_dir()
+    elif operation == "bisect":
+        git(wt, "bisect", "start", "HEAD", f"{first}~1")
+    else:
+        subprocess.run(["git", "cherry-pick", first], cwd=wt, check=False, capture_output=True)
+        assert git(wt, "status", "--porcelain") == ""
+        assert subprocess.run(["git", "rev-parse", "-q", "--verify", "CHERRY_PICK_HEAD"], cwd=wt,
+                              capture_output=True, check=False).returncode == 0
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir(), report
+
+
+def test_a_note_on_a_worktree_commit_survives(repo: Path) -> None:
+    """`git notes` are shared by every worktree: the worktree goes, the note stays."""
+    wt = old_worktree(repo, "noted")
+    sha = commit(wt, "a.txt", "a\n")
+    git(wt, "notes", "add", "-m", "why this was done", sha)
+    git(repo, "merge", "-q", "--ff-only", "worktree-noted")
+    age(wt)
+    clean(repo)
+    assert git(repo, "notes", "show", sha) == "why this was done"
+
+
+# --- files git status does not show ------------------------------------------------------
+
+
+def test_a_file_only_the_global_excludes_file_ignores_is_kept(sandbox: SandboxEnv, repo: Path) -> None:
+    (sandbox.home / ".gitignore_global").write_text("*.notes\n")
+    (sandbox.home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {sandbox.home / '.gitignore_global'}\n")
+    wt = old_worktree(repo, "excl")
+    (wt / "plan.notes").write_text("my plan\n")
+    age(wt)
+    report = clean(repo)
+    assert (wt / "plan.notes").exists(), report
+
+
+def test_a_file_ignored_by_a_gitignore_inside_a_regenerable_folders_parent_is_kept(repo: Path) -> None:
+    """`web/.gitignore` says `*` next to `web/node_modules`: `web/draft.md` is ignored but not
+    inside a regenerable folder."""
+    wt = old_worktree(repo, "star")
+    (wt / "web" / "node_modules").mkdir(parents=True)
+    (wt / "web" / ".gitignore").write_text("*\n")
+    (wt / "web" / "draft.md").write_text("draft\n")
+    age(wt)
+    report = clean(repo)
+    assert (wt / "web" / "draft.md").exists(), report
+
+
+def test_a_modified_file_hidden_by_a_per_worktree_sparse_checkout_is_kept(repo: Path) -> None:
+    commit(repo, "docs/guide.md", "v1\n")
+    wt = old_worktree(repo, "sparse")
+    git(wt, "sparse-checkout", "set", "--no-cone", "/README.md")
+    (wt / "docs").mkdir(exist_ok=True)
+    (wt / "docs" / "guide.md").write_text("v2, edited while sparse\n")
+    age(wt)
+    report = clean(repo)
+    assert (wt / "docs" / "guide.md").exists(), report
+
+
+def test_a_submodule_with_a_local_commit_keeps_the_worktree(repo: Path, tmp_path: Path) -> None:
+    lib = make_repo(tmp_path / "lib", files={"lib.c": "int x;\n"})
+    allow = ("-c", "protocol.file.allow=always")
+    git(repo, *allow, "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(repo, "commit", "-qm", "vendor lib")
+    wt = old_worktree(repo, "sub")
+    git(wt, *allow, "submodule", "update", "-q", "--init")
+    sub = wt / "vendor" / "lib"
+    git(sub, "checkout", "-q", "-b", "fix")
+    only = commit(sub, "lib.c", "int x = 1;\n")
+    git(sub, "checkout", "-q", "--detach", "HEAD~1")
+    age(wt)
+    report = clean(repo)
+    assert (sub / ".git").exists() and exists(sub, only), report
+
+
+def test_a_nested_repository_inside_node_modules_with_unique_work_keeps_it(repo: Path) -> None:
+    wt = old_worktree(repo, "nested")
+    inner = make_repo(wt / "node_modules" / "my-fork")
+    only = commit(inner, "patch.js", "fix\n")
+    age(wt)
+    report = clean(repo)
+    assert (inner / "patch.js").exists() and exists(inner, only), report
+
+
+# --- names and places ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["with space", "-dash", "tab\tname"])
+def test_odd_worktree_names_are_judged_like_any_other(repo: Path, name: str) -> None:
+    wt = old_worktree(repo, name, branch="worktree-odd")
+    (wt / "work.txt").write_text("uncommitted\n")
+    age(wt)
+    report = clean(repo)
+    assert (wt / "work.txt").exists(), report
+    (wt / "work.txt").unlink()
+    age(wt)
+    report = clean(repo)
+    assert not wt.exists(), report
+
+
+def test_a_worktree_whose_git_file_points_at_another_worktrees_git_dir_is_kept(repo: Path) -> None:
+    a = old_worktree(repo, "a")
+    b = old_worktree(repo, "b")
+    (b / "work.txt").write_text("b's uncommitted work\n")
+    (a / ".git").write_text((b / ".git").read_text())
+    age(a)
+    age(b)
+    report = clean(repo)
+    assert (b / "work.txt").exists(), report
+
+
+# --- cleanupPeriodDays of every shape ----------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, -5, "30", 1e308, True, None, [], "x"])
+def test_an_odd_cleanup_period_never_takes_a_young_session_folder(sandbox: SandboxEnv, value: object) -> None:
+    (sandbox.config / "settings.json").write_text(json.dumps({"cleanupPeriodDays": value}))
+    folder = sandbox.claude_tmp / "-work-proj" / "0b0c3f4e-2a1d-4c5b-9e8f-1a2b3c4d5e6f"
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "scratchpad" / "plan.md").write_text("made an hour ago\n")
+    set_mtime(folder, 3600)
+    result = run_cli("clean", "--json")
+    assert result.returncode == 0 and not result.stderr.strip().startswith("Traceback"), result.stderr
+    assert (folder / "scratchpad" / "plan.md").exists(), result.stdout
