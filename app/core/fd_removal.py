@@ -85,8 +85,11 @@ def open_down(fd: int, parts: list[str], *, make: bool = False, dev: int | None 
 
 
 @contextlib.contextmanager
-def open_parent(root_real: str, target: str, root_dev: int) -> Iterator[tuple[int, str]]:
-    """The fd of `target`'s parent, reached from the root one O_NOFOLLOW open at a time."""
+def open_parent(root_real: str, target: str, root_dev: int, root_ino: int = -1) -> Iterator[tuple[int, str]]:
+    """The fd of `target`'s parent, reached from the root one O_NOFOLLOW open at a time. The
+    root is opened by its path, whose own parents the kernel follows: one swapped for a
+    symlink since the checks (`mv proj proj.old; ln -s other proj`) leads to another folder,
+    so the root must still be the folder (`root_ino`) that was checked."""
     parts = os.path.relpath(target, root_real).split("/")
     if not parts or any(part in ("", ".", "..") for part in parts):
         raise Refused("outside_root")
@@ -95,8 +98,11 @@ def open_parent(root_real: str, target: str, root_dev: int) -> Iterator[tuple[in
     except OSError as exc:
         raise Refused("missing" if exc.errno == errno.ENOENT else "escapes_root") from None
     try:
-        if os.fstat(root).st_dev != root_dev:
+        now = os.fstat(root)
+        if now.st_dev != root_dev:
             raise Refused("other_fs")
+        if root_ino not in (-1, now.st_ino):
+            raise Refused("escapes_root")
         try:
             fd = open_down(root, parts[:-1], dev=root_dev)
         except Refused:

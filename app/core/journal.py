@@ -12,6 +12,7 @@ is refused (a removal then keeps its folder: the journal cannot be written), nev
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -43,19 +44,29 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             with locked(target, wait_s=1.0):
-                _append_line(target, line)
+                _append_line(target, line, undo=True)
         except StateBusy:
-            _append_line(target, line)  # O_APPEND with one write() is still whole
+            _append_line(target, line, undo=False)  # O_APPEND with one write() is still whole
     except OSError as exc:
         log(f"journal: cannot append to {target}: {exc}")
         if strict:
             raise
 
 
-def _append_line(target: os.PathLike[str], line: bytes) -> None:
+def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
+    """One line in one write(). A full disk can take part of it and say so only by the count
+    written: that is a line not written (OSError), and the part is cut off again (`undo`,
+    under the lock: nobody else appended since) so the next line is not glued to it."""
     fd = open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
-        os.write(fd, line)
+        before = os.fstat(fd).st_size
+        written = os.write(fd, line)
+        if written != len(line):
+            if undo:
+                os.ftruncate(fd, before)
+            elif written:
+                os.write(fd, b"\n")  # ends the part: one unreadable line, skipped, not two
+            raise OSError(errno.ENOSPC, f"only {written} of {len(line)} bytes of a journal line were written")
     finally:
         os.close(fd)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from app.core.paths import inside
+from app.core.paths import inside, strictly_inside
 
 MOUNTINFO = "/proc/self/mountinfo"
 
@@ -67,3 +67,17 @@ def mounts_inside(path: str | os.PathLike[str], known: frozenset[str] | None = N
     if not found and is_mount_point(real, points):
         found = [real]
     return found
+
+
+def mounts_crossed(root: str, path: str, known: frozenset[str] | None = None) -> list[str]:
+    """The mount points a removal of `path` under `root` would cross: at `path` or below it,
+    and on the way down to it from `root` (strictly inside the root, above the path).
+
+    The second kind is the one a device check misses: `mount --bind ~/proj $TMPDIR/work`
+    makes `$TMPDIR/work/build` the user's `~/proj/build`, on the same file system, with no
+    mount point at or below it. `root` itself may be a mount point: that is where it lies.
+    """
+    points = mount_points() if known is None else known
+    real_root = os.path.realpath(root)
+    above = sorted(p for p in points if strictly_inside(p, real_root) and strictly_inside(path, p))
+    return above + mounts_inside(path, points)

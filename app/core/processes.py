@@ -1,8 +1,9 @@
 """Who else works in a folder right now, besides the Claude sessions: the working folder,
 root, executable, open files and mapped files of every process this user can see
-(`/proc/<pid>/cwd`, `root`, `exe`, `fd/*`, `maps`), and the absolute paths its command line
-names (`python3 /tmp/tmp.X/serve.py` has read its script and closed it; a server run by a
-venv's `bin/python` maps nothing of the venv but shows it there).
+(`/proc/<pid>/cwd`, `root`, `exe`, `fd/*`, `maps`), the unix sockets bound in it
+(`/proc/net/unix`), and the absolute paths its command line names (`python3
+/tmp/tmp.X/serve.py` has read its script and closed it; a server run by a venv's
+`bin/python` maps nothing of the venv but shows it there).
 
 A dev server Claude started in a `mktemp -d` folder a week ago, a shell the user `cd`-ed
 into a worktree, an editor holding a file open in a scratch folder: their session may be
@@ -52,8 +53,25 @@ def paths_in_use() -> tuple[str, ...]:
             continue
         for fd in fds:
             _add(found, f"{base}/fd/{fd}")
+    _add_bound_sockets(found)
     found.discard("/")  # every process's root: it holds nothing in particular
     return tuple(sorted(found))
+
+
+def _add_bound_sockets(found: set[str]) -> None:
+    """The files of the unix sockets some process has bound and still holds open (a dev
+    server's `$TMPDIR/tmp.X/dev.sock`): its open files read `socket:[...]`, so only the
+    kernel's list of sockets names the path. Removing it cuts every new client off."""
+    try:
+        with open(f"{_PROC}/net/unix", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return
+    for line in data.splitlines()[1:]:
+        fields = line.split(None, 7)
+        if len(fields) == 8 and fields[7].startswith(b"/"):
+            bound = os.path.normpath(os.fsdecode(fields[7]))  # as it was bound: parents unresolved
+            found.add(os.path.join(os.path.realpath(os.path.dirname(bound)), os.path.basename(bound)))
 
 
 def _pids() -> list[int]:

@@ -81,11 +81,6 @@ class Removal:
 Guard = Callable[[str], "str | None"]
 
 
-def _target(path: str) -> str:
-    """`path` with every parent resolved and the last component kept as it is."""
-    return _resolved(path)
-
-
 class _Removing:
     """One call of `remove`: what it removes, how it journals, and what it has done so far."""
 
@@ -101,6 +96,7 @@ class _Removing:
         self.target = path  # parents resolved, once checked
         self.root_real = ""
         self.root_dev = -1
+        self.root_ino = -1  # the root as checked: one swapped (a parent relinked) since is not it
         self.measured = TreeSize(path, 0, 0, 0, 0)
         self.tally = Tally()
         self.committed: list[Removal] = []
@@ -187,7 +183,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
         _before_remove(job.target)
     trashed = False
     try:
-        with open_parent(job.root_real, job.target, job.root_dev) as (parent_fd, name):
+        with open_parent(job.root_real, job.target, job.root_dev, job.root_ino) as (parent_fd, name):
             trashed = _remove_at(parent_fd, name, trash, job)
     except Refused as refused:
         if job.committed:
@@ -210,17 +206,18 @@ def _check(job: _Removing, root: PathLike) -> Removal | None:
         return job.result("missing")
     if reason is not None:
         return job.result("refused", reason)
-    job.target = _target(job.path)
+    job.target = _resolved(job.path)  # every parent resolved, the last component as it is
     job.root_real = os.path.realpath(text_path(root))
     try:
-        job.root_dev = os.stat(job.root_real).st_dev
+        root_st = os.stat(job.root_real)
+        job.root_dev, job.root_ino = root_st.st_dev, root_st.st_ino
         if os.lstat(job.target).st_dev != job.root_dev:
             return job.result("refused", "other_fs")
     except OSError:
         return job.result("missing")
-    held = mounts.mounts_inside(job.target)
+    held = mounts.mounts_crossed(job.root_real, job.target)
     if held:
-        log(f"removal: {job.target} holds a mount point ({held[0]}); kept")
+        log(f"removal: {job.target} holds or lies in a mount point ({held[0]}); kept")
         return job.result("refused", "mount")
     return None
 
@@ -276,8 +273,6 @@ def _journal(result: Removal, token: str | None = None, *, strict: bool = False)
     if token is not None:
         line["id"] = token
     journal.append(line, strict=strict)
-
-
 
 
 def _remove_at(parent_fd: int, name: str, trash: bool | None, job: _Removing) -> bool:
@@ -342,6 +337,10 @@ def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | Non
         # No trash on this file system: in place, after a `started` line (the next run
         # reports it if this process is killed halfway).
         job.keep_unless_clear(job.target)
+        if mounts.mounts_crossed(job.root_real, job.target):
+            # a bind mount made since the first check has the folder's own device: only
+            # the mount table, read again right before the walk, shows it
+            raise Kept("in_use")
         job.start()
         empty_dir(dir_fd, job.root_dev, job.tally)
     finally:

@@ -21,6 +21,7 @@ import errno
 import os
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,16 +51,17 @@ def trash_places() -> list[Path]:
     return found
 
 
-def open_trash(root_real: str, dev: int) -> tuple[int, str] | None:
-    """(fd, path) of a trash folder on file system `dev`, made if needed; None when there is none."""
+def open_trash(root_real: str, dev: int) -> Iterator[tuple[int, str]]:
+    """(fd, path) of each trash folder on file system `dev` that can be had (made if needed),
+    in the order of preference; the caller closes each fd it is given."""
     for place in (paths.trash_dir(), paths.log_root() / "trash"):
         fd = _open_owned_dir(place, dev, make=True)
         if fd is not None:
-            return fd, os.fspath(place)
+            yield fd, os.fspath(place)
     place = Path(root_real) / ROOT_TRASH_NAME
     fd = _open_owned_dir(place, dev, make=True)
     if fd is None:
-        return None
+        return
     key = os.fspath(place)
     known: Any = read_json(_places_file(), list)
     if not isinstance(known, list) or key not in known:
@@ -69,8 +71,8 @@ def open_trash(root_real: str, dev: int) -> tuple[int, str] | None:
         except OSError as exc:
             log(f"removal: cannot record trash folder {key}: {exc}")
             os.close(fd)
-            return None
-    return fd, key
+            return
+    yield fd, key
 
 
 def _open_owned_dir(place: Path, dev: int, *, make: bool) -> int | None:
@@ -103,39 +105,50 @@ def to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
     `origin` (its path) goes in a note beside it until it is handed to the purge: a process
     killed before its journal line leaves it pending, and the next purge puts it back there.
 
+    A trash on the same device but another mount of it (a bind mount: EXDEV) is passed over
+    for the next one. A folder that refuses to move at all (immutable, not writable, or the
+    trash itself lies inside it) raises that OSError: removed in place it would be emptied
+    first and then refuse to go, half deleted, so it is not removed at all.
+
     After the rename the moved entry is checked against what was opened; a swap in between
     (a symlink moved instead of the folder) is moved back and the removal refused."""
-    opened = open_trash(root_real, st.st_dev)
-    if opened is None:
-        return None
-    trash_fd, trash_path = opened
-    handed = False
-    try:
-        # Pending until its journal line is written (`to_purge`): a purge running meanwhile
-        # (another removal's) never takes a folder whose last check is still going on.
-        slot = f"{PENDING}{time.time_ns()}-{os.getpid()}-{token or os.urandom(4).hex()}"
-        _write_origin(trash_fd, slot, origin)
+    for trash_fd, trash_path in open_trash(root_real, st.st_dev):
+        handed = False
         try:
-            os.rename(name, slot, src_dir_fd=parent_fd, dst_dir_fd=trash_fd)
-        except OSError as exc:
-            drop_origin(trash_fd, slot)
-            if exc.errno in (errno.EXDEV, errno.EINVAL, errno.EACCES, errno.EPERM, errno.EBUSY):
-                return None
-            if exc.errno == errno.ENOENT:
+            slot = _rename_into(parent_fd, name, trash_fd, token, origin)
+            if slot is None:
+                continue
+            try:
+                moved = os.stat(slot, dir_fd=trash_fd, follow_symlinks=False)
+            except FileNotFoundError:
                 raise Refused("missing") from None
-            raise
-        try:
-            moved = os.stat(slot, dir_fd=trash_fd, follow_symlinks=False)
-        except FileNotFoundError:
+            if (moved.st_dev, moved.st_ino) != (st.st_dev, st.st_ino):
+                put_back(trash_fd, slot, parent_fd, name, token)
+                raise Refused("symlink" if stat.S_ISLNK(moved.st_mode) else "changed")
+            handed = True
+            return trash_fd, slot, os.path.join(trash_path, slot)
+        finally:
+            if not handed:
+                os.close(trash_fd)
+    return None
+
+
+def _rename_into(parent_fd: int, name: str, trash_fd: int, token: str, origin: str) -> str | None:
+    """Rename `name` into the trash open as `trash_fd` under a pending slot name (no purge
+    takes it until its journal line is written: `to_purge`); the slot, or None when this
+    trash is another mount (EXDEV)."""
+    slot = f"{PENDING}{time.time_ns()}-{os.getpid()}-{token or os.urandom(4).hex()}"
+    _write_origin(trash_fd, slot, origin)
+    try:
+        os.rename(name, slot, src_dir_fd=parent_fd, dst_dir_fd=trash_fd)
+    except OSError as exc:
+        drop_origin(trash_fd, slot)
+        if exc.errno == errno.EXDEV:
+            return None
+        if exc.errno == errno.ENOENT:
             raise Refused("missing") from None
-        if (moved.st_dev, moved.st_ino) != (st.st_dev, st.st_ino):
-            put_back(trash_fd, slot, parent_fd, name, token)
-            raise Refused("symlink" if stat.S_ISLNK(moved.st_mode) else "changed")
-        handed = True
-        return trash_fd, slot, os.path.join(trash_path, slot)
-    finally:
-        if not handed:
-            os.close(trash_fd)
+        raise
+    return slot
 
 
 def to_purge(trash_fd: int, slot: str) -> str:

@@ -1,0 +1,256 @@
+"""Red team, round three: the removal core under the attacks the first two rounds did not try.
+
+A bind mount on the way from the root down to the target (not inside it), a folder that
+refuses to be renamed (immutable), a journal on a full disk that takes half a line, a unix
+socket a live server listens on, the root's own parent swapped for a symlink, and a removal
+that has no trash (in place) while a bind mount appears inside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core import gc, journal, paths, removal
+from tests.support import SandboxEnv, add_record, run_cli, set_mtime
+
+OLD = 20 * 86_400
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounts and chattr need root")
+
+
+def tree(path: Path, files: int = 5) -> Path:
+    (path / "sub").mkdir(parents=True)
+    for i in range(files):
+        (path / "sub" / f"f{i}").write_text(str(i))
+    return path
+
+
+@contextlib.contextmanager
+def bind(source: Path, point: Path) -> Iterator[None]:
+    point.mkdir(parents=True, exist_ok=True)
+    if subprocess.run(["mount", "--bind", str(source), str(point)], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("mount --bind is not allowed here")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
+
+
+@contextlib.contextmanager
+def immutable(path: Path) -> Iterator[None]:
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("chattr +i is not supported here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+
+
+def no_trash_anywhere(sandbox: SandboxEnv, root: Path) -> None:
+    """Every trash place of `root`'s file system made unusable: claudetto's own is a file, the
+    one beside the logs is reached through a symlink, the root's own is another user's."""
+    paths.trash_dir().parent.mkdir(parents=True, exist_ok=True)
+    paths.trash_dir().write_text("not a folder\n")
+    elsewhere = sandbox.root / "elsewhere"
+    elsewhere.mkdir()
+    paths.log_root().parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(elsewhere, paths.log_root())
+    theirs = root / removal.ROOT_TRASH_NAME
+    theirs.mkdir()
+    os.chown(theirs, 4242, 4242)
+
+
+# --- a bind mount on the way down -----------------------------------------------------------
+
+
+@needs_root
+def test_a_bind_mount_between_the_root_and_the_target_keeps_the_users_folder(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`mount --bind ~/proj $TMPDIR/work`: `$TMPDIR/work/build` is the user's `~/proj/build`.
+    Nothing at or below the target is a mount point; the mount is ABOVE it, on the way down
+    from the root, and it is the same file system, so no device changes anywhere."""
+    project = tmp_path / "user" / "proj"
+    (project / "build").mkdir(parents=True)
+    (project / "build" / "app.bin").write_text("the user's build\n")
+    root = sandbox.user_tmp
+    with bind(project, root / "work"):
+        result = removal.remove(root / "work" / "build", root, "gc", trash=False)
+        assert (result.status, result.reason) == ("refused", "mount")
+        assert (project / "build" / "app.bin").read_text() == "the user's build\n"
+
+
+@needs_root
+def test_the_gc_keeps_a_recorded_output_that_lies_inside_a_bind_mount(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The same through `claudetto gc`, as a user runs it: an old record of a folder under
+    the temp root that is, by now, reached through a bind mount of the user's project."""
+    project = tmp_path / "user" / "proj"
+    (project / "out").mkdir(parents=True)
+    (project / "out" / "report.txt").write_text("keep me\n")
+    root = sandbox.user_tmp
+    with bind(project, root / "tmp.mounted"):
+        target = root / "tmp.mounted" / "out"
+        set_mtime(target, OLD)
+        add_record("dead-session", target)
+        done = run_cli("gc", "--json")
+        assert done.returncode in (0, 1), done.stderr
+        entry = next(e for e in json.loads(done.stdout)["entries"] if e["path"].endswith("/out"))
+        assert entry["status"] != "removed"
+        assert (project / "out" / "report.txt").read_text() == "keep me\n"
+
+
+# --- a folder that refuses to move ----------------------------------------------------------
+
+
+@needs_root
+def test_a_folder_that_cannot_be_renamed_is_not_half_deleted_in_place(sandbox: SandboxEnv) -> None:
+    """An immutable folder (chattr +i; a read-only one for a user who is not root) cannot be
+    renamed into the trash, nor can its own entries be unlinked: removing it in place would
+    empty its subfolders and then fail, leaving a half-deleted folder. It stays whole."""
+    root = sandbox.user_tmp
+    target = tree(root / "frozen")
+    with immutable(target):
+        result = removal.remove(target, root, "gc", trash=False)
+        assert result.status != "removed"
+        assert sorted(p.name for p in (target / "sub").iterdir()) == [f"f{i}" for i in range(5)]
+    lines = journal.read_entries()
+    assert [e["result"] for e in lines] == ["failed"]  # said, with nothing removed
+    assert lines[0]["files"] == 0 and lines[0]["bytes"] == 0
+
+
+# --- the journal on a full disk -------------------------------------------------------------
+
+
+@needs_root
+def test_a_journal_line_the_full_disk_cuts_in_half_keeps_the_folder(sandbox: SandboxEnv) -> None:
+    """CLAUDETTO_HOME on a file system with no block left: the journal line crosses into a
+    block that cannot be had, so `write()` takes half of it and says so by its count, not by
+    an error. The removal must not go on with half a line; nor may the journal keep it."""
+    state = sandbox.state
+    state.mkdir(parents=True, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(state)],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("mount -t tmpfs is not allowed here")
+    try:
+        pad = json.dumps({"time": "2026-01-01T00:00:00Z", "path": "/old", "result": "removed",
+                          "bytes": 0, "note": ""})
+        first = pad[:-2] + "x" * (4096 - 60 - len(pad)) + '"}\n'
+        (state / "journal.jsonl").write_text(first)  # 60 bytes left in its block
+        (state / "journal.jsonl.lock").touch()
+        with contextlib.suppress(OSError), open(state / "fill", "wb") as fh:
+            while True:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+        target = tree(sandbox.user_tmp / "t")
+        result = removal.remove(target, sandbox.user_tmp, "gc", trash=False)
+        assert (result.status, result.reason) == ("kept", "journal")
+        assert sorted(p.name for p in (target / "sub").iterdir()) == [f"f{i}" for i in range(5)]
+        raw = (state / "journal.jsonl").read_bytes()
+        assert raw == first.encode()  # no half line left to glue the next one to
+    finally:
+        subprocess.run(["umount", "-l", str(state)], capture_output=True, check=False)
+
+
+# --- a unix socket a live server listens on ------------------------------------------------
+
+SERVER = """
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(os.environ["SOCKET_PATH"])
+s.listen()
+os.chdir("/")
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+time.sleep(60)
+"""
+
+
+def test_a_unix_socket_a_live_server_listens_on_keeps_its_folder(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """A dev server bound `$TMPDIR/tmp.X/dev.sock` and works from elsewhere: its cwd, its
+    command line and its open files (`socket:[...]`) name nothing in the folder; only the
+    kernel's list of bound sockets does. Removing the folder would cut every new client off."""
+    folder = sandbox.user_tmp / "tmp.devserver"
+    folder.mkdir()
+    (folder / "config.toml").write_text("port = 0\n")
+    add_record("dead-session", folder)
+    env = {**os.environ, "SOCKET_PATH": str(folder / "dev.sock")}
+    server = subprocess.Popen([sys.executable, "-c", SERVER], env=env, stdout=subprocess.PIPE, cwd="/")
+    started.append(server)  # type: ignore[arg-type]
+    assert server.stdout is not None and server.stdout.readline() == b"ready\n"
+    set_mtime(folder, OLD)  # the bind made it young again: a week-old server
+    key = os.path.realpath(folder)
+    report = gc.sweep(trash=False)
+    assert {e.path: (e.status, e.reason) for e in report.entries}[key] == ("kept", "in_use")
+    client = socket.socket(socket.AF_UNIX)
+    try:
+        client.connect(str(folder / "dev.sock"))  # still reachable
+    finally:
+        client.close()
+
+
+# --- the root's own parent swapped ----------------------------------------------------------
+
+
+def test_a_parent_of_the_root_swapped_for_a_symlink_after_the_check_removes_nothing(sandbox: SandboxEnv) -> None:
+    """The project folder renamed and a symlink to another one put in its place between the
+    check and the removal (`mv proj proj.old && ln -s ~/other proj`): the root now resolves
+    elsewhere, and the same relative path there is somebody else's folder."""
+    base = sandbox.root / "projects"
+    root = base / "proj" / ".claude" / "worktrees"
+    tree(root / "feature")
+    other = base / "other"
+    (other / ".claude" / "worktrees" / "feature").mkdir(parents=True)
+    (other / ".claude" / "worktrees" / "feature" / "precious.txt").write_text("mine\n")
+
+    def swap(_: str) -> None:
+        os.rename(base / "proj", base / "proj.old")
+        os.symlink(other, base / "proj")
+
+    result = removal.remove(root / "feature", root, "worktree", trash=False, _before_remove=swap)
+    assert result.status != "removed"
+    assert (other / ".claude" / "worktrees" / "feature" / "precious.txt").read_text() == "mine\n"
+    assert (base / "proj.old" / ".claude" / "worktrees" / "feature" / "sub" / "f0").exists()
+
+
+# --- no trash: the removal in place --------------------------------------------------------
+
+
+@needs_root
+def test_a_mount_made_inside_a_folder_removed_in_place_is_never_emptied(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """With no trash on its file system a folder is removed in place; a bind mount of the
+    user's data made inside it after the first check has the folder's own device, so only
+    the mount table shows it, and it must be read again right before the walk."""
+    data = tmp_path / "precious"
+    data.mkdir()
+    (data / "keep.txt").write_text("do not delete\n")
+    root = sandbox.user_tmp
+    no_trash_anywhere(sandbox, root)
+    target = tree(root / "t")
+    (target / "mnt").mkdir()
+    mounted: list[Path] = []
+
+    def mount_now(where: str) -> None:
+        if subprocess.run(["mount", "--bind", str(data), str(Path(where) / "mnt")],
+                          capture_output=True, check=False).returncode == 0:
+            mounted.append(Path(where) / "mnt")
+
+    try:
+        result = removal.remove(target, root, "gc", trash=False, _before_remove=mount_now)
+        if not mounted:
+            pytest.skip("mount --bind is not allowed here")
+        assert result.status != "removed"
+        assert (data / "keep.txt").read_text() == "do not delete\n"
+    finally:
+        for point in mounted:
+            subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
