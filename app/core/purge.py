@@ -113,17 +113,8 @@ def _purge_place(place: Path) -> int:
     if os.path.islink(os.path.dirname(place)):  # the folder itself: O_NOFOLLOW below
         log(f"removal: {place} is reached through a symlink; not purged")
         return 0
-    try:
-        fd = os.open(place, DIR_FLAGS)
-    except OSError:
-        return 0
-    try:
-        if os.fstat(fd).st_uid != os.getuid():
-            log(f"removal: {place} is not this user's; not purged")
-            os.close(fd)
-            return 0
-    except OSError:
-        os.close(fd)
+    fd = _open_place(place)
+    if fd is None:
         return 0
     removed = 0
     try:
@@ -154,6 +145,29 @@ def _purge_place(place: Path) -> int:
     return removed
 
 
+def _open_place(place: Path) -> int | None:
+    """The trash folder `place` to empty, when it is ours: this user's, and no mount point (a
+    folder of the user's bind-mounted over it has its device and owner; only the mount table
+    tells it from the trash, and the purge would empty it)."""
+    from app.core.mounts import is_mount_point
+
+    try:
+        fd = os.open(place, DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_uid != os.getuid():
+            log(f"removal: {place} is not this user's; not purged")
+        elif is_mount_point(place):
+            log(f"removal: {place} is a mount point; not purged")
+        else:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
 def settle_leftovers() -> None:
     """Settle every pending entry a killed removal left, here and now (no purge): back where
     it came from when it was never journaled, else handed to the purge. A release that
@@ -161,13 +175,11 @@ def settle_leftovers() -> None:
     for place in trash_places():
         if os.path.islink(os.path.dirname(place)):
             continue
-        try:
-            fd = os.open(place, DIR_FLAGS)
-        except OSError:
+        fd = _open_place(place)
+        if fd is None:
             continue
         try:
-            if os.fstat(fd).st_uid == os.getuid():
-                _settle_pending(fd, place, os.listdir(fd))
+            _settle_pending(fd, place, os.listdir(fd))
         except OSError as exc:
             log(f"removal: cannot look at {place}: {exc}")
         finally:

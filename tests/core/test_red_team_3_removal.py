@@ -254,3 +254,98 @@ def test_a_mount_made_inside_a_folder_removed_in_place_is_never_emptied(
     finally:
         for point in mounted:
             subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
+
+
+# --- nested records: a live session's file inside an old output ---------------------------
+
+
+def test_a_live_sessions_new_file_inside_an_old_dead_output_keeps_the_folder(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    """A new session picks up the work in an old session's `mktemp -d` folder (`continue in
+    /tmp/tmp.X`) and writes `out/notes.md` there. The folder's own mtime does not move for a
+    file written in a subfolder, its recording session is gone, and the live session's
+    process works elsewhere: judged alone, the old folder goes, and the new file with it."""
+    from app.core.sessions import proc_start_time
+
+    folder = sandbox.user_tmp / "tmp.shared"
+    (folder / "out").mkdir(parents=True)
+    (folder / "out" / "old.txt").write_text("old\n")
+    add_record("dead-session", folder)
+    live = "live-session-writing-now"
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId=live, cwd=str(sandbox.home),
+                          procStart=proc_start_time(live_pid))
+    (folder / "out" / "notes.md").write_text("written a minute ago by a live session\n")
+    add_record(live, folder / "out" / "notes.md", kind="scratch", when=1e9)
+    set_mtime(folder, OLD)
+    report = gc.sweep(trash=False)
+    by_path = {e.path: (e.status, e.reason) for e in report.entries}
+    assert by_path[os.path.realpath(folder / "out" / "notes.md")][0] == "kept"
+    assert by_path[os.path.realpath(folder)][0] == "kept"
+    assert (folder / "out" / "notes.md").exists()
+
+
+# --- the trash itself --------------------------------------------------------------------
+
+
+@needs_root
+def test_a_trash_folder_that_is_a_bind_mount_of_the_users_folder_is_never_purged(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`~/.claudetto/trash` with the user's own folder bind-mounted over it: same device,
+    same owner, a real folder reached through no symlink. Every check of "a trash of ours"
+    passes, and the purge empties whatever is in it: the user's folder."""
+    data = tmp_path / "user" / "photos"
+    (data / "2019").mkdir(parents=True)
+    (data / "2019" / "beach.jpg").write_bytes(b"\xff\xd8 not really a jpeg\n")
+    with bind(data, paths.trash_dir()):
+        removal.purge_trash()
+        assert (data / "2019" / "beach.jpg").exists()
+        target = tree(sandbox.user_tmp / "t")
+        result = removal.remove(target, sandbox.user_tmp, "gc", trash=False)
+        assert result.status == "removed"  # through another trash: the one beside the logs
+        assert sorted(p.name for p in data.iterdir()) == ["2019"]
+    assert (data / "2019" / "beach.jpg").exists()
+
+
+def test_a_hard_link_inside_a_removed_folder_only_loses_that_link(sandbox: SandboxEnv) -> None:
+    """`ln ~/thesis.tex $TMPDIR/tmp.X/thesis.tex`: the removal takes the link in the folder;
+    the user's name of the same file keeps every byte (nothing is truncated or written)."""
+    mine = sandbox.home / "thesis.tex"
+    mine.write_text("years of work\n")
+    folder = sandbox.user_tmp / "tmp.links"
+    folder.mkdir()
+    os.link(mine, folder / "thesis.tex")
+    for trash in (False, True):
+        if not folder.exists():
+            folder.mkdir()
+            os.link(mine, folder / "thesis.tex")
+        result = removal.remove(folder, sandbox.user_tmp, "gc", trash=trash)
+        assert result.status == "removed"
+        removal.purge_trash()
+        assert mine.read_text() == "years of work\n" and os.stat(mine).st_nlink == 1
+
+
+def test_a_fifo_a_live_writer_holds_open_keeps_its_folder(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """A process writing into a named pipe in an old output folder (a log pipe of a long
+    job): its open file names the pipe, so the folder is in use."""
+    folder = sandbox.user_tmp / "tmp.pipe"
+    folder.mkdir()
+    os.mkfifo(folder / "log.pipe")
+    reader = os.open(folder / "log.pipe", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        writer = subprocess.Popen(["sh", "-c", 'exec 3>"$0"; sleep 60', str(folder / "log.pipe")], cwd="/")
+        started.append(writer)  # type: ignore[arg-type]
+        add_record("dead-session", folder)
+        for _ in range(100):
+            if any(os.path.realpath(f"/proc/{writer.pid}/fd/{fd}") == str(folder / "log.pipe")
+                   for fd in os.listdir(f"/proc/{writer.pid}/fd")):
+                break
+            import time
+
+            time.sleep(0.05)
+        set_mtime(folder, OLD)
+        report = gc.sweep(trash=False)
+        assert {e.path: (e.status, e.reason) for e in report.entries}[os.path.realpath(folder)] == ("kept", "in_use")
+        assert (folder / "log.pipe").exists()
+    finally:
+        os.close(reader)
