@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,7 @@ from app.core import git, paths, sessions, settings, worktrees
 from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
 from app.core.mounts import mount_points
-from app.core.scanner import TreeSize
+from app.core.scanner import TreeSize, scan_many
 from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug
 from app.core.verdict import Reason, Verdict, settled
 
@@ -134,29 +134,44 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
 # --- acting -------------------------------------------------------------------------------
 
 
+#: The most folders measured ahead of their removal at once: enough to keep two readers busy,
+#: few enough that each is measured shortly before its removal.
+MEASURE_BATCH = 16
+
+
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
-    """Each folder or gate log through removal.remove, the next one measured meanwhile (the
-    scan's stats and the removal's unlinks overlap); stops between items at the deadline."""
+    """Each folder or gate log through removal.remove, the next batch measured meanwhile by
+    two processes (`scan_many`; its stats overlap the removal's unlinks); stops between items
+    at the deadline. The batches grow from one: the first removal waits for one measure."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from app.core import scanner
+    def measure(batch: list[Verdict]) -> list[TreeSize]:
+        return scan_many([v.path for v in batch], budget_s=run.left_s(), mounts=run.mounts)
 
-    def measure(verdict: Verdict) -> scanner.TreeSize:
-        return scanner.scan(verdict.path, budget_s=run.left_s(), mounts=run.mounts)
-
+    batches = list(_batches(items))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
-        ahead: Future[scanner.TreeSize] | None = pool.submit(measure, items[0]) if items else None
-        for i, verdict in enumerate(items):
-            if run.out_of_time() or ahead is None:
+        ahead: Future[list[TreeSize]] | None = pool.submit(measure, batches[0]) if batches else None
+        for i, batch in enumerate(batches):
+            if ahead is None:
                 break
-            size = ahead.result()
-            ahead = pool.submit(measure, items[i + 1]) if i + 1 < len(items) else None
-            if size.partial:  # the budget ran out while measuring: not started
-                run.timed_out = True
+            sizes = ahead.result()
+            ahead = pool.submit(measure, batches[i + 1]) if i + 1 < len(batches) else None
+            for verdict, size in zip(batch, sizes, strict=True):
+                if run.out_of_time() or size.partial:  # the budget ran out: not started
+                    run.timed_out = True
+                    break
+                _remove_temp(run, tally, verdict, size)
+            if run.timed_out:
                 break
-            _remove_temp(run, tally, verdict, size)
         if ahead is not None:
             ahead.cancel()
+
+
+def _batches(items: list[Verdict]) -> Iterator[list[Verdict]]:
+    first, size = 0, 1  # 1, 2, 4, ... up to MEASURE_BATCH items
+    while first < len(items):
+        yield items[first:first + size]
+        first, size = first + size, min(size * 2, MEASURE_BATCH)
 
 
 def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> None:
@@ -303,10 +318,7 @@ def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry
     temp, trees = _Tally(), _Tally()
     items: list[Verdict] = []
     for verdict in judge_temp(run.claude_tmp, judgement):
-        if verdict.action == "remove":
-            items.append(verdict)
-        else:
-            temp.verdicts.append(verdict)
+        (items if verdict.action == "remove" else temp.verdicts).append(verdict)
     temp.unknown = judgement.unknown
     # The worktrees wait on git (other processes) while this thread removes temp folders.
     from concurrent.futures import ThreadPoolExecutor
@@ -331,13 +343,7 @@ def report_json(report: CleanupReport) -> dict[str, Any]:
     """CONTRACT `clean` JSON (plus `timed_out`)."""
     return {
         "dry_run": report.dry_run,
-        "cleaned": {
-            "folders": report.folders,
-            "bytes": report.bytes,
-            "files": report.files,
-            "worktrees": report.worktrees,
-            "probes": report.probes,
-        },
+        "cleaned": {key: getattr(report, key) for key in ("folders", "bytes", "files", "worktrees", "probes")},
         "worktrees_kept": [{"path": path, "reason": reason} for path, reason in report.worktrees_kept],
         "unknown_kept": report.unknown_kept,
         "timed_out": report.timed_out,
