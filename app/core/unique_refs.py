@@ -177,11 +177,16 @@ def operation_in_progress(git_dir: str) -> bool:
 OWN_REFS = ("--glob=refs/worktree/*", "--glob=refs/bisect/*")
 
 
-def held_by_orig_head(git_dir: str) -> bool:
-    """Whether ORIG_HEAD alone holds changes that would go with the checkout: after `git
-    reset --hard HEAD~1` the dropped commit is held by ORIG_HEAD and the reflog, both in the
-    checkout's own git dir. A branch, a remote or HEAD holding it, or HEAD holding the same
-    changes (a rebase, a squash), loses nothing. Raises GitFailed."""
+def held_only_here(git_dir: str) -> bool:
+    """Whether the checkout's own git dir alone leads to a commit: one left behind on a
+    detached HEAD (only its reflog names it), or changes only ORIG_HEAD holds (after `git
+    reset --hard HEAD~1` the dropped commit is held by ORIG_HEAD and the reflog). A ref
+    holding it, or HEAD holding the same changes (a rebase, a squash), loses nothing. Raises
+    GitFailed."""
+    behind = left_behind(git_dir)
+    if behind and git(["rev-list", "--max-count=1", "--ignore-missing", *behind, "--not", "--all"],
+                      git_dir=git_dir).strip():
+        return True
     if not os.path.isfile(os.path.join(git_dir, "ORIG_HEAD")):
         return False
     only = set(git(["rev-list", "--ignore-missing", "ORIG_HEAD", "--not", "--branches", "--remotes", "HEAD"],
@@ -208,3 +213,49 @@ def _changes_lost(git_dir: str, only: set[str]) -> bool:
         return False
     head_tree = git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip()
     return git(["rev-parse", "ORIG_HEAD^{tree}"], git_dir=git_dir).strip() not in ours | {head_tree}
+
+
+#: Reflog entries that made a commit (an amend, a cherry-pick...), as git writes their message.
+_MADE = (b"commit", b"cherry-pick", b"revert", b"merge")
+_REFLOG_MAX = 1 << 20  # the newest part of a reflog read; older entries are left out
+
+
+def left_behind(git_dir: str) -> list[str]:
+    """Commits made on a detached HEAD and left there (`git switch` away: git warns "you are
+    leaving 1 commit behind"): entries of this checkout's HEAD reflog that made a commit no
+    branch's reflog names. Only the reflog, which goes with the checkout, still leads to them.
+    A commit a branch once held (an amend, a reset) was replaced on purpose; a rebase's steps
+    end on its branch."""
+    made = [sha for sha, message in _reflog(os.path.join(git_dir, "logs", "HEAD")) if message.startswith(_MADE)]
+    if not made:
+        return []
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
+            common = os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
+    except OSError:
+        pass
+    on_branches: set[str] = set()
+    for top, _, files in os.walk(os.path.join(common, "logs", "refs", "heads")):
+        for name in files:
+            on_branches.update(sha for sha, _ in _reflog(os.path.join(top, name)))
+    return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))[:100]
+
+
+def _reflog(path: str) -> list[tuple[str, bytes]]:
+    """(new commit, message) of each entry of one reflog file (`<old> <new> <who> <time>
+    <zone>\\t<message>`), the old commit of each too with an empty message."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - _REFLOG_MAX))
+            lines = fh.read(_REFLOG_MAX).splitlines()
+    except OSError:
+        return []
+    found: list[tuple[str, bytes]] = []
+    for line in lines:
+        head, _, message = line.partition(b"\t")
+        fields = head.split(b" ", 2)
+        if len(fields) == 3 and len(fields[1]) >= 40:
+            found += [(fields[0].decode("ascii", "replace"), b""), (fields[1].decode("ascii", "replace"), message)]
+    return found

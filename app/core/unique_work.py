@@ -10,7 +10,8 @@ folder itself included) and keeps the folder with the first reason found:
   status cannot see (skip-worktree, assume-unchanged); an operation waits half done (a
   rebase, merge, cherry-pick, bisect); or git cannot read it (when unsure, keep);
 - `unmerged`: a repository has a commit that no remote-tracking branch holds (HEAD, any local
-  branch, any stash, a tag made here, a per-worktree ref, ORIG_HEAD), or a linked worktree of it lives outside the folder (that
+  branch, stash or note, a tag made here, a per-worktree ref, ORIG_HEAD, a commit left
+  behind on a detached HEAD), or a linked worktree of it lives outside the folder (that
   worktree needs its objects), or it is the git dir of a work tree elsewhere, or a known
   repository borrows its objects (app/core/unique_refs.py); a linked worktree has a commit on
   no other branch and no remote;
@@ -31,7 +32,7 @@ from app.core.paths import inside
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
 from app.core.secret_files import looks_secret as looks_secret  # importable from here, as before
-from app.core.unique_refs import OWN_REFS, held_by_orig_head, operation_in_progress
+from app.core.unique_refs import OWN_REFS, held_only_here, operation_in_progress
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
     from app.core.verdict import Reason
 
+_NOT_OURS = ("--exclude=refs/tags/*", "--exclude=refs/remotes/*", "--exclude=refs/prefetch/*")
 REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
 # --- where things are: a folder judged where it now is, or where it was before a move --------
@@ -224,21 +226,22 @@ def _hidden_from_status(repo: Repository) -> bool:
 
 
 def repo_unmerged(repo: Repository) -> bool:
-    """A commit of HEAD, of a local branch, a stash, a per-worktree ref or ORIG_HEAD that no
-    remote-tracking branch holds. A bare repository has no remote-tracking branches: any commit counts (it may be
+    """A commit of HEAD, of any ref but a tag (a branch, a stash, a note...), of ORIG_HEAD or
+    left behind on a detached HEAD that no remote-tracking branch holds. A bare repository has no remote-tracking branches: any commit counts (it may be
     the folder others push to, the only copy). Raises GitFailed."""
-    out = git(["rev-list", "--max-count=1", "--ignore-missing", "HEAD", "refs/stash", "--branches", *OWN_REFS,
-               "--not", "--remotes"], git_dir=repo.git_dir)
+    # every ref but tags (judged apart) and remotes: stash, notes, replace, filter-branch backups
+    out = git(["rev-list", "--max-count=1", "--ignore-missing", *_NOT_OURS, "--all", "--not", "--remotes"],
+              git_dir=repo.git_dir)
     from app.core.unique_refs import tag_unmerged
 
-    return bool(out.strip()) or tag_unmerged(repo.git_dir) or held_by_orig_head(repo.git_dir)
+    return bool(out.strip()) or tag_unmerged(repo.git_dir) or held_only_here(repo.git_dir)
 
 
 def worktree_unmerged(repo: Repository) -> bool:
-    """THE worktree rule for a linked worktree: a commit of its HEAD (or of its own refs and
-    ORIG_HEAD, which go with it) on no branch but its own and on no remote. An unborn HEAD
+    """THE worktree rule for a linked worktree: a commit of its HEAD (or of its own refs,
+    ORIG_HEAD and reflog, which go with it) on no branch but its own and on no remote. An unborn HEAD
     counts as unmerged. Raises GitFailed."""
-    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or held_by_orig_head(repo.git_dir)
+    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or held_only_here(repo.git_dir)
 
 
 def _own_branch(repo: Repository) -> str:

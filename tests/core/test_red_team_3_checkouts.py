@@ -239,3 +239,53 @@ def test_an_odd_cleanup_period_never_takes_a_young_session_folder(sandbox: Sandb
     result = run_cli("clean", "--json")
     assert result.returncode == 0 and not result.stderr.strip().startswith("Traceback"), result.stderr
     assert (folder / "scratchpad" / "plan.md").exists(), result.stdout
+
+
+def test_commits_left_behind_on_a_detached_head_keep_the_worktree(repo: Path) -> None:
+    """An agent commits on a detached HEAD, then `git switch worktree-x` (git warns "you are
+    leaving 1 commit behind"): only the worktree's own HEAD reflog still names the commit."""
+    wt = old_worktree(repo, "detached")
+    git(wt, "switch", "-q", "--detach")
+    only = commit(wt, "idea.txt", "only here\n")
+    git(wt, "switch", "-q", "worktree-detached")
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir() and reachable(repo, only), report
+
+
+def test_an_amended_commit_does_not_keep_the_worktree(repo: Path) -> None:
+    """The bound of the case above: a commit amended on the branch was replaced on purpose
+    (the branch's own reflog names the old one): the merged worktree goes."""
+    wt = old_worktree(repo, "amended")
+    commit(wt, "idea.txt", "first\n")
+    (wt / "idea.txt").write_text("second\n")
+    git(wt, "commit", "-q", "-a", "--amend", "-m", "work")
+    git(repo, "merge", "-q", "--ff-only", "worktree-amended")
+    age(wt)
+    report = clean(repo)
+    assert not wt.exists(), report
+
+
+@pytest.mark.parametrize("kind", ["notes", "replace", "original"])
+def test_a_nested_repository_whose_only_copy_of_work_is_a_note_or_a_backup_ref_is_kept(
+        sandbox: SandboxEnv, repo: Path, tmp_path: Path, kind: str) -> None:
+    """A clone in an old session folder: `git notes` written there, a `git replace`, or the
+    `refs/original/*` backup of a `git filter-branch`: each the only copy."""
+    origin = make_repo(tmp_path / "origin")
+    folder = sandbox.claude_tmp / "-work-proj" / "1b0c3f4e-2a1d-4c5b-9e8f-1a2b3c4d5e6f"
+    folder.mkdir(parents=True)
+    clone = folder / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    head = git(clone, "rev-parse", "HEAD")
+    if kind == "notes":
+        git(clone, "notes", "add", "-m", "a review of an afternoon", head)
+    elif kind == "replace":
+        tree = git(clone, "rev-parse", "HEAD^{tree}")
+        other = git(clone, "commit-tree", "-m", "the history rewritten by hand", tree)
+        git(clone, "replace", head, other)
+    else:
+        other = git(clone, "commit-tree", "-m", "before the rewrite", git(clone, "rev-parse", "HEAD^{tree}"))
+        git(clone, "update-ref", "refs/original/refs/heads/main", other)
+    age(folder)
+    report = clean()
+    assert (clone / ".git").is_dir(), report
