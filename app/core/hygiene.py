@@ -309,22 +309,22 @@ def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry
     limit = bound("SWEEP_TIMEOUT_MS") if timeout_ms is None else timeout_ms
     run = _Run(dry_run, limit, current_session, current_cwd, trash, _before_remove, claude_tmp)
     chosen = resolve_projects(projects, current_cwd)
-    try:
-        known = paths.known_projects(current_cwd) if current_cwd else paths.known_projects()
-    except OSError:
-        known = []
-    judgement = TempJudgement(run.now, run.live, periods_by_slug([*chosen, *known]),
-                              settings.cleanup_period_seconds(None))
-    temp, trees = _Tally(), _Tally()
-    items: list[Verdict] = []
-    for verdict in judge_temp(run.claude_tmp, judgement):
-        (items if verdict.action == "remove" else temp.verdicts).append(verdict)
-    temp.unknown = judgement.unknown
-    # The worktrees wait on git (other processes) while this thread removes temp folders.
+    temp, trees, items = _Tally(), _Tally(), list[Verdict]()
     from concurrent.futures import ThreadPoolExecutor
 
+    # The worktrees wait on git (other processes) while this thread judges temp folders (it
+    # reads every process's open files) and removes them.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-worktrees") as pool:
         done = pool.submit(_worktrees, run, trees, chosen)
+        try:
+            known = paths.known_projects(current_cwd) if current_cwd else paths.known_projects()
+        except OSError:
+            known = []
+        judgement = TempJudgement(run.now, run.live, periods_by_slug([*chosen, *known]),
+                                  settings.cleanup_period_seconds(None))
+        for verdict in judge_temp(run.claude_tmp, judgement):
+            (items if verdict.action == "remove" else temp.verdicts).append(verdict)
+        temp.unknown = judgement.unknown
         _remove_temps(run, temp, items)
         done.result()
     return run.report(temp, trees)
