@@ -36,6 +36,7 @@ import sys
 _AT_FDCWD = -100
 _AT_SYMLINK_NOFOLLOW = 0x100
 _STATX_BTIME = 0x800
+_STATX_TYPE_NLINK = 0x5  # STATX_TYPE | STATX_NLINK
 _STATX_SIZE = 256  # sizeof(struct statx)
 _BTIME_OFFSET = 80  # struct statx: stx_btime {__s64 tv_sec; __u32 tv_nsec; ...}
 #: The Bash tool's own timeout bounds (ms): the window a call's outputs were made in.
@@ -49,6 +50,8 @@ DURATION_SLACK_S = 2.0
 CLOCK_SLACK_S = 1.0
 #: At most this many top entries of a folder are looked at for the ctime check.
 MAX_ENTRIES = 256
+#: At most this many entries inside an output are looked at for one moved in (`moved_in`).
+MAX_INNER_ENTRIES = 20_000
 #: A stored birth time is read again at the sweep: the same nanoseconds, up to a float's rounding.
 _BIRTH_TOLERANCE_S = 1e-6
 
@@ -93,6 +96,61 @@ def birth_time(path: str) -> float | None:
     sec = int.from_bytes(raw[_BTIME_OFFSET:_BTIME_OFFSET + 8], order, signed=True)
     nsec = int.from_bytes(raw[_BTIME_OFFSET + 8:_BTIME_OFFSET + 12], order)
     return sec + nsec / 1e9
+
+
+def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str | None:
+    """An entry inside `folder` born before `born` (the folder's own birth), or None. What a
+    call makes in a folder it made is born after it; an older entry was moved in from
+    elsewhere (a rename keeps the birth time: the user's draft parked in a temp folder), so
+    it is nobody's output. A file with other hard links is passed over (removing one name
+    loses no data: a local `git clone` links its objects). Shallowest first, never through a
+    symlink nor into another file system, at most `budget` entries (4.5 us each); None when
+    the folder cannot be listed or the file system reports no birth times."""
+    fn = _statx()
+    if not fn:
+        return None
+    import ctypes
+
+    buf = ctypes.create_string_buffer(_STATX_SIZE)
+    order = sys.byteorder
+    try:
+        device = os.lstat(folder).st_dev
+    except OSError:
+        return None
+    queue, seen = [folder], 0
+    for current in queue:  # grows while it is read: breadth first
+        try:
+            with os.scandir(current) as entries:
+                names = [entry.path for entry in entries]
+        except OSError:
+            continue
+        for name in names:
+            seen += 1
+            if seen > budget:
+                return None
+            if fn(_AT_FDCWD, os.fsencode(name), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME | _STATX_TYPE_NLINK, buf) != 0:  # type: ignore[operator]
+                continue
+            raw = buf.raw
+            folder_kind = stat.S_ISDIR(int.from_bytes(raw[28:30], order))
+            if int.from_bytes(raw[0:4], order) & _STATX_BTIME:
+                sec = int.from_bytes(raw[_BTIME_OFFSET:_BTIME_OFFSET + 8], order, signed=True)
+                nsec = int.from_bytes(raw[_BTIME_OFFSET + 8:_BTIME_OFFSET + 12], order)
+                if sec + nsec / 1e9 < born and (folder_kind or int.from_bytes(raw[16:20], order) == 1):
+                    return name
+            if folder_kind and os.makedev(int.from_bytes(raw[136:140], order),
+                                          int.from_bytes(raw[140:144], order)) == device:
+                queue.append(name)
+    return None
+
+
+def output_moved_in(folder: str, evidences: list[object], budget: int = MAX_INNER_ENTRIES) -> str | None:
+    """`moved_in` for a recorded output: its birth is the one a record stored (a Bash call's
+    evidence), else the one the folder has now (a moved folder keeps it)."""
+    stored = [e.get("born") for e in evidences if isinstance(e, dict)]
+    born = next((b for b in stored if isinstance(b, int | float) and not isinstance(b, bool)), None)
+    if born is None:
+        born = birth_time(folder)
+    return moved_in(folder, born, budget) if born is not None else None
 
 
 def window_s(tool_input: dict[str, object], duration_ms: object = None) -> float:

@@ -45,11 +45,15 @@ from typing import Any
 from app.core import mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
+from app.core.created import MAX_INNER_ENTRIES
 from app.core.gc_records import OutputRecord, read_records
 from app.core.paths import inside
 from app.core.verdict import Action, Reason
 
 _USED = ("live", "in_use")
+#: Entries looked at again, at the moment of removal, for one moved into the output
+#: (`created.moved_in`; the judgement looked at up to MAX_INNER_ENTRIES).
+GUARD_ENTRIES = 1_000
 
 
 @dataclass
@@ -100,13 +104,13 @@ class Facts:
 
     @cached_property
     def projects(self) -> list[str]:
-        """The user's own repositories Claude runs in: `.claude.json` projects whose `.git` is a
-        folder (a main repository: a clone that became a project), as real paths; read only
-        when a path gets this far. Not a linked worktree (Claude lists every folder it was
-        started in, agents' worktrees too) and not a session's cwd: a dead session's folder
-        protects nothing (rule 4)."""
+        """The user's own folders Claude runs in: `.claude.json` projects, as real paths (a
+        clone that became a project; a temp folder the user then ran `claude` in and worked
+        in without git); read only when a path gets this far. Not a linked worktree, whose
+        `.git` is a file (Claude lists every folder it was started in, agents' worktrees
+        too), and not a session's cwd: a dead session's folder protects nothing (rule 4)."""
         return [os.path.realpath(p) for p in paths.claude_json_projects()
-                if os.path.isdir(os.path.join(p, ".git")) and not os.path.islink(os.path.join(p, ".git"))]
+                if os.path.isdir(p) and not os.path.isfile(os.path.join(p, ".git"))]
 
     @cached_property
     def checkouts(self) -> dict[str, dict[str, Any]]:
@@ -314,7 +318,23 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     lost = unique_work(where or item.path, repos, original=item.path)
     if lost is None and first_secret(where or item.path, [os.path.basename(item.path)]) is not None:
         return "dirty"
+    # at the removal only the top of the tree is looked at again: the folder waits in the trash
+    if lost is None and _moved_in(item, where or item.path, GUARD_ENTRIES if where else MAX_INNER_ENTRIES):
+        return "dirty"
     return lost
+
+
+def _moved_in(item: Item, folder: str, budget: int) -> bool:
+    """An entry inside was born before the output itself: moved in from elsewhere (the user's
+    file parked in a temp folder), no product of the call that made it (`created.moved_in`)."""
+    from app.core.created import output_moved_in
+
+    found = output_moved_in(folder, [r.evidence for r in item.records], budget)
+    if found is not None:
+        from app.core.log import log
+
+        log(f"gc: {item.path} holds {found!r}, born before the output: moved in from elsewhere, kept")
+    return found is not None
 
 
 def replaced(item: Item, where: str) -> Reason | None:
