@@ -62,12 +62,36 @@ def _cut_units(line: str, units: int) -> str:
     return line
 
 
+def emit(text: str) -> None:
+    """Write `text` to stdout now, whole, or raise (OSError: no stdout, a pipe Claude closed).
+
+    Straight to the file descriptor, past Python's buffer: a caller learns in this call
+    whether the model got it (the ledger marks a line told only then), and no byte is left
+    buffered for the interpreter's exit to fail on (which would print a warning and exit 120)."""
+    out = sys.stdout
+    if out is None:  # started with no stdout at all
+        raise OSError("no stdout to write to")
+    try:
+        fd = out.fileno()
+    except (AttributeError, ValueError):  # a stream with no descriptor (a test's capture)
+        out.write(text)
+        out.flush()
+        return
+    import os
+
+    out.flush()
+    data = memoryview(text.encode("utf-8", "surrogateescape"))
+    while data:
+        data = data[os.write(fd, data):]
+
+
 def context(event: str, text: str) -> None:
-    """Add `text` to the model's context; nothing at all when it is empty (0 tokens)."""
+    """Add `text` to the model's context; nothing at all when it is empty (0 tokens). Raises
+    OSError when stdout cannot take it (see `emit`)."""
     if not text:
         return
     payload = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": cap_context(text)}}
-    sys.stdout.write(dumps(payload, ensure_ascii=True) + "\n")
+    emit(dumps(payload, ensure_ascii=True) + "\n")
 
 
 def deny(reason: str) -> None:
@@ -79,7 +103,7 @@ def deny(reason: str) -> None:
             "permissionDecisionReason": cap_context(reason),
         }
     }
-    sys.stdout.write(dumps(payload, ensure_ascii=True) + "\n")
+    emit(dumps(payload, ensure_ascii=True) + "\n")
 
 
 def worktree_path(path: str) -> None:

@@ -10,6 +10,8 @@ GC_TOOLS = frozenset({"Bash", "Write"})
 
 def handle(payload: dict[str, object]) -> int:
     tool = payload.get("tool_name")
+    if not isinstance(tool, str):  # a list or an object is no tool name (and no set key)
+        return 0
     if tool in EDIT_TOOLS:
         _part("ledger", payload)
     if tool in GC_TOOLS:

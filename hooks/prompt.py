@@ -13,5 +13,6 @@ def handle(payload: dict[str, Any]) -> int:
     from app.core.ledger import prompt_lines
     from hooks.output import context
 
-    context("UserPromptSubmit", "\n".join(prompt_lines(payload)))
+    # printed before the lines are marked told: when stdout is gone they come again next time
+    prompt_lines(payload, lambda lines: context("UserPromptSubmit", "\n".join(lines)))
     return 0

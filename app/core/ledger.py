@@ -47,7 +47,7 @@ from app.core.state import read_json, update_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from app.core.ledger_look import Look
@@ -203,9 +203,13 @@ def record_file(path: str, agent: str, session: str) -> bool:
 # --- checking at a prompt (UserPromptSubmit) ----------------------------------------------
 
 
-def prompt_lines(payload: Mapping[str, Any]) -> list[str]:
+def prompt_lines(payload: Mapping[str, Any], deliver: Callable[[list[str]], None] | None = None) -> list[str]:
     """The lines to add at this prompt: one per file of this session changed since its last
     edit and not told yet. Marks them told. Nothing changed: an empty list, no write.
+
+    `deliver`, when given, gets the lines before they are marked told; when it raises (the
+    hook's stdout is closed, Claude cancelled the prompt) nothing is marked and the lines
+    come again at the next prompt: a notice is repeated rather than lost.
 
     A subagent's prompt gets nothing and marks nothing: the lines are the main thread's,
     which would otherwise never hear of a change a subagent was told of."""
@@ -215,10 +219,10 @@ def prompt_lines(payload: Mapping[str, Any]) -> list[str]:
         return []
     if is_subagent(payload):
         return []
-    return check_session(session)
+    return check_session(session, deliver)
 
 
-def check_session(session: str) -> list[str]:
+def check_session(session: str, deliver: Callable[[list[str]], None] | None = None) -> list[str]:
     """Check the files last edited by `session`; see `prompt_lines`.
 
     This runs at every prompt, so the common case is made cheap: a file whose stat equals
@@ -244,6 +248,8 @@ def check_session(session: str) -> list[str]:
                 lines.append(line)
         if fields:
             updates[path] = (entry["edited_ns"], fields)
+    if lines and deliver is not None:
+        deliver(lines)  # first: a line that never reached the model must not be marked told
     if updates:
         _apply(updates)
     return lines

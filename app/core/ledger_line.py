@@ -18,13 +18,25 @@ def change_line(path: str, agent: str, *, deleted: bool = False) -> str:
 def shown(text: str) -> str:
     """`text` as one printable line of valid Unicode: a newline as `\\n`, and a byte that is
     not UTF-8 (a `\\udcXX` surrogate escape, which no UTF-8 output can carry) as `\\xXX`,
-    the way Python writes bytes."""
+    the way Python writes bytes.
+
+    Every control character, line or paragraph separator and bidi override is escaped the
+    same way (`\\t`, `\\x1b`, `\\x85`, `\\u2028`, `\\u202e`): a file name is the one
+    part of the line its author chose, and any of them would start a line of its own in the
+    model's context (or in a terminal) or reorder what follows. A zero-width joiner and the
+    like stay: an emoji sequence in a name is shown as it is."""
+    if text.isprintable():
+        return text
     if not text.isascii():
         try:
             text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         except UnicodeEncodeError:  # a surrogate no file name can hold: each one on its own
             text = "".join(_shown_char(c) for c in text)
-    return text.replace("\r", "\\r").replace("\n", "\\n")
+    return "".join(repr(c)[1:-1] if c in _BREAKING or c < " " or "\x7f" <= c <= "\x9f" else c for c in text)
+
+
+# line and paragraph separators, and the bidi embeddings, overrides and isolates
+_BREAKING = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _shown_char(c: str) -> str:
