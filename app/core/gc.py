@@ -96,11 +96,12 @@ def removal_guard(path: str) -> removal.Guard:
 def sweep(*, dry_run: bool = False, current_session: str | None = None,
           ending_session: str | None = None, current_cwd: str | None = None,
           end_reason: str | None = None, trash: bool | None = None,
-          _before_remove: Any = None) -> GcReport:
+          ending_pid: int | None = None, _before_remove: Any = None) -> GcReport:
     """Judge every recorded output and remove the unused ones (none in a dry run).
 
     `current_session`: the session that triggered this sweep (live whatever its file says).
-    `ending_session`: the session that is ending (SessionEnd): it does not count as live.
+    `ending_session`: the session that is ending (SessionEnd): it does not count as live,
+    unless another Claude process runs it too (`ending_pid`: the ending one's, when known).
     `trash`: as `removal.remove` (None: big trees go to the trash and a detached purge, so
     a foreground sweep returns soon; False: removed in place, for a sweep already detached).
     A dry run writes nothing: no removal, no record change, no lock file, no journal line.
@@ -109,7 +110,7 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
     """
 
     def facts_now() -> Facts:  # liveness read again at the moment of each removal
-        return Facts(current_session, current_cwd, ending_session, end_reason)
+        return Facts(current_session, current_cwd, ending_session, end_reason, ending_pid)
 
     if dry_run:
         return _run(True, facts_now, None)
@@ -216,6 +217,10 @@ def session_start_step(payload: dict[str, Any]) -> None:
 
 
 def session_end_step(payload: dict[str, Any]) -> None:
-    """SessionEnd: a sweep in which the ending session is not live (its outputs may go)."""
+    """SessionEnd: a sweep in which the ending session is not live (its outputs may go).
+    `claude_pid` (the ending Claude's pid, when the hook found it) tells it from another
+    process that runs the same session."""
+    pid = payload.get("claude_pid")
     _logged_sweep(ending_session=_text(payload, "session_id"), end_reason=_text(payload, "reason"),
+                  ending_pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None,
                   trash=False)

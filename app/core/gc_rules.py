@@ -92,11 +92,13 @@ class Facts:
     """What is in use at one moment: read once per sweep, and again for each removal."""
 
     def __init__(self, current_session: str | None, current_cwd: str | None,
-                 ending_session: str | None, end_reason: str | None) -> None:
+                 ending_session: str | None, end_reason: str | None, ending_pid: int | None = None) -> None:
         from app.core.checkouts import process_goes_on
 
-        # the ending session does not count, unless its process goes on (/clear, /resume)
-        self.ending = None if process_goes_on(end_reason) else ending_session
+        # the ending session does not count, unless its process goes on (/clear, /resume) or
+        # another Claude process runs it too
+        goes_on = process_goes_on(end_reason) or _runs_elsewhere(ending_session, ending_pid)
+        self.ending = None if goes_on else ending_session
         self.cwd = current_cwd
         self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
         self.folders = [*self.live.cwds, *self.live.claude_folders()]
@@ -118,6 +120,19 @@ class Facts:
         from app.core.checkouts import registry
 
         return {os.path.realpath(key): entry for key, entry in registry().items()}
+
+
+def _runs_elsewhere(session: str | None, ending_pid: int | None) -> bool:
+    """Another Claude process runs this session too (`claude --resume <id>` in a second
+    terminal while the first runs): a live sessions file of it names a process other than
+    the ending one. Without the ending one's pid, two live files of it say so (the ending
+    Claude still runs while its SessionEnd hook does)."""
+    if not session:
+        return False
+    pids = [s.pid for s in sessions.read_sessions() if s.live and s.session_id == session]
+    if ending_pid is not None:
+        return any(pid != ending_pid for pid in pids)
+    return len(pids) > 1
 
 
 def recorded() -> list[Item]:

@@ -200,8 +200,6 @@ def test_a_relative_or_dotdot_write_never_records_a_file_outside(sandbox: Sandbo
 # --- who else uses it ------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="the other Claude process of the ending session id loses the output "
-                                       "it works in")
 def test_another_claude_resumed_into_the_same_session_keeps_what_it_made(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`claude --resume <id>` in a second terminal while the first still runs: two Claude
