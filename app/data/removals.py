@@ -101,7 +101,9 @@ def outcome_line(outcome: Outcome) -> str:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """The dry run of the full sweep (GC + cleanup) shown before the real one."""
+    """The dry run of the full sweep (GC + cleanup) shown before the real one. A yes removes
+    its `remove` list through `remove_marked` (each judged again), and nothing else: not what
+    it showed as kept, even when that became removable while the question was open."""
 
     remove: list[Verdict]
     keep: list[Verdict]
@@ -116,27 +118,3 @@ def plan_sweep(judge: Callable[[], Judged]) -> SweepPlan:
     judged = judge()
     return SweepPlan([v for v in judged.verdicts if v.action == "remove"],
                      [v for v in judged.verdicts if v.action != "remove"], list(judged.problems))
-
-
-def run_sweep() -> Outcome:
-    """The full sweep for real: the output GC, then the cleanup of every known project."""
-    from app.core import gc, hygiene, paths
-
-    removed = freed = 0
-    problems: list[tuple[str, str]] = []
-    gone: list[str] = []
-    try:
-        report = gc.sweep(dry_run=False)
-        removed += report.removed
-        freed += report.freed
-        gone += [e.path for e in report.entries if e.status == "removed"]
-    except Exception as exc:  # noqa: BLE001 - the cleanup still runs
-        problems.append(("output GC", f"{type(exc).__name__}: {exc}"))
-    try:
-        cleanup = hygiene.run_cleanup(paths.known_projects())
-        removed += sum(1 for v in cleanup.verdicts if v.action == "remove")
-        freed += cleanup.bytes
-        gone += [v.path for v in cleanup.verdicts if v.action == "remove"]
-    except Exception as exc:  # noqa: BLE001
-        problems.append(("cleanup", f"{type(exc).__name__}: {exc}"))
-    return Outcome(removed, freed, problems, gone)

@@ -3,7 +3,8 @@
 Rows are keyed by `rule:path` and updated by difference (`Table.sync`). Sizes the sweeps did
 not measure fill in from the store's worker (a progress line; escape cancels). Space marks
 a removable row, `d` asks and then removes the marked rows in a worker, `s` shows the full
-sweep's dry run and runs it on a yes, enter browses a row's folder. A removed row goes at
+sweep's dry run and, on a yes, removes what it listed (each judged again; nothing it did not
+list, nor what it listed as kept), enter browses a row's folder. A removed row goes at
 once; a removal that fails is shown and leaves the screen ready for the next one.
 `--read-only` refuses every removal.
 """
@@ -223,12 +224,16 @@ class OutputsScreen(ClaudettoScreen):
 
     @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The removal")
     def remove_worker(self, marked: list[Verdict]) -> removals.Outcome:
+        return self.removing(marked)
+
+    def removing(self, approved: list[Verdict]) -> removals.Outcome:
+        """In a removal worker: the approved verdicts, each judged again, with progress."""
         worker = get_current_worker()
 
         def progress(done: int, total: int, freed: int) -> None:
             self.app.call_from_thread(self.removal_progressed, done, total, freed)
 
-        return removals.remove_marked(marked, self.store.judge, progress, lambda: worker.is_cancelled)
+        return removals.remove_marked(approved, self.store.judge, progress, lambda: worker.is_cancelled)
 
     def removal_progressed(self, done: int, total: int, freed: int) -> None:
         self.query_one(WorkLine).running(f"removing {done}/{total}, freed {fmt.size(freed)}", done, total)
@@ -238,8 +243,9 @@ class OutputsScreen(ClaudettoScreen):
         return removals.plan_sweep(self.store.judge)
 
     @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The sweep")
-    def sweep_worker(self) -> removals.Outcome:
-        return removals.run_sweep()
+    def sweep_worker(self, plan: removals.SweepPlan) -> removals.Outcome:
+        # held to the dry run said yes to: what it listed as kept stays, whatever happened since
+        return self.removing(plan.remove)
 
     def worker_done(self, worker: Worker[Any]) -> None:
         if isinstance(worker.result, removals.SweepPlan):
@@ -279,7 +285,7 @@ class OutputsScreen(ClaudettoScreen):
             if yes:
                 self.working = "sweep"
                 self.query_one(WorkLine).running("sweeping…")
-                self.sweep_worker()
+                self.sweep_worker(plan)
 
         self.app.push_screen(ConfirmModal(f"Full sweep (dry run): {len(plan.remove)} to remove, "
                                           f"{fmt.size(plan.total)}", body, yes="Sweep"), answered)

@@ -1,0 +1,81 @@
+"""Red team, round three, on the dashboard's removals: what the user said yes to is all that
+may go. The full sweep's dry run listed some folders to remove and others kept, and a
+session ended while the question was on the screen; a repository was made in a marked
+folder after the listing. Real sandbox, real processes, the pilot."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from app.sandbox import Sandbox
+from app.screens.confirm import ConfirmModal
+from app.screens.outputs import OutputsScreen
+from app.tui import ClaudettoApp
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
+from tests.support import git
+from tests.tui.conftest import goto, settle, wait_for
+
+SIZE = (120, 36)
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
+
+
+def work_text(app: ClaudettoApp) -> str:
+    return app.screen.query_one(WorkLine).text
+
+
+async def test_the_sweep_removes_nothing_its_dry_run_listed_as_kept(box: Sandbox) -> None:
+    """`s` shows the dry run: tmp.LiveCache0 is kept (its session is live). The session ends
+    while the question is on the screen, so by the yes that folder is removable too; but the
+    user said yes to the list shown, and it was listed as kept."""
+    live_cache = box.user_tmp / "tmp.LiveCache0"
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = app.screen.body  # type: ignore[attr-defined]
+        assert "tmp.BuildCache" in body.split("Kept")[0]
+        assert "tmp.LiveCache0" in body.split("Kept")[1]
+        waiting = box.children[1]  # the live session that made tmp.LiveCache0 ends
+        waiting.kill()
+        waiting.wait()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not build_cache.exists())
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
+    assert (live_cache / "blob.bin").exists()
+
+
+async def test_a_repository_made_inside_after_the_listing_keeps_the_folder(box: Sandbox, tmp_path: Path) -> None:
+    """The confirmation is on the screen; meanwhile the user turns the marked folder into a
+    repository and commits work that exists nowhere else. The yes must not take it."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        found = [k for k, v in app.store.rows.items() if v.path == str(build_cache)]
+        assert found and isinstance(app.screen, OutputsScreen)
+        assert app.screen.query_one("#outputs", Table).move_to(found[0])
+        await pilot.pause()
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        work = build_cache / "prototype"
+        work.mkdir()
+        git(work, "init", "-q")
+        (work / "idea.py").write_text("print('a day of work')\n")
+        git(work, "add", "idea.py")
+        git(work, "commit", "-q", "-m", "wip")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
+        await pilot.pause(0.3)
+        assert "0 items; 1 kept" in work_text(app), work_text(app)
+    assert (work / "idea.py").read_text() == "print('a day of work')\n"
+    assert subprocess.run(["git", "-C", str(work), "log", "--oneline"], capture_output=True,
+                          text=True, check=True).stdout.strip().endswith("wip")
