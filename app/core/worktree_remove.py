@@ -80,10 +80,54 @@ def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
 
 def _forget(key: str, entry: dict[str, Any]) -> None:
     """A registered checkout whose folder went without us (Claude's own sweep, a user's rm):
-    drop it from the registry and let git forget that one worktree too."""
+    drop it from the registry and let git forget that one worktree too, unless git's entry
+    for it holds work (a user who `mv`-ed the checkout away to keep it: its index and HEAD
+    live in that entry, which `git worktree repair` reconnects)."""
     unregister(key)
     project = entry.get("project")
     if isinstance(project, str) and os.path.isdir(project):
         from app.core.git import forget_worktree
 
+        admin = _admin_entry(project, key)
+        if admin is not None and _holds_work(admin):
+            log(f"hook: WorktreeRemove {key}: git's entry {admin} holds staged work or commits; not forgotten")
+            return
         forget_worktree(project, key)
+
+
+def _admin_entry(project: str, path: str) -> str | None:
+    """The folder in which git keeps the worktree at `path` (`<git dir>/worktrees/<id>`)."""
+    from app.core.git import run
+
+    done = run(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=project)
+    if not done.ok:
+        return None
+    admin = os.path.join(done.text.strip(), "worktrees")
+    try:
+        ids = os.listdir(admin)
+    except OSError:
+        return None
+    for name in ids:
+        try:
+            with open(os.path.join(admin, name, "gitdir"), "rb") as fh:
+                named = os.fsdecode(fh.read(65536)).strip()
+        except OSError:
+            continue
+        if os.path.dirname(named) in (path, os.path.realpath(path)):
+            return os.path.join(admin, name)
+    return None
+
+
+def _holds_work(admin: str) -> bool:
+    """Whether a worktree's git entry holds what exists nowhere else: an index with staged
+    changes, or a commit only its HEAD (or its own refs and reflog) holds. Unsure: it does."""
+    from app.core.git import run
+    from app.core.unique_work import GitFailed, Repository, worktree_unmerged
+
+    staged = run(["diff-index", "--cached", "--quiet", "HEAD", "--"], git_dir=admin)
+    if staged.returncode != 0:
+        return True
+    try:
+        return worktree_unmerged(Repository(admin, admin, None, "worktree"))
+    except GitFailed:
+        return True
