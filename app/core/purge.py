@@ -252,7 +252,21 @@ def _pending_alive(name: str) -> bool:
         return age_s < _PENDING_MAX_S
     except OSError:
         return False
-    return age_s < _PENDING_MAX_S
+    return age_s < _PENDING_MAX_S and not _started_after(int(pid), int(born_ns) / 1e9)
+
+
+def _started_after(pid: int, moment: float) -> bool:
+    """Whether process `pid` started after `moment` (seconds since the epoch), well after (a
+    second: the boot time is whole seconds): then it only got the pid of the process that
+    moved a pending entry at that moment, which is gone. False when /proc cannot say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/stat", "rb") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK") > moment + 1.0
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
 
 
 def _mounted_in(place: Path, name: str) -> bool:

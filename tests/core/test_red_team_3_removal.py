@@ -349,3 +349,41 @@ def test_a_fifo_a_live_writer_holds_open_keeps_its_folder(
         assert (folder / "log.pipe").exists()
     finally:
         os.close(reader)
+
+
+KILLED_IN_GUARD = """
+import sys, time
+from app.core import removal
+def guard(where):
+    print(where, flush=True)
+    time.sleep(60)
+removal.remove(sys.argv[1], sys.argv[2], "gc", trash=True, guard=guard)
+"""
+
+
+def test_a_killed_removal_whose_pid_was_taken_by_a_new_process_is_put_back_at_once(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """A removal killed (OOM, a reboot of the terminal) before its journal line leaves its
+    folder pending in the trash, named with its pid. When another process gets that pid, the
+    purge took the pending folder for one still being checked and left it in the trash, out
+    of the user's sight, for a day. A process that started after the folder was moved there
+    cannot be the one moving it."""
+    target = tree(sandbox.user_tmp / "killed", files=7)
+    proc = subprocess.Popen([sys.executable, "-P", "-c", KILLED_IN_GUARD, str(target), str(sandbox.user_tmp)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    where = Path(proc.stdout.readline().strip())
+    proc.kill()
+    proc.wait()
+    import time
+
+    time.sleep(2.5)  # the new process starts well after the folder was moved
+    newcomer = subprocess.Popen(["sleep", "60"])
+    started.append(newcomer)  # type: ignore[arg-type]
+    born, _pid, token = where.name.removeprefix(".pending-").split("-", 2)
+    reused = where.with_name(f".pending-{born}-{newcomer.pid}-{token}")  # the pid, handed on
+    os.rename(where, reused)
+    os.rename(f"{where}.origin", f"{reused}.origin")
+    removal.purge_trash()
+    assert sorted(p.name for p in (target / "sub").iterdir()) == [f"f{i}" for i in range(7)]
+    assert not reused.exists()
