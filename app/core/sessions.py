@@ -303,6 +303,12 @@ class Liveness:
 
         return paths_in_use()
 
+    @property
+    def nameless(self) -> bool:
+        """Whether a running session's file names its process but no session id (a shape
+        this version does not know): which session folder is its own cannot be told."""
+        return any(s.session_id is None and s.pid is not None for s in self.sessions)
+
     def process_inside(self, *folders: str) -> str | None:
         """A path some running process works in or holds open at or below one of `folders`
         (real paths: the folder where it was judged, and where it was moved for removal)."""

@@ -101,10 +101,11 @@ def probe(entry: os.DirEntry[str], st: os.stat_result, root: Path, now: float) -
 def by_session(judgement: TempJudgement, entry: os.DirEntry[str], st: os.stat_result, rule: str,
                session: str, period: float, root: Path) -> Verdict:
     """A session's folder or gate log: kept while the session is live, or while a running
-    session's file cannot be read; else gone once older than cleanupPeriodDays."""
+    session's file cannot be read or names no session id; else gone once older than
+    cleanupPeriodDays."""
     if session in judgement.live.ids:
         return _verdict(entry, st, rule, "keep", "live", root, session)
-    if judgement.live.unsure:
+    if judgement.live.unsure or judgement.live.nameless:
         return _verdict(entry, st, rule, "keep", "in_use", root, session)
     if not is_old(st.st_mtime, period, judgement.now):
         return _verdict(entry, st, rule, "keep", "young", root, session)

@@ -371,3 +371,24 @@ def test_worktree_remove_of_a_checkout_gone_without_work_lets_git_forget_it(repo
     done = worktree_remove(Path(made.path), repo)
     assert done.returncode == 0, done.stderr
     assert made.path not in git(repo, "worktree", "list", "--porcelain")
+
+
+def test_a_running_session_whose_file_names_no_id_keeps_the_session_folders(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    """A session that has run for weeks (its folder's own mtime is the day it began) and whose
+    file names its process but no session id (a shape this version does not know): which
+    folder is its own cannot be told, so none of them goes."""
+    from app.core.sessions import proc_start_time
+
+    folder = old_session_folder(sandbox)
+    sandbox.write_session(str(live_pid), pid=live_pid, procStart=proc_start_time(live_pid), cwd="/work/proj",
+                          session={"id": folder.name})
+    report = clean()
+    assert (folder / "scratchpad" / "build.log").exists(), report
+
+
+def test_a_session_folder_of_a_session_that_ended_goes(sandbox: SandboxEnv) -> None:
+    """The bound: the same folder, its session's process gone: removed."""
+    folder = old_session_folder(sandbox)
+    report = clean()
+    assert not folder.exists() and report["cleaned"]["folders"] == 1, report  # type: ignore[index]
