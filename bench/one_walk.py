@@ -8,7 +8,10 @@ folders, for both install routes (bench/routes.py):
          of claude-<uid>/ and old clean worktrees (bench/clean.py's tree), vs `du -sb` of
          every folder it judges                                 (target 1.0x or less)
 
-Warm cache; the commands take turns with `du`; the median and the best of RUNS are shown.
+Warm cache; the commands take turns with `du`; the median and the best of RUNS are shown,
+with the median CPU (user + system of the command and the processes it waited for: git, the
+scanner's helper) and the load average before and after: on a shared machine the wall time
+says little, the CPU time says what the command costs.
 Where `strace` is there, each command is also run once under it to count the stat calls per
 entry of the trees: one walk reads each entry once (~1.0), a second walk shows as ~2.0.
 
@@ -103,6 +106,20 @@ def _stats_per_entry(argv: list[str], env: dict[str, str], cwd: str, entries: in
     return calls / entries if entries else None
 
 
+def _summary(runs: list[tuple[float, float]]) -> tuple[float, float, float]:
+    """The median and best wall time, and the median CPU time, of (wall, CPU) runs."""
+    walls = [wall for wall, _ in runs]
+    return statistics.median(walls), min(walls), statistics.median(cpu for _, cpu in runs)
+
+
+def _load() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return fh.read().split()[0]
+    except OSError:
+        return "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=int(os.environ.get("CLAUDETTO_BENCH_FILES", "200000")))
@@ -123,22 +140,24 @@ def main() -> None:
             entries = sum(int(line.split()[0]) for line in out.stdout.splitlines())
             for route in found:
                 _check(route, cli_args, env, cwd, which)
-            times: dict[str, list[float]] = {"du": [], **{r.name: [] for r in found}}
+            times: dict[str, list[tuple[float, float]]] = {"du": [], **{r.name: [] for r in found}}
             run_once(du)  # warm the cache
+            load = _load()
             for _ in range(args.runs):
-                times["du"].append(run_once(du)[0])
+                times["du"].append(run_once(du))
                 for route in found:
-                    times[route.name].append(run_once([route.claudetto, *cli_args], env=env, cwd=cwd)[0])
-            du_med, du_best = statistics.median(times["du"]), min(times["du"])
+                    times[route.name].append(run_once([route.claudetto, *cli_args], env=env, cwd=cwd))
+            du_med, du_best, du_cpu = _summary(times["du"])
             print(f"one_walk {which}: {len(du_paths)} folder(s), {entries:,} entries; `du -sb` median "
-                  f"{du_med * 1000:.0f} ms, best {du_best * 1000:.0f} ms ({args.runs} runs, interleaved)")
+                  f"{du_med * 1000:.0f} ms, best {du_best * 1000:.0f} ms, CPU {du_cpu * 1000:.0f} ms "
+                  f"({args.runs} runs, interleaved; load {load} -> {_load()})")
             for route in found:
-                med, best = statistics.median(times[route.name]), min(times[route.name])
+                med, best, cpu = _summary(times[route.name])
                 per = _stats_per_entry([route.claudetto, *cli_args], env, cwd, entries)
                 walks = "" if per is None else f"; {per:.2f} stat calls per entry"
                 print(f"  {route.name:8s} claudetto {' '.join(cli_args[:2])}: median {med * 1000:.0f} ms = "
                       f"{med / du_med:.2f}x du, best {best * 1000:.0f} ms = {best / du_best:.2f}x du "
-                      f"(target <= 1.0x){walks}")
+                      f"(target <= 1.0x), CPU {cpu * 1000:.0f} ms = {cpu / du_cpu:.2f}x du's{walks}")
             shutil.rmtree(case_base, ignore_errors=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
