@@ -387,3 +387,101 @@ def test_a_killed_removal_whose_pid_was_taken_by_a_new_process_is_put_back_at_on
     removal.purge_trash()
     assert sorted(p.name for p in (target / "sub").iterdir()) == [f"f{i}" for i in range(7)]
     assert not reused.exists()
+
+
+# --- claudetto's own state inside the target --------------------------------------------------
+
+
+def test_a_folder_holding_claudettos_own_state_is_not_removed(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLAUDETTO_HOME under the temp folder, and an old output around it (`mkdir -p
+    $TMPDIR/work` recorded, then `CLAUDETTO_HOME=$TMPDIR/work/state`). The folder cannot be
+    renamed into a trash inside itself; removed in place, it took the journal being written
+    and every other removal's folder still pending in the trash."""
+    work = sandbox.user_tmp / "work"
+    state = work / "state"
+    monkeypatch.setenv("CLAUDETTO_HOME", str(state))
+    tree(work / "job")
+    other = tree(sandbox.user_tmp / "other")
+    inner: list[removal.Removal] = []
+
+    def meanwhile(where: str) -> None:
+        """Another removal, of `work`, while this one's folder is pending in the trash."""
+        assert Path(where).parent == state / "trash"
+        inner.append(removal.remove(work, sandbox.user_tmp, "gc", trash=False))
+
+    result = removal.remove(other, sandbox.user_tmp, "gc", trash=False, guard=meanwhile)  # type: ignore[arg-type]
+    assert inner[0].status == "failed"
+    assert result.status == "removed"  # its folder was still there to purge
+    assert (work / "job" / "sub" / "f0").exists()
+    assert [e["result"] for e in journal.read_entries()] == ["failed", "removed"]
+
+
+def test_a_read_only_claudetto_home_keeps_every_folder_and_says_so(sandbox: SandboxEnv) -> None:
+    """The journal cannot be written (CLAUDETTO_HOME on a read-only mount): `claudetto gc`
+    removes nothing, keeps each with reason `journal`, and exits 1 with one line."""
+    if os.geteuid() != 0:
+        pytest.skip("mounts need root")
+    folder = tree(sandbox.user_tmp / "tmp.old")
+    set_mtime(folder, OLD)
+    add_record("dead-session", folder)
+    state = sandbox.state
+    if subprocess.run(["mount", "--bind", "-o", "ro", str(state), str(state)], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("mount --bind -o ro is not allowed here")
+    try:
+        done = run_cli("gc", "--json")
+    finally:
+        subprocess.run(["umount", "-l", str(state)], capture_output=True, check=False)
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    if done.stdout.strip():  # the sweep ran: each folder kept for the journal
+        (entry,) = json.loads(done.stdout)["entries"]
+        assert (entry["status"], entry["reason"]) == ("kept", "journal")
+    assert sorted(p.name for p in (folder / "sub").iterdir()) == [f"f{i}" for i in range(5)]
+
+
+# --- the root itself ------------------------------------------------------------------------
+
+
+def test_the_root_swapped_for_a_symlink_after_the_check_removes_nothing(sandbox: SandboxEnv) -> None:
+    base = sandbox.root / "projects"
+    root = base / "proj" / ".claude" / "worktrees"
+    tree(root / "feature")
+    theirs = base / "theirs"
+    (theirs / "feature").mkdir(parents=True)
+    (theirs / "feature" / "precious.txt").write_text("mine\n")
+
+    def swap(_: str) -> None:
+        os.rename(root, root.with_name("worktrees.old"))
+        os.symlink(theirs, root)
+
+    result = removal.remove(root / "feature", root, "worktree", trash=False, _before_remove=swap)
+    assert result.status != "removed"
+    assert (theirs / "feature" / "precious.txt").read_text() == "mine\n"
+
+
+@needs_root
+def test_a_bind_mount_over_the_root_after_the_check_removes_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user mounts a folder of theirs over the worktrees folder between the check and the
+    removal: same device, and the path leads to their `feature`, not the checked one."""
+    root = sandbox.root / "proj" / ".claude" / "worktrees"
+    tree(root / "feature")
+    theirs = tmp_path / "theirs"
+    (theirs / "feature").mkdir(parents=True)
+    (theirs / "feature" / "precious.txt").write_text("mine\n")
+    mounted: list[Path] = []
+
+    def mount_over(_: str) -> None:
+        if subprocess.run(["mount", "--bind", str(theirs), str(root)], capture_output=True,
+                          check=False).returncode == 0:
+            mounted.append(root)
+
+    try:
+        result = removal.remove(root / "feature", root, "worktree", trash=False, _before_remove=mount_over)
+        if not mounted:
+            pytest.skip("mount --bind is not allowed here")
+        assert result.status != "removed"
+        assert (theirs / "feature" / "precious.txt").read_text() == "mine\n"
+    finally:
+        for point in mounted:
+            subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
