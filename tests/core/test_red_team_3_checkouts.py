@@ -392,3 +392,64 @@ def test_a_session_folder_of_a_session_that_ended_goes(sandbox: SandboxEnv) -> N
     folder = old_session_folder(sandbox)
     report = clean()
     assert not folder.exists() and report["cleaned"]["folders"] == 1, report  # type: ignore[index]
+
+
+# --- the release of a session checkout ---------------------------------------------------------
+
+SID = "3b0c3f4e-2a1d-4c5b-9e8f-1a2b3c4d5e6f"
+
+
+def ended_checkout(repo: Path, name: str = "work") -> Path:
+    from app.core import checkouts
+
+    made = checkouts.create_checkout(str(repo), name, SID)
+    checkouts.session_ended(SID, "prompt_input_exit")
+    return Path(made.path)
+
+
+def release(path: Path) -> dict[str, object]:
+    result = run_cli("release", str(path), "--json")
+    assert result.returncode in (0, 1), result.stderr
+    assert not result.stderr.startswith("Traceback"), result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {"stderr": result.stderr}
+
+
+@pytest.mark.parametrize("declared", [".tmp/../build/..", "./.tmp", "build/../.tmp", ".TMP/..", "\u0000.tmp",
+                                      "..", ".", "/", "~", "build/.git/..", "*"])
+def test_no_declared_scratch_reaches_tmp_or_climbs_out(repo: Path, declared: str) -> None:
+    checkout = ended_checkout(repo)
+    (checkout / ".tmp").mkdir()
+    (checkout / ".tmp" / "report.md").write_text("the session's report\n")
+    (checkout / "notes.md").write_text("the user's notes, untracked\n")
+    (checkout / ".claude").mkdir(exist_ok=True)
+    (checkout / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": [declared]}))
+    done = release(checkout)
+    assert (checkout / ".tmp" / "report.md").exists(), done
+    assert (checkout / "notes.md").exists() and (checkout / "README.md").exists(), done
+    assert (repo / "README.md").exists()
+
+
+def test_a_release_keeps_a_nested_tmp_inside_a_regenerable_folder_of_a_subproject(repo: Path) -> None:
+    """`.tmp/` survives every path: the default scratch walk never enters a `.tmp`, at any
+    depth, and never deletes one inside another project folder of the checkout."""
+    checkout = ended_checkout(repo)
+    (checkout / "web" / ".tmp").mkdir(parents=True)
+    (checkout / "web" / ".tmp" / "log.txt").write_text("keep\n")
+    (checkout / "web" / "node_modules" / "dep").mkdir(parents=True)
+    (checkout / "web" / "node_modules" / "dep" / "i.js").write_text("1\n")
+    done = release(checkout)
+    assert (checkout / "web" / ".tmp" / "log.txt").exists(), done
+    assert not (checkout / "web" / "node_modules").exists(), done
+
+
+def test_a_release_keeps_a_venvs_editable_clone_with_unpushed_work(repo: Path, tmp_path: Path) -> None:
+    """`pip install -e git+...#egg=lib` clones into `.venv/src/lib`; the user fixed a bug there
+    and committed it, never pushed: the only copy, inside a regenerable folder."""
+    origin = make_repo(tmp_path / "lib-origin")
+    checkout = ended_checkout(repo)
+    clone = checkout / ".venv" / "src" / "lib"
+    clone.parent.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    only = commit(clone, "fix.py", "the fix\n")
+    done = release(checkout)
+    assert exists(clone, only), done
