@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from app.core import paths
-from app.core.shell_words import MAX_PATH_CHARS, absolute_path, joined_path, rx
+from app.core.shell_words import MAX_PATH_CHARS, absolute_path, joined_path, local_source, rx
+from app.core.shell_words import clone_dir_name as clone_dir_name
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
@@ -50,10 +51,14 @@ class Reading:
     """What the command read so far names: each output once (a command repeating one costs
     nothing more), each distinct mktemp call once, and notes for the log."""
 
-    __slots__ = ("found", "calls", "notes", "_mktemp_seen", "_left_out", "_user_tmp")
+    __slots__ = ("found", "calls", "notes", "sources", "removed", "_mktemp_seen", "_left_out", "_user_tmp")
 
     def __init__(self) -> None:
         self.found: dict[_Found, None] = {}
+        # what each copy or clone was made from, and what the command removes (`rm`, `rmdir`):
+        # a copy whose source the command removes is a move, the only copy left
+        self.sources: dict[_Found, list[tuple[str, str | None]]] = {}
+        self.removed: list[tuple[str, str | None]] = []
         self.calls: list[MktempCall] = []
         self.notes: list[str] = []
         self._mktemp_seen: set[tuple[tuple[str, ...], str | None, str | None]] = set()
@@ -61,8 +66,10 @@ class Reading:
         self._user_tmp: str | None = None
 
     def output(self, kind: str, raw: str, base: str | None, inside: str | None = None,
-               merged: bool = False) -> None:
+               merged: bool = False, source: str | None = None) -> None:
         key = (kind, raw, base, inside, merged)
+        if source is not None and (key in self.found or len(self.found) < MAX_OUTPUTS):
+            self.sources.setdefault(key, []).append((source, base))
         if key in self.found:
             return
         if len(self.found) >= MAX_OUTPUTS:
@@ -209,6 +216,8 @@ def _run(name: str, args: list[str], shell: Shell, reading: Reading, env: dict[s
         _read_cp(args, cwd, reading)
     elif name == "mktemp":
         reading.mktemp(args, cwd, env)
+    elif name in ("rm", "rmdir"):
+        reading.removed.extend((arg, cwd) for arg in _positionals(args, frozenset()))
 
 
 def _positionals(args: list[str], value_options: frozenset[str]) -> list[str]:
@@ -251,31 +260,13 @@ def _read_git(args: list[str], cwd: str | None, reading: Reading) -> None:
     elif sub == "clone":
         targets = _positionals(rest, _CLONE_VALUE_OPTIONS)
         bare = any(a in ("--bare", "--mirror") for a in rest)
+        source = local_source(targets[0]) if targets else None
         if len(targets) >= 2:
-            reading.output("copy", targets[1], base)
+            reading.output("copy", targets[1], base, source=source)
         elif targets:
             name = clone_dir_name(targets[0], bare=bare)
             if name:
-                reading.output("copy", name, base)
-
-
-def clone_dir_name(url: str, *, bare: bool = False) -> str | None:
-    """The folder `git clone URL` makes, as git derives it ("humanish" part of the URL)."""
-    if url[:1] in "~$" or "$" in url:
-        return None
-    path = url.rstrip("/")
-    if path.endswith("/.git"):
-        path = path[: -len("/.git")]
-    path = path.rstrip("/")
-    cut = max(path.rfind("/"), path.rfind(":"))
-    name = path[cut + 1 :]
-    for suffix in (".git", ".bundle"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    if not name or name in (".", ".."):
-        return None
-    return name + ".git" if bare else name
+                reading.output("copy", name, base, source=source)
 
 
 class _CpCall:
@@ -362,9 +353,9 @@ def _read_cp(args: list[str], cwd: str | None, reading: Reading) -> None:
         if call.no_target_dir or (len(sources) == 1 and not target.endswith("/")):
             name = "" if call.no_target_dir else _copy_name(sources[0])
             if name == "." or call.no_target_dir:  # `cp -r dir/. dest`, `-T`: dest itself, merged or new
-                reading.output("copy", target, cwd, merged=True)
+                reading.output("copy", target, cwd, merged=True, source=sources[0])
             else:
-                reading.output("copy", target, cwd, inside=name or "")
+                reading.output("copy", target, cwd, inside=name or "", source=sources[0])
             return
     if not target:
         return
@@ -374,7 +365,7 @@ def _read_cp(args: list[str], cwd: str | None, reading: Reading) -> None:
             reading.notes.append(f"copy of {shown(source)} into {shown(target)} not recorded: its name there "
                                  "cannot be known here")
         else:
-            reading.output("copy", target.rstrip("/") + "/" + name, cwd, merged=True)
+            reading.output("copy", target.rstrip("/") + "/" + name, cwd, merged=True, source=source)
 
 
 def _copy_name(source: str) -> str:

@@ -25,17 +25,18 @@ from app.core.bash_commands import (
     MAX_OUTPUTS,
     Reading,
     Shell,
-    clone_dir_name,
     read_simple,
     shown,
 )
 from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
+from app.core.paths import inside
 from app.core.recorder import TRIGGERS
-from app.core.shell_words import absolute_path, rx, split_words
+from app.core.shell_words import absolute_path, clone_dir_name, rx, split_words
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterable
 
     from app.core.mktemp import MktempCall
 
@@ -173,10 +174,16 @@ def read_bash(command: str, cwd: str | None, stdout: str
     outputs: list[tuple[str, str]] = []
     claims: dict[str, tuple[bool, str | None]] = {}
     resolved: dict[str, str] = {}  # the folders of this command's paths, resolved once
-    for kind, raw, base, inside, merged in reading.found:
+    for key in reading.found:
+        kind, raw, base, inside, merged = key
         path = absolute_path(base, raw, resolved)
         if path is None:
             notes.append(f"{kind} {shown(raw)} not recorded: it cannot be expanded here")
+            continue
+        gone = _source_removed(reading.sources.get(key, ()), reading.removed, resolved)
+        if gone is not None:
+            notes.append(f"{kind} {shown(raw)} not recorded: the command removes its source {shown(gone)}, so it "
+                         "is a move, the only copy left")
             continue
         outer = None
         if inside is not None:
@@ -199,6 +206,38 @@ def read_bash(command: str, cwd: str | None, stdout: str
             if not printed:
                 unprinted.append(call)
     return _unique(outputs), _bounded(notes), unprinted, claims
+
+
+def _source_removed(sources: Iterable[tuple[str, str | None]], removed: list[tuple[str, str | None]],
+                    resolved: dict[str, str]) -> str | None:
+    """The source of a copy or clone that the command also removes (`cp -r data x && rm -rf
+    data`: a move, whose copy is the only one left, as `mv` would leave it), or None. The same
+    word in the same folder (`"$src"` too), or a removed path at or above the source, a glob
+    matched against it."""
+    for source, base in sources:
+        path = absolute_path(base, source, resolved)
+        for word, where in removed:
+            if (word, where) == (source, base):
+                return source
+            gone = absolute_path(where, word, resolved) if path is not None else None
+            if gone is None or path is None:
+                continue
+            if any(c in word for c in "*?["):
+                from fnmatch import fnmatchcase
+
+                if any(fnmatchcase(part, gone) for part in _self_and_parents(path)):
+                    return source
+            elif inside(path, gone):
+                return source
+    return None
+
+
+def _self_and_parents(path: str) -> list[str]:
+    parts = [path]
+    while path not in ("/", ""):
+        path = os.path.dirname(path)
+        parts.append(path)
+    return parts
 
 
 def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> None:

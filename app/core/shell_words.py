@@ -130,3 +130,30 @@ def joined_path(base: str | None, raw: str) -> str | None:
     else:
         path = os.path.join(base, raw)
     return path if len(path) <= MAX_PATH_CHARS else None
+
+
+def clone_dir_name(url: str, *, bare: bool = False) -> str | None:
+    """The folder `git clone URL` makes, as git derives it ("humanish" part of the URL)."""
+    if url[:1] in "~$" or "$" in url:
+        return None
+    path = url.rstrip("/")
+    if path.endswith("/.git"):
+        path = path[: -len("/.git")]
+    path = path.rstrip("/")
+    cut = max(path.rfind("/"), path.rfind(":"))
+    name = path[cut + 1 :]
+    for suffix in (".git", ".bundle"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    if not name or name in (".", ".."):
+        return None
+    return name + ".git" if bare else name
+
+
+def local_source(url: str) -> str | None:
+    """The folder `git clone URL` copies from when URL names a local repository (a path, or
+    `file://`), else None: a remote stays where it is whatever the command removes."""
+    if url.startswith("file://"):
+        return url[len("file://"):]
+    return None if ":" in url else url

@@ -171,19 +171,42 @@ def test_odd_spellings_of_the_temp_folder_are_one_output(sandbox: SandboxEnv, tm
     assert recorded() == [str(sandbox.user_tmp / "x")]
 
 
-@pytest.mark.xfail(strict=True, reason="the copy of a folder the same command then removed is its only copy, "
-                                       "and goes a week later")
-def test_a_copy_whose_source_the_command_then_removed_is_a_move(sandbox: SandboxEnv, tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [
+    "cp -r data {target} && rm -rf data",
+    "cp -r data {target}; rm -r ./dat*",
+    'src=data; cp -r "$src" {target} && rm -rf "$src"',
+    "git clone -q data {target} && rm -rf data",
+    "git clone -q file://{cwd}/data {target} && rm -rf {cwd}/data",
+])
+def test_a_copy_whose_source_the_command_then_removed_is_a_move(sandbox: SandboxEnv, tmp_path: Path,
+                                                                command: str) -> None:
     """`cp -r data "$TMPDIR/data-old" && rm -rf data`: the session moved the user's data out
-    of the project (as `mv` would, which records nothing). The copy is the only one left."""
+    of the project (as `mv` would, which records nothing). The copy is the only one left; a
+    clone of a local repository the command then removed even looks pushed (its commits are on
+    `origin/main`, and origin is gone)."""
     data = tmp_path / "data"
-    data.mkdir()
-    (data / "survey.csv").write_text("the only copy\n")
+    if "clone" in command:
+        make_repo(data, files={"survey.csv": "the only copy\n"})
+    else:
+        data.mkdir()
+        (data / "survey.csv").write_text("the only copy\n")
     target = sandbox.user_tmp / "data-old"
-    run_and_record(f"cp -r data {target} && rm -rf data", tmp_path)
+    run_and_record(command.format(target=target, cwd=tmp_path), tmp_path)
+    assert recorded() == []
     set_mtime(target, OLD)
     entries = gc_entries()
     assert (target / "survey.csv").exists(), entries
+
+
+@pytest.mark.parametrize("command", ["rm -rf {target} && cp -r data {target}",
+                                     "cp -r data {target} && rm -rf {target}/junk data2"])
+def test_removing_the_target_or_something_else_still_records_the_copy(sandbox: SandboxEnv, tmp_path: Path,
+                                                                       command: str) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "junk").write_text("j\n")
+    target = sandbox.user_tmp / "data-old"
+    run_and_record(command.format(target=target), tmp_path)
+    assert recorded() == [str(target)]
 
 
 def test_a_relative_or_dotdot_write_never_records_a_file_outside(sandbox: SandboxEnv, tmp_path: Path) -> None:
