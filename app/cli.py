@@ -27,7 +27,9 @@ class CommandError(Exception):
 
 
 def emit_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    """ASCII with JSON escapes: valid UTF-8 JSON under any locale, and a name that is not UTF-8
+    (held as surrogate escapes) is written as its escape, as the state files hold it."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
 
 
 def emit_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
@@ -65,10 +67,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
         print(f"no session files in {paths.sessions_dir()}")
         return 0
-    emit_table(
-        ["SESSION", "PID", "LIVE", "STATUS", "CWD"],
-        [(s.session_id or "-", s.pid or "-", "live" if s.live else "stale", s.status or "-", s.cwd or "-") for s in sessions],
-    )
+    emit_table(["SESSION", "PID", "LIVE", "STATUS", "CWD"], [(s.session_id or "-", s.pid or "-", "live" if s.live else "stale",
+                                                             s.status or "-", s.cwd or "-") for s in sessions])
     return 0
 
 
@@ -196,14 +196,9 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
         print(f"the ledger is empty ({paths.ledger_file()})")
         return 0
-    emit_table(
-        ["PATH", "AGENT", "SESSION", "HASH", "CHANGED", "TOLD"],
-        [
-            (f.path, f.agent, f.session, f.hash, "deleted" if f.deleted else "yes" if f.changed else "no",
-             "yes" if f.told else "no")
-            for f in files
-        ],
-    )
+    emit_table(["PATH", "AGENT", "SESSION", "HASH", "CHANGED", "TOLD"],
+               [(f.path, f.agent, f.session, f.hash, "deleted" if f.deleted else "yes" if f.changed else "no",
+                 "yes" if f.told else "no") for f in files])
     return 0
 
 
@@ -353,6 +348,10 @@ def run_command(args: argparse.Namespace) -> int:
     if args.read_only and getattr(args, "dry_run", None) is False:
         args.dry_run = True
         sys.stderr.write(f"claudetto {args.command}: --read-only, so a dry run: nothing is removed or changed\n")
+    if getattr(args, "dry_run", False):
+        from app.core import state
+
+        state.dry_run()  # not even a corrupt state file is set aside
     if not args.demo:
         return int(args.func(args) or 0)
     from app.sandbox import DemoRun

@@ -7,9 +7,10 @@ set in a higher layer winning; claudetto reads the same files in the same order 
 
 from __future__ import annotations
 
-import json
 import os
+import stat
 from pathlib import Path
+from typing import Any
 
 from app.core import paths
 from app.core.log import log
@@ -32,6 +33,33 @@ def settings_files(project: str | os.PathLike[str] | None = None) -> list[Path]:
     return files
 
 
+#: A settings file past this is not one a person wrote; it is not read.
+SETTINGS_BYTES_MAX = 16 * 1024 * 1024
+
+
+def read_settings(file: str | os.PathLike[str]) -> Any:
+    """The JSON of one settings file, for every reader of Claude's settings.
+
+    A symlink is followed (dotfile managers link settings.json), but the read never blocks
+    and never runs away: a FIFO, a device or a folder in its place raises OSError without
+    being read (a FIFO would hang the session-start cleanup for good), and so does a file
+    past SETTINGS_BYTES_MAX. A UTF-8 BOM is allowed (editors write one); anything that is
+    not JSON, nested too deeply included, raises ValueError."""
+    from app.core import fastjson
+
+    st = os.stat(file)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{os.fspath(file)} is not a regular file")
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat
+            raise OSError(f"{os.fspath(file)} is not a regular file")
+        raw = fh.read(SETTINGS_BYTES_MAX + 1)
+    if len(raw) > SETTINGS_BYTES_MAX:
+        raise OSError(f"{os.fspath(file)} is longer than {SETTINGS_BYTES_MAX} bytes")
+    return fastjson.loads(raw)
+
+
 def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     """`cleanupPeriodDays` from the layered settings: user, project, project local, managed.
 
@@ -42,16 +70,14 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     days = DEFAULT_CLEANUP_PERIOD_DAYS
     for file in settings_files(project):
         try:
-            text = file.read_text(encoding="utf-8")
+            data = read_settings(file)
         except FileNotFoundError:
             continue
         except OSError as exc:
             log(f"settings: cannot read {file}: {exc}; cleanupPeriodDays stays {days}")
             continue
-        try:
-            data = json.loads(text)
         except ValueError as exc:
-            log(f"settings: {file} is not JSON ({exc}); cleanupPeriodDays stays {days}")
+            log(f"settings: {file} is not JSON ({str(exc)[:200]}); cleanupPeriodDays stays {days}")
             continue
         if not isinstance(data, dict) or "cleanupPeriodDays" not in data:
             continue

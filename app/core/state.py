@@ -147,7 +147,24 @@ def read_json(path: str | os.PathLike[str], default: Callable[[], Any], *, stric
             raise
         log(f"state: cannot read {name}: {exc}")
         return default()
+    if _dry_run[0]:
+        try:
+            return _parse(raw)
+        except ValueError as exc:
+            log(f"state: {name} is corrupt: {exc}; left where it is (a dry run writes no state)")
+            return default()
     return _parsed(name, raw, default)
+
+
+_dry_run = [False]
+
+
+def dry_run() -> None:
+    """From now on, in this process, a corrupt state file a reader meets is read as empty
+    but left where it is: a command's `--dry-run` (or `--read-only`) writes no state, and
+    setting the file aside would hand the next writer an empty registry. Writers are not
+    changed: one that runs sets it aside as ever, so nothing is overwritten unseen."""
+    _dry_run[0] = True
 
 
 def _read_for_update(name: str, default: Callable[[], Any]) -> Any:

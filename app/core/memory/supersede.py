@@ -63,6 +63,9 @@ def supersede(file: str, line: int, correction: str, *, expect: str | None = Non
     text = " ".join(correction.split())
     if not text:
         raise SupersedeRefused("the correction is empty")
+    if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in text):
+        raise SupersedeRefused("the correction holds a control character or a byte that is not UTF-8; "
+                               "nothing changed (give it as plain text)")
     date = today or time.strftime("%Y-%m-%d")
     if dry_run:
         content, before = _read_memory(real)
@@ -111,6 +114,8 @@ def _still_meant(real: str, content: str, before: os.stat_result, number: int, e
     """Refuse a line number that no longer names the line the caller meant."""
     lines = split_lines(content)
     body = line_body(lines[number - 1]) if 1 <= number <= len(lines) else None
+    if body is not None and number == 1:
+        body = body.removeprefix("\ufeff")  # a BOM is no text anybody sees on the line
     if expect is not None:
         if body is None or body.strip() != expect.strip():
             now = "is out of range" if body is None else f"reads {body.strip()!r}"
@@ -177,13 +182,14 @@ def _superseded(real: str, content: str, number: int, text: str, date: str, *, d
         raise SupersedeRefused(f"line {number} of {real} is in the frontmatter: edit it instead")
     if number in fenced_lines(content):
         raise SupersedeRefused(f"line {number} of {real} is in a code block: edit it instead")
-    lead = _LEAD.match(body)
+    bom = "\ufeff" if body.startswith("\ufeff") else ""  # stays the file's first character
+    lead = _LEAD.match(body, len(bom))
     assert lead is not None  # every group is optional
     prefix, heading = lead.group(1), lead.group(2) or ""
     rest = body[lead.end():].rstrip()
     if not rest:
         raise SupersedeRefused(f"line {number} of {real} holds no text to strike")
-    return Superseded(real, number, f"{prefix}{heading}~~{rest}~~", f"{prefix}Correction ({date}): {text}",
+    return Superseded(real, number, f"{bom}{prefix}{heading}~~{rest}~~", f"{prefix}Correction ({date}): {text}",
                       number + 1, dry_run)
 
 
