@@ -38,19 +38,21 @@ class Layout:
     indent: str = "  "
     newline: str = "\n"
     trailing_newline: bool = True
+    bom: bool = False  # a UTF-8 BOM first (Windows editors write one; Claude's CLI reads it)
 
 
 def layout_of(raw: str) -> Layout:
     """The indentation (a run of spaces or a tab; two spaces when there is none to see), the
     line end and whether the text ends in a newline."""
     newline = "\r\n" if "\r\n" in raw else "\n"
-    trailing = raw.endswith("\n") or not raw.strip()
+    bom = raw.startswith("\ufeff")
+    trailing = raw.endswith("\n") or not raw.removeprefix("\ufeff").strip()
     indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in raw.splitlines()[1:]
                if line.strip() and line[:1] in (" ", "\t")]
     if indents and indents[0].startswith("\t"):
-        return Layout("\t", newline, trailing)
+        return Layout("\t", newline, trailing, bom)
     widths = [len(lead) for lead in indents if not lead.startswith("\t")]
-    return Layout(" " * min(widths) if widths else "  ", newline, trailing)
+    return Layout(" " * min(widths) if widths else "  ", newline, trailing, bom)
 
 
 def render(data: Any, layout: Layout, shown: Path) -> str:
@@ -70,7 +72,7 @@ def render(data: Any, layout: Layout, shown: Path) -> str:
         raise SetupError(f"{shown} is nested too deeply to write; nothing changed") from None
     if layout.newline != "\n":
         text = text.replace("\n", layout.newline)
-    return text + (layout.newline if layout.trailing_newline else "")
+    return ("\ufeff" if layout.bom else "") + text + (layout.newline if layout.trailing_newline else "")
 
 
 @contextlib.contextmanager
@@ -156,6 +158,7 @@ def parse_settings(raw: str, shown: Path) -> dict[str, Any]:
             raise SetupError(f"{shown}: a number of {len(token)} digits, too long to keep exactly; "
                              "nothing changed") from None
 
+    raw = raw.removeprefix("\ufeff")  # a BOM, as Claude's CLI reads the file (kept on write: Layout)
     try:
         data = json.loads(raw, parse_float=number, parse_int=integer, parse_constant=refuse) if raw.strip() else {}
     except ValueError as exc:

@@ -205,7 +205,11 @@ def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None 
         if link.is_symlink():
             raise SetupError(f"{link} links to {target}, whose folder does not exist; nothing changed")
         if not dry_run:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # CLAUDE_CONFIG_DIR names a file, or a folder we may not make
+                raise SetupError(f"cannot make Claude's config folder {target.parent}: "
+                                 f"{exc.strerror or exc}; nothing changed") from None
     if dry_run:  # a dry run writes nothing and takes no lock
         return _setup(link, target, uninstall, True, python)
     with folder_lock(target.parent):

@@ -123,6 +123,32 @@ def test_a_symlinked_settings_file_is_still_read(sandbox: SandboxEnv, tmp_path: 
     assert settings.cleanup_period_days() == 12
 
 
+def test_setup_reads_a_settings_file_with_a_bom_and_keeps_the_bom(sandbox: SandboxEnv) -> None:
+    """`claudetto setup` refused a settings.json saved with a BOM ("Unexpected UTF-8 BOM"),
+    a file Claude's own CLI reads; now it adds its hooks and the file keeps its BOM and CRLF."""
+    settings = sandbox.config / "settings.json"
+    settings.write_bytes(b'\xef\xbb\xbf{\r\n    "model": "opus"\r\n}\r\n')
+    result = run_cli("setup", "--json")
+    assert result.returncode == 0, result.stderr
+    raw = settings.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf{\r\n    ") and raw.count(b"\n") == raw.count(b"\r\n")
+    data = json.loads(raw.decode("utf-8-sig"))
+    assert data["model"] == "opus" and "UserPromptSubmit" in data["hooks"]
+    assert run_cli("setup", "--uninstall").returncode == 0
+    assert settings.read_bytes() == b'\xef\xbb\xbf{\r\n    "model": "opus"\r\n}\r\n'
+
+
+def test_setup_with_a_config_dir_that_is_a_file_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It ended in `claudetto: FileExistsError: [Errno 17] File exists: ...`."""
+    place = tmp_path / "not-a-folder"
+    place.write_text("x")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(place))
+    result = run_cli("setup")
+    assert result.returncode == 1
+    assert result.stderr == f"claudetto setup: cannot make Claude's config folder {place}: File exists; nothing changed\n"
+    assert place.read_text() == "x"
+
+
 # --- supersede with odd files and odd text ------------------------------------------------------
 
 
