@@ -16,8 +16,9 @@ The same walk notes the git repositories inside (`TreeSize.repos`): a folder hol
 tree asks `unique_work` about them without walking the tree a second time.
 
 The parts: what a scan answers and counts (app/core/scan_tally.py), one reader's walk
-(app/core/scan_walk.py), the second reader of a big tree (app/core/scan_two.py); this module
-decides which to use and measures a folder's children for the disk browser.
+(app/core/scan_walk.py), the second reader of a big tree or of a sweep's many trees
+(app/core/scan_two.py); this module decides which to use and measures a folder's children
+for the disk browser.
 """
 
 from __future__ import annotations
