@@ -172,6 +172,10 @@ def operation_in_progress(git_dir: str) -> bool:
     return any(os.path.lexists(os.path.join(git_dir, name)) for name in OPERATIONS)
 
 
+#: The refs `--all` takes that are not a repository's own work: tags (judged by
+#: `tag_unmerged`), remote-tracking branches and their prefetched copies (`git maintenance`).
+NOT_OURS = ("--exclude=refs/tags/*", "--exclude=refs/remotes/*", "--exclude=refs/prefetch/*")
+
 #: Per-worktree refs: they live in a linked worktree's own git dir and go with it, so a
 #: commit only they hold counts as HEAD's does (`git update-ref refs/worktree/keep`, a bisect).
 OWN_REFS = ("--glob=refs/worktree/*", "--glob=refs/bisect/*")
@@ -259,3 +263,26 @@ def _reflog(path: str) -> list[tuple[str, bytes]]:
         if len(fields) == 3 and len(fields[1]) >= 40:
             found += [(fields[0].decode("ascii", "replace"), b""), (fields[1].decode("ascii", "replace"), message)]
     return found
+
+
+def module_dirs(git_dir: str) -> list[str]:
+    """The git dirs of a linked worktree's submodules (`<its git dir>/modules/...`, nested
+    ones too): outside the worktree's folder, found by no walk of it, yet gone once git
+    forgets the worktree. One that is checked out is judged with its checkout; one that is
+    not (`git submodule deinit`, a branch without it) only here."""
+    found: list[str] = []
+    pending = [os.path.join(git_dir, "modules")]
+    while pending and len(found) < 1000:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as it:
+                children = [e.path for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for child in children:
+            if all(os.path.exists(os.path.join(child, mark)) for mark in ("HEAD", "objects", "refs")):
+                found.append(child)
+                pending.append(os.path.join(child, "modules"))
+            else:
+                pending.append(child)  # a submodule named `a/b` lives in modules/a/b
+    return sorted(found)

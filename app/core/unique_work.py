@@ -25,14 +25,15 @@ aside before its removal is judged where it now is.
 from __future__ import annotations
 
 import os
+import stat
 
+from app.core import unique_refs as refs
 from app.core.git import GitFailed, status_entries
 from app.core.git import output as git
 from app.core.paths import inside
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
 from app.core.secret_files import looks_secret as looks_secret  # importable from here, as before
-from app.core.unique_refs import OWN_REFS, held_only_here, operation_in_progress
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
     from app.core.verdict import Reason
 
-_NOT_OURS = ("--exclude=refs/tags/*", "--exclude=refs/remotes/*", "--exclude=refs/prefetch/*")
 REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
 # --- where things are: a folder judged where it now is, or where it was before a move --------
@@ -98,8 +98,6 @@ def locate(folder: str, places: _Places | None = None) -> Repository | None:
         return _bare(folder)
     except OSError as exc:
         raise GitFailed(f"{dot_git}: {exc.strerror}") from None
-    import stat
-
     if stat.S_ISDIR(st.st_mode):
         return Repository(folder, dot_git, folder, "repo")
     if not stat.S_ISREG(st.st_mode):
@@ -159,7 +157,7 @@ def checkout_dirty(repo: Repository) -> bool:
     status = _status(repo)
     # git status lists every ignored file (or a folder holding them): none, no secret either
     return (status == "dirty" or (status == "ignored" and _secret_ignored(repo)) or _hidden_from_status(repo)
-            or operation_in_progress(repo.git_dir))
+            or refs.operation_in_progress(repo.git_dir))
 
 
 def _status(repo: Repository) -> str:
@@ -226,22 +224,21 @@ def _hidden_from_status(repo: Repository) -> bool:
 
 
 def repo_unmerged(repo: Repository) -> bool:
-    """A commit of HEAD, of any ref but a tag (a branch, a stash, a note...), of ORIG_HEAD or
-    left behind on a detached HEAD that no remote-tracking branch holds. A bare repository has no remote-tracking branches: any commit counts (it may be
-    the folder others push to, the only copy). Raises GitFailed."""
-    # every ref but tags (judged apart) and remotes: stash, notes, replace, filter-branch backups
-    out = git(["rev-list", "--max-count=1", "--ignore-missing", *_NOT_OURS, "--all", "--not", "--remotes"],
+    """A commit of HEAD, of any ref but a tag (a branch, a stash, notes, replace refs,
+    filter-branch backups), of ORIG_HEAD or left behind on a detached HEAD that no
+    remote-tracking branch holds; tags are judged apart. A bare repository has no
+    remote-tracking branches: any commit counts (it may be the folder others push to, the
+    only copy). Raises GitFailed."""
+    out = git(["rev-list", "--max-count=1", "--ignore-missing", *refs.NOT_OURS, "--all", "--not", "--remotes"],
               git_dir=repo.git_dir)
-    from app.core.unique_refs import tag_unmerged
-
-    return bool(out.strip()) or tag_unmerged(repo.git_dir) or held_only_here(repo.git_dir)
+    return bool(out.strip()) or refs.tag_unmerged(repo.git_dir) or refs.held_only_here(repo.git_dir)
 
 
 def worktree_unmerged(repo: Repository) -> bool:
     """THE worktree rule for a linked worktree: a commit of its HEAD (or of its own refs,
     ORIG_HEAD and reflog, which go with it) on no branch but its own and on no remote. An unborn HEAD
     counts as unmerged. Raises GitFailed."""
-    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or held_only_here(repo.git_dir)
+    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or refs.held_only_here(repo.git_dir)
 
 
 def _own_branch(repo: Repository) -> str:
@@ -260,7 +257,7 @@ def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = N
                     cwd: str | None = None) -> bool:
     """Whether `rev` has a commit on no branch but `own_branch` and on no remote (the
     repository named by `git_dir`, or the one `cwd` is in). Raises GitFailed."""
-    args = ["rev-list", "--max-count=1", rev, *(OWN_REFS if rev == "HEAD" else ()), "--not"]
+    args = ["rev-list", "--max-count=1", rev, *(refs.OWN_REFS if rev == "HEAD" else ()), "--not"]
     if own_branch and own_branch != "HEAD":
         args.append(f"--exclude={own_branch}")
     args += ["--branches", "--remotes"]
@@ -330,9 +327,7 @@ def _as_served(repo: Repository, places: _Places) -> Repository | None:
     its work tree as a checkout when that lies inside the folder (only its commits when the
     work tree is empty or gone: no file to lose); None when the work tree lives elsewhere or
     nobody knows where (a checkout found inside was judged before)."""
-    from app.core.unique_refs import serves_work_tree
-
-    serves, tree = serves_work_tree(repo.git_dir)
+    serves, tree = refs.serves_work_tree(repo.git_dir)
     if not serves:
         return repo
     if tree is None:
@@ -381,9 +376,7 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
         if repo is not None:
             located.append(repo)
     judged: set[str] = set()
-    # checkouts first: a submodule's git dir (inside its parent's `.git/modules`) looks like
-    # a bare repository too, and is judged once, through its checkout
-    for repo in sorted(located, key=lambda r: (r.kind == "bare", r.folder)):
+    for repo in _judging_order(located):
         key = os.path.realpath(repo.git_dir)
         if key in judged:
             continue
@@ -391,9 +384,15 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
         reason = judge(repo, places)
         if reason is not None:
             return reason
-    if any(r.kind != "worktree" for r in located):
-        from app.core.unique_refs import borrowed
-
-        if borrowed(places.inside):
-            return "unmerged"
+    if any(r.kind != "worktree" for r in located) and refs.borrowed(places.inside):
+        return "unmerged"
     return None
+
+
+def _judging_order(located: list[Repository]) -> list[Repository]:
+    """Checkouts first: a submodule's git dir (inside its parent's `.git/modules`) looks like
+    a bare repository too, and is judged once, through its checkout. A linked worktree's
+    submodule git dirs (in its own git dir, outside the folder) last: one not checked out
+    is found only there, and judged by its commits."""
+    modules = [Repository(d, d, None, "repo") for r in located if r.kind == "worktree" for d in refs.module_dirs(r.git_dir)]
+    return [*sorted(located, key=lambda r: (r.kind == "bare", r.folder)), *modules]

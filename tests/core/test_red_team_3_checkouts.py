@@ -453,3 +453,40 @@ def test_a_release_keeps_a_venvs_editable_clone_with_unpushed_work(repo: Path, t
     only = commit(clone, "fix.py", "the fix\n")
     done = release(checkout)
     assert exists(clone, only), done
+
+
+def test_a_deinited_submodules_unpushed_commit_in_the_worktrees_git_dir_keeps_it(repo: Path, tmp_path: Path) -> None:
+    """A worktree's submodule keeps its git dir in the worktree's own git dir
+    (`.git/worktrees/<id>/modules/<name>`), outside the folder. After `git submodule deinit`
+    nothing inside the folder shows it, yet git forgetting the worktree deletes it."""
+    lib = make_repo(tmp_path / "lib", files={"lib.c": "int x;\n"})
+    allow = ("-c", "protocol.file.allow=always")
+    git(repo, *allow, "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(repo, "commit", "-qm", "vendor lib")
+    wt = old_worktree(repo, "deinit")
+    git(wt, *allow, "submodule", "update", "-q", "--init")
+    sub = wt / "vendor" / "lib"
+    git(sub, "checkout", "-q", "-b", "fix")
+    only = commit(sub, "lib.c", "int x = 1;\n")
+    module = Path(git(sub, "rev-parse", "--absolute-git-dir"))
+    assert not module.is_relative_to(wt)
+    git(wt, "submodule", "deinit", "-q", "--force", "vendor/lib")
+    assert git(wt, "status", "--porcelain") == ""
+    age(wt)
+    report = clean(repo)
+    assert subprocess.run(["git", f"--git-dir={module}", "cat-file", "-e", only], check=False,
+                          capture_output=True).returncode == 0, report
+
+
+def test_a_deinited_submodule_with_nothing_unpushed_lets_the_worktree_go(repo: Path, tmp_path: Path) -> None:
+    """The bound of the case above: the submodule's git dir holds only what its origin has."""
+    lib = make_repo(tmp_path / "lib", files={"lib.c": "int x;\n"})
+    allow = ("-c", "protocol.file.allow=always")
+    git(repo, *allow, "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(repo, "commit", "-qm", "vendor lib")
+    wt = old_worktree(repo, "deinit-clean")
+    git(wt, *allow, "submodule", "update", "-q", "--init")
+    git(wt, "submodule", "deinit", "-q", "--force", "vendor/lib")
+    age(wt)
+    report = clean(repo)
+    assert not wt.exists(), report
