@@ -4,7 +4,7 @@ highlighted one, what git says of it and what a release would delete.
 
 `r` releases a session checkout (or finishes a release that was cut short): the core's dry
 run lists the scratch that goes with its size and says `.tmp/` stays, and a yes runs
-`release.release_checkout`. `d` removes a checkout the verdict calls removable, through
+`release.release_checkout`, unless more would go by then than was listed: that is asked again. `d` removes a checkout the verdict calls removable, through
 `worktrees.remove_worktree`, which judges it once more. Both run in workers.
 """
 
@@ -69,6 +69,7 @@ class CheckoutsScreen(ClaudettoScreen):
         super().__init__()
         self.infos: dict[str, WorktreeInfo] = {}
         self.busy = False
+        self.asked_again = False  # a yes to a release was said: a dry run now is a new question
 
     def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
@@ -189,14 +190,21 @@ class CheckoutsScreen(ClaudettoScreen):
             self.notify(f"{info.name} is not a session checkout claudetto made: there is nothing to release.",
                         severity="warning")
             return
-        self.busy = True
+        self.busy, self.asked_again = True, False
         self.query_one(WorkLine).running(f"{info.name}: what would a release delete…")
         self.release_worker(info.path, True)
 
     @work(thread=True, exclusive=True, group="act", exit_on_error=False, name="The release")
-    def release_worker(self, path: str, dry_run: bool) -> Release:
+    def release_worker(self, path: str, dry_run: bool, confirmed: frozenset[str] | None = None) -> Release:
+        """The release's dry run, or the release itself. A yes was said to the list of folders
+        shown (`confirmed`): when more would go by now (a `build/` made while the question was
+        open), the new dry run comes back to be asked again, and nothing is deleted."""
         from app.core.release import release_checkout
 
+        if confirmed is not None:
+            again = release_checkout(path, dry_run=True)
+            if again.status == "dry_run" and {v.path for v in again.verdicts if v.action == "remove"} - confirmed:
+                return again
         return release_checkout(path, dry_run=dry_run)
 
     def release_answered(self, done: Release) -> None:
@@ -204,6 +212,8 @@ class CheckoutsScreen(ClaudettoScreen):
         name = os.path.basename(done.path)
         if done.status == "dry_run":
             self.query_one(WorkLine).hide()
+            if self.asked_again:
+                self.notify(f"{name}: more would be deleted than you said yes to; asked again.", severity="warning")
             self.ask_release(done)
             return
         line = {
@@ -230,10 +240,11 @@ class CheckoutsScreen(ClaudettoScreen):
                       "session to reclaim. Each folder is checked again just before it goes."]
 
         def answered(yes: bool | None) -> None:
+            self.asked_again = bool(yes)
             if yes:
                 self.busy = True
                 self.query_one(WorkLine).running(f"{name}: releasing…")
-                self.release_worker(plan.path, False)
+                self.release_worker(plan.path, False, frozenset(v.path for v in goes))
 
         title = f"{'Finish the release of' if cut else 'Release'} {name} ({fmt.size(plan.freed)})?"
         self.app.push_screen(ConfirmModal(title, "\n".join(lines), yes="Release"), answered)

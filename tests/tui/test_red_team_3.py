@@ -79,3 +79,51 @@ async def test_a_repository_made_inside_after_the_listing_keeps_the_folder(box: 
     assert (work / "idea.py").read_text() == "print('a day of work')\n"
     assert subprocess.run(["git", "-C", str(work), "log", "--oneline"], capture_output=True,
                           text=True, check=True).stdout.strip().endswith("wip")
+
+
+async def test_a_release_deletes_only_the_scratch_its_question_listed(box: Sandbox) -> None:
+    """`r` lists what the release deletes (node_modules). While the question is open the user
+    puts notes in a new `build/` of the checkout; the yes was to the list shown, so the
+    release asks again (with build/ in the list) instead of deleting it unasked."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: listing.row_count > 0)
+        assert listing.move_to(str(checkout))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = app.screen.body  # type: ignore[attr-defined]
+        assert "node_modules" in body and "build" not in body
+        (checkout / "build").mkdir()
+        (checkout / "build" / "deploy-notes.md").write_text("how to ship it, by hand\n")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal) and "build" in app.screen.body)  # type: ignore[attr-defined]
+        assert (checkout / "node_modules").is_dir()  # nothing went on the first yes
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy)
+    assert (checkout / "build" / "deploy-notes.md").read_text() == "how to ship it, by hand\n"
+    assert (checkout / "node_modules").is_dir()
+
+
+async def test_a_release_goes_ahead_when_nothing_more_would_go(box: Sandbox) -> None:
+    """The same question answered with nothing changed: the release runs on the first yes."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: listing.row_count > 0)
+        assert listing.move_to(str(checkout))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen)
+                       and "released" in app.screen.query_one(WorkLine).text)
+    assert not (checkout / "node_modules").exists()
+    assert (checkout / ".tmp" / "notes.md").exists()
