@@ -124,13 +124,16 @@ def _candidates() -> Iterator[str]:
 
     for project in paths.known_projects():
         yield os.fspath(project)
-    home = paths.home_str()
+    yield from sorted(_subfolders(paths.home_str()))
+
+
+def _subfolders(folder: str) -> list[str]:
+    """The real folders directly in `folder` (none when it cannot be listed)."""
     try:
-        with os.scandir(home) as it:
-            folders = [e.path for e in it if e.is_dir(follow_symlinks=False)]
+        with os.scandir(folder) as it:
+            return [e.path for e in it if e.is_dir(follow_symlinks=False)]
     except OSError:
-        return
-    yield from sorted(folders)
+        return []
 
 
 def _common_dir(folder: str) -> str | None:
@@ -273,13 +276,7 @@ def module_dirs(git_dir: str) -> list[str]:
     found: list[str] = []
     pending = [os.path.join(git_dir, "modules")]
     while pending and len(found) < 1000:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as it:
-                children = [e.path for e in it if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        for child in children:
+        for child in _subfolders(pending.pop()):
             if all(os.path.exists(os.path.join(child, mark)) for mark in ("HEAD", "objects", "refs")):
                 found.append(child)
                 pending.append(os.path.join(child, "modules"))
