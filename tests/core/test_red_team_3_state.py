@@ -187,6 +187,37 @@ def test_supersede_refuses_a_correction_with_control_characters(tmp_path: Path, 
     assert result.stderr.count(b"\n") == 1 and file.read_bytes() == before
 
 
+def test_a_supersede_record_nested_too_deeply_resets_the_guard_only(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """claudetto's own memory-supersede-shifts.json as `[` x 200,000 made every supersede fail
+    with RecursionError; it guards a stale line number only, so it is reset and logged."""
+    file = _memory_file(tmp_path, (FRONT + "- a fact\n").encode())
+    sandbox.state.mkdir(parents=True, exist_ok=True)
+    (sandbox.state / "memory-supersede-shifts.json").write_text("[" * 200_000)
+    result = run_cli("supersede", str(file), "--line", "6", "--correction", "the fact is b")
+    assert result.returncode == 0, result.stderr
+    tail = file.read_text().splitlines()[-2:]
+    assert tail[0] == "- ~~a fact~~" and tail[1].startswith("- Correction (") and tail[1].endswith("): the fact is b")
+
+
+@pytest.mark.parametrize("build_file, text", [
+    ("package.json", "[" * 100_000),
+    ("pyproject.toml", "a = " + "[" * 100_000),
+    ("Cargo.toml", "a = " + "{x=" * 100_000),
+], ids=["package.json", "pyproject.toml", "Cargo.toml"])
+def test_a_build_file_nested_too_deeply_pins_nothing_and_the_rest_is_found(tmp_path: Path, build_file: str,
+                                                                          text: str) -> None:
+    """Any repository may commit such a file: `claudetto memory` failed with RecursionError,
+    and the session-start audit lost every finding of the project."""
+    repo = make_repo(tmp_path / "repo", files={"requirements.txt": "jhelm==1.5.2\n", build_file: text})
+    folder = memory_folder(repo)
+    (folder / "MEMORY.md").write_text("- [A](a.md) \u2014 facts\n")
+    (folder / "a.md").write_text(FRONT + "- We render with jhelm 1.3.1.\n")
+    result = run_cli("memory", "--json", str(repo), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    found = [(f["kind"], f["token"]) for f in json.loads(result.stdout)["findings"]]
+    assert found == [("stale_version_pin", "jhelm 1.3.1")]
+
+
 # --- found here, fixed elsewhere ------------------------------------------------------------------
 
 

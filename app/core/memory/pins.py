@@ -107,7 +107,7 @@ def _toml(text: str) -> dict[str, object]:
 
     try:
         return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # a build file nested too deeply pins nothing
         return {}
 
 
@@ -143,7 +143,7 @@ def _package_json(text: str) -> list[tuple[str, str, str]]:
 
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deeply: no package.json npm would read either
         return []
     entries = []
     for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):

@@ -33,7 +33,7 @@ def _load() -> dict[str, list[int]]:
         data = json.loads(read_regular(_record_path(), limit=RECORD_BYTES_MAX))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:  # unreadable: no guard, nothing else lost
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable or nested too deeply: no guard, nothing else lost
         log(f"memory: {RECORD_NAME} unreadable ({type(exc).__name__}: {exc}); supersede guard reset")
         return {}
     if not isinstance(data, dict):
