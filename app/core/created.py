@@ -143,14 +143,20 @@ def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str |
     return None
 
 
-def output_moved_in(folder: str, evidences: list[object], budget: int = MAX_INNER_ENTRIES) -> str | None:
-    """`moved_in` for a recorded output: its birth is the one a record stored (a Bash call's
-    evidence), else the one the folder has now (a moved folder keeps it)."""
+def output_moved_in(folder: str, evidences: list[object], budget: int = MAX_INNER_ENTRIES,
+                    shown_as: str = "") -> str | None:
+    """`moved_in` for a recorded output (logged as `shown_as`): its birth is the one a record
+    stored (a Bash call's evidence), else the one the folder has now (a moved folder keeps it)."""
     stored = [e.get("born") for e in evidences if isinstance(e, dict)]
     born = next((b for b in stored if isinstance(b, int | float) and not isinstance(b, bool)), None)
     if born is None:
         born = birth_time(folder)
-    return moved_in(folder, born, budget) if born is not None else None
+    found = moved_in(folder, born, budget) if born is not None else None
+    if found is not None:
+        from app.core.log import log
+
+        log(f"gc: {shown_as or folder} holds {found!r}, born before the output: moved in from elsewhere, kept")
+    return found
 
 
 def window_s(tool_input: dict[str, object], duration_ms: object = None) -> float:

@@ -16,21 +16,20 @@ every recorded path by these rules, in this order:
    `sessions/` names a running Claude, and it holds no mount point (`in_use`); when a
    running session's file cannot be read, nobody knows what it holds: everything is kept
    (`in_use`); no session checkout a session holds by the registry is, holds or lies around
-   it (`live`), and it is or holds no repository of the user's that Claude runs in (a
-   `.claude.json` project with a `.git` folder: `in_use`);
+   it (`live`), and it is or holds no folder Claude was started in (`in_use`);
 5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
 
-And no unique work is ever lost: a path that is or holds a git repository or
-worktree with uncommitted, untracked or secret files (`dirty`), or commits, a stash or
-linked worktrees that exist nowhere else (`unmerged`), is kept (app/core/unique_work.py).
+And no unique work is ever lost (`work_lost`): a git repository or worktree with
+uncommitted, untracked or secret files, a secret, an entry moved in, a config folder's
+login or memory (`dirty`), or commits, a stash or linked worktrees found nowhere else
+(`unmerged`, app/core/unique_work.py) keep the path.
 
-A path outside every root, a symlink or one whose real path escapes: `skip`. A recorded
-path that is gone: `missing`. Rules 1 to 5 are `recorded`, `place`, `unused_of` (with
-`in_use`), `without_unique_work` (with `work_lost`), `by_age` and `by_size`; `judge` runs
-them in that order. At the moment of each removal, `in_use` and `work_lost` are asked once
-more, where the folder now is, with the sessions read again.
+Outside every root, a symlink, or a real path that escapes: `skip`; gone: `missing`. Rules
+1 to 5 are `recorded`, `place`, `unused_of` (`in_use`), `without_unique_work`, `by_age` and
+`by_size`, run by `judge`; `in_use` and `work_lost` are asked again at each removal, where
+the folder now is, with the sessions read again.
 """
 
 from __future__ import annotations
@@ -45,14 +44,13 @@ from typing import Any
 from app.core import mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
-from app.core.created import MAX_INNER_ENTRIES
+from app.core.created import MAX_INNER_ENTRIES, output_moved_in
 from app.core.gc_records import OutputRecord, read_records
 from app.core.paths import inside
 from app.core.verdict import Action, Reason
 
 _USED = ("live", "in_use")
-#: Entries looked at again, at the moment of removal, for one moved into the output
-#: (`created.moved_in`; the judgement looked at up to MAX_INNER_ENTRIES).
+#: Entries looked at again for one moved in at the removal (the judgement: MAX_INNER_ENTRIES).
 GUARD_ENTRIES = 1_000
 
 
@@ -106,11 +104,9 @@ class Facts:
 
     @cached_property
     def projects(self) -> list[str]:
-        """The user's own folders Claude runs in: `.claude.json` projects, as real paths (a
-        clone that became a project; a temp folder the user then ran `claude` in and worked
-        in without git); read only when a path gets this far. Not a linked worktree, whose
-        `.git` is a file (Claude lists every folder it was started in, agents' worktrees
-        too), and not a session's cwd: a dead session's folder protects nothing (rule 4)."""
+        """The folders Claude was started in (`.claude.json` projects, real paths): a clone, or a
+        temp folder used without git, that became the user's project. Not a linked worktree
+        (`.git` a file: Claude lists agents' worktrees too), nor a dead session's cwd (rule 4)."""
         return [os.path.realpath(p) for p in paths.claude_json_projects()
                 if os.path.isdir(p) and not os.path.isfile(os.path.join(p, ".git"))]
 
@@ -123,10 +119,9 @@ class Facts:
 
 
 def _runs_elsewhere(session: str | None, ending_pid: int | None) -> bool:
-    """Another Claude process runs this session too (`claude --resume <id>` in a second
-    terminal while the first runs): a live sessions file of it names a process other than
-    the ending one. Without the ending one's pid, two live files of it say so (the ending
-    Claude still runs while its SessionEnd hook does)."""
+    """Another Claude process runs this session too (`claude --resume <id>` in a second terminal):
+    a live sessions file of it names another pid than the ending one's, or, that pid unknown,
+    two live files name it (the ending Claude still runs during its SessionEnd hook)."""
     if not session:
         return False
     pids = [s.pid for s in sessions.read_sessions() if s.live and s.session_id == session]
@@ -276,9 +271,8 @@ def _config_in_use(folder: str) -> bool:
     from pathlib import Path
 
     own = os.path.join(folder, "sessions")
-    if os.path.islink(own) or not os.path.isdir(own):
-        return False
-    return any(s.live for s in sessions.read_sessions(folder=Path(own)))
+    return (not os.path.islink(own) and os.path.isdir(own)
+            and any(s.live for s in sessions.read_sessions(folder=Path(own))))
 
 
 def unused_of(items: list[Item], facts: Facts) -> list[Item]:
@@ -333,23 +327,29 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     lost = unique_work(where or item.path, repos, original=item.path)
     if lost is None and first_secret(where or item.path, [os.path.basename(item.path)]) is not None:
         return "dirty"
-    # at the removal only the top of the tree is looked at again: the folder waits in the trash
-    if lost is None and _moved_in(item, where or item.path, GUARD_ENTRIES if where else MAX_INNER_ENTRIES):
+    # an entry moved in (`created.output_moved_in`); at the removal only the top of the tree is
+    # looked at again, while the folder waits in the trash
+    budget = GUARD_ENTRIES if where else MAX_INNER_ENTRIES
+    if lost is None and (_user_state(item, where or item.path) or output_moved_in(
+            where or item.path, [r.evidence for r in item.records], budget, item.path) is not None):
         return "dirty"
     return lost
 
 
-def _moved_in(item: Item, folder: str, budget: int) -> bool:
-    """An entry inside was born before the output itself: moved in from elsewhere (the user's
-    file parked in a temp folder), no product of the call that made it (`created.moved_in`)."""
-    from app.core.created import output_moved_in
-
-    found = output_moved_in(folder, [r.evidence for r in item.records], budget)
-    if found is not None:
-        from app.core.log import log
-
-        log(f"gc: {item.path} holds {found!r}, born before the output: moved in from elsewhere, kept")
-    return found is not None
+def _user_state(item: Item, folder: str) -> bool:
+    """A config folder someone logged in to (`.credentials.json`: not matched by the secret
+    patterns) or that holds auto memory (`projects/*/memory/`: notes kept nowhere else) is the
+    user's Claude home now, not a sandbox run's output."""
+    if not any(r.kind == "config" for r in item.records):
+        return False
+    if os.path.isfile(os.path.join(folder, ".credentials.json")):
+        return True
+    try:
+        slugs = os.listdir(os.path.join(folder, "projects"))
+        return any(os.listdir(os.path.join(folder, "projects", slug, "memory")) for slug in slugs
+                   if os.path.isdir(os.path.join(folder, "projects", slug, "memory")))
+    except OSError:
+        return True  # a projects folder that cannot be read: unsure, keep
 
 
 def replaced(item: Item, where: str) -> Reason | None:

@@ -250,3 +250,32 @@ def test_another_claude_resumed_into_the_same_session_keeps_what_it_made(
     finally:
         first.stop()
         second.stop()
+
+
+@pytest.mark.parametrize("kept", [".credentials.json", "projects/-home-me-app/memory/MEMORY.md"])
+def test_a_config_folder_someone_logged_in_to_or_keeps_memory_in_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path, kept: str) -> None:
+    """`CLAUDE_CONFIG_DIR="$TMPDIR/claude-work" claude` made a config folder (recorded). The
+    user then logged in there and used it for a week: its `.credentials.json` (a login, not
+    matched by `credentials*`) or its auto memory (notes Claude and the user wrote, nowhere
+    else) is no regenerable output, even once no Claude runs on it."""
+    config = sandbox.user_tmp / "claude-work"
+    run_and_record(f'CLAUDE_CONFIG_DIR={config} bash -c \'mkdir -p "$CLAUDE_CONFIG_DIR"\'', tmp_path)
+    assert recorded() == [str(config)]
+    (config / kept).parent.mkdir(parents=True, exist_ok=True)
+    (config / kept).write_text("{}\n" if kept.endswith(".json") else "- [Deploy](deploy.md) — how we ship\n")
+    set_mtime(config, OLD)
+    entries = gc_entries()
+    assert (config / kept).exists(), entries
+    assert entries[str(config)] == ("kept", "dirty"), entries
+
+
+def test_a_config_folder_of_a_finished_sandbox_run_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The other side: `claude -p` run by the session in a sandbox config folder leaves a
+    transcript and `.claude.json`: an output."""
+    config = sandbox.user_tmp / "claude-sandbox"
+    run_and_record(f'CLAUDE_CONFIG_DIR={config} bash -c \'mkdir -p "$CLAUDE_CONFIG_DIR/projects/-x"\'', tmp_path)
+    (config / ".claude.json").write_text("{}\n")
+    (config / "projects" / "-x" / "s.jsonl").write_text("{}\n")
+    set_mtime(config, OLD)
+    assert gc_entries()[str(config)] == ("removed", "age")
