@@ -104,6 +104,9 @@ def main() -> int:
     payload: dict[str, object] | None = None
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT)
+        if len(raw) == MAX_INPUT and sys.stdin.buffer.read(1):  # cut: its end would read as bad JSON
+            _log(f"hook: input longer than {MAX_INPUT >> 20} MiB, not read; nothing done")
+            return 0
         payload = read_payload(raw)
         if payload is None:
             return 0

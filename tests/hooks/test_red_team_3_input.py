@@ -194,6 +194,23 @@ def test_odd_stdin_is_silence(tmp_path: Path, raw: bytes) -> None:
     assert " failed: " not in log_text()
 
 
+def test_an_input_past_the_read_limit_is_named_as_such_in_the_log(tmp_path: Path) -> None:
+    """An Edit of a very large file carries the whole file in `tool_response.originalFile`:
+    past the 64 MiB read limit the cut input was logged as "not JSON", which sent one looking
+    for a bug in Claude's output rather than at the size."""
+    from hooks.entry import MAX_INPUT
+
+    f = tmp_path / "huge.sql"
+    f.write_text("x\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path), "tool_name": "Edit",
+               "tool_input": {"file_path": str(f), "old_string": "x", "new_string": "y"},
+               "tool_response": {"originalFile": "x" * (MAX_INPUT + 1)}}
+    result = run_hook(payload, cwd=tmp_path, timeout=120)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert f"input longer than {MAX_INPUT >> 20} MiB, not read; nothing done" in log_text()
+    assert "not JSON" not in log_text()
+
+
 def test_a_session_id_that_is_a_path_writes_nothing_outside_the_state(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`session_id` names files (gc/<id>.json, <id>.log): `../..`, a slash, a newline or
     300 characters stay one safe name inside claudetto's folders."""
