@@ -127,13 +127,19 @@ def _verdict(entry: os.DirEntry[str], st: os.stat_result, rule: str, action: Act
 
 
 def periods_by_slug(projects: list[Path]) -> dict[str, float]:
-    """cleanupPeriodDays in seconds for each project folder name Claude uses in its temp."""
+    """cleanupPeriodDays in seconds for each project folder name Claude uses in its temp: the
+    project's, and its own for each of its `.claude/worktrees/*` checkouts (a session there
+    names its temp folder after the checkout). Two projects may share one name (`/p/a-b` and
+    `/p/a/b` are both `-p-a-b`): a folder of that name may be either's, so the longer holds."""
     from app.core import settings
 
     found: dict[str, float] = {}
     for project in projects:
         try:
-            found.setdefault(paths.project_slug(project), settings.cleanup_period_seconds(project))
+            period = settings.cleanup_period_seconds(project)
+            places = [project, *(Path(p) for p in scandir(project / ".claude" / "worktrees") if p.is_dir())]
+            for slug in {paths.project_slug(p) for p in places}:
+                found[slug] = max(period, found.get(slug, period))
         except (OSError, ValueError):
             continue
     return found

@@ -490,3 +490,42 @@ def test_a_deinited_submodule_with_nothing_unpushed_lets_the_worktree_go(repo: P
     age(wt)
     report = clean(repo)
     assert not wt.exists(), report
+
+
+def test_two_projects_with_one_slug_keep_their_folders_for_the_longer_period(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`/p/a-b` and `/p/a/b` share Claude's temp folder name `-p-a-b`. The first keeps its
+    sessions a day, the other a year: a folder of that name may be the second's."""
+    short, long_ = tmp_path / "p" / "a-b", tmp_path / "p" / "a" / "b"
+    for project, days in ((short, 1), (long_, 365)):
+        (project / ".claude").mkdir(parents=True)
+        (project / ".claude" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": days}))
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(short): {}, str(long_): {}}}))
+    from app.core.paths import project_slug
+
+    assert project_slug(short) == project_slug(long_)
+    folder = sandbox.claude_tmp / project_slug(long_) / "4b0c3f4e-2a1d-4c5b-9e8f-1a2b3c4d5e6f"
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "scratchpad" / "plan.md").write_text("the plan\n")
+    set_mtime(folder, 3 * DAY)
+    report = clean()
+    assert (folder / "scratchpad" / "plan.md").exists(), report
+
+
+def test_a_session_folder_of_a_projects_checkout_keeps_the_projects_period(
+        sandbox: SandboxEnv, repo: Path) -> None:
+    """A session that ran in `<project>/.claude/worktrees/x` named its temp folder after the
+    checkout; the project keeps its sessions a year (its own settings), the user's default is
+    30 days."""
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 365}))
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(repo): {}}}))
+    wt = old_worktree(repo, "long")
+    from app.core.paths import project_slug
+
+    folder = sandbox.claude_tmp / project_slug(wt) / "5b0c3f4e-2a1d-4c5b-9e8f-1a2b3c4d5e6f"
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "scratchpad" / "plan.md").write_text("the plan\n")
+    age(folder)
+    report = clean()
+    assert (folder / "scratchpad" / "plan.md").exists(), report
