@@ -279,3 +279,23 @@ def test_a_config_folder_of_a_finished_sandbox_run_goes(sandbox: SandboxEnv, tmp
     (config / "projects" / "-x" / "s.jsonl").write_text("{}\n")
     set_mtime(config, OLD)
     assert gc_entries()[str(config)] == ("removed", "age")
+
+
+@pytest.mark.xfail(strict=True, reason="a commit that `git reset --hard` left only in the reflog of an old "
+                                       "clone goes with it (unique_work counts no reflog)")
+def test_a_commit_only_the_reflog_holds_keeps_the_clone(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A day of work committed in the session's clone, then a `git reset --hard origin/main` (the
+    session's, or the user's, by mistake). `git reflog` still brings it back, for 90 days: as long
+    as the clone is there."""
+    origin = make_repo(tmp_path / "origin")
+    clone = sandbox.user_tmp / "tool"
+    run_and_record(f"git clone -q {origin} {clone}", tmp_path)
+    (clone / "feature.py").write_text("a day of work\n")
+    git(clone, "add", "feature.py")
+    git(clone, "commit", "-qm", "the feature")
+    work = git(clone, "rev-parse", "HEAD")
+    git(clone, "reset", "-q", "--hard", "origin/main")
+    git(clone, "reset", "-q", "--hard")  # ORIG_HEAD moves on too: only the reflog names the work
+    set_mtime(clone, OLD)
+    entries = gc_entries()
+    assert clone.exists() and git(clone, "cat-file", "-t", work) == "commit", entries
