@@ -529,3 +529,17 @@ def test_a_session_folder_of_a_projects_checkout_keeps_the_projects_period(
     age(folder)
     report = clean()
     assert (folder / "scratchpad" / "plan.md").exists(), report
+
+
+def test_a_worktree_whose_commits_were_squashed_by_a_soft_reset_goes(repo: Path) -> None:
+    """`git reset --soft HEAD~2 && git commit`: ORIG_HEAD names the two old commits, HEAD holds
+    the same tree in one: nothing is lost."""
+    wt = old_worktree(repo, "squashed")
+    commit(wt, "a.txt", "a\n")
+    commit(wt, "b.txt", "b\n")
+    git(wt, "reset", "-q", "--soft", "HEAD~2")
+    git(wt, "commit", "-qm", "both")
+    git(repo, "merge", "-q", "--ff-only", "worktree-squashed")
+    age(wt)
+    report = clean(repo)
+    assert not wt.exists(), report
