@@ -51,7 +51,7 @@ CLOCK_SLACK_S = 1.0
 #: At most this many top entries of a folder are looked at for the ctime check.
 MAX_ENTRIES = 256
 #: At most this many entries inside an output are looked at for one moved in (`moved_in`).
-MAX_INNER_ENTRIES = 20_000
+MAX_INNER_ENTRIES = 10_000
 #: A stored birth time is read again at the sweep: the same nanoseconds, up to a float's rounding.
 _BIRTH_TOLERANCE_S = 1e-6
 
