@@ -11,10 +11,11 @@ never removes anything itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app import format as fmt
 from app.core.outputs import Judged
+from app.core.paths import inside
 from app.core.verdict import Verdict
 
 SHOWN = 15  # lines per list in a confirmation
@@ -77,9 +78,14 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
             refused += [(v.path, "cancelled") for v in wanted[done - 1:]]
             break
         now = fresh.get((verdict.rule, verdict.path))
-        if now is None or now.action != "remove":
+        if any(inside(verdict.path, path) for path in gone):
+            removed += 1  # went with a folder around it that was marked too: counted there
+            gone.append(verdict.path)
+        elif now is None or now.action != "remove":
             refused.append((verdict.path, now.reason if now else "missing"))
         else:
+            if any(inside(path, now.path) for path in gone):
+                now = replace(now, size=None)  # a marked path inside it went first: measure again
             ok, freed_bytes, why = remove_one(now)
             if ok:
                 removed += 1

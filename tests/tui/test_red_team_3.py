@@ -8,6 +8,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from app.core import journal
 from app.sandbox import Sandbox
 from app.screens.confirm import ConfirmModal
 from app.screens.outputs import OutputsScreen
@@ -127,3 +130,56 @@ async def test_a_release_goes_ahead_when_nothing_more_would_go(box: Sandbox) -> 
                        and "released" in app.screen.query_one(WorkLine).text)
     assert not (checkout / "node_modules").exists()
     assert (checkout / ".tmp" / "notes.md").exists()
+
+
+@pytest.mark.parametrize("child_first", [False, True])
+async def test_a_parent_and_its_child_marked_together_go_once_and_are_counted_once(
+        box: Sandbox, child_first: bool) -> None:
+    """tmp.BuildCache and `tmp.BuildCache/objects` (recorded on its own) are both marked, in
+    either order of the table: both go, nothing outside them does, and the freed total counts
+    the child's bytes once, not once more inside its parent."""
+    import os
+
+    from app.core.removal import resolve_parents
+    from tests.support import add_record, set_mtime
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    objects = build_cache / "objects"
+    objects.mkdir()
+    (objects / "pack.bin").write_bytes(os.urandom(256 * 1024))
+    set_mtime(objects, 10 * 86400)
+    set_mtime(build_cache, 10 * 86400)
+    add_record("stale-recorder", objects)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        keys = {v.path: k for k, v in app.store.rows.items()}
+        parent_key, child_key = keys[resolve_parents(build_cache)], keys[resolve_parents(objects)]
+        screen = app.screen
+        assert isinstance(screen, OutputsScreen)
+        table = screen.query_one("#outputs", Table)
+        for key in (parent_key, child_key):
+            assert table.move_to(key)
+            await pilot.pause()
+            await pilot.press("space")
+        for _ in range(3):
+            order = [k for k in table.keys_in_order() if k in (parent_key, child_key)]
+            if (order[0] == child_key) == child_first:
+                break
+            await pilot.press("z")
+            await pilot.pause(0.2)
+        assert (order[0] == child_key) == child_first
+        total = app.store.size(app.store.rows[parent_key]) or 0
+        before = len(journal.read_entries())
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
+        await pilot.pause(0.3)
+        line = work_text(app)
+        assert "in 2 items" in line and "kept" not in line, line
+        assert not build_cache.exists()
+        freed = sum(e["bytes"] for e in journal.read_entries()[before:] if e.get("result") == "removed")
+        assert freed <= total + 8192, (freed, total)
+    assert (box.user_tmp / "tmp.LiveCache0" / "blob.bin").exists()
