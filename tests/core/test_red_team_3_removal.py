@@ -485,3 +485,73 @@ def test_a_bind_mount_over_the_root_after_the_check_removes_nothing(sandbox: San
     finally:
         for point in mounted:
             subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
+
+
+# --- bind mounts at every depth, through the CLI ----------------------------------------
+
+
+@needs_root
+@pytest.mark.parametrize("depth", [0, 1, 3])
+def test_gc_never_empties_a_bind_mount_at_any_depth_of_an_old_output(
+        sandbox: SandboxEnv, tmp_path: Path, depth: int) -> None:
+    """`mount --bind ~/data` over the output itself (depth 0) or a folder inside it."""
+    data = tmp_path / "user" / "data"
+    data.mkdir(parents=True)
+    (data / "keep.txt").write_text("do not delete\n")
+    folder = tree(sandbox.user_tmp / "tmp.old")
+    point = folder.joinpath(*[f"d{i}" for i in range(depth)])
+    point.mkdir(parents=True, exist_ok=True)
+    add_record("dead-session", folder)
+    with bind(data, point):
+        set_mtime(folder, OLD)
+        done = run_cli("gc", "--json")
+        assert done.returncode == 0, done.stderr
+        (entry,) = json.loads(done.stdout)["entries"]
+        assert (entry["status"], entry["reason"]) == ("kept", "in_use")
+        assert (data / "keep.txt").read_text() == "do not delete\n"
+    assert (folder / "sub" / "f0").exists()
+
+
+@needs_root
+def test_a_bind_mount_over_the_target_after_the_check_is_never_walked(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Mounted over the checked folder itself between the check and the removal: a mount
+    point cannot be renamed into the trash (EBUSY), and that is no reason to go in place."""
+    data = tmp_path / "precious"
+    data.mkdir()
+    (data / "keep.txt").write_text("do not delete\n")
+    target = tree(sandbox.user_tmp / "t")
+    mounted: list[Path] = []
+
+    def mount_over(_: str) -> None:
+        if subprocess.run(["mount", "--bind", str(data), str(target)], capture_output=True,
+                          check=False).returncode == 0:
+            mounted.append(target)
+
+    try:
+        result = removal.remove(target, sandbox.user_tmp, "gc", trash=False, _before_remove=mount_over)
+        if not mounted:
+            pytest.skip("mount --bind is not allowed here")
+        assert result.status != "removed"
+        assert (data / "keep.txt").read_text() == "do not delete\n"
+    finally:
+        for point in mounted:
+            subprocess.run(["umount", "-l", str(point)], capture_output=True, check=False)
+
+
+def test_two_gc_runs_at_once_remove_each_output_once(sandbox: SandboxEnv) -> None:
+    """Two `claudetto gc` started together (two sessions ending at once): each old output is
+    journaled removed exactly once, neither run fails with a traceback."""
+    folders = [tree(sandbox.user_tmp / f"tmp.old{i}", files=3) for i in range(6)]
+    for folder in folders:
+        set_mtime(folder, OLD)
+        add_record("dead-session", folder)
+    env = dict(os.environ)
+    runs = [subprocess.Popen([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                              "gc", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            for _ in range(2)]
+    outs = [run.communicate(timeout=120) for run in runs]
+    for run, (_out, err) in zip(runs, outs, strict=True):
+        assert run.returncode in (0, 1) and "Traceback" not in err, err
+    assert not any(folder.exists() for folder in folders)
+    removed = [e["path"] for e in journal.read_entries() if e.get("result") == "removed"]
+    assert sorted(removed) == sorted(os.path.realpath(f) for f in folders)
