@@ -342,8 +342,21 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     if current_session:
         ids.add(current_session)
     cwds = [os.path.realpath(c) for c in [*(s.cwd for s in counted if s.cwd), current_cwd] if c]
-    return Liveness(counted, frozenset(ids), tuple(cwds), any(s.unreadable for s in counted),
+    return Liveness(counted, frozenset(ids), tuple(cwds), any(s.unreadable for s in counted) or _unlistable(),
                     current_session, current_cwd)
+
+
+def _unlistable() -> bool:
+    """Whether Claude's `sessions/` folder is there but cannot be listed (its permissions, a
+    link loop): every session in it is unknown, so nothing a session may hold goes."""
+    try:
+        os.listdir(paths.sessions_dir())
+    except FileNotFoundError:
+        return False  # an older Claude keeps none: nothing to read
+    except OSError as exc:
+        log(f"sessions: {paths.sessions_dir()} cannot be listed ({exc}); every session is unsure")
+        return True
+    return False
 
 
 def live_session_ids(current_session_id: str | None = None) -> set[str]:

@@ -543,3 +543,12 @@ def test_a_worktree_whose_commits_were_squashed_by_a_soft_reset_goes(repo: Path)
     age(wt)
     report = clean(repo)
     assert not wt.exists(), report
+
+
+def test_a_sessions_folder_that_cannot_be_listed_keeps_the_session_folders(sandbox: SandboxEnv) -> None:
+    """`sessions/` is there but cannot be listed (a link loop here; its permissions for a
+    user): nobody knows which sessions run, so none of their folders goes."""
+    folder = old_session_folder(sandbox)
+    sandbox.sessions.symlink_to(sandbox.sessions)
+    report = clean()
+    assert (folder / "scratchpad" / "build.log").exists(), report
