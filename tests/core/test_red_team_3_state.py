@@ -218,6 +218,24 @@ def test_a_build_file_nested_too_deeply_pins_nothing_and_the_rest_is_found(tmp_p
     assert found == [("stale_version_pin", "jhelm 1.3.1")]
 
 
+def test_an_index_line_for_a_topic_named_in_latin1_is_refused_in_one_line(tmp_path: Path) -> None:
+    """The dashboard's "add the index line" on `caf\xe9.md` ended in UnicodeEncodeError from
+    the link's quoting (no Markdown link, UTF-8 text, can name that byte): now a refusal the
+    dashboard shows, and the index is untouched."""
+    from app.core import memory
+
+    repo = make_repo(tmp_path / "repo")
+    folder = memory_folder(repo)
+    index = folder / "MEMORY.md"
+    index.write_text("- [A](a.md) \u2014 h\n")
+    raw = os.fsencode(str(folder)) + b"/caf\xe9.md"
+    with open(raw, "wb") as fh:
+        fh.write((FRONT + "x\n").encode())
+    with pytest.raises(memory.MemoryWriteRefused, match=r"caf\\udce9.md is not named in UTF-8"):
+        memory.add_to_index(os.fsdecode(raw))
+    assert index.read_text() == "- [A](a.md) \u2014 h\n"
+
+
 # --- found here, fixed elsewhere ------------------------------------------------------------------
 
 
