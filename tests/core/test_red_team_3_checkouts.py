@@ -552,3 +552,57 @@ def test_a_sessions_folder_that_cannot_be_listed_keeps_the_session_folders(sandb
     sandbox.sessions.symlink_to(sandbox.sessions)
     report = clean()
     assert (folder / "scratchpad" / "build.log").exists(), report
+
+
+def test_a_locked_worktree_is_kept_by_worktree_remove(sandbox: SandboxEnv, repo: Path) -> None:
+    from app.core import checkouts
+
+    made = checkouts.create_checkout(str(repo), "locked-one", "s-1")
+    git(repo, "worktree", "lock", "--reason", "on a trip", made.path)
+    done = worktree_remove(Path(made.path), repo)
+    assert done.returncode == 1 and done.stderr.decode().count("\n") == 1, done.stderr
+    assert Path(made.path, "README.md").exists()
+
+
+def test_a_stash_made_in_a_removed_worktree_survives(repo: Path) -> None:
+    """`git stash` in the worktree: the stash is the repository's, not the worktree's."""
+    wt = old_worktree(repo, "stashed")
+    (wt / "README.md").write_text("an idea, stashed\n")
+    git(wt, "stash", "-q")
+    age(wt)
+    clean(repo)
+    assert "an idea, stashed" in git(repo, "stash", "show", "-p")
+
+
+def test_a_worktree_whose_git_dir_is_gone_keeps_the_users_files(repo: Path) -> None:
+    wt = old_worktree(repo, "orphan")
+    (wt / "draft.md").write_text("a draft\n")
+    admin = Path(git(wt, "rev-parse", "--absolute-git-dir"))
+    import shutil
+
+    shutil.rmtree(admin)
+    age(wt)
+    report = clean(repo)
+    assert (wt / "draft.md").exists(), report
+
+
+@pytest.mark.xfail(strict=True, reason="a session folder holding the unix socket a running server listens on "
+                                       "(nothing else of it open) is removed: the server can no longer be reached")
+def test_a_session_folder_holding_a_running_servers_socket_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    """A server a session started listens on a unix socket in the session's folder (an ssh
+    ControlMaster, a language server): it works elsewhere and holds no file there open, only
+    the socket, which the kernel lists by its path."""
+    import sys
+
+    folder = old_session_folder(sandbox)
+    sock = folder / "scratchpad" / "server.sock"
+    server = subprocess.Popen([sys.executable, "-c", (
+        "import os, socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind('server.sock'); s.listen();"
+        "os.chdir(sys.argv[1]); print('ready', flush=True); time.sleep(120)"), str(tmp_path)],
+        cwd=sock.parent, stdout=subprocess.PIPE)
+    started.append(server)
+    assert server.stdout is not None and server.stdout.readline() == b"ready\n"
+    age(folder)
+    report = clean()
+    assert sock.exists(), report
