@@ -136,9 +136,10 @@ def to_trash(parent_fd: int, name: str, st: os.stat_result, root_real: str,
 def _rename_into(parent_fd: int, name: str, trash_fd: int, token: str, origin: str) -> str | None:
     """Rename `name` into the trash open as `trash_fd` under a pending slot name (no purge
     takes it until its journal line is written: `to_purge`); the slot, or None when this
-    trash is another mount (EXDEV)."""
+    trash cannot take it: another mount (EXDEV), or no room for the note of its origin."""
     slot = f"{PENDING}{time.time_ns()}-{os.getpid()}-{token or os.urandom(4).hex()}"
-    _write_origin(trash_fd, slot, origin)
+    if not _write_origin(trash_fd, slot, origin):
+        return None  # no way back for it if this process is killed: not into this trash
     try:
         os.rename(name, slot, src_dir_fd=parent_fd, dst_dir_fd=trash_fd)
     except OSError as exc:
@@ -165,17 +166,24 @@ def to_purge(trash_fd: int, slot: str) -> str:
     return ready
 
 
-def _write_origin(trash_fd: int, slot: str, origin: str) -> None:
+def _write_origin(trash_fd: int, slot: str, origin: str) -> bool:
     """The note of where a pending entry came from (no fsync: it guards against a killed
-    process, whose writes the kernel keeps)."""
+    process, whose writes the kernel keeps); False when it could not be written whole."""
+    data = os.fsencode(origin)
     try:
         fd = os.open(slot + ORIGIN, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=trash_fd)
     except OSError:
-        return
+        return False
     try:
-        os.write(fd, os.fsencode(origin))
+        written = os.write(fd, data)
+    except OSError:
+        written = -1
     finally:
         os.close(fd)
+    if written != len(data):
+        drop_origin(trash_fd, slot)
+        return False
+    return True
 
 
 def drop_origin(trash_fd: int, slot: str) -> None:

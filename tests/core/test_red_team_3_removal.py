@@ -555,3 +555,37 @@ def test_two_gc_runs_at_once_remove_each_output_once(sandbox: SandboxEnv) -> Non
     assert not any(folder.exists() for folder in folders)
     removed = [e["path"] for e in journal.read_entries() if e.get("result") == "removed"]
     assert sorted(removed) == sorted(os.path.realpath(f) for f in folders)
+
+
+# --- a trash on a full file system -------------------------------------------------------
+
+
+@needs_root
+def test_a_removal_killed_while_its_trash_had_no_room_for_the_note_leaves_the_folder_in_place(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The temp file system is out of inodes: the folder could be renamed into the trash, but
+    the note of where it came from could not be written. Killed before its journal line, the
+    folder was then in the trash with no way back, kept there, out of sight, for ever."""
+    full = sandbox.root / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,nr_inodes=64", "tmpfs", str(full)],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("mount -t tmpfs is not allowed here")
+    try:
+        for name in ("TMPDIR", "CLAUDE_CODE_TMPDIR"):
+            monkeypatch.setenv(name, str(full))
+        (full / "claudetto" / "trash").mkdir(parents=True)
+        target = tree(full / "work", files=3)
+        with contextlib.suppress(OSError):
+            for i in range(1000):
+                (full / f"inode{i}").touch()
+        proc = subprocess.Popen([sys.executable, "-P", "-c", KILLED_IN_GUARD, str(target), str(full)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        proc.kill()
+        proc.wait()
+        removal.purge_trash()
+        assert sorted(p.name for p in (target / "sub").iterdir()) == ["f0", "f1", "f2"]
+    finally:
+        subprocess.run(["umount", "-l", str(full)], capture_output=True, check=False)
