@@ -373,11 +373,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return run_command(args)
-    except UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
+    except UsageError as exc:  # one line whatever a path in it holds (printable escapes a newline)
+        sys.stderr.write(f"{printable(str(exc))}\n")
         return 2
     except CommandError as exc:
-        sys.stderr.write(f"{exc}\n")
+        sys.stderr.write(f"{printable(str(exc))}\n")
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("claudetto: interrupted\n")
@@ -385,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         os._exit(0)
     except Exception as exc:  # noqa: BLE001 - the contract: one clear line, never a traceback
-        sys.stderr.write(f"claudetto: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write(f"claudetto: {type(exc).__name__}: {printable(str(exc))}\n")
         return 1
 
 

@@ -236,6 +236,15 @@ def test_an_index_line_for_a_topic_named_in_latin1_is_refused_in_one_line(tmp_pa
     assert index.read_text() == "- [A](a.md) \u2014 h\n"
 
 
+def test_a_refusal_naming_a_path_with_a_newline_is_one_line(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`claudetto supersede '<memory>/x\ny.md' ...` wrote its refusal on two lines (the
+    contract: one line on stderr), and called a file that is not there "not a file"."""
+    folder = memory_folder(make_repo(tmp_path / "repo"))
+    result = run_cli("supersede", str(folder / "x\ny.md"), "--line", "1", "--correction", "b")
+    assert result.returncode == 1
+    assert result.stderr == f"claudetto supersede: {folder}/x\\ny.md: no such file\n"
+
+
 # --- found here, fixed elsewhere ------------------------------------------------------------------
 
 

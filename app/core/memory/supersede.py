@@ -151,6 +151,8 @@ def memory_file(file: str, refused: type[MemoryWriteRefused]) -> str:
     if not inside:
         config = paths.config_dir_str()
         raise refused(f"{file} is not in a memory folder ({config}/projects/*/memory/); nothing changed")
+    if not os.path.lexists(real):
+        raise refused(f"{file}: no such file")
     if not os.path.isfile(real):
         raise refused(f"{file} is not a file")
     return real
