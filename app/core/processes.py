@@ -67,11 +67,15 @@ def _add_bound_sockets(found: set[str]) -> None:
             data = fh.read()
     except OSError:
         return
+    real: dict[str, str] = {}  # a desktop binds hundreds of sockets in a few folders
     for line in data.splitlines()[1:]:
         fields = line.split(None, 7)
         if len(fields) == 8 and fields[7].startswith(b"/"):
             bound = os.path.normpath(os.fsdecode(fields[7]))  # as it was bound: parents unresolved
-            found.add(os.path.join(os.path.realpath(os.path.dirname(bound)), os.path.basename(bound)))
+            folder = os.path.dirname(bound)
+            if folder not in real:
+                real[folder] = os.path.realpath(folder)
+            found.add(os.path.join(real[folder], os.path.basename(bound)))
 
 
 def _pids() -> list[int]:
