@@ -211,7 +211,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
     if given is None and here is None:
         raise CommandError("claudetto memory: the current folder is gone; name a PROJECT")
     roots = list(dict.fromkeys(paths.git_root_str(p) or p for p in (given or [here or "."])))
-    timeout_s = max(bound("SWEEP_TIMEOUT_MS"), 1) / 1000
+    timeout_s = min(max(bound("SWEEP_TIMEOUT_MS"), 1), 10**15) / 1000  # a huge bound is no float overflow
     swept = [(root, memory.memory_dir(root), memory.sweep(root, timeout_s=timeout_s)) for root in roots]
     if args.json:
         emit_json(memory.findings_json(f for _, _, found in swept for f in found))

@@ -245,6 +245,16 @@ def test_a_refusal_naming_a_path_with_a_newline_is_one_line(sandbox: SandboxEnv,
     assert result.stderr == f"claudetto supersede: {folder}/x\\ny.md: no such file\n"
 
 
+def test_a_huge_sweep_timeout_is_no_failed_memory_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CLAUDETTO_SWEEP_TIMEOUT_MS` of 400 nines made `claudetto memory` fail with
+    `OverflowError: integer division result too large for a float`."""
+    repo = make_repo(tmp_path / "repo")
+    monkeypatch.setenv("CLAUDETTO_SWEEP_TIMEOUT_MS", "9" * 400)
+    result = run_cli("memory", "--json", str(repo), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"findings": []}
+
+
 # --- found here, fixed elsewhere ------------------------------------------------------------------
 
 
