@@ -117,11 +117,12 @@ def _purge_place(place: Path) -> int:
     if fd is None:
         return 0
     removed = 0
+    tried: set[str] = set()  # left with errors: once a purge, not once a round
     try:
         dev = os.fstat(fd).st_dev
         for _ in range(100):
             with os.scandir(fd) as it:
-                names = [entry.name for entry in it]
+                names = [entry.name for entry in it if entry.name not in tried]
             names = _settle_pending(fd, place, names)
             # A bind mount of this same file system has the trash's device, so the device
             # check inside the purge cannot see it: a mount point found in an entry (made
@@ -137,6 +138,7 @@ def _purge_place(place: Path) -> int:
                 except OSError as exc:
                     tally.error(exc, name)
                 if tally.errors:
+                    tried.add(name)
                     log(f"removal: purge of {place / name} left {tally.errors} error(s): {tally.first_error}")
     except OSError as exc:
         log(f"removal: cannot purge {place}: {exc}")

@@ -589,3 +589,25 @@ def test_a_removal_killed_while_its_trash_had_no_room_for_the_note_leaves_the_fo
         assert sorted(p.name for p in (target / "sub").iterdir()) == ["f0", "f1", "f2"]
     finally:
         subprocess.run(["umount", "-l", str(full)], capture_output=True, check=False)
+
+
+@needs_root
+def test_an_entry_the_purge_cannot_finish_is_tried_once_per_purge_not_a_hundred_times(sandbox: SandboxEnv) -> None:
+    """A trashed folder holding a file that cannot be unlinked (immutable): each purge walks
+    it once, logs it once and goes on; it does not walk and log it a hundred times, on every
+    session start, while the rest of the trash waits."""
+    from app.core.log import current_log
+
+    target = tree(sandbox.user_tmp / "stuck", files=2)
+    with immutable(target / "sub" / "f0"):
+        result = removal.remove(target, sandbox.user_tmp, "gc", trash=True, spawn=False)
+    (stuck,) = paths.trash_dir().glob("*/sub/f0")  # moved with its folder: the flag too
+    try:
+        assert result.status == "removed"
+        removal.purge_trash()
+        lines = [line for line in current_log().read_text().splitlines() if "purge of" in line]
+        assert 1 <= len(lines) <= 2, len(lines)
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck)], capture_output=True, check=False)
+    removal.purge_trash()
+    assert not any(paths.trash_dir().iterdir())
