@@ -611,3 +611,24 @@ def test_an_entry_the_purge_cannot_finish_is_tried_once_per_purge_not_a_hundred_
         subprocess.run(["chattr", "-i", str(stuck)], capture_output=True, check=False)
     removal.purge_trash()
     assert not any(paths.trash_dir().iterdir())
+
+
+def test_a_server_that_binds_a_socket_in_the_folder_right_before_its_removal_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """Judged unused, then a server binds `dev.sock` in the folder before the removal: the
+    last check, made with the folder moved aside, still finds it under its first name."""
+    folder = sandbox.user_tmp / "tmp.late-server"
+    folder.mkdir()
+    (folder / "config.toml").write_text("port = 0\n")
+    set_mtime(folder, OLD)
+    add_record("dead-session", folder)
+
+    def binds(_: str) -> None:
+        env = {**os.environ, "SOCKET_PATH": str(folder / "dev.sock")}
+        server = subprocess.Popen([sys.executable, "-c", SERVER], env=env, stdout=subprocess.PIPE, cwd="/")
+        started.append(server)  # type: ignore[arg-type]
+        assert server.stdout is not None and server.stdout.readline() == b"ready\n"
+
+    report = gc.sweep(trash=False, _before_remove=binds)
+    assert {e.path: (e.status, e.reason) for e in report.entries}[os.path.realpath(folder)] == ("kept", "in_use")
+    assert (folder / "config.toml").exists() and (folder / "dev.sock").exists()
