@@ -134,21 +134,21 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
 # --- acting -------------------------------------------------------------------------------
 
 
-#: The most folders measured ahead of their removal at once: enough to keep two readers busy,
-#: few enough that each is measured shortly before its removal.
+#: The most folders measured ahead of removal at once: two readers busy, each measure recent.
 MEASURE_BATCH = 16
 
 
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
     """Each folder or gate log through removal.remove, the next batch measured meanwhile by
     two processes (`scan_many`; its stats overlap the removal's unlinks); stops between items
-    at the deadline. The batches grow from one: the first removal waits for one measure."""
+    at the deadline. The batches grow from one: the first removal waits for one measure (a
+    dry run, with nothing to overlap, measures all at once)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def measure(batch: list[Verdict]) -> list[TreeSize]:
         return scan_many([v.path for v in batch], budget_s=run.left_s(), mounts=run.mounts)
 
-    batches = list(_batches(items))
+    batches = list(_batches(items, max(1, len(items)) if run.dry_run else 1))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
         ahead: Future[list[TreeSize]] | None = pool.submit(measure, batches[0]) if batches else None
         for i, batch in enumerate(batches):
@@ -167,11 +167,11 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
             ahead.cancel()
 
 
-def _batches(items: list[Verdict]) -> Iterator[list[Verdict]]:
-    first, size = 0, 1  # 1, 2, 4, ... up to MEASURE_BATCH items
+def _batches(items: list[Verdict], size: int) -> Iterator[list[Verdict]]:
+    first = 0  # then twice as many each time, up to MEASURE_BATCH (or `size`, when more)
     while first < len(items):
         yield items[first:first + size]
-        first, size = first + size, min(size * 2, MEASURE_BATCH)
+        first, size = first + size, max(size, min(size * 2, MEASURE_BATCH))
 
 
 def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> None:

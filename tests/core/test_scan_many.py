@@ -217,16 +217,19 @@ def _session(sandbox: SandboxEnv, n: int) -> Path:
                   repos=False)
 
 
-def test_the_cleanup_keeps_the_folder_whose_repository_the_batch_scan_found(sandbox: SandboxEnv) -> None:
-    """Sessions measured in batches by two readers: the one holding uncommitted work in a
-    repository deep inside is kept whichever reader found it; the others go, counted as du."""
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_the_cleanup_keeps_the_folder_whose_repository_the_batch_scan_found(sandbox: SandboxEnv,
+                                                                           dry_run: bool) -> None:
+    """Sessions measured by two readers (all at once in a dry run, in growing batches ahead of
+    their removal otherwise): the one holding uncommitted work in a repository deep inside is
+    kept whichever reader found it; the others go, counted as du counted them."""
     folders = [_session(sandbox, n) for n in range(22)]
     work = make_repo(folders[8] / "scratchpad" / "deep" / "proj")
     (work / "notes.txt").write_text("not committed\n")
     for folder in folders:
         set_mtime(folder, 40 * 86_400)
     sizes = {f: (_du("-B1", f), scan(f, parallel=False).files) for f in folders}
-    report = hygiene.run_cleanup([], dry_run=True)
+    report = hygiene.run_cleanup([], dry_run=dry_run)
     kept = {v.path: v.reason for v in report.verdicts if v.action == "keep"}
     assert kept == {str(folders[8]): "dirty"}
     gone = [f for f in folders if f != folders[8]]
@@ -234,3 +237,4 @@ def test_the_cleanup_keeps_the_folder_whose_repository_the_batch_scan_found(sand
     assert report.bytes == sum(sizes[f][0] for f in gone)
     assert report.files == sum(sizes[f][1] for f in gone)
     assert git(work, "status", "--porcelain") == "?? notes.txt"
+    assert [f.exists() for f in gone] == [dry_run] * len(gone)
