@@ -51,7 +51,8 @@ class Reading:
     """What the command read so far names: each output once (a command repeating one costs
     nothing more), each distinct mktemp call once, and notes for the log."""
 
-    __slots__ = ("found", "calls", "notes", "sources", "removed", "_mktemp_seen", "_left_out", "_user_tmp")
+    __slots__ = ("found", "calls", "notes", "sources", "removed", "removes_many", "_mktemp_seen", "_left_out",
+                 "_user_tmp")
 
     def __init__(self) -> None:
         self.found: dict[_Found, None] = {}
@@ -59,6 +60,7 @@ class Reading:
         # a copy whose source the command removes is a move, the only copy left
         self.sources: dict[_Found, list[tuple[str, str | None]]] = {}
         self.removed: list[tuple[str, str | None]] = []
+        self.removes_many = False  # more than MAX_OUTPUTS words removed: which copy is moved is unknown
         self.calls: list[MktempCall] = []
         self.notes: list[str] = []
         self._mktemp_seen: set[tuple[tuple[str, ...], str | None, str | None]] = set()
@@ -76,6 +78,15 @@ class Reading:
             self._left_out["outputs"] += 1
             return
         self.found[key] = None
+
+    def removing(self, args: list[str], cwd: str | None) -> None:
+        """`rm`/`rmdir ARGS` in `cwd`: what a copy's source is checked against, at most
+        MAX_OUTPUTS words (each costs a comparison with every source)."""
+        for arg in _positionals(args, frozenset()):
+            if len(self.removed) >= MAX_OUTPUTS:
+                self.removes_many = True
+                return
+            self.removed.append((arg, cwd))
 
     def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
         if "TMPDIR" in env:
@@ -217,7 +228,7 @@ def _run(name: str, args: list[str], shell: Shell, reading: Reading, env: dict[s
     elif name == "mktemp":
         reading.mktemp(args, cwd, env)
     elif name in ("rm", "rmdir"):
-        reading.removed.extend((arg, cwd) for arg in _positionals(args, frozenset()))
+        reading.removing(args, cwd)
 
 
 def _positionals(args: list[str], value_options: frozenset[str]) -> list[str]:

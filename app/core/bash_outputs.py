@@ -36,7 +36,6 @@ from app.core.shell_words import absolute_path, clone_dir_name, rx, split_words
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterable
 
     from app.core.mktemp import MktempCall
 
@@ -171,16 +170,34 @@ def read_bash(command: str, cwd: str | None, stdout: str
             gc.enable()
     notes = reading.notes
     notes.extend(reading.left_out())
+    outputs, claims = _named(reading, notes)
+    unprinted: list[MktempCall] = []
+    if reading.calls:
+        from app.core.mktemp import printed_paths
+
+        reading.mark_removed()
+        for call in reading.calls:
+            printed = printed_paths(stdout, call) if stdout else []
+            outputs.extend(("temp", path) for path in printed)
+            if not printed:
+                unprinted.append(call)
+    return _unique(outputs), _bounded(notes), unprinted, claims
+
+
+def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], dict[str, tuple[bool, str | None]]]:
+    """The outputs the command names, as absolute paths, and how to judge each copy or
+    worktree (see `read_bash`); a copy or clone whose source the command removes is left out."""
     outputs: list[tuple[str, str]] = []
     claims: dict[str, tuple[bool, str | None]] = {}
     resolved: dict[str, str] = {}  # the folders of this command's paths, resolved once
+    removals = _Removals(reading, resolved)
     for key in reading.found:
         kind, raw, base, inside, merged = key
         path = absolute_path(base, raw, resolved)
         if path is None:
             notes.append(f"{kind} {shown(raw)} not recorded: it cannot be expanded here")
             continue
-        gone = _source_removed(reading.sources.get(key, ()), reading.removed, resolved)
+        gone = removals.moved(reading.sources[key], resolved) if key in reading.sources else None
         if gone is not None:
             notes.append(f"{kind} {shown(raw)} not recorded: the command removes its source {shown(gone)}, so it "
                          "is a move, the only copy left")
@@ -195,49 +212,50 @@ def read_bash(command: str, cwd: str | None, stdout: str
             outputs.append((kind, path))
             if kind in ("copy", "worktree") and path not in claims:
                 claims[path] = (merged, outer)
-    unprinted: list[MktempCall] = []
-    if reading.calls:
-        from app.core.mktemp import printed_paths
-
-        reading.mark_removed()
-        for call in reading.calls:
-            printed = printed_paths(stdout, call) if stdout else []
-            outputs.extend(("temp", path) for path in printed)
-            if not printed:
-                unprinted.append(call)
-    return _unique(outputs), _bounded(notes), unprinted, claims
+    return outputs, claims
 
 
-def _source_removed(sources: Iterable[tuple[str, str | None]], removed: list[tuple[str, str | None]],
-                    resolved: dict[str, str]) -> str | None:
-    """The source of a copy or clone that the command also removes (`cp -r data x && rm -rf
-    data`: a move, whose copy is the only one left, as `mv` would leave it), or None. The same
-    word in the same folder (`"$src"` too), or a removed path at or above the source, a glob
-    matched against it."""
-    for source, base in sources:
-        path = absolute_path(base, source, resolved)
-        for word, where in removed:
-            if (word, where) == (source, base):
+class _Removals:
+    """What the command removes (`rm`, `rmdir`), resolved once, to tell a copy or clone whose
+    source goes with it (`cp -r data x && rm -rf data`: a move, whose copy is the only one
+    left, as `mv` would leave it): the same word in the same folder (`"$src"` too), a path at
+    or above the source, or a glob that matches the source's folder of its depth. Past
+    MAX_OUTPUTS words, or MAX_GLOBS globs, every copy with a source counts as moved (unsure:
+    not recorded). Each check costs at most a comparison per word: linear in the command."""
+
+    MAX_GLOBS = 32
+
+    def __init__(self, reading: _Reading, resolved: dict[str, str]) -> None:
+        self.words = set(reading.removed)
+        self.paths: list[str] = []
+        self.globs: list[tuple[int, str]] = []
+        for word, where in reading.removed:
+            path = absolute_path(where, word, resolved)
+            if path is not None and any(c in word for c in "*?["):
+                self.globs.append((path.count("/"), path))
+            elif path is not None:
+                self.paths.append(path)
+        self.many = reading.removes_many or len(self.globs) > self.MAX_GLOBS
+
+    def moved(self, sources: list[tuple[str, str | None]], resolved: dict[str, str]) -> str | None:
+        """The source that the command removes, or None."""
+        for source, base in sources:
+            if self.many or (source, base) in self.words:
                 return source
-            gone = absolute_path(where, word, resolved) if path is not None else None
-            if gone is None or path is None:
+            path = absolute_path(base, source, resolved)
+            if path is None:
                 continue
-            if any(c in word for c in "*?["):
-                from fnmatch import fnmatchcase
-
-                if any(fnmatchcase(part, gone) for part in _self_and_parents(path)):
-                    return source
-            elif inside(path, gone):
+            if any(inside(path, gone) for gone in self.paths) or self._globbed(path):
                 return source
-    return None
+        return None
 
+    def _globbed(self, path: str) -> bool:
+        if not self.globs:
+            return False
+        from fnmatch import fnmatchcase
 
-def _self_and_parents(path: str) -> list[str]:
-    parts = [path]
-    while path not in ("/", ""):
-        path = os.path.dirname(path)
-        parts.append(path)
-    return parts
+        cuts = [i for i, c in enumerate(path) if c == "/"] + [len(path)]
+        return any(depth < len(cuts) and fnmatchcase(path[:cuts[depth]], glob) for depth, glob in self.globs)
 
 
 def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> None:

@@ -299,3 +299,25 @@ def test_a_commit_only_the_reflog_holds_keeps_the_clone(sandbox: SandboxEnv, tmp
     set_mtime(clone, OLD)
     entries = gc_entries()
     assert clone.exists() and git(clone, "cat-file", "-t", work) == "commit", entries
+
+
+@pytest.mark.parametrize("removals", ["rm -f {words}", "{rms}", "rm -f {globs}"])
+def test_many_removals_after_many_copies_are_read_in_bounded_time(removals: str) -> None:
+    """256 copies, then an `rm` of tens of thousands of words (or as many `rm`s, or globs),
+    to the size limit: each source is checked against each removal once, so bounded, never
+    256 x 40,000 path resolutions (half a minute of a hook). Past the bound, a copy may be a
+    move: nothing is recorded."""
+    from app.core.bash_outputs import read_bash
+    from app.core.command_line import MAX_COMMAND_CHARS
+
+    head = "cp -r " + " ".join(f"s{i}" for i in range(256)) + " /tmp/dest/; "
+    room = MAX_COMMAND_CHARS - len(head) - 64
+    command = head + removals.format(words=" ".join(f"x{i}" for i in range(room // 7))[:room],
+                                     rms="; ".join(f"rm x{i}" for i in range(room // 10))[:room],
+                                     globs=" ".join(f"x{i}*" for i in range(room // 8))[:room])
+    assert len(command) <= MAX_COMMAND_CHARS
+    started = time.process_time()
+    found, notes, _, _ = read_bash(command, "/w", "")
+    assert time.process_time() - started < 1.0
+    assert found == [], found
+    assert any("is a move" in note for note in notes), notes
