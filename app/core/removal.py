@@ -19,7 +19,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core import journal, mounts
@@ -79,6 +79,11 @@ class Removal:
 #: A last check at the moment of removal: given the path where the entry is now (a folder
 #: already moved aside into the trash), None lets it go, a keep reason puts it back.
 Guard = Callable[[str], "str | None"]
+
+
+def _target(path: str) -> str:
+    """`path` with every parent resolved and the last component kept as it is."""
+    return _resolved(path)
 
 
 class _Removing:
@@ -206,7 +211,7 @@ def _check(job: _Removing, root: PathLike) -> Removal | None:
         return job.result("missing")
     if reason is not None:
         return job.result("refused", reason)
-    job.target = _resolved(job.path)  # every parent resolved, the last component as it is
+    job.target = _target(job.path)
     job.root_real = os.path.realpath(text_path(root))
     try:
         root_st = os.stat(job.root_real)
@@ -234,8 +239,6 @@ def _outcome(job: _Removing, trashed: bool, spawn: bool) -> Removal:
                 f"({tally.first_error}); the next purge tries again")
         if trashed:
             return job.committed[0]
-        from dataclasses import replace
-
         return replace(job.committed[0], files=tally.files, folders=tally.folders)
     if tally.errors or tally.other_fs:
         left = scan(job.target) if os.path.lexists(job.target) else TreeSize(job.target, 0, 0, 0, 0)
