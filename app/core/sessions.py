@@ -8,7 +8,8 @@ another machine or pid namespace, a `procStart` that cannot be compared) counts 
 so does a file that cannot be read while the process its name gives is running (Claude
 rewrites the file on every status change; it is read again after a short pause first). Such
 an unreadable file is `unreadable`: nobody knows what that session holds, so a sweep keeps
-everything a session might hold (reason `in_use`).
+everything a session might hold (reason `in_use`); so does a running session whose file names
+no session id, and a `sessions/` folder that is there but cannot be listed.
 """
 
 from __future__ import annotations
@@ -284,9 +285,10 @@ def _other_configs_sessions() -> list[Session]:
 @dataclass(frozen=True)
 class Liveness:
     """THE inputs of "in use" at one moment: the live sessions that count, their ids, the
-    folders they work in (real paths), and whether a running session's file cannot be read
-    (`unsure`: nobody knows what it holds). Every rule reads them through `liveness()`,
-    once when it judges and again at the moment of each removal."""
+    folders they work in (real paths), and whether a running session's file cannot be read or
+    names no session id, or `sessions/` cannot be listed (`unsure`: nobody knows what it
+    holds). Every rule reads them through `liveness()`, once when it judges and again at the
+    moment of each removal."""
 
     sessions: tuple[Session, ...]
     ids: frozenset[str]
@@ -302,12 +304,6 @@ class Liveness:
         from app.core.processes import paths_in_use
 
         return paths_in_use()
-
-    @property
-    def nameless(self) -> bool:
-        """Whether a running session's file names its process but no session id (a shape
-        this version does not know): which session folder is its own cannot be told."""
-        return any(s.session_id is None and s.pid is not None for s in self.sessions)
 
     def process_inside(self, *folders: str) -> str | None:
         """A path some running process works in or holds open at or below one of `folders`
@@ -342,8 +338,10 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     if current_session:
         ids.add(current_session)
     cwds = [os.path.realpath(c) for c in [*(s.cwd for s in counted if s.cwd), current_cwd] if c]
-    return Liveness(counted, frozenset(ids), tuple(cwds), any(s.unreadable for s in counted) or _unlistable(),
-                    current_session, current_cwd)
+    # unsure: a running session's file cannot be read, or names its process but no session id
+    # (a shape this version does not know: which folders are its own cannot be told)
+    unsure = any(s.unreadable or (s.session_id is None and s.pid is not None) for s in counted)
+    return Liveness(counted, frozenset(ids), tuple(cwds), unsure or _unlistable(), current_session, current_cwd)
 
 
 def _unlistable() -> bool:

@@ -105,7 +105,7 @@ def by_session(judgement: TempJudgement, entry: os.DirEntry[str], st: os.stat_re
     cleanupPeriodDays."""
     if session in judgement.live.ids:
         return _verdict(entry, st, rule, "keep", "live", root, session)
-    if judgement.live.unsure or judgement.live.nameless:
+    if judgement.live.unsure:
         return _verdict(entry, st, rule, "keep", "in_use", root, session)
     if not is_old(st.st_mtime, period, judgement.now):
         return _verdict(entry, st, rule, "keep", "young", root, session)
