@@ -40,6 +40,8 @@ def containment(path: PathLike, root: PathLike) -> str | None:
 
     try:
         text, root_text = text_path(path), text_path(root)
+        if not root_text.startswith("/"):
+            return "outside_root"  # "" or a relative root is the working folder's: no root at all
         root_real = os.path.realpath(root_text)
         target = resolve_parents(text)
         if not strictly_inside(target, root_real):

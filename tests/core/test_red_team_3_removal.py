@@ -632,3 +632,16 @@ def test_a_server_that_binds_a_socket_in_the_folder_right_before_its_removal_kee
     report = gc.sweep(trash=False, _before_remove=binds)
     assert {e.path: (e.status, e.reason) for e in report.entries}[os.path.realpath(folder)] == ("kept", "in_use")
     assert (folder / "config.toml").exists() and (folder / "dev.sock").exists()
+
+
+def test_an_empty_or_relative_root_is_no_root(sandbox: SandboxEnv, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict "in no root" carries root "": realpath("") is the working folder, the
+    user's project when the dashboard was started there, so any folder in it would do."""
+    project = tmp_path / "project"
+    tree(project / "src")
+    monkeypatch.chdir(project)
+    for root in ("", ".", "src/.."):
+        result = removal.remove(project / "src", root, "gc", trash=False)
+        assert (result.status, result.reason) == ("refused", "outside_root")
+    assert (project / "src" / "sub" / "f0").exists()
