@@ -37,6 +37,8 @@ TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many B
 if TYPE_CHECKING:
     import re
 
+    _Claim = tuple[bool, str | None, str | None]
+
     from app.core.mktemp import MktempCall
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -146,13 +148,14 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
 
 
 def read_bash(command: str, cwd: str | None, stdout: str
-              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
+              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, _Claim]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
     recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
     recorder records one only with evidence this call made it, app/core/created.py):
-    path -> (merged, outer). `merged`: only a birth time can show it; `outer`: the target
-    `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a folder), to
-    be taken instead when DEST itself was born in the call."""
+    path -> (merged, outer, source). `merged`: only a birth time can show it; `outer`: the
+    target `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a
+    folder), to be taken instead when DEST itself was born in the call; `source`: the
+    absolute path it was copied or cloned from (a local one), or None."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -184,11 +187,11 @@ def read_bash(command: str, cwd: str | None, stdout: str
     return _unique(outputs), _bounded(notes), unprinted, claims
 
 
-def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], dict[str, tuple[bool, str | None]]]:
+def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], dict[str, _Claim]]:
     """The outputs the command names, as absolute paths, and how to judge each copy or
     worktree (see `read_bash`); a copy or clone whose source the command removes is left out."""
     outputs: list[tuple[str, str]] = []
-    claims: dict[str, tuple[bool, str | None]] = {}
+    claims: dict[str, _Claim] = {}
     resolved: dict[str, str] = {}  # the folders of this command's paths, resolved once
     removals = _Removals(reading, resolved)
     for key in reading.found:
@@ -197,7 +200,8 @@ def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], 
         if path is None:
             notes.append(f"{kind} {shown(raw)} not recorded: it cannot be expanded here")
             continue
-        gone = removals.moved(reading.sources[key], resolved) if key in reading.sources else None
+        sources = reading.sources.get(key)
+        gone = removals.moved(sources, resolved) if sources else None
         if gone is not None:
             notes.append(f"{kind} {shown(raw)} not recorded: the command removes its source {shown(gone)}, so it "
                          "is a move, the only copy left")
@@ -211,7 +215,8 @@ def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], 
         if path is not None:
             outputs.append((kind, path))
             if kind in ("copy", "worktree") and path not in claims:
-                claims[path] = (merged, outer)
+                claims[path] = (merged, outer, absolute_path(sources[0][1], sources[0][0], resolved)
+                                if sources else None)
     return outputs, claims
 
 

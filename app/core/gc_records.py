@@ -115,6 +115,20 @@ def _proven(path: str, evidence: object) -> bool:
     return why_unproven(path, evidence) is None
 
 
+def lost_source(records: list[OutputRecord]) -> str | None:
+    """The local folder a copy or clone was made from (stored with its record) when it is
+    gone now: then the copy is the only one left (`cp -r data "$TMPDIR/bak"`, and a later
+    call removed `data`; a clone whose origin was removed even looks pushed). A source in the
+    user's temp folder or a worktrees folder is passed over: outputs go, that is no loss."""
+    tmp = paths.user_tmp_str()
+    for record in records:
+        source = record.evidence.get("source") if isinstance(record.evidence, dict) else None
+        if (isinstance(source, str) and source.startswith("/") and not paths.inside(source, tmp)
+                and "/.claude/worktrees/" not in source and not os.path.lexists(source)):
+            return source
+    return None
+
+
 def drop_records(records: list[OutputRecord]) -> None:
     """Drop these records (of paths the GC removed, found missing or skipped) from their
     files, through the state store; a file left with no record goes."""

@@ -45,7 +45,7 @@ from app.core import mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
-from app.core.gc_records import OutputRecord, read_records
+from app.core.gc_records import OutputRecord, lost_source, read_records
 from app.core.paths import inside
 from app.core.verdict import Action, Reason
 
@@ -330,7 +330,7 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     # an entry moved in (`created.output_moved_in`); at the removal only the top of the tree is
     # looked at again, while the folder waits in the trash
     budget = GUARD_ENTRIES if where else MAX_INNER_ENTRIES
-    if lost is None and (_user_state(item, where or item.path) or output_moved_in(
+    if lost is None and (_user_state(item, where or item.path) or lost_source(item.records) or output_moved_in(
             where or item.path, [r.evidence for r in item.records], budget, item.path) is not None):
         return "dirty"
     return lost

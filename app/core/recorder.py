@@ -106,7 +106,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
         _store(payload, outputs, cwd or "", evidence)
 
 
-def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
+def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None, str | None]],
                    window: float, notes: list[str], evidence: dict[str, dict[str, object]]
                    ) -> list[tuple[str, str]]:
     """The outputs this call made, each kept only with evidence of it (app/core/created.py):
@@ -121,7 +121,7 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
     since = now - window
     kept: list[tuple[str, str]] = []
     for kind, path in outputs:
-        merged, outer = claims.get(path, (False, None))
+        merged, outer, source = claims.get(path, (False, None, None))
         made = made_evidence(outer, since, now, merged=True)[0] if outer is not None else None
         if made is not None and outer is not None:
             path = outer  # `cp -r SRC DEST`: DEST was born in the call, so cp made DEST
@@ -131,6 +131,8 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
                 notes.append(f"{kind} {path} not recorded: {why}")
                 continue
         if path not in evidence:
+            if source is not None:
+                made["source"] = source  # gone later, the copy is the only one: the GC keeps it
             evidence[path] = made
             kept.append((kind, path))
     return kept

@@ -321,3 +321,35 @@ def test_many_removals_after_many_copies_are_read_in_bounded_time(removals: str)
     assert time.process_time() - started < 1.0
     assert found == [], found
     assert any("is a move" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("copy", ["cp -r data {target}", "git clone -q data {target}"])
+def test_a_copy_whose_source_a_later_call_removed_is_kept(sandbox: SandboxEnv, tmp_path: Path, copy: str) -> None:
+    """The move in two calls: `cp -r data "$TMPDIR/data-old"` (recorded: the source was there),
+    then, a call later, `rm -rf data`. The copy is the only one left; a clone of the removed
+    repository even looks pushed (its commits are on `origin/main`, and origin is gone)."""
+    data = tmp_path / "data"
+    if "clone" in copy:
+        make_repo(data, files={"survey.csv": "the only copy\n"})
+    else:
+        data.mkdir()
+        (data / "survey.csv").write_text("the only copy\n")
+    target = sandbox.user_tmp / "data-old"
+    run_and_record(copy.format(target=target), tmp_path)
+    assert recorded() == [str(target)]
+    run_and_record("rm -rf data", tmp_path)
+    set_mtime(target, OLD)
+    entries = gc_entries()
+    assert (target / "survey.csv").exists(), entries
+    assert entries[str(target)] == ("kept", "dirty"), entries
+
+
+def test_a_copy_of_an_output_the_gc_removed_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The bound: a copy of another temp output (`cp -r "$TMPDIR/a" "$TMPDIR/b"`) loses nothing
+    when `a` goes, by the GC or by the session."""
+    first = sandbox.user_tmp / "a"
+    run_and_record(f"mkdir {first} && cp -r {first} {sandbox.user_tmp}/b && rmdir {first}", tmp_path)
+    run_and_record(f"mkdir {first} && cp -r {first} {sandbox.user_tmp}/c", tmp_path)
+    subprocess.run(["rmdir", str(first)], check=True)
+    set_mtime(sandbox.user_tmp / "c", OLD)
+    assert gc_entries()[str(sandbox.user_tmp / "c")] == ("removed", "age")
