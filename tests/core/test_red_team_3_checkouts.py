@@ -586,13 +586,15 @@ def test_a_worktree_whose_git_dir_is_gone_keeps_the_users_files(repo: Path) -> N
     assert (wt / "draft.md").exists(), report
 
 
-@pytest.mark.xfail(strict=True, reason="a session folder holding the unix socket a running server listens on "
-                                       "(nothing else of it open) is removed: the server can no longer be reached")
+@pytest.mark.xfail(strict=True, reason="a session folder holding the unix socket a running server bound by a "
+                                       "relative name (the kernel's list shows only that name) is removed: the "
+                                       "server can no longer be reached")
 def test_a_session_folder_holding_a_running_servers_socket_is_kept(
         sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
     """A server a session started listens on a unix socket in the session's folder (an ssh
-    ControlMaster, a language server): it works elsewhere and holds no file there open, only
-    the socket, which the kernel lists by its path."""
+    ControlMaster, a language server), bound from there by a relative name (a socket path is
+    limited to 108 bytes), then works elsewhere: it holds no file there open, and the kernel's
+    list of sockets (`/proc/net/unix`) names only `server.sock`."""
     import sys
 
     folder = old_session_folder(sandbox)
