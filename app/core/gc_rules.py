@@ -125,9 +125,7 @@ def _runs_elsewhere(session: str | None, ending_pid: int | None) -> bool:
     if not session:
         return False
     pids = [s.pid for s in sessions.read_sessions() if s.live and s.session_id == session]
-    if ending_pid is not None:
-        return any(pid != ending_pid for pid in pids)
-    return len(pids) > 1
+    return any(pid != ending_pid for pid in pids) if ending_pid is not None else len(pids) > 1
 
 
 def recorded() -> list[Item]:
@@ -337,9 +335,8 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
 
 
 def _user_state(item: Item, folder: str) -> bool:
-    """A config folder someone logged in to (`.credentials.json`: not matched by the secret
-    patterns) or that holds auto memory (`projects/*/memory/`: notes kept nowhere else) is the
-    user's Claude home now, not a sandbox run's output."""
+    """A config folder with a login (`.credentials.json`, which no secret pattern matches) or
+    auto memory (`projects/*/memory/`): the user's Claude home now, not a sandbox's output."""
     if not any(r.kind == "config" for r in item.records):
         return False
     if os.path.isfile(os.path.join(folder, ".credentials.json")):
@@ -348,6 +345,8 @@ def _user_state(item: Item, folder: str) -> bool:
         slugs = os.listdir(os.path.join(folder, "projects"))
         return any(os.listdir(os.path.join(folder, "projects", slug, "memory")) for slug in slugs
                    if os.path.isdir(os.path.join(folder, "projects", slug, "memory")))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
     except OSError:
         return True  # a projects folder that cannot be read: unsure, keep
 

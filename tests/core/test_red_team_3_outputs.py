@@ -270,13 +270,15 @@ def test_a_config_folder_someone_logged_in_to_or_keeps_memory_in_is_kept(
     assert entries[str(config)] == ("kept", "dirty"), entries
 
 
-def test_a_config_folder_of_a_finished_sandbox_run_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+@pytest.mark.parametrize("made", ["projects/-x", "."])
+def test_a_config_folder_of_a_finished_sandbox_run_goes(sandbox: SandboxEnv, tmp_path: Path, made: str) -> None:
     """The other side: `claude -p` run by the session in a sandbox config folder leaves a
-    transcript and `.claude.json`: an output."""
+    transcript and `.claude.json` (or only `.claude.json`): an output."""
     config = sandbox.user_tmp / "claude-sandbox"
-    run_and_record(f'CLAUDE_CONFIG_DIR={config} bash -c \'mkdir -p "$CLAUDE_CONFIG_DIR/projects/-x"\'', tmp_path)
+    run_and_record(f'CLAUDE_CONFIG_DIR={config} bash -c \'mkdir -p "$CLAUDE_CONFIG_DIR/{made}"\'', tmp_path)
     (config / ".claude.json").write_text("{}\n")
-    (config / "projects" / "-x" / "s.jsonl").write_text("{}\n")
+    if made != ".":
+        (config / made / "s.jsonl").write_text("{}\n")
     set_mtime(config, OLD)
     assert gc_entries()[str(config)] == ("removed", "age")
 
