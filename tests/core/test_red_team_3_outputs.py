@@ -355,3 +355,58 @@ def test_a_copy_of_an_output_the_gc_removed_still_goes(sandbox: SandboxEnv, tmp_
     subprocess.run(["rmdir", str(first)], check=True)
     set_mtime(sandbox.user_tmp / "c", OLD)
     assert gc_entries()[str(sandbox.user_tmp / "c")] == ("removed", "age")
+
+
+# --- what held --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [
+    "tar -xf {tmp}/a.tgz -C {stash}",
+    "mkdir -p {stash}/b",
+    "env X=1 nohup cp {tmp}/a.tgz {stash}/",
+    "find {tmp} -maxdepth 1 -name a.tgz -exec cp -r {{}} {stash} \\;",
+    "echo {tmp}/a.tgz | xargs -I{{}} cp -r {{}} {stash}",
+])
+def test_commands_into_a_folder_the_user_had_never_make_it_an_output(
+        sandbox: SandboxEnv, tmp_path: Path, command: str) -> None:
+    stash = sandbox.user_tmp / "stash"
+    stash.mkdir()
+    (stash / "mine.txt").write_text("the user's\n")
+    src = tmp_path / "payload"
+    src.mkdir()
+    (src / "f").write_text("f\n")
+    subprocess.run(["tar", "-czf", str(sandbox.user_tmp / "a.tgz"), "-C", str(tmp_path), "payload"], check=True)
+    time.sleep(3.5)
+    line = command.format(tmp=sandbox.user_tmp, stash=stash)
+    out = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, check=False).stdout
+    done = run_hook(post_bash(line, out, tmp_path), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == b""
+    assert str(stash) not in recorded(), recorded()
+    set_mtime(stash, OLD)
+    entries = gc_entries()
+    assert (stash / "mine.txt").exists(), entries
+
+
+def test_an_output_with_a_future_mtime_is_young(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    folder = temp_output(tmp_path)
+    set_mtime(folder, -400 * 86_400)  # a year ahead: a wrong clock, an archive's time stamps
+    assert gc_entries()[str(folder)] == ("kept", "young")
+
+
+def test_a_records_file_that_is_a_symlink_is_never_written_through(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`gc/s1.json` is a link to a file of the user's: the recorder replaces the link, never
+    writes into what it points at; the sweep reads no records through it."""
+    theirs = sandbox.home / "notes.json"
+    theirs.write_text(json.dumps({"records": [{"path": str(sandbox.home), "kind": "temp", "session": "s1"}]}))
+    records = paths.gc_records_file("s1")
+    records.parent.mkdir(parents=True, exist_ok=True)
+    records.symlink_to(theirs)
+    folder = temp_output_unchecked(tmp_path)
+    assert json.loads(theirs.read_text())["records"][0]["path"] == str(sandbox.home)
+    assert str(folder) not in theirs.read_text()
+    entries = gc_entries()
+    assert str(sandbox.home) not in entries and sandbox.home.exists()
+
+
+def temp_output_unchecked(tmp_path: Path) -> Path:
+    return Path(run_and_record('d=$(mktemp -d) && echo "$d"', tmp_path).strip())
