@@ -1,5 +1,5 @@
-"""Git work held outside the branches: three more ways a repository inside a folder holds
-work found nowhere else (app/core/unique_work.py asks each of them).
+"""Git work held outside the branches: more ways a repository inside a folder holds work
+found nowhere else (app/core/unique_work.py asks each of them).
 
 - a commit that only a tag made here holds (`unmerged`): a release tagged on a detached HEAD.
   A clone fetches the remote's tags too, and many name commits no remote branch holds any
@@ -12,7 +12,10 @@ work found nowhere else (app/core/unique_work.py asks each of them).
 - an object store another repository borrows (`unmerged`): `git clone --shared` or
   `--reference` writes `objects/info/alternates` in the borrower, and nothing in the lender.
   Only the repositories of the known projects (CONTRACT "Known projects") and the folders
-  directly in the home are asked: a cheap, partial check.
+  directly in the home are asked: a cheap, partial check;
+- what a checkout's own git dir holds, which goes with it (`git worktree remove` deletes a
+  linked worktree's): an operation stopped half way (`dirty`), a commit only a per-worktree
+  ref, ORIG_HEAD or the HEAD reflog leads to (`unmerged`), a submodule's git dir.
 """
 
 from __future__ import annotations
@@ -196,8 +199,7 @@ def held_only_here(git_dir: str) -> bool:
         return True
     if not os.path.isfile(os.path.join(git_dir, "ORIG_HEAD")):
         return False
-    only = set(git(["rev-list", "--ignore-missing", "ORIG_HEAD", "--not", "--branches", "--remotes", "HEAD"],
-                   git_dir=git_dir).split())
+    only = set(git(["rev-list", "--ignore-missing", "ORIG_HEAD", "--not", "--all"], git_dir=git_dir).split())
     return bool(only) and _changes_lost(git_dir, only)
 
 
