@@ -45,15 +45,16 @@ def printable(text: str) -> str:
 
 
 def log(message: str, *, target: str | os.PathLike[str] | None = None) -> None:
-    """Append one line (newlines in the message are escaped, so one event is one line)."""
-    _append(f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {message}".replace("\n", "\\n") + "\n", target)
+    """Append one line (a newline, carriage return or other control character in the message
+    is escaped, see `printable`, so one event is one line for every reader of the log)."""
+    _append(printable(f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {message}") + "\n", target)
 
 
 def log_lines(lines: list[str], *, target: str | os.PathLike[str] | None = None) -> None:
-    """Append a report's lines exactly as they are, no time stamp in front (CLEANED,
-    WORKTREES_KEPT, UNKNOWN_KEPT are read by people and by grep); one write, so a report
-    is never interleaved with another process's lines."""
-    _append("".join(line.replace("\n", "\\n") + "\n" for line in lines), target)
+    """Append a report's lines as they are, no time stamp in front (CLEANED, WORKTREES_KEPT,
+    UNKNOWN_KEPT are read by people and by grep), each kept to one line by `printable`; one
+    write, so a report is never interleaved with another process's lines."""
+    _append("".join(printable(line) + "\n" for line in lines), target)
 
 
 def _append(text: str, target: str | os.PathLike[str] | None) -> None:
