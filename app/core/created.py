@@ -103,7 +103,8 @@ def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str |
     call makes in a folder it made is born after it; an older entry was moved in from
     elsewhere (a rename keeps the birth time: the user's draft parked in a temp folder), so
     it is nobody's output. A file with other hard links is passed over (removing one name
-    loses no data: a local `git clone` links its objects). Shallowest first, never through a
+    loses no data: a local `git clone` links its objects), and so is a `.git` (git's rules,
+    app/core/unique_work.py, judge a repository). Shallowest first, never through a
     symlink nor into another file system, at most `budget` entries (4.5 us each); None when
     the folder cannot be listed or the file system reports no birth times."""
     fn = _statx()
@@ -128,6 +129,8 @@ def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str |
             seen += 1
             if seen > budget:
                 return None
+            if name.endswith("/.git"):
+                continue  # git's own rules judge a repository (a local clone's packs outlive their links)
             if fn(_AT_FDCWD, os.fsencode(name), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME | _STATX_TYPE_NLINK, buf) != 0:  # type: ignore[operator]
                 continue
             raw = buf.raw

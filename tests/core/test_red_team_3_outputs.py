@@ -410,3 +410,19 @@ def test_a_records_file_that_is_a_symlink_is_never_written_through(sandbox: Sand
 
 def temp_output_unchecked(tmp_path: Path) -> Path:
     return Path(run_and_record('d=$(mktemp -d) && echo "$d"', tmp_path).strip())
+
+
+def test_a_local_clone_whose_origin_repacked_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git clone ~/proj "$TMPDIR/tool"` hard-links the origin's pack, born long before the
+    clone; once the origin repacks (`git gc`), the clone holds the only link. That is git's
+    object store, judged by git's rules (all pushed): no file moved in."""
+    origin = make_repo(tmp_path / "origin")
+    git(origin, "gc", "-q")
+    clone = sandbox.user_tmp / "tool"
+    run_and_record(f"git clone -q {origin} {clone}", tmp_path)
+    (origin / "b.txt").write_text("b\n")
+    git(origin, "add", "b.txt")
+    git(origin, "commit", "-qm", "more")
+    git(origin, "gc", "-q", "--prune=now")
+    set_mtime(clone, OLD)
+    assert gc_entries()[str(clone)] == ("removed", "age")
