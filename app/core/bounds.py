@@ -13,11 +13,16 @@ DEFAULTS: dict[str, int] = {
     "GC_MAX_BYTES": 5 * 1024**3,
 }
 
+#: 2**53: the largest whole number a float holds exactly.
+CEILING = 2**53
+
 
 def bound(name: str) -> int:
     """The value of one bound: the env override when it is a whole number >= 0, else the default.
 
-    A bad override is ignored (the default holds): a typo must not turn a guard off.
+    A bad override is ignored (the default holds): a typo must not turn a guard off. A huge
+    one is cut to CEILING: it still means "no limit in practice", and every sum or product of
+    it stays a float the sweeps can compare.
     """
     default = DEFAULTS[name]
     raw = os.environ.get(f"CLAUDETTO_{name}")
@@ -27,7 +32,7 @@ def bound(name: str) -> int:
         value = int(raw.strip())
     except ValueError:
         return default
-    return value if value >= 0 else default
+    return min(value, CEILING) if value >= 0 else default
 
 
 def all_bounds() -> dict[str, int]:

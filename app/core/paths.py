@@ -154,9 +154,18 @@ def user_tmp_str() -> str:
 
 
 def claudetto_home_str() -> str:
-    """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto."""
-    return (os.environ.get("CLAUDETTO_HOME") or os.environ.get("CLAUDE_PLUGIN_DATA")
-            or os.path.join(home_str(), ".claudetto"))
+    """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto.
+
+    Claude passes a settings `env` value as written, `~` and all: a value that is not absolute
+    once a leading `~` is read as the home would make one state folder per hook's current
+    folder (a `~` folder inside the user's project), so it is passed over."""
+    for name in ("CLAUDETTO_HOME", "CLAUDE_PLUGIN_DATA"):
+        value = os.environ.get(name)
+        if value and (value == "~" or value.startswith("~/")):
+            value = home_str() + value[1:]
+        if value and os.path.isabs(value):
+            return value
+    return os.path.join(home_str(), ".claudetto")
 
 
 def gc_records_file_str(session_id: str) -> str:
@@ -364,11 +373,21 @@ def project_root(cwd: str | os.PathLike[str]) -> Path:
 
 
 def claude_json_projects() -> list[str]:
-    """The keys of `.claude.json` `projects`: every folder Claude was started in."""
-    import json
+    """The keys of `.claude.json` `projects`: every folder Claude was started in.
+
+    Read as Claude's settings are (a symlink followed, a FIFO or device never opened, JSON
+    nested too deeply a ValueError), but with no size bound: the file keeps a history per
+    project and grows, and what it lists keeps the user's repositories."""
+    import stat
+
+    from app.core import fastjson
 
     try:
-        data = json.loads(claude_json().read_text(encoding="utf-8"))
+        file = os.fspath(claude_json())
+        if not stat.S_ISREG(os.stat(file).st_mode):
+            return []
+        with open(os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as fh:
+            data = fastjson.loads(fh.read())
     except (OSError, ValueError):
         return []
     projects = data.get("projects") if isinstance(data, dict) else None

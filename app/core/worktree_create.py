@@ -59,7 +59,7 @@ def worktree_settings(project: str) -> tuple[str, list[str]]:
     """(`worktree.baseRef`, `worktree.sparsePaths`) from Claude's layered settings of
     `project`, the last layer that sets a valid value winning; ("fresh", []) by default.
     An unreadable file or an invalid value is logged and skipped."""
-    from app.core import fastjson, settings
+    from app.core import settings
 
     base, sparse = "fresh", list[str]()
     try:
@@ -69,8 +69,7 @@ def worktree_settings(project: str) -> tuple[str, list[str]]:
         return base, sparse
     for file in files:
         try:
-            with open(file, "rb") as fh:
-                data = fastjson.loads(fh.read())
+            data = settings.read_settings(file)  # a FIFO in its place must not hang every worktree
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:

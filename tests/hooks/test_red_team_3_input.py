@@ -240,10 +240,6 @@ def test_a_session_id_that_is_a_path_writes_nothing_outside_the_state(sandbox: S
         assert len(file.name) <= 255 and "\n" not in file.name
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/paths.py (not ours): `claudetto_home_str` takes CLAUDETTO_HOME as "
-                   "written; Claude does not expand `~` in a settings `env`, so `~/.claudetto` is relative to the "
-                   "hook's cwd: a literal `~` folder in the user's project (a trap for `rm -rf ~`) and one ledger "
-                   "per folder. Expand `~` and ignore (log) a value that is still relative")
 def test_a_claudetto_home_written_with_a_tilde_is_not_made_inside_the_project(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
