@@ -175,7 +175,7 @@ def index_problems(lines: list[tuple[int, str]]) -> list[str]:
 
     problems: list[str] = []
     for number, line in lines:
-        text = line.strip()
+        text = line.lstrip("\ufeff").strip()  # an editor's BOM opens line 1: no text of its own
         if not text or text.startswith("#") or text.startswith("<!--"):
             continue
         shown = text if len(text) <= 60 else text[:57] + "..."

@@ -297,3 +297,26 @@ def test_the_hook_entry_in_the_form_setup_writes_survives_a_closed_stdout(tmp_pa
         os.close(write_end)
     assert (result.returncode, result.stderr) == (0, b"")
     assert prompt(tmp_path) == f"The user or a tool changed `{f}` after the last edit of `main`."
+
+
+# --- the memory lint --------------------------------------------------------------------------
+
+
+def test_an_index_written_with_a_bom_is_judged_as_without(sandbox: SandboxEnv) -> None:
+    """An editor's BOM before the index's heading is no paragraph: the same index without it
+    passes, so the BOM alone must not refuse the write."""
+    folder = paths.projects_dir() / "-home-u-shop" / "memory"
+    folder.mkdir(parents=True)
+
+    def denied(content: str) -> bool:
+        payload = {"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": str(paths.home()),
+                   "transcript_path": "/t", "tool_name": "Write", "tool_use_id": "t1",
+                   "tool_input": {"file_path": str(folder / "MEMORY.md"), "content": content}}
+        result = run_hook(payload)
+        assert result.returncode == 0 and result.stderr == b""
+        return b"permissionDecision" in result.stdout
+
+    index = "# Memory\n\n- [Build](build.md) — how the shop builds\n"
+    assert not denied(index)
+    assert not denied("\ufeff" + index)
+    assert denied("\ufeffA paragraph of prose that is no pointer at all.\n")
