@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core import git, paths, sessions, settings, worktrees
+from app.core import git, paths, processes, sessions, settings, worktrees
 from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
 from app.core.mounts import mount_points
@@ -150,12 +150,10 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
 
     batches = list(_batches(items, max(1, len(items)) if run.dry_run else 1))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
-        ahead: Future[list[TreeSize]] | None = pool.submit(measure, batches[0]) if batches else None
+        ahead = [pool.submit(measure, batch) for batch in batches[:1]]
         for i, batch in enumerate(batches):
-            if ahead is None:
-                break
-            sizes = ahead.result()
-            ahead = pool.submit(measure, batches[i + 1]) if i + 1 < len(batches) else None
+            sizes = ahead.pop().result()
+            ahead += [pool.submit(measure, later) for later in batches[i + 1:i + 2]]
             for verdict, size in zip(batch, sizes, strict=True):
                 if run.out_of_time() or size.partial:  # the budget ran out: not started
                     run.timed_out = True
@@ -163,8 +161,8 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
                 _remove_temp(run, tally, verdict, size)
             if run.timed_out:
                 break
-        if ahead is not None:
-            ahead.cancel()
+        for future in ahead:
+            future.cancel()
 
 
 def _batches(items: list[Verdict], size: int) -> Iterator[list[Verdict]]:
@@ -232,6 +230,8 @@ def _judge_all(run: _Run, pool: ThreadPoolExecutor,
     period = settings.cleanup_period_seconds(project)
     listing = git.worktree_list(project)
     cwds = list(run.live.cwds)
+    if not run.live.unsure:  # read once here, not by each thread at once (each reads every process)
+        processes.judging_paths_in_use()
 
     def judge(path: Path) -> worktrees.Judged | None:
         if run.out_of_time():
