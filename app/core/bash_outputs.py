@@ -37,8 +37,6 @@ TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many B
 if TYPE_CHECKING:
     import re
 
-    _Claim = tuple[bool, str | None, str | None]
-
     from app.core.mktemp import MktempCall
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -147,15 +145,15 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
     return outputs, notes
 
 
-def read_bash(command: str, cwd: str | None, stdout: str
-              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, _Claim]]:
+def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str] | None = None
+              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
     recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
     recorder records one only with evidence this call made it, app/core/created.py):
-    path -> (merged, outer, source). `merged`: only a birth time can show it; `outer`: the
-    target `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a
-    folder), to be taken instead when DEST itself was born in the call; `source`: the
-    absolute path it was copied or cloned from (a local one), or None."""
+    path -> (merged, outer). `merged`: only a birth time can show it; `outer`: the target
+    `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a folder), to
+    be taken instead when DEST itself was born in the call. `origins`, when given, gets the
+    absolute local path each copy or clone was made from."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -173,7 +171,7 @@ def read_bash(command: str, cwd: str | None, stdout: str
             gc.enable()
     notes = reading.notes
     notes.extend(reading.left_out())
-    outputs, claims = _named(reading, notes)
+    outputs, claims = _named(reading, notes, {} if origins is None else origins)
     unprinted: list[MktempCall] = []
     if reading.calls:
         from app.core.mktemp import printed_paths
@@ -187,11 +185,12 @@ def read_bash(command: str, cwd: str | None, stdout: str
     return _unique(outputs), _bounded(notes), unprinted, claims
 
 
-def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], dict[str, _Claim]]:
+def _named(reading: _Reading, notes: list[str], origins: dict[str, str]
+           ) -> tuple[list[tuple[str, str]], dict[str, tuple[bool, str | None]]]:
     """The outputs the command names, as absolute paths, and how to judge each copy or
     worktree (see `read_bash`); a copy or clone whose source the command removes is left out."""
     outputs: list[tuple[str, str]] = []
-    claims: dict[str, _Claim] = {}
+    claims: dict[str, tuple[bool, str | None]] = {}
     resolved: dict[str, str] = {}  # the folders of this command's paths, resolved once
     removals = _Removals(reading, resolved)
     for key in reading.found:
@@ -215,16 +214,19 @@ def _named(reading: _Reading, notes: list[str]) -> tuple[list[tuple[str, str]], 
         if path is not None:
             outputs.append((kind, path))
             if kind in ("copy", "worktree") and path not in claims:
-                claims[path] = (merged, outer, absolute_path(sources[0][1], sources[0][0], resolved)
-                                if sources else None)
+                claims[path] = (merged, outer)
+                origin = absolute_path(sources[0][1], sources[0][0], resolved) if sources else None
+                if origin is not None:
+                    origins[path] = origin
     return outputs, claims
 
 
 class _Removals:
     """What the command removes (`rm`, `rmdir`), resolved once, to tell a copy or clone whose
     source goes with it (`cp -r data x && rm -rf data`: a move, whose copy is the only one
-    left, as `mv` would leave it): the same word in the same folder (`"$src"` too), a path at
-    or above the source, or a glob that matches the source's folder of its depth. Past
+    left, as `mv` would leave it; `rm -rf data/*` after it leaves the only copy of what was
+    in it): the same word in the same folder (`"$src"` too), a path at, above or below the
+    source, or a glob that matches one of those at the source's depth. Past
     MAX_OUTPUTS words, or MAX_GLOBS globs, every copy with a source counts as moved (unsure:
     not recorded). Each check costs at most a comparison per word: linear in the command."""
 
@@ -233,11 +235,11 @@ class _Removals:
     def __init__(self, reading: _Reading, resolved: dict[str, str]) -> None:
         self.words = set(reading.removed)
         self.paths: list[str] = []
-        self.globs: list[tuple[int, str]] = []
+        self.globs: list[tuple[str, list[int]]] = []  # with the places of its slashes
         for word, where in reading.removed:
             path = absolute_path(where, word, resolved)
             if path is not None and any(c in word for c in "*?["):
-                self.globs.append((path.count("/"), path))
+                self.globs.append((path, _slashes(path)))
             elif path is not None:
                 self.paths.append(path)
         self.many = reading.removes_many or len(self.globs) > self.MAX_GLOBS
@@ -250,7 +252,7 @@ class _Removals:
             path = absolute_path(base, source, resolved)
             if path is None:
                 continue
-            if any(inside(path, gone) for gone in self.paths) or self._globbed(path):
+            if any(inside(path, gone) or inside(gone, path) for gone in self.paths) or self._globbed(path):
                 return source
         return None
 
@@ -259,8 +261,15 @@ class _Removals:
             return False
         from fnmatch import fnmatchcase
 
-        cuts = [i for i, c in enumerate(path) if c == "/"] + [len(path)]
-        return any(depth < len(cuts) and fnmatchcase(path[:cuts[depth]], glob) for depth, glob in self.globs)
+        cuts = _slashes(path)  # the glob against the source's folder of its depth, or cut to the source's
+        depth = len(cuts) - 1
+        return any(fnmatchcase(path[:cuts[len(at) - 1]], glob) if len(at) <= depth
+                   else fnmatchcase(path, glob[:at[depth]]) for glob, at in self.globs)
+
+
+def _slashes(path: str) -> list[int]:
+    """Where each `/` of an absolute path is, and its end: `path[:cuts[k]]` is its folder of depth k."""
+    return [i for i, c in enumerate(path) if c == "/"] + [len(path)]
 
 
 def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> None:

@@ -86,7 +86,8 @@ def record_outputs(payload: dict[str, Any]) -> None:
             return
         from app.core.bash_outputs import read_bash
 
-        named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")))
+        origins: dict[str, str] = {}
+        named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins)
         if named or unprinted:
             from app.core.created import window_s
 
@@ -94,7 +95,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
             if unprinted:
                 found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
                 named.extend(("temp", path) for path in found)
-            outputs = _with_evidence(named, claims, window, notes, evidence)
+            outputs = _with_evidence(named, claims, window, notes, evidence, origins)
         for note in notes:
             log(f"gc recorder: {note}")
     elif tool == "Write":
@@ -106,9 +107,9 @@ def record_outputs(payload: dict[str, Any]) -> None:
         _store(payload, outputs, cwd or "", evidence)
 
 
-def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None, str | None]],
-                   window: float, notes: list[str], evidence: dict[str, dict[str, object]]
-                   ) -> list[tuple[str, str]]:
+def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
+                   window: float, notes: list[str], evidence: dict[str, dict[str, object]],
+                   origins: dict[str, str]) -> list[tuple[str, str]]:
     """The outputs this call made, each kept only with evidence of it (app/core/created.py):
     a command names a target, it does not prove it created it. `claims` says how to judge a
     copy or worktree (merged: only a birth time can tell; outer: `cp -r SRC DEST` took
@@ -121,7 +122,8 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
     since = now - window
     kept: list[tuple[str, str]] = []
     for kind, path in outputs:
-        merged, outer, source = claims.get(path, (False, None, None))
+        merged, outer = claims.get(path, (False, None))
+        source = origins.get(path)
         made = made_evidence(outer, since, now, merged=True)[0] if outer is not None else None
         if made is not None and outer is not None:
             path = outer  # `cp -r SRC DEST`: DEST was born in the call, so cp made DEST

@@ -174,6 +174,7 @@ def test_odd_spellings_of_the_temp_folder_are_one_output(sandbox: SandboxEnv, tm
 @pytest.mark.parametrize("command", [
     "cp -r data {target} && rm -rf data",
     "cp -r data {target}; rm -r ./dat*",
+    "cp -r data {target} && rm -f data/*.csv",
     'src=data; cp -r "$src" {target} && rm -rf "$src"',
     "git clone -q data {target} && rm -rf data",
     "git clone -q file://{cwd}/data {target} && rm -rf {cwd}/data",
