@@ -96,7 +96,7 @@ def slow_here(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
     def read_slowly(root: scan_two.Root, deadline: float | None, pause_at: int | None) -> str:
         if os.getpid() == parent:
             taken["here"].append(1)
-            time.sleep(0.02)
+            time.sleep(0.05)
         return real_read(root, deadline, pause_at)
 
     def noted(roots: list[scan_two.Root], statuses: list[str], payload: bytes) -> set[int]:
@@ -114,8 +114,9 @@ def test_each_answer_is_the_one_of_a_scan_alone(tmp_path: Path, small_split: Non
     paths = _trees(tmp_path)
     alone = [scan(p, parallel=False) for p in paths]
     assert scan_many(paths, parallel=True) == alone
-    assert slow_here["here"] and slow_here["helper"]  # both readers took trees
-    assert {3, 9} & set(slow_here["helper"])  # the helper paused a big tree, finished here
+    # the helper took trees (this process may have taken none, when the machine is busy), a
+    # big one among them: paused there, finished here
+    assert {3, 9} & set(slow_here["helper"])
     assert scan_many(paths, parallel=False) == alone
     assert [scan(p) for p in paths] == alone  # and so does the two-reader scan of each
     by_path = dict(zip(paths, alone, strict=True))
