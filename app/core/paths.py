@@ -155,14 +155,10 @@ def user_tmp_str() -> str:
 
 def claudetto_home_str() -> str:
     """claudetto's own state: $CLAUDETTO_HOME, else $CLAUDE_PLUGIN_DATA, else ~/.claudetto.
-
-    Claude passes a settings `env` value as written, `~` and all: a value that is not absolute
-    once a leading `~` is read as the home would make one state folder per hook's current
-    folder (a `~` folder inside the user's project), so it is passed over."""
-    for name in ("CLAUDETTO_HOME", "CLAUDE_PLUGIN_DATA"):
-        value = os.environ.get(name)
-        if value and (value == "~" or value.startswith("~/")):
-            value = home_str() + value[1:]
+    Claude passes a settings `env` value as written: `~` is read as the home, and a value
+    still relative is passed over (it would make a state folder in each hook's cwd)."""
+    for value in (os.environ.get("CLAUDETTO_HOME"), os.environ.get("CLAUDE_PLUGIN_DATA")):
+        value = home_str() + value[1:] if value and (value == "~" or value.startswith("~/")) else value
         if value and os.path.isabs(value):
             return value
     return os.path.join(home_str(), ".claudetto")
@@ -281,7 +277,7 @@ def project_slug(path: str | os.PathLike[str]) -> str:
     """
     text = os.fspath(path)
     units = _utf16_units(text)
-    slug = "".join(chr(u) if _is_alnum_unit(u) else "-" for u in units)
+    slug = "".join(chr(u) if 48 <= u <= 57 or 65 <= u <= 90 or 97 <= u <= 122 else "-" for u in units)
     if len(slug) <= _SLUG_MAX:
         return slug
     h = 0
@@ -295,10 +291,6 @@ def project_slug(path: str | os.PathLike[str]) -> str:
 def _utf16_units(text: str) -> list[int]:
     data = text.encode("utf-16-le", "surrogatepass")
     return [data[i] | (data[i + 1] << 8) for i in range(0, len(data), 2)]
-
-
-def _is_alnum_unit(unit: int) -> bool:
-    return 48 <= unit <= 57 or 65 <= unit <= 90 or 97 <= unit <= 122
 
 
 def _base36(number: int) -> str:
@@ -373,21 +365,13 @@ def project_root(cwd: str | os.PathLike[str]) -> Path:
 
 
 def claude_json_projects() -> list[str]:
-    """The keys of `.claude.json` `projects`: every folder Claude was started in.
-
-    Read as Claude's settings are (a symlink followed, a FIFO or device never opened, JSON
-    nested too deeply a ValueError), but with no size bound: the file keeps a history per
-    project and grows, and what it lists keeps the user's repositories."""
-    import stat
-
-    from app.core import fastjson
+    """The keys of `.claude.json` `projects`: every folder Claude was started in. Read as
+    Claude's settings are, bounded at 1 GiB: it keeps a history per project and grows, and
+    what it lists keeps the user's repositories."""
+    from app.core.settings import read_settings  # late: settings imports this module
 
     try:
-        file = os.fspath(claude_json())
-        if not stat.S_ISREG(os.stat(file).st_mode):
-            return []
-        with open(os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as fh:
-            data = fastjson.loads(fh.read())
+        data = read_settings(claude_json(), limit=1 << 30)
     except (OSError, ValueError):
         return []
     projects = data.get("projects") if isinstance(data, dict) else None

@@ -37,14 +37,14 @@ def settings_files(project: str | os.PathLike[str] | None = None) -> list[Path]:
 SETTINGS_BYTES_MAX = 16 * 1024 * 1024
 
 
-def read_settings(file: str | os.PathLike[str]) -> Any:
+def read_settings(file: str | os.PathLike[str], limit: int | None = None) -> Any:
     """The JSON of one settings file, for every reader of Claude's settings.
 
     A symlink is followed (dotfile managers link settings.json), but the read never blocks
     and never runs away: a FIFO, a device or a folder in its place raises OSError without
     being read (a FIFO would hang the session-start cleanup for good), and so does a file
-    past SETTINGS_BYTES_MAX. A UTF-8 BOM is allowed (editors write one); anything that is
-    not JSON, nested too deeply included, raises ValueError."""
+    past `limit` (SETTINGS_BYTES_MAX unless given). A UTF-8 BOM is allowed (editors write
+    one); anything that is not JSON, nested too deeply included, raises ValueError."""
     from app.core import fastjson
 
     st = os.stat(file)
@@ -54,9 +54,10 @@ def read_settings(file: str | os.PathLike[str]) -> Any:
     with open(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat
             raise OSError(f"{os.fspath(file)} is not a regular file")
-        raw = fh.read(SETTINGS_BYTES_MAX + 1)
-    if len(raw) > SETTINGS_BYTES_MAX:
-        raise OSError(f"{os.fspath(file)} is longer than {SETTINGS_BYTES_MAX} bytes")
+        limit = limit or SETTINGS_BYTES_MAX
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        raise OSError(f"{os.fspath(file)} is longer than {limit} bytes")
     return fastjson.loads(raw)
 
 
