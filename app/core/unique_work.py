@@ -17,6 +17,10 @@ folder itself included) and keeps the folder with the first reason found:
   no other branch and no remote;
 - `not_removed`: a linked worktree is locked (`git worktree lock`: someone said keep it).
 
+Here: where each repository is (`locate`, a folder moved aside judged where it now is) and
+the judgement of a folder; the questions asked of one repository are in
+app/core/repository_rules.py.
+
 Git runs through app/core/git.py with an explicit `--git-dir` (and `--work-tree`): a folder
 without its own `.git` can never make git climb to a parent repository, and a folder moved
 aside before its removal is judged where it now is.
@@ -28,11 +32,17 @@ import os
 import stat
 
 from app.core import unique_refs as refs
-from app.core.git import GitFailed, status_entries
-from app.core.git import output as git
+from app.core.git import GitFailed as GitFailed
 from app.core.paths import inside
-from app.core.secret_files import SECRET_PATTERNS
-from app.core.secret_files import installed as _installed
+from app.core.repository_rules import REGENERABLE as REGENERABLE
+from app.core.repository_rules import Repository as Repository
+from app.core.repository_rules import checkout_dirty as checkout_dirty
+from app.core.repository_rules import ignored_ok as ignored_ok
+from app.core.repository_rules import locked as locked
+from app.core.repository_rules import read_pointer
+from app.core.repository_rules import repo_unmerged as repo_unmerged
+from app.core.repository_rules import unmerged_commit as unmerged_commit
+from app.core.repository_rules import worktree_unmerged as worktree_unmerged
 from app.core.secret_files import looks_secret as looks_secret  # importable from here, as before
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
@@ -41,8 +51,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from app.core.verdict import Reason
-
-REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
 # --- where things are: a folder judged where it now is, or where it was before a move --------
 
@@ -71,20 +79,6 @@ class _Places:
         if self.before is not None and inside(path, self.now):
             return self.before + path[len(self.now):]
         return path
-
-
-class Repository:
-    """One repository found in a folder: `kind` is `repo` (its own `.git` folder, or a
-    `.git` file naming a full git dir: a submodule), `worktree` (a linked worktree) or
-    `bare`; `work_tree` is None for a bare one."""
-
-    __slots__ = ("folder", "git_dir", "work_tree", "kind")
-
-    def __init__(self, folder: str, git_dir: str, work_tree: str | None, kind: str) -> None:
-        self.folder = folder
-        self.git_dir = git_dir
-        self.work_tree = work_tree
-        self.kind = kind
 
 
 def locate(folder: str, places: _Places | None = None) -> Repository | None:
@@ -119,18 +113,6 @@ def _bare(folder: str) -> Repository | None:
     return None
 
 
-def _read_pointer(path: str, prefix: str = "") -> str:
-    """The one path a git pointer file holds (`gitdir: X` in a `.git` file, a plain path in
-    `worktrees/<id>/gitdir`)."""
-    try:
-        with open(path, "rb") as fh:
-            text = os.fsdecode(fh.read(65536)).strip()
-    except OSError as exc:
-        raise GitFailed(f"{path}: {exc.strerror}") from None
-    if not text.startswith(prefix) or not text[len(prefix):].strip():
-        raise GitFailed(f"{path} is not a git pointer")
-    return text[len(prefix):].strip()
-
 
 def _resolve(pointer: str, holder: str, places: _Places) -> str:
     """A path read from a pointer file in `holder`, where it now is. A relative one was
@@ -142,131 +124,7 @@ def _resolve(pointer: str, holder: str, places: _Places) -> str:
 
 
 def _gitdir_of(dot_git: str, places: _Places) -> str:
-    return _resolve(_read_pointer(dot_git, "gitdir:"), os.path.dirname(dot_git), places)
-
-
-# --- the rules: one function each --------------------------------------------------------------
-
-
-def checkout_dirty(repo: Repository) -> bool:
-    """A changed, staged or untracked file; an ignored one outside the regenerable folders; a
-    secret-looking ignored file anywhere; or a present file git status does not look at.
-    Raises GitFailed."""
-    if repo.work_tree is None:
-        return False
-    status = _status(repo)
-    # git status lists every ignored file (or a folder holding them): none, no secret either
-    return (status == "dirty" or (status == "ignored" and _secret_ignored(repo)) or _hidden_from_status(repo)
-            or refs.operation_in_progress(repo.git_dir))
-
-
-def _status(repo: Repository) -> str:
-    """`dirty`; else `ignored` when git status lists ignored entries (all regenerable); else ""."""
-    assert repo.work_tree is not None
-    # A submodule's own files are judged with the submodule (a repository the walk found); here
-    # only its recorded commit counts (once moved aside, git could not look inside it anyway).
-    out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
-               "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    ignored = ""
-    for code, entry in status_entries(out):
-        if code != "!!" or not ignored_ok(repo.work_tree, entry):
-            return "dirty"
-        ignored = "ignored"
-    return ignored
-
-
-def ignored_ok(work_tree: str, entry: str) -> bool:
-    """Whether one git-ignored entry (`!!` of git status) lies inside a regenerable folder.
-
-    A wholly ignored folder that is not itself regenerable is walked: it is fine only when
-    every file in it lies inside a regenerable folder. (Secret-looking files inside
-    regenerable folders are found by `_secret_ignored`.)"""
-    parts = [p for p in entry.rstrip("/").split("/") if p]
-    if not parts:
-        return False
-    if any(p in REGENERABLE for p in parts[:-1]):
-        return True
-    full = os.path.join(work_tree, *parts)
-    if parts[-1] in REGENERABLE and (os.path.isdir(full) or os.path.islink(full)):
-        return True
-    if os.path.islink(full) or not os.path.isdir(full):
-        return False
-    for top, dirs, files in os.walk(full):
-        if files:
-            return False
-        dirs[:] = [d for d in dirs if d not in REGENERABLE]
-        # os.walk lists symlinks to folders among dirs but never enters them: content.
-        if any(os.path.islink(os.path.join(top, d)) for d in dirs):
-            return False
-    return True
-
-
-def _secret_ignored(repo: Repository) -> bool:
-    """A git-ignored file that looks like a secret, wherever it lies (inside regenerable
-    folders too), except inside installed packages. Git walks the ignored folders itself."""
-    assert repo.work_tree is not None
-    specs = [f":(glob,icase)**/{pattern}" for pattern in SECRET_PATTERNS]
-    out = git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs],
-              git_dir=repo.git_dir, work_tree=repo.work_tree)
-    # an entry ending in `/` is a repository nested inside: git does not look into it, the
-    # walk found it and it is judged on its own
-    return any(name and not name.endswith("/") and not _installed(name.split("/")) for name in out.split("\0"))
-
-
-def _hidden_from_status(repo: Repository) -> bool:
-    """Whether a tracked file marked skip-worktree or assume-unchanged is present: git
-    status does not look at it, so an edit there would be invisible and lost. (A sparse
-    checkout marks the files it leaves out the same way; those are not on disk.)"""
-    assert repo.work_tree is not None
-    listing = git(["ls-files", "-v", "-z"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    hidden = (item[2:] for item in listing.split("\0") if item[:1] == "S" or item[:1].islower())
-    return any(os.path.lexists(os.path.join(repo.work_tree, name)) for name in hidden)
-
-
-def repo_unmerged(repo: Repository) -> bool:
-    """A commit of HEAD, of any ref but a tag (a branch, a stash, notes, replace refs,
-    filter-branch backups), of ORIG_HEAD or left behind on a detached HEAD that no
-    remote-tracking branch holds; tags are judged apart. A bare repository has no
-    remote-tracking branches: any commit counts (it may be the folder others push to, the
-    only copy). Raises GitFailed."""
-    out = git(["rev-list", "--max-count=1", "--ignore-missing", *refs.NOT_OURS, "--all", "--not", "--remotes"],
-              git_dir=repo.git_dir)
-    return bool(out.strip()) or refs.tag_unmerged(repo.git_dir) or refs.held_only_here(repo.git_dir)
-
-
-def worktree_unmerged(repo: Repository) -> bool:
-    """THE worktree rule for a linked worktree: a commit of its HEAD (or of its own refs,
-    ORIG_HEAD and reflog, which go with it) on no branch but its own and on no remote. An unborn HEAD
-    counts as unmerged. Raises GitFailed."""
-    return unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or refs.held_only_here(repo.git_dir)
-
-
-def _own_branch(repo: Repository) -> str:
-    """The branch HEAD names, read from the HEAD file (one git process fewer per worktree a
-    sweep judges); git's answer when it names none (detached, a reftable `.invalid` stub)."""
-    try:
-        name = _read_pointer(os.path.join(repo.git_dir, "HEAD"), "ref: refs/heads/")
-    except GitFailed:
-        name = ""
-    if name and not name.startswith(".") and "\n" not in name:
-        return name
-    return git(["rev-parse", "--abbrev-ref", "HEAD"], git_dir=repo.git_dir).strip()
-
-
-def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = None,
-                    cwd: str | None = None) -> bool:
-    """Whether `rev` has a commit on no branch but `own_branch` and on no remote (the
-    repository named by `git_dir`, or the one `cwd` is in). Raises GitFailed."""
-    args = ["rev-list", "--max-count=1", rev, *(refs.OWN_REFS if rev == "HEAD" else ()), "--not"]
-    if own_branch and own_branch != "HEAD":
-        args.append(f"--exclude={own_branch}")
-    args += ["--branches", "--remotes"]
-    return bool(git(args, git_dir=git_dir, cwd=cwd).strip())
-
-
-def locked(repo: Repository) -> bool:
-    """Whether a linked worktree is locked (`<its git dir>/locked`)."""
-    return repo.kind == "worktree" and os.path.lexists(os.path.join(repo.git_dir, "locked"))
+    return _resolve(read_pointer(dot_git, "gitdir:"), os.path.dirname(dot_git), places)
 
 
 def worktrees_elsewhere(repo: Repository, places: _Places) -> bool:
@@ -281,7 +139,7 @@ def worktrees_elsewhere(repo: Repository, places: _Places) -> bool:
     for name in ids:
         entry = os.path.join(admin, name)
         try:
-            dot_git = _resolve(_read_pointer(os.path.join(entry, "gitdir")), entry, places)
+            dot_git = _resolve(read_pointer(os.path.join(entry, "gitdir")), entry, places)
         except GitFailed:
             if os.path.isdir(entry) and not os.path.islink(entry):
                 return True  # an entry git cannot read: unsure, keep
