@@ -305,6 +305,10 @@ def test_a_removal_killed_halfway_is_all_or_nothing(sandbox: SandboxEnv) -> None
         assert files_under(temp) == total  # untouched
         return
     lines = journal.read_entries()
+    if not lines:  # killed while it waited, pending, in the trash: the next purge puts it back whole
+        removal.purge_trash()
+        assert files_under(temp) == total
+        return
     assert [e["result"] for e in lines] == ["removed"] and lines[0]["path"] == str(temp)
     assert any(paths.trash_dir().iterdir())  # the rest waits in the trash
     removal.purge_trash()
