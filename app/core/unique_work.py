@@ -14,7 +14,7 @@ folder itself included) and keeps the folder with the first reason found:
   behind on a detached HEAD), or a linked worktree of it lives outside the folder (that
   worktree needs its objects), or it is the git dir of a work tree elsewhere, or a known
   repository borrows its objects (app/core/unique_refs.py); a linked worktree has a commit on
-  no other branch and no remote;
+  no other branch and no remote, or one of its submodules' git dirs (in its own git dir) does;
 - `not_removed`: a linked worktree is locked (`git worktree lock`: someone said keep it).
 
 Here: where each repository is (`locate`, a folder moved aside judged where it now is) and
@@ -170,7 +170,8 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
     except GitFailed:
         return "dirty"
     try:
-        unmerged = worktree_unmerged(repo) if repo.kind == "worktree" else repo_unmerged(repo)
+        # a worktree's submodule git dirs are judged on their own (`_judging_order`)
+        unmerged = worktree_unmerged(repo, modules=False) if repo.kind == "worktree" else repo_unmerged(repo)
     except GitFailed:
         unmerged = True
     if unmerged or (repo.kind != "worktree" and worktrees_elsewhere(repo, places)):
