@@ -9,13 +9,18 @@ Whether anybody still holds a checkout let go of is judged by the detached relea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
 def handle(payload: dict[str, Any]) -> int:
+    from app.core.claude_process import claude_process
     from app.core.jobs import spawn
 
-    spawn("session-end", payload)  # first: the sweep must start whatever happens below
+    claude = _ending_claude(claude_process)
+    # first: the sweep must start whatever happens below. The ending Claude's pid tells it from
+    # a second Claude resumed into the same session, whose outputs stay while it runs.
+    spawn("session-end", {**payload, "claude_pid": claude[0]} if claude else payload)
     session_id = payload.get("session_id")
     if isinstance(session_id, str) and session_id:
         from app.core.checkouts import session_ended
@@ -23,9 +28,18 @@ def handle(payload: dict[str, Any]) -> int:
         reason = payload.get("reason")
         let_go = session_ended(session_id, reason if isinstance(reason, str) else None)
         if let_go:
-            from app.core.claude_process import claude_process
             from app.core.release import spawn_release
 
             cwd = payload.get("cwd")
-            spawn_release(let_go, session_id, claude_process(), cwd if isinstance(cwd, str) else None)
+            spawn_release(let_go, session_id, claude, cwd if isinstance(cwd, str) else None)
     return 0
+
+
+def _ending_claude(find: Callable[[], tuple[int, str | None] | None]) -> tuple[int, str | None] | None:
+    try:
+        return find()
+    except Exception as exc:  # noqa: BLE001 - the sweep starts without it, as for an old Claude
+        from app.core.log import log
+
+        log(f"hook: SessionEnd cannot name its Claude process ({type(exc).__name__}: {exc})")
+        return None

@@ -427,3 +427,29 @@ def test_a_local_clone_whose_origin_repacked_still_goes(sandbox: SandboxEnv, tmp
     git(origin, "gc", "-q", "--prune=now")
     set_mtime(clone, OLD)
     assert gc_entries()[str(clone)] == ("removed", "age")
+
+
+def test_the_ending_claude_names_itself_so_a_resumed_twin_keeps_its_outputs(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The SessionEnd hook runs under the ending Claude, which removes its sessions file as it
+    exits, most often before the detached sweep reads the sessions: the hook hands the sweep
+    the ending Claude's pid, so the twin still running the same session id counts as live."""
+    from tests.hooks.test_record_process import FakeClaude
+
+    folder = sandbox.user_tmp / "work"
+    command = f"mkdir -p {sandbox.user_tmp}/src && cp -r {sandbox.user_tmp}/src {folder}"
+    bash(command, tmp_path)
+    second = FakeClaude(tmp_path, post_bash(command, "", tmp_path, session="first-id"))
+    try:
+        (folder / "results.csv").write_text("a week of runs\n")
+        set_mtime(folder, OLD)
+        payload = {"hook_event_name": "SessionEnd", "session_id": "first-id", "cwd": str(tmp_path),
+                   "reason": "prompt_input_exit"}
+        first = FakeClaude(tmp_path, payload)  # runs SessionEnd as its own hook
+        (paths.config_dir() / "sessions" / f"{first.pid}.json").unlink()  # and exits
+        first.stop()
+        log = paths.session_log(str(tmp_path), "first-id")
+        assert wait_for(lambda: log.exists() and "GC removed=" in log.read_text())
+        assert (folder / "results.csv").exists(), log.read_text()
+    finally:
+        second.stop()
