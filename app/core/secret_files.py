@@ -12,7 +12,7 @@ import os
 import stat
 
 # Files that hold secrets or local configuration: never regenerable, wherever they lie.
-SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", "*.local.*")
+SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", ".credentials*", "*.local.*")
 
 # Folders that package managers fill from a registry: a CA bundle (`certifi/cacert.pem`, in
 # every virtualenv that has pip) or a test key shipped inside a package is no user's secret.

@@ -453,3 +453,17 @@ def test_the_ending_claude_names_itself_so_a_resumed_twin_keeps_its_outputs(
         assert (folder / "results.csv").exists(), log.read_text()
     finally:
         second.stop()
+
+
+def test_an_old_output_holding_a_claude_login_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`.credentials.json` is where Claude keeps a login: a secret wherever it lies, not only in
+    a recorded config folder (a session's `HOME=$d claude` run, a copy of a config)."""
+    folder = temp_output(tmp_path)
+    (folder / "home" / ".claude").mkdir(parents=True)
+    login = folder / "home" / ".claude" / ".credentials.json"
+    login.write_text('{"claudeAiOauth": {}}\n')
+    set_mtime(folder, OLD)
+    assert gc_entries()[str(folder)] == ("kept", "dirty")
+    login.unlink()
+    set_mtime(folder, OLD)
+    assert gc_entries()[str(folder)] == ("removed", "age")
