@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,21 +134,18 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
 # --- acting -------------------------------------------------------------------------------
 
 
-#: The most folders measured ahead of removal at once: two readers busy, each measure recent.
-MEASURE_BATCH = 16
-
-
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
-    """Each folder or gate log through removal.remove, the next batch measured meanwhile by
-    two processes (`scan_many`; its stats overlap the removal's unlinks); stops between items
-    at the deadline. The batches grow from one: the first removal waits for one measure (a
-    dry run, with nothing to overlap, measures all at once)."""
+    """Each folder or gate log through removal.remove, the next one measured meanwhile (its
+    stats overlap the removal's unlinks); stops between items at the deadline. A dry run,
+    with no removal to overlap, measures all at once on two readers (`scan_many`). A real run
+    measures one ahead only: the repositories a measure finds are what the removal's last
+    check judges, so a measure stays as close to its removal as it can."""
     from concurrent.futures import ThreadPoolExecutor
 
     def measure(batch: list[Verdict]) -> list[TreeSize]:
         return scan_many([v.path for v in batch], budget_s=run.left_s(), mounts=run.mounts)
 
-    batches = list(_batches(items, max(1, len(items)) if run.dry_run else 1))
+    batches = [items] if run.dry_run and items else [[item] for item in items]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
         ahead = [pool.submit(measure, batch) for batch in batches[:1]]
         for i, batch in enumerate(batches):
@@ -163,13 +160,6 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
                 break
         for future in ahead:
             future.cancel()
-
-
-def _batches(items: list[Verdict], size: int) -> Iterator[list[Verdict]]:
-    first = 0  # then twice as many each time, up to MEASURE_BATCH (or `size`, when more)
-    while first < len(items):
-        yield items[first:first + size]
-        first, size = first + size, max(size, min(size * 2, MEASURE_BATCH))
 
 
 def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> None:

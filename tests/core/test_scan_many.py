@@ -221,8 +221,8 @@ def _session(sandbox: SandboxEnv, n: int) -> Path:
 @pytest.mark.parametrize("dry_run", [True, False])
 def test_the_cleanup_keeps_the_folder_whose_repository_the_batch_scan_found(sandbox: SandboxEnv,
                                                                            dry_run: bool) -> None:
-    """Sessions measured by two readers (all at once in a dry run, in growing batches ahead of
-    their removal otherwise): the one holding uncommitted work in a repository deep inside is
+    """Sessions measured by two readers in a dry run (all at once), one ahead of its removal
+    otherwise: the one holding uncommitted work in a repository deep inside is
     kept whichever reader found it; the others go, counted as du counted them."""
     folders = [_session(sandbox, n) for n in range(22)]
     work = make_repo(folders[8] / "scratchpad" / "deep" / "proj")
