@@ -1,9 +1,12 @@
 """Who else works in a folder right now, besides the Claude sessions: the working folder,
 root, executable, open files and mapped files of every process this user can see
-(`/proc/<pid>/cwd`, `root`, `exe`, `fd/*`, `maps`), the unix sockets bound in it
-(`/proc/net/unix`), and the absolute paths its command line names (`python3
-/tmp/tmp.X/serve.py` has read its script and closed it; a server run by a venv's
-`bin/python` maps nothing of the venv but shows it there).
+(`/proc/<pid>/cwd`, `root`, `exe`, `fd/*`, `maps`), the temp folder its environment names
+(`TMPDIR`, `TMP`, `TEMP`: a job started with `TMPDIR=<a session's folder>` writes there
+between long pauses, holding nothing open meanwhile), the absolute paths its command line
+names (`python3 /tmp/tmp.X/serve.py` has read its script and closed it; a server run by a
+venv's `bin/python` maps nothing of the venv but shows it there), and the unix sockets bound
+in it (`/proc/net/unix`, and by the socket file's identity those it names no longer:
+`socket_files`).
 
 A dev server Claude started in a `mktemp -d` folder a week ago, a shell the user `cd`-ed
 into a worktree, an editor holding a file open in a scratch folder: their session may be
@@ -23,17 +26,32 @@ import os
 
 _PROC = "/proc"
 _LINKS = ("cwd", "root", "exe")
+#: The variables that name a process's temp folder (`mktemp`, Python's `tempfile`, ...).
+_TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/")
+#: How much of a process's environment is read: a few KiB as a rule.
+_ENVIRON_MAX = 1 << 20
 #: How old a reading `judging_paths_in_use` may hand out: judging many folders in one go
 #: reads /proc once, not once per folder. A removal's last check always reads it anew.
 _JUDGING_S = 1.0
 _last: tuple[float, tuple[str, ...]] | None = None
 
 
+class PathsInUse(tuple[str, ...]):
+    """The paths of one reading, and the identities (device, inode) of the socket files
+    servers are bound to that no name leads to (`socket_files`): `first_inside` looks for
+    those in a folder only when it finds no path."""
+
+    unplaced_sockets: frozenset[tuple[int, int]] = frozenset()
+
+
 def paths_in_use() -> tuple[str, ...]:
     """The absolute paths other processes work in or hold open, sorted and distinct."""
+    from app.core.socket_files import bound_socket_files
+
     me = os.getpid()
     pids = _pids()
     found: set[str] = set()
+    real: dict[bytes, str] = {}  # most processes share one TMPDIR: it is resolved once
     mine = _cmdline(me)
     # The command lines of this process's callers name what they asked it to act on
     # (`uv run claudetto release PATH`): that is no use of the path.
@@ -45,6 +63,7 @@ def paths_in_use() -> tuple[str, ...]:
         for link in _LINKS:
             _add(found, f"{base}/{link}")
         _add_maps(found, f"{base}/maps")
+        _add_temp_folders(found, f"{base}/environ", real)
         if pid not in callers:
             _add_arguments(found, _cmdline(pid))
         try:
@@ -54,8 +73,55 @@ def paths_in_use() -> tuple[str, ...]:
         for fd in fds:
             _add(found, f"{base}/fd/{fd}")
     _add_bound_sockets(found)
+    placed, unplaced = bound_socket_files()
+    found.update(placed)
     found.discard("/")  # every process's root: it holds nothing in particular
-    return tuple(sorted(found))
+    used = PathsInUse(sorted(found))
+    used.unplaced_sockets = unplaced
+    return used
+
+
+def _add_temp_folders(found: set[str], environ: str, real: dict[bytes, str]) -> None:
+    """The temp folders a process's environment names, as it began (real paths). A temp
+    folder of `/tmp` or of `claude-<uid>` lies above the folders judged: it keeps none."""
+    data = _read_environ(environ)
+    if data is None:
+        return  # gone meanwhile, or another user's
+    data = b"\0" + data  # each key is found as NUL + name
+    for key in _TEMP_KEYS:
+        at = data.find(key)
+        if at < 0:
+            continue
+        start = at + len(key) - 1
+        end = data.find(b"\0", start)
+        value = data[start:end if end >= 0 else len(data)]
+        if value not in real and len(value) < 4096:
+            real[value] = os.path.realpath(os.fsdecode(value))
+        if value in real:
+            found.add(real[value])
+
+
+def _read_environ(environ: str) -> bytes | None:
+    """At most `_ENVIRON_MAX` bytes of `/proc/<pid>/environ`, in small reads: a 1 MiB
+    buffer for each process (most hold a few KiB) would cost more than all the rest."""
+    try:
+        fd = os.open(environ, os.O_RDONLY)
+    except OSError:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while size < _ENVIRON_MAX:
+            chunk = os.read(fd, min(1 << 16, _ENVIRON_MAX - size))
+            if not chunk:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(parts)
 
 
 def _add_bound_sockets(found: set[str]) -> None:
@@ -90,10 +156,8 @@ def config_dirs_of_processes(home: str | None) -> set[str]:
     environment as it began: `/proc/<pid>/environ`)."""
     found: set[str] = set()
     for pid in _pids():
-        try:
-            with open(f"{_PROC}/{pid}/environ", "rb") as fh:
-                data = fh.read(1 << 20)
-        except OSError:
+        data = _read_environ(f"{_PROC}/{pid}/environ")
+        if data is None:
             continue
         if b"CLAUDE_CONFIG_DIR=/" not in data:
             continue
@@ -176,7 +240,14 @@ def _cmdline(pid: int) -> bytes | None:
 
 
 def first_inside(folder: str, used: tuple[str, ...]) -> str | None:
-    """The first path of `used` at `folder` or below it, else None."""
+    """The first path of `used` at `folder` or below it (a path above it, such as a
+    `TMPDIR` of `/tmp`, keeps nothing), else a socket file in it that a server is bound to
+    under a name that no longer leads there, else None."""
     from app.core.paths import inside
 
-    return next((p for p in used if inside(p, folder)), None)
+    found = next((p for p in used if inside(p, folder)), None)
+    if found is None and isinstance(used, PathsInUse) and used.unplaced_sockets:
+        from app.core.socket_files import socket_inside
+
+        found = socket_inside(folder, used.unplaced_sockets)
+    return found

@@ -302,8 +302,6 @@ def old_session_folder(sandbox: SandboxEnv, session: str = "2b0c3f4e-2a1d-4c5b-9
     return folder
 
 
-@pytest.mark.xfail(strict=True, reason="a session folder that is the TMPDIR of a running job (nothing open "
-                                       "in it between writes) is removed: processes.paths_in_use reads no environment")
 def test_a_session_folder_that_is_a_running_jobs_tmpdir_is_kept(
         sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
     """A background job Claude started with `TMPDIR=<the session's folder>` outlives its
@@ -586,9 +584,6 @@ def test_a_worktree_whose_git_dir_is_gone_keeps_the_users_files(repo: Path) -> N
     assert (wt / "draft.md").exists(), report
 
 
-@pytest.mark.xfail(strict=True, reason="a session folder holding the unix socket a running server bound by a "
-                                       "relative name (the kernel's list shows only that name) is removed: the "
-                                       "server can no longer be reached")
 def test_a_session_folder_holding_a_running_servers_socket_is_kept(
         sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
     """A server a session started listens on a unix socket in the session's folder (an ssh

@@ -1,0 +1,200 @@
+"""The socket files running servers listen on, known by the file's identity, not its name.
+
+`/proc/net/unix` names a socket by the path it was bound with. A server that bound
+`server.sock` from inside a folder (a socket path is limited to 108 bytes) and then changed
+folder shows only that bare name; a folder renamed since the bind, or a socket file linked
+into place under another name (ssh's ControlMaster binds a temporary name, links it to the
+final one and unlinks the first), shows a name that no longer leads to it. The kernel's
+socket diagnostics (netlink `NETLINK_SOCK_DIAG`, attribute `UNIX_DIAG_VFS`) give the device
+and inode of every bound socket's file whatever it is called now. A socket file with one of
+those identities is a live server's address: removing it cuts every new client off.
+
+A socket whose name still leads to its file, or whose file sits in the folder its name
+names, is placed by that one look. Only the others ("unplaced") cost more: a bounded walk of
+a folder before it goes, and only of a folder on the device of such a socket. Without
+netlink (not Linux, a kernel without unix_diag, a sandbox that refuses it) nothing more is
+known: the names in `/proc/net/unix` alone count, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST_DUMP = 0x301  # NLM_F_REQUEST | NLM_F_ROOT | NLM_F_MATCH
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_UDIAG_SHOW_NAME, _UDIAG_SHOW_VFS = 1, 2
+_UNIX_DIAG_NAME, _UNIX_DIAG_VFS = 0, 1
+_INO_MASK = 0xFFFFFFFF  # the kernel reports 32 bits of the inode
+#: A desktop holds a few thousand unix sockets, ~50 bytes each in the dump: far below this.
+_DUMP_MAX_BYTES = 16 << 20
+_DUMP_TIMEOUT_S = 1.0
+#: How many entries the folder a socket's name names may hold for it to be looked through.
+_NAMED_FOLDER_MAX = 4096
+#: How many entries a folder's walk for an unplaced socket file visits. A walk that stops
+#: short has not seen everything: the folder is kept, as when anything else is unsure.
+WALK_MAX_ENTRIES = 100_000
+
+Identity = tuple[int, int]  # (st_dev, st_ino & 0xFFFFFFFF)
+
+
+def bound_socket_files() -> tuple[list[str], frozenset[Identity]]:
+    """The socket files running servers are bound to: the paths of those found by their
+    name, and the identities of the others (unplaced)."""
+    placed: list[str] = []
+    unplaced: set[Identity] = set()
+    listing: dict[str, dict[int, str] | None] = {}
+    for ident, name in _bound_by_identity().items():
+        path = _place(name, ident, listing)
+        if path:
+            placed.append(path)
+        elif path is None:
+            unplaced.add(ident)
+    return placed, frozenset(unplaced)
+
+
+def socket_inside(folder: str, unplaced: frozenset[Identity]) -> str | None:
+    """The first socket file at or below `folder` whose identity is in `unplaced`; `folder`
+    itself when the walk stopped at its bound before seeing everything; else None."""
+    try:
+        dev = os.lstat(folder).st_dev
+    except OSError:
+        return None
+    inodes = {ino for d, ino in unplaced if d == dev}
+    if not inodes:
+        return None
+    stack, seen = [folder], 0
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # gone meanwhile, or unreadable: nothing removable either
+        seen += len(entries)
+        if seen > WALK_MAX_ENTRIES:
+            return folder
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif (entry.inode() & _INO_MASK) in inodes and _is_socket(entry.path, dev, inodes):
+                return entry.path
+    return None
+
+
+def _is_socket(path: str, dev: int, inodes: set[int]) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and st.st_dev == dev and (st.st_ino & _INO_MASK) in inodes
+
+
+def _place(name: bytes, ident: Identity, listing: dict[str, dict[int, str] | None]) -> str | None:
+    """Where the socket file of `ident` is, found through the name it was bound with: the
+    name itself, or the folder the name is in (a file linked there under a new name). ""
+    when that folder is there, was seen whole and holds no such file: the file was removed
+    (the server listens on, unreachable), not moved with a renamed folder. None: unknown."""
+    if not name.startswith(b"/"):
+        return None
+    path = os.fsdecode(name)
+    if _identity(path) == ident:
+        return path
+    folder = os.path.dirname(path)
+    if folder not in listing:
+        listing[folder] = _sockets_in(folder)
+    sockets = listing[folder]
+    if sockets is None:
+        return None
+    found = sockets.get(ident[1])
+    return found if found is not None and _identity(found) == ident else ""
+
+
+def _sockets_in(folder: str) -> dict[int, str] | None:
+    try:
+        with os.scandir(folder) as entries:
+            found: dict[int, str] = {}
+            for count, entry in enumerate(entries):
+                if count >= _NAMED_FOLDER_MAX:
+                    return None
+                if not entry.is_dir(follow_symlinks=False) and not entry.is_file(follow_symlinks=False):
+                    found[entry.inode() & _INO_MASK] = entry.path
+            return found
+    except OSError:
+        return None
+
+
+def _identity(path: str) -> Identity | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino & _INO_MASK) if stat.S_ISSOCK(st.st_mode) else None
+
+
+def _bound_by_identity() -> dict[Identity, bytes]:
+    """Every bound unix socket of this network namespace that has a file: its file's
+    identity and the name it was bound with (a server's accepted connections repeat both;
+    two servers may bind the same relative name in two folders)."""
+    found: dict[Identity, bytes] = {}
+    for name, kdev, ino in _dump():
+        # The kernel's own device numbers: 12 bits of major above 20 of minor.
+        found.setdefault((os.makedev(kdev >> 20, kdev & 0xFFFFF), ino), name)
+    return found
+
+
+def _dump() -> list[tuple[bytes, int, int]]:
+    """(name, kernel device, inode) of each bound socket with a file, from one sock_diag
+    dump; whatever was read when it fails or runs past its bounds."""
+    import socket
+    import struct
+
+    found: list[tuple[bytes, int, int]] = []
+    try:
+        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG)
+    except (OSError, AttributeError):
+        return found  # no netlink here
+    with sock:
+        sock.settimeout(_DUMP_TIMEOUT_S)
+        request = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0,
+                              _UDIAG_SHOW_NAME | _UDIAG_SHOW_VFS, 0xFFFFFFFF, 0xFFFFFFFF)
+        header = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST_DUMP, 1, 0)
+        read = 0
+        try:
+            sock.sendto(header + request, (0, 0))
+            while read < _DUMP_MAX_BYTES:
+                data = sock.recv(1 << 16)
+                read += len(data)
+                if not data or not _parse(data, found):
+                    break
+        except OSError:
+            pass  # refused or too slow: what was read still counts
+    return found
+
+
+def _parse(data: bytes, found: list[tuple[bytes, int, int]]) -> bool:
+    """Adds the sockets of one batch of messages; False once the dump is over."""
+    import struct
+
+    at = 0
+    while at + 16 <= len(data):
+        length, kind = struct.unpack_from("=IH", data, at)
+        if kind in (_NLMSG_DONE, _NLMSG_ERROR) or length < 16:
+            return False
+        end = min(at + length, len(data))
+        name, vfs = b"", None
+        attr = at + 32  # past the netlink header and unix_diag_msg
+        while attr + 4 <= end:
+            size, key = struct.unpack_from("=HH", data, attr)
+            if size < 4:
+                break
+            if key == _UNIX_DIAG_NAME:
+                name = data[attr + 4:attr + size].rstrip(b"\0")
+            elif key == _UNIX_DIAG_VFS and size >= 12:
+                vfs = struct.unpack_from("=II", data, attr + 4)
+            attr += (size + 3) & ~3
+        if vfs is not None:
+            found.append((name, vfs[1], vfs[0]))
+        at += (length + 3) & ~3
+    return True
