@@ -130,10 +130,10 @@ def _hidden_from_status(repo: Repository) -> bool:
 
 def repo_unmerged(repo: Repository) -> bool:
     """A commit of HEAD, of any ref but a tag (a branch, a stash, notes, replace refs,
-    filter-branch backups), of ORIG_HEAD or left behind on a detached HEAD that no
-    remote-tracking branch holds; tags are judged apart. A bare repository has no
-    remote-tracking branches: any commit counts (it may be the folder others push to, the
-    only copy). Raises GitFailed."""
+    filter-branch backups), of ORIG_HEAD, dropped by a reset (a reflog still names it) or
+    left behind on a detached HEAD that no remote-tracking branch holds; tags are judged
+    apart. A bare repository has no remote-tracking branches: any commit counts (it may be
+    the folder others push to, the only copy). Raises GitFailed."""
     out = git(["rev-list", "--max-count=1", "--ignore-missing", *refs.NOT_OURS, "--all", "--not", "--remotes"],
               git_dir=repo.git_dir)
     return bool(out.strip()) or refs.tag_unmerged(repo.git_dir) or refs.held_only_here(repo.git_dir)

@@ -15,7 +15,8 @@ found nowhere else (app/core/unique_work.py asks each of them).
   directly in the home are asked: a cheap, partial check;
 - what a checkout's own git dir holds, which goes with it (`git worktree remove` deletes a
   linked worktree's): an operation stopped half way (`dirty`), a commit only a per-worktree
-  ref, ORIG_HEAD or the HEAD reflog leads to (`unmerged`), a submodule's git dir.
+  ref, ORIG_HEAD or the HEAD reflog leads to (`unmerged`), a submodule's git dir; and
+  for a repository, a commit a reset dropped that a branch's reflog alone still names.
 """
 
 from __future__ import annotations
@@ -189,43 +190,65 @@ OWN_REFS = ("--glob=refs/worktree/*", "--glob=refs/bisect/*")
 
 def held_only_here(git_dir: str) -> bool:
     """Whether the checkout's own git dir alone leads to a commit: one left behind on a
-    detached HEAD (only its reflog names it), or changes only ORIG_HEAD holds (after `git
-    reset --hard HEAD~1` the dropped commit is held by ORIG_HEAD and the reflog). A ref
-    holding it, or HEAD holding the same changes (a rebase, a squash), loses nothing. Raises
-    GitFailed."""
+    detached HEAD (only its reflog names it), or changes a reset dropped, held by ORIG_HEAD
+    (right after `git reset --hard HEAD~1`) or only by a reflog (once a second reset, a merge
+    or a rebase moved ORIG_HEAD on; `git branch -f`). A ref holding it, or HEAD holding the
+    same changes (a squash, a commit picked back), loses nothing. Raises GitFailed."""
     behind = left_behind(git_dir)
     if behind and git(["rev-list", "--max-count=1", "--ignore-missing", *behind, "--not", "--all"],
                       git_dir=git_dir).strip():
         return True
-    if not os.path.isfile(os.path.join(git_dir, "ORIG_HEAD")):
+    tips = reset_away(git_dir) + _orig_head(git_dir)
+    if not tips:
         return False
-    only = set(git(["rev-list", "--ignore-missing", "ORIG_HEAD", "--not", "--all"], git_dir=git_dir).split())
-    return bool(only) and _changes_lost(git_dir, only)
+    only = set(git(["rev-list", "--ignore-missing", *tips, "--not", "--all"], git_dir=git_dir).split())
+    return bool(only) and _changes_lost(git_dir, [t for t in dict.fromkeys(tips) if t in only], only)
 
 
-def _changes_lost(git_dir: str, only: set[str]) -> bool:
-    """Whether a commit of `only` (reachable from ORIG_HEAD alone) brought changes HEAD does
-    not hold: no commit since the fork point has the same patch, and ORIG_HEAD's tree is not
-    the tree of one of HEAD's commits since then (several commits squashed into one)."""
-    listing = git(["log", "--no-merges", "--left-right", "--cherry-mark", "--format=%m %H %T",
-                   "HEAD...ORIG_HEAD"], git_dir=git_dir)
+def _orig_head(git_dir: str) -> list[str]:
+    """The commit ORIG_HEAD names, if any. Raises GitFailed when it names none git wrote."""
+    try:
+        with open(os.path.join(git_dir, "ORIG_HEAD"), "rb") as fh:
+            text = fh.read(200).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise GitFailed(f"ORIG_HEAD: {exc.strerror}") from None
+    if not _is_sha(text):
+        raise GitFailed(f"ORIG_HEAD holds no commit id: {text[:60]!r}")
+    return [text]
+
+
+def _changes_lost(git_dir: str, tips: list[str], only: set[str]) -> bool:
+    """Whether a commit of `only` (reachable from the dropped `tips` alone) brought changes
+    HEAD does not hold: no commit since the fork point has the same patch, and a tip's tree
+    is not the tree of one of HEAD's commits since then (several commits squashed into one).
+    One git log for all the tips (`HEAD...a HEAD...b`)."""
+    listing = git(["log", "--left-right", "--cherry-mark", "--format=%m %H %T %P",
+                   *(f"HEAD...{tip}" for tip in tips)], git_dir=git_dir)
     ours: set[str] = set()
     theirs: set[str] = set()
+    trees: dict[str, str] = {}
     for line in listing.splitlines():
-        mark, _, rest = line.partition(" ")
-        sha, _, tree = rest.partition(" ")
-        if mark == ">":
+        mark, sha, tree, *parents = line.split()
+        trees[sha] = tree
+        if mark == ">" and len(parents) < 2:  # a merge brings no change of its own
             theirs.add(sha)
-        else:
+        elif mark != ">":
             ours.add(tree)
     if not theirs & only:
         return False
-    head_tree = git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip()
-    return git(["rev-parse", "ORIG_HEAD^{tree}"], git_dir=git_dir).strip() not in ours | {head_tree}
+    ours.add(git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip())
+    return any(trees.get(tip) not in ours for tip in tips)
 
 
 #: Reflog entries that made a commit (an amend, a cherry-pick...), as git writes their message.
 _MADE = (b"commit", b"cherry-pick", b"revert", b"merge")
+#: Reflog entries that moved a ref away from its commit without replacing it (`git reset`,
+#: `git branch -f`, `git checkout -B`): the commit it left may be work kept nowhere else. An
+#: amend (`commit (amend)`) or a rebase (`rebase (finish)`) replaced it on purpose.
+_RESET = (b"reset: moving to ", b"branch: Reset to ")
+_RESET_MAX = 32  # the newest commits reset away that are asked about
 _REFLOG_MAX = 1 << 20  # the newest part of a reflog read; older entries are left out
 
 
@@ -233,27 +256,52 @@ def left_behind(git_dir: str) -> list[str]:
     """Commits made on a detached HEAD and left there (`git switch` away: git warns "you are
     leaving 1 commit behind"): entries of this checkout's HEAD reflog that made a commit no
     branch's reflog names. Only the reflog, which goes with the checkout, still leads to them.
-    A commit a branch once held (an amend, a reset) was replaced on purpose; a rebase's steps
-    end on its branch."""
-    made = [sha for sha, message in _reflog(os.path.join(git_dir, "logs", "HEAD")) if message.startswith(_MADE)]
+    A commit a branch once held (an amend, a reset) was replaced on purpose or is found by
+    `reset_away`; a rebase's steps end on its branch."""
+    made = [new for _, new, _, message in _reflog(os.path.join(git_dir, "logs", "HEAD")) if message.startswith(_MADE)]
     if not made:
         return []
-    common = git_dir
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
-            common = os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
-    except OSError:
-        pass
     on_branches: set[str] = set()
-    for top, _, files in os.walk(os.path.join(common, "logs", "refs", "heads")):
-        for name in files:
-            on_branches.update(sha for sha, _ in _reflog(os.path.join(top, name)))
+    for path in _branch_reflogs(_common(git_dir)):
+        on_branches.update(sha for old, new, _, _ in _reflog(path) for sha in (old, new))
     return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))[:100]
 
 
-def _reflog(path: str) -> list[tuple[str, bytes]]:
-    """(new commit, message) of each entry of one reflog file (`<old> <new> <who> <time>
-    <zone>\\t<message>`), the old commit of each too with an empty message."""
+def reset_away(git_dir: str) -> list[str]:
+    """The commits a reset moved a ref away from, the newest first (at most `_RESET_MAX`): in
+    this checkout's HEAD reflog and, for a repository's own git dir (not a linked worktree's,
+    whose branches' reflogs stay with the repository), its branches' reflogs (`git branch -f`
+    writes only there; `git branch -D` deletes them, HEAD's still names the commits). Reads
+    files only: no git process."""
+    logs = [os.path.join(git_dir, "logs", "HEAD")]
+    if _common(git_dir) == git_dir:
+        logs += _branch_reflogs(git_dir)
+    found = [(when, old) for path in logs for old, new, when, message in _reflog(path)
+             if message.startswith(_RESET) and old != new and _is_sha(old) and old.strip("0")]
+    return list(dict.fromkeys(old for _, old in sorted(found, reverse=True)))[:_RESET_MAX]
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _common(git_dir: str) -> str:
+    """The git dir holding the branches (a linked worktree's `commondir`), else `git_dir`."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
+            return os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
+    except OSError:
+        return git_dir
+
+
+def _branch_reflogs(common: str) -> list[str]:
+    return [os.path.join(top, name) for top, _, files in os.walk(os.path.join(common, "logs", "refs", "heads"))
+            for name in files]
+
+
+def _reflog(path: str) -> list[tuple[str, str, int, bytes]]:
+    """(old commit, new commit, time, message) of each entry of one reflog file (`<old> <new>
+    <who> <time> <zone>\t<message>`), oldest first; time 0 when unreadable."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -261,12 +309,14 @@ def _reflog(path: str) -> list[tuple[str, bytes]]:
             lines = fh.read(_REFLOG_MAX).splitlines()
     except OSError:
         return []
-    found: list[tuple[str, bytes]] = []
+    found: list[tuple[str, str, int, bytes]] = []
     for line in lines:
         head, _, message = line.partition(b"\t")
         fields = head.split(b" ", 2)
         if len(fields) == 3 and len(fields[1]) >= 40:
-            found += [(fields[0].decode("ascii", "replace"), b""), (fields[1].decode("ascii", "replace"), message)]
+            when = fields[2].rsplit(b" ", 2)[-2:-1]
+            found.append((fields[0].decode("ascii", "replace"), fields[1].decode("ascii", "replace"),
+                          int(when[0]) if when and when[0].isdigit() else 0, message))
     return found
 
 

@@ -10,8 +10,8 @@ folder itself included) and keeps the folder with the first reason found:
   status cannot see (skip-worktree, assume-unchanged); an operation waits half done (a
   rebase, merge, cherry-pick, bisect); or git cannot read it (when unsure, keep);
 - `unmerged`: a repository has a commit that no remote-tracking branch holds (HEAD, any local
-  branch, stash or note, a tag made here, a per-worktree ref, ORIG_HEAD, a commit left
-  behind on a detached HEAD), or a linked worktree of it lives outside the folder (that
+  branch, stash or note, a tag made here, a per-worktree ref, ORIG_HEAD, a commit a reset
+  dropped that a reflog still names, a commit left behind on a detached HEAD), or a linked worktree of it lives outside the folder (that
   worktree needs its objects), or it is the git dir of a work tree elsewhere, or a known
   repository borrows its objects (app/core/unique_refs.py); a linked worktree has a commit on
   no other branch and no remote, or one of its submodules' git dirs (in its own git dir) does;

@@ -284,8 +284,6 @@ def test_a_config_folder_of_a_finished_sandbox_run_goes(sandbox: SandboxEnv, tmp
     assert gc_entries()[str(config)] == ("removed", "age")
 
 
-@pytest.mark.xfail(strict=True, reason="a commit that `git reset --hard` left only in the reflog of an old "
-                                       "clone goes with it (unique_work counts no reflog)")
 def test_a_commit_only_the_reflog_holds_keeps_the_clone(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """A day of work committed in the session's clone, then a `git reset --hard origin/main` (the
     session's, or the user's, by mistake). `git reflog` still brings it back, for 90 days: as long
