@@ -43,6 +43,16 @@ class PathsInUse(tuple[str, ...]):
 
     unplaced_sockets: frozenset[tuple[int, int]] = frozenset()
 
+    def socket_inside(self, folder: str) -> str | None:
+        """`socket_files.socket_inside`, walked once per folder for this reading (a listing
+        asks of each folder more than once within the second it reuses a reading)."""
+        from app.core.socket_files import socket_inside
+
+        walked: dict[str, str | None] = self.__dict__.setdefault("walked", {})
+        if folder not in walked:
+            walked[folder] = socket_inside(folder, self.unplaced_sockets)
+        return walked[folder]
+
 
 def paths_in_use() -> tuple[str, ...]:
     """The absolute paths other processes work in or hold open, sorted and distinct."""
@@ -247,7 +257,5 @@ def first_inside(folder: str, used: tuple[str, ...]) -> str | None:
 
     found = next((p for p in used if inside(p, folder)), None)
     if found is None and isinstance(used, PathsInUse) and used.unplaced_sockets:
-        from app.core.socket_files import socket_inside
-
-        found = socket_inside(folder, used.unplaced_sockets)
+        found = used.socket_inside(folder)
     return found

@@ -33,9 +33,10 @@ _DUMP_MAX_BYTES = 16 << 20
 _DUMP_TIMEOUT_S = 1.0
 #: How many entries the folder a socket's name names may hold for it to be looked through.
 _NAMED_FOLDER_MAX = 4096
-#: How many entries a folder's walk for an unplaced socket file visits. A walk that stops
-#: short has not seen everything: the folder is kept, as when anything else is unsure.
-WALK_MAX_ENTRIES = 100_000
+#: How many entries a folder's walk for an unplaced socket file visits (~0.4 s with the
+#: folder in the page cache). A walk that stops short has not seen everything: the folder
+#: is kept, as when anything else is unsure.
+WALK_MAX_ENTRIES = 500_000
 
 Identity = tuple[int, int]  # (st_dev, st_ino & 0xFFFFFFFF)
 
@@ -45,7 +46,7 @@ def bound_socket_files() -> tuple[list[str], frozenset[Identity]]:
     name, and the identities of the others (unplaced)."""
     placed: list[str] = []
     unplaced: set[Identity] = set()
-    listing: dict[str, dict[int, str] | None] = {}
+    listing: dict[bytes, dict[Identity, str] | None] = {}
     for ident, name in _bound_by_identity().items():
         path = _place(name, ident, listing)
         if path:
@@ -91,35 +92,36 @@ def _is_socket(path: str, dev: int, inodes: set[int]) -> bool:
     return stat.S_ISSOCK(st.st_mode) and st.st_dev == dev and (st.st_ino & _INO_MASK) in inodes
 
 
-def _place(name: bytes, ident: Identity, listing: dict[str, dict[int, str] | None]) -> str | None:
-    """Where the socket file of `ident` is, found through the name it was bound with: the
-    name itself, or the folder the name is in (a file linked there under a new name). ""
-    when that folder is there, was seen whole and holds no such file: the file was removed
-    (the server listens on, unreachable), not moved with a renamed folder. None: unknown."""
+def _place(name: bytes, ident: Identity, listing: dict[bytes, dict[Identity, str] | None]) -> str | None:
+    """Where the socket file of `ident` is, found through the name it was bound with: in
+    the folder the name is in, under that name or another (a file linked there), one look
+    at each folder for all its sockets. "" when that folder was seen whole and holds no
+    such file: it was removed (the server listens on, unreachable), not moved with a
+    renamed folder. None: unknown."""
     if not name.startswith(b"/"):
         return None
-    path = os.fsdecode(name)
-    if _identity(path) == ident:
-        return path
-    folder = os.path.dirname(path)
+    folder = name.rpartition(b"/")[0] or b"/"
     if folder not in listing:
-        listing[folder] = _sockets_in(folder)
+        listing[folder] = _sockets_in(os.fsdecode(folder))
     sockets = listing[folder]
-    if sockets is None:
-        return None
-    found = sockets.get(ident[1])
-    return found if found is not None and _identity(found) == ident else ""
+    if sockets is None:  # gone, unreadable or too big to list: the name alone
+        path = os.fsdecode(name)
+        return path if _identity(path) == ident else None
+    return sockets.get(ident, "")
 
 
-def _sockets_in(folder: str) -> dict[int, str] | None:
+def _sockets_in(folder: str) -> dict[Identity, str] | None:
+    """The identity and path of every entry of `folder` that may be a socket (neither a
+    folder nor a regular file), or None when it cannot be listed whole."""
     try:
+        dev = os.lstat(folder).st_dev
         with os.scandir(folder) as entries:
-            found: dict[int, str] = {}
+            found: dict[Identity, str] = {}
             for count, entry in enumerate(entries):
                 if count >= _NAMED_FOLDER_MAX:
                     return None
                 if not entry.is_dir(follow_symlinks=False) and not entry.is_file(follow_symlinks=False):
-                    found[entry.inode() & _INO_MASK] = entry.path
+                    found[(dev, entry.inode() & _INO_MASK)] = entry.path
             return found
     except OSError:
         return None
