@@ -71,10 +71,7 @@ def make_sandbox(base: Path) -> tuple[SandboxEnv, dict[str, str]]:
 
 def run_hook(payload: dict[str, Any] | bytes | str, *, cwd: Path | str | None = None,
              timeout: float = 30, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """The hook in a subprocess with the payload on stdin, as Claude runs it: the command
-    `claudetto setup` installs, `python -I -S -c '...run()'` (no runpy, no site: ~5 ms of
-    the ~25 ms each of the suite's hundreds of hook runs costs). The older `python -P -m
-    hooks` entry has its own tests (tests/hooks/test_entry.py, hook_modules)."""
+    """`python -P -m hooks` in a subprocess with the payload on stdin, as Claude runs it."""
     if isinstance(payload, dict):
         data = json.dumps(payload).encode()
     elif isinstance(payload, str):
@@ -82,7 +79,7 @@ def run_hook(payload: dict[str, Any] | bytes | str, *, cwd: Path | str | None = 
     else:
         data = payload
     return subprocess.run(
-        [sys.executable, "-I", "-S", "-c", _entry_code()],
+        [sys.executable, "-P", "-m", "hooks"],
         input=data,
         capture_output=True,
         cwd=str(cwd) if cwd else None,
@@ -90,12 +87,6 @@ def run_hook(payload: dict[str, Any] | bytes | str, *, cwd: Path | str | None = 
         env=env if env is not None else dict(os.environ),
         check=False,
     )
-
-
-def _entry_code() -> str:
-    from app.core.setup import entry_code
-
-    return entry_code()
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core import paths
-from tests.support import ROOT, SandboxEnv, hook_modules
+from tests.support import ROOT, SandboxEnv, hook_modules, run_hook
 
 GARBAGE = [
     b"",
@@ -27,14 +27,6 @@ GARBAGE = [
     b'{"hook_event_name": "UserPromptSubmit", "cwd": null}',
     b"\xff\xfe\x00garbage",
 ]
-
-
-def run_hook(payload: bytes | dict, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    """`python -P -m hooks`, the entry this file is about (older settings entries use it;
-    tests.support.run_hook runs the one `claudetto setup` installs now)."""
-    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run([sys.executable, "-P", "-m", "hooks"], input=data, capture_output=True, cwd=cwd,
-                          timeout=30, check=False)
 
 
 def all_log_lines(sandbox: SandboxEnv) -> list[str]:
