@@ -22,6 +22,7 @@ found nowhere else (app/core/unique_work.py asks each of them).
 from __future__ import annotations
 
 import os
+import time
 
 from app.core.git import GitFailed
 from app.core.git import output as git
@@ -249,6 +250,9 @@ _MADE = (b"commit", b"cherry-pick", b"revert", b"merge")
 #: amend (`commit (amend)`) or a rebase (`rebase (finish)`) replaced it on purpose.
 _RESET = (b"reset: moving to ", b"branch: Reset to ")
 _RESET_MAX = 32  # the newest commits reset away that are asked about
+#: How long a reset's entry counts: git's own `gc.reflogExpireUnreachable` (30 days), after
+#: which `git gc` drops the entry and, with it, the only way back to the commit.
+_RESET_DAYS = 30
 _REFLOG_MAX = 1 << 20  # the newest part of a reflog read; older entries are left out
 
 
@@ -271,14 +275,16 @@ def reset_away(git_dir: str) -> list[str]:
     """The commits a reset moved a ref away from, the newest first (at most `_RESET_MAX`): in
     this checkout's HEAD reflog and, for a repository's own git dir (not a linked worktree's,
     whose branches' reflogs stay with the repository), its branches' reflogs (`git branch -f`
-    writes only there; `git branch -D` deletes them, HEAD's still names the commits). Reads
-    files only: no git process."""
+    writes only there; `git branch -D` deletes them, HEAD's still names the commits). An
+    entry older than `_RESET_DAYS` is git's to expire. Reads files only: no git process."""
     logs = [os.path.join(git_dir, "logs", "HEAD")]
     if _common(git_dir) == git_dir:
         logs += _branch_reflogs(git_dir)
-    found = [(when, old) for path in logs for old, new, when, message in _reflog(path)
-             if message.startswith(_RESET) and old != new and _is_sha(old) and old.strip("0")]
-    return list(dict.fromkeys(old for _, old in sorted(found, reverse=True)))[:_RESET_MAX]
+    since = time.time() - _RESET_DAYS * 86_400
+    found = [(when, i, old) for path in logs for i, (old, new, when, message) in enumerate(_reflog(path))
+             if message.startswith(_RESET) and when >= since and old != new and _is_sha(old) and old.strip("0")]
+    found.sort(key=lambda entry: entry[:2], reverse=True)  # within a second, the later line is newer
+    return list(dict.fromkeys(old for _, _, old in found))[:_RESET_MAX]
 
 
 def _is_sha(text: str) -> bool:

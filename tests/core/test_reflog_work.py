@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -177,6 +179,19 @@ def test_a_reset_whose_reflogs_were_expired_lets_the_clone_go(sandbox: SandboxEn
     assert not clone.exists(), entries
 
 
+def test_a_reset_older_than_git_keeps_its_entry_lets_the_clone_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A reset 40 days ago: past `gc.reflogExpireUnreachable` (30 days), the next `git gc`
+    drops the entry, the only way back to the commit; the same reset a week ago keeps it."""
+    clone, _ = recorded_clone(sandbox, tmp_path)
+    commit(clone, "feature.py", "dropped long ago\n")
+    when = f"@{int(time.time()) - 40 * 86_400} +0000"
+    subprocess.run(["git", "reset", "-q", "--hard", "origin/main"], cwd=clone, check=True,
+                   env={**os.environ, "GIT_COMMITTER_DATE": when})
+    git(clone, "reset", "-q", "--hard")
+    entries = sweep(clone)
+    assert not clone.exists(), entries
+
+
 def test_a_worktree_whose_reset_was_squashed_back_goes(tmp_path: Path) -> None:
     """The bound of the worktree case: the reset commits come back squashed on the branch,
     merged into main."""
@@ -228,16 +243,18 @@ def test_a_repository_without_a_reset_costs_no_git_process(tmp_path: Path, monke
 def test_hundreds_of_resets_cost_a_fixed_few_git_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each reset names a dropped commit; they are asked about together, the newest first, and
     the newest is work no ref holds."""
-    from app.core.unique_refs import held_only_here
+    from app.core.unique_refs import held_only_here, reset_away
 
     repo = make_repo(tmp_path / "proj")
     base = git(repo, "rev-parse", "HEAD")
     for i in range(150):
         git(repo, "commit", "-q", "--allow-empty", "-m", f"try {i}")
         git(repo, "reset", "-q", "--soft", base)
-    commit(repo, "a.txt", "the work\n")
+    work = commit(repo, "a.txt", "the work\n")
     git(repo, "reset", "-q", "--hard", base)
     git(repo, "reset", "-q", "--hard")
     log = counting_git(tmp_path, monkeypatch)
     assert held_only_here(str(repo / ".git")) is True
     assert 1 <= len(runs(log)) <= 3, runs(log)
+    dropped = reset_away(str(repo / ".git"))
+    assert len(dropped) == 32 and dropped[0] == work  # the newest first, within one second too
