@@ -166,6 +166,22 @@ def test_a_rebased_and_pushed_branch_lets_the_clone_go(sandbox: SandboxEnv, tmp_
     assert not clone.exists(), entries
 
 
+def test_a_commit_an_interactive_rebase_dropped_lets_the_clone_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git rebase -i` with a `drop`, pushed, then ORIG_HEAD moved on: the rebase's reflog
+    entries name the dropped commit, but a rebase replaces on purpose; it is no reset."""
+    clone, _ = recorded_clone(sandbox, tmp_path)
+    commit(clone, "a.py", "a\n", "keep me")
+    dropped = commit(clone, "b.py", "b\n", "drop me")
+    subprocess.run(["git", "rebase", "-q", "-i", "HEAD~2"], cwd=clone, check=True, capture_output=True,
+                   env={**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i '/drop me/s/^pick/drop/'"})
+    assert git(clone, "log", "--format=%s", "-1") == "keep me"
+    push(clone)
+    git(clone, "reset", "-q", "--hard")
+    assert reachable(clone, dropped)  # the reflog still names it: a reset's rule would keep it
+    entries = sweep(clone)
+    assert not clone.exists(), entries
+
+
 def test_a_reset_whose_reflogs_were_expired_lets_the_clone_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`git reflog expire --expire=now --all` after the reset: nothing leads to the commit any
     more, the next `git gc` drops it; the clone holds nothing to keep."""
