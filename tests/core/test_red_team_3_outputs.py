@@ -441,8 +441,8 @@ def test_the_ending_claude_names_itself_so_a_resumed_twin_keeps_its_outputs(
     try:
         (folder / "results.csv").write_text("a week of runs\n")
         set_mtime(folder, OLD)
-        payload = {"hook_event_name": "SessionEnd", "session_id": "first-id", "cwd": str(tmp_path),
-                   "reason": "prompt_input_exit"}
+        payload: dict[str, object] = {"hook_event_name": "SessionEnd", "session_id": "first-id",
+                                      "cwd": str(tmp_path), "reason": "prompt_input_exit"}
         first = FakeClaude(tmp_path, payload)  # runs SessionEnd as its own hook
         (paths.config_dir() / "sessions" / f"{first.pid}.json").unlink()  # and exits
         first.stop()

@@ -185,7 +185,7 @@ def test_a_unix_socket_a_live_server_listens_on_keeps_its_folder(
     add_record("dead-session", folder)
     env = {**os.environ, "SOCKET_PATH": str(folder / "dev.sock")}
     server = subprocess.Popen([sys.executable, "-c", SERVER], env=env, stdout=subprocess.PIPE, cwd="/")
-    started.append(server)  # type: ignore[arg-type]
+    started.append(server)
     assert server.stdout is not None and server.stdout.readline() == b"ready\n"
     set_mtime(folder, OLD)  # the bind made it young again: a week-old server
     key = os.path.realpath(folder)
@@ -334,7 +334,7 @@ def test_a_fifo_a_live_writer_holds_open_keeps_its_folder(
     reader = os.open(folder / "log.pipe", os.O_RDONLY | os.O_NONBLOCK)
     try:
         writer = subprocess.Popen(["sh", "-c", 'exec 3>"$0"; sleep 60', str(folder / "log.pipe")], cwd="/")
-        started.append(writer)  # type: ignore[arg-type]
+        started.append(writer)
         add_record("dead-session", folder)
         for _ in range(100):
             if any(os.path.realpath(f"/proc/{writer.pid}/fd/{fd}") == str(folder / "log.pipe")
@@ -379,7 +379,7 @@ def test_a_killed_removal_whose_pid_was_taken_by_a_new_process_is_put_back_at_on
 
     time.sleep(2.5)  # the new process starts well after the folder was moved
     newcomer = subprocess.Popen(["sleep", "60"])
-    started.append(newcomer)  # type: ignore[arg-type]
+    started.append(newcomer)
     born, _pid, token = where.name.removeprefix(".pending-").split("-", 2)
     reused = where.with_name(f".pending-{born}-{newcomer.pid}-{token}")  # the pid, handed on
     os.rename(where, reused)
@@ -409,7 +409,7 @@ def test_a_folder_holding_claudettos_own_state_is_not_removed(sandbox: SandboxEn
         assert Path(where).parent == state / "trash"
         inner.append(removal.remove(work, sandbox.user_tmp, "gc", trash=False))
 
-    result = removal.remove(other, sandbox.user_tmp, "gc", trash=False, guard=meanwhile)  # type: ignore[arg-type]
+    result = removal.remove(other, sandbox.user_tmp, "gc", trash=False, guard=meanwhile)
     assert inner[0].status == "failed"
     assert result.status == "removed"  # its folder was still there to purge
     assert (work / "job" / "sub" / "f0").exists()
@@ -626,7 +626,7 @@ def test_a_server_that_binds_a_socket_in_the_folder_right_before_its_removal_kee
     def binds(_: str) -> None:
         env = {**os.environ, "SOCKET_PATH": str(folder / "dev.sock")}
         server = subprocess.Popen([sys.executable, "-c", SERVER], env=env, stdout=subprocess.PIPE, cwd="/")
-        started.append(server)  # type: ignore[arg-type]
+        started.append(server)
         assert server.stdout is not None and server.stdout.readline() == b"ready\n"
 
     report = gc.sweep(trash=False, _before_remove=binds)

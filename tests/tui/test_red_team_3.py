@@ -104,7 +104,7 @@ async def test_a_release_deletes_only_the_scratch_its_question_listed(box: Sandb
         (checkout / "build").mkdir()
         (checkout / "build" / "deploy-notes.md").write_text("how to ship it, by hand\n")
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal) and "build" in app.screen.body)  # type: ignore[attr-defined]
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal) and "build" in app.screen.body)
         assert (checkout / "node_modules").is_dir()  # nothing went on the first yes
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy)
