@@ -188,8 +188,11 @@ def record_file(path: str, agent: str, session: str) -> bool:
     def change(data: Any) -> dict[str, Any]:
         current = writable(data)
         files = current["files"]
-        files.pop(path, None)
-        files[path] = entry
+        from app.core.ledger_shared import drop_aliases, handed_over
+
+        earlier = handed_over(files.pop(path, None), session, entry["hash"])
+        files[path] = {**entry, "earlier": earlier} if earlier else entry
+        drop_aliases(files, path, session, entry["dev"], entry["inode"])
         while len(files) > limit:
             oldest = next(iter(files))
             del files[oldest]
@@ -248,10 +251,20 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
                 lines.append(line)
         if fields:
             updates[path] = (entry["edited_ns"], fields)
+    told_earlier: list[tuple[str, int, str]] = []
+    if any("earlier" in e for e in files.values() if isinstance(e, dict)):
+        from app.core.ledger_line import utf16_len
+        from app.core.ledger_shared import check_pending
+
+        for line, record in zip(*check_pending(files, session), strict=True):
+            if utf16_len(line) + 1 <= room:  # no room left: told at the next prompt
+                room -= utf16_len(line) + 1
+                lines.append(line)
+                told_earlier.append(record)
     if lines and deliver is not None:
         deliver(lines)  # first: a line that never reached the model must not be marked told
-    if updates:
-        _apply(updates)
+    if updates or told_earlier:
+        _apply(updates, session, told_earlier)
     return lines
 
 
@@ -330,11 +343,16 @@ def _moved(seen: Look, told: dict[str, Any] | None) -> tuple[bool, dict[str, Any
     return True, {}
 
 
-def _apply(updates: dict[str, tuple[int, dict[str, Any]]]) -> None:
+def _apply(updates: dict[str, tuple[int, dict[str, Any]]], session: str = "",
+           told_earlier: list[tuple[str, int, str]] | None = None) -> None:
     """Store what a check learned, only on entries not edited again since it read them."""
 
     def change(data: Any) -> dict[str, Any]:
         current = writable(data)
+        if told_earlier:
+            from app.core.ledger_shared import drop_told
+
+            drop_told(current, session, told_earlier)
         for path, (edited_ns, fields) in updates.items():
             entry = current["files"].get(path)
             if isinstance(entry, dict) and entry.get("edited_ns") == edited_ns:
