@@ -114,7 +114,20 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
         text = read_text(os.path.join(folder, relative), MEMORY_FILE_BYTES_MAX)
         if text is not None:
             texts[relative] = text
-    return check_texts(texts, root, folder, timeout_s=timeout_s)
+    findings = check_texts(texts, root, folder, timeout_s=timeout_s)
+    main = paths.main_repo_root(root)
+    main_root = os.fspath(main) if main else root
+    if findings and main_root != root and os.path.isdir(main_root):
+        # Every worktree shares the main checkout's memory, and a worktree may be cut from an
+        # older commit: a fact the main checkout bears out is no rot, and a finding would ask
+        # the model to strike a true line of the memory every checkout reads.
+        held = {_key(f) for f in check_texts(texts, main_root, folder, timeout_s=timeout_s)}
+        findings = [f for f in findings if _key(f) in held]
+    return findings
+
+
+def _key(finding: Finding) -> tuple[str, int | None, str, str]:
+    return finding.file, finding.line, finding.kind, finding.token
 
 
 def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
