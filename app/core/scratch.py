@@ -44,6 +44,11 @@ def declared_scratch(checkout: str, project: str | None = None) -> list[str] | N
     """The `scratch` list of `.claude/claudetto.json` (the checkout's own, else the
     project's), each entry made plain; [] when neither file declares one, None when the file
     cannot be read or is not what it should be (logged: when unsure, nothing is scratch)."""
+    return _declared(checkout, project)[0]
+
+
+def _declared(checkout: str, project: str | None) -> tuple[list[str] | None, str | None]:
+    """(`declared_scratch`, the folder whose file declared it)."""
     from app.core import fastjson
 
     for base in (checkout, project):
@@ -57,13 +62,13 @@ def declared_scratch(checkout: str, project: str | None = None) -> list[str] | N
             continue
         except (OSError, ValueError) as exc:
             log(f"release: {file} cannot be read ({exc}); no scratch is deleted")
-            return None
+            return None, base
         if not isinstance(data, dict) or "scratch" not in data:
             continue
         given = data["scratch"]
         if not isinstance(given, list):
             log(f"release: {file} `scratch` is not a list of paths; no scratch is deleted")
-            return None
+            return None, base
         found = []
         for item in given:
             rel = plain_relative(item)
@@ -72,8 +77,23 @@ def declared_scratch(checkout: str, project: str | None = None) -> list[str] | N
                     "outside .git and .tmp; skipped")
             else:
                 found.append(rel)
-        return _outermost(found)
-    return []
+        return _outermost(found), base
+    return [], None
+
+
+def _the_users(checkout: str, project: str | None, base: str | None) -> bool:
+    """Whether the scratch list came from the user: the project's own file, or a checkout's
+    file with the same bytes. The checkout's file alone may be the session's (a confused
+    model writing `"scratch": ["drafts"]`), so what it names is judged like work."""
+    if base is None or base == project:
+        return True
+    if not project:
+        return False
+    try:
+        with open(os.path.join(checkout, CONFIG), "rb") as mine, open(os.path.join(project, CONFIG), "rb") as theirs:
+            return mine.read(1 << 20) == theirs.read(1 << 20)
+    except OSError:
+        return False
 
 
 def _outermost(rels: list[str]) -> list[str]:
@@ -123,13 +143,15 @@ def regenerable_folders(checkout: str) -> list[str]:
     return sorted(found)
 
 
-def holding_tracked(checkout: str, rels: list[str]) -> set[str] | None:
-    """Which of `rels` hold a file git tracks in `checkout`; None when git cannot say."""
+def holding_tracked(checkout: str, rels: list[str], *, untracked: bool = False) -> set[str] | None:
+    """Which of `rels` hold a file git tracks in `checkout` (`untracked`: a file git shows
+    as untracked, neither tracked nor ignored); None when git cannot say."""
     held: set[str] = set()
     wanted = set(rels)
+    ask = ["ls-files", "-z", "--others", "--exclude-standard"] if untracked else ["ls-files", "-z"]
     for start in range(0, len(rels), 200):
         # pathspecs taken literally: a folder named `[a]` is that folder, not a pattern
-        done = git.run(["ls-files", "-z", "--", *rels[start:start + 200]], cwd=checkout,
+        done = git.run([*ask, "--", *rels[start:start + 200]], cwd=checkout,
                        env={"GIT_LITERAL_PATHSPECS": "1"})
         if not done.ok:
             log(f"release: git cannot list the tracked files of {checkout}: {done.error[:200]}")
@@ -166,20 +188,24 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `tracked` (holds a file
     git tracks), `git` (git could not say), `dirty` (is or lies inside another repository,
     or holds a secret-looking file)."""
-    declared = declared_scratch(checkout, project)
+    declared, base = _declared(checkout, project)
     if declared is None:
         return [], [(CONFIG, "bad_config")]
     candidates = declared or regenerable_folders(checkout)
     candidates = [rel for rel in candidates if os.path.lexists(os.path.join(checkout, rel))]
+    kept: list[tuple[str, Reason]] = [(rel, "symlink") for rel in candidates if _through_link(checkout, rel)]
+    candidates = [rel for rel in candidates if (rel, "symlink") not in kept]
     if not candidates:
-        return [], []
+        return [], kept
     tracked = holding_tracked(checkout, candidates)
-    if tracked is None:
-        return [], [(rel, "git") for rel in candidates]
+    # a path the session's own list names holding files git shows as new: work, not output
+    judged = bool(declared) and not _the_users(checkout, project, base)
+    untracked = holding_tracked(checkout, candidates, untracked=True) if judged else set()
+    if tracked is None or untracked is None:
+        return [], kept + [(rel, "git") for rel in candidates]
     plan: list[str] = []
-    kept: list[tuple[str, Reason]] = []
     for rel in candidates:
-        reason = _keeps(checkout, rel, tracked)
+        reason = _keeps(checkout, rel, tracked, untracked)
         if reason is None:
             plan.append(rel)
         else:
@@ -187,9 +213,26 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     return plan, kept
 
 
-def _keeps(checkout: str, rel: str, tracked: set[str]) -> Reason | None:
+def _through_link(checkout: str, rel: str) -> bool:
+    """Whether a folder on the way to `rel` below `checkout` is a symlink or not a folder:
+    `out/logs` with `out` -> `.tmp` (or -> `src`) names what lies there, which neither git
+    nor the `.tmp` rule would see under the name declared."""
+    parts = rel.split("/")[:-1]
+    try:
+        return any(os.path.islink(os.path.join(checkout, *parts[:depth])) or
+                   not os.path.isdir(os.path.join(checkout, *parts[:depth])) for depth in range(1, len(parts) + 1))
+    except (OSError, ValueError):
+        return True
+
+
+def _keeps(checkout: str, rel: str, tracked: set[str], untracked: set[str]) -> Reason | None:
     if rel in tracked:
         return "tracked"
+    if rel in untracked:
+        # git shows it as new work to add (drafts or notes a confused model declared
+        # scratch in the checkout's own config): work not yet committed, never output
+        log(f"release: {checkout}/{rel} kept: it holds files git shows as untracked (not ignored)")
+        return "dirty"
     if in_other_repository(checkout, rel):
         log(f"release: {checkout}/{rel} kept: it is or lies inside another repository")
         return "dirty"

@@ -1,0 +1,104 @@
+"""Red team, round four: session checkouts. Declared scratch that reaches `.tmp/`, tracked
+work or the user's new folders through a link or a name, tried as a user and Claude drive
+them: real checkouts made by WorktreeCreate, `claudetto release` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support import make_repo, run_cli, run_hook
+
+SID = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj", files={"README.md": "x\n", "src/core/mod.py": "A = 1\n",
+                                               ".gitignore": "node_modules/\n.tmp/\ncache/\n"})
+
+
+def session_checkout(repo: Path, name: str = "work") -> Path:
+    """A checkout WorktreeCreate made for a session that then ended for good."""
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": SID, "cwd": str(repo), "name": name},
+                    cwd=repo)
+    assert made.returncode == 0, made.stderr
+    path = Path(made.stdout.decode().strip().splitlines()[-1])
+    ended = run_hook({"hook_event_name": "SessionEnd", "session_id": SID, "cwd": str(path),
+                      "reason": "prompt_input_exit"}, cwd=path)
+    assert ended.returncode == 0
+    wait_released(path)
+    return path
+
+
+def wait_released(path: Path) -> None:
+    """SessionEnd hands the release to a detached process: wait until it has run."""
+    from app.core import checkouts
+
+    deadline = time.monotonic() + 30
+    while (checkouts.registry().get(str(path)) or {}).get("state") != "released":
+        assert time.monotonic() < deadline, checkouts.registry()
+        time.sleep(0.05)
+
+
+def declare(checkout: Path, *scratch: str) -> None:
+    (checkout / ".claude").mkdir(exist_ok=True)
+    (checkout / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": list(scratch)}))
+
+
+def release(path: Path) -> dict[str, object]:
+    result = run_cli("release", str(path), "--json")
+    assert not result.stderr.startswith("Traceback"), result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {"stderr": result.stderr}
+
+
+def test_declared_scratch_through_a_link_to_tmp_never_reaches_tmp(repo: Path) -> None:
+    checkout = session_checkout(repo)
+    (checkout / ".tmp" / "logs").mkdir(parents=True)
+    (checkout / ".tmp" / "logs" / "report.md").write_text("the session's report\n")
+    (checkout / "out").symlink_to(".tmp")
+    declare(checkout, "out/logs")
+    done = release(checkout)
+    assert (checkout / ".tmp" / "logs" / "report.md").exists(), done
+
+
+def test_declared_scratch_through_a_link_never_takes_tracked_work(repo: Path) -> None:
+    checkout = session_checkout(repo)
+    (checkout / "src" / "core" / "mod.py").write_text("A = 2  # uncommitted work\n")
+    (checkout / "gen").symlink_to("src")
+    declare(checkout, "gen/core")
+    done = release(checkout)
+    assert (checkout / "src" / "core" / "mod.py").read_text() == "A = 2  # uncommitted work\n", done
+
+
+@pytest.mark.xfail(strict=True, reason="the default scratch takes every regenerable folder, ignored or "
+                   "not; tests/core/test_release.py relies on that (see the round-four report)")
+def test_a_regenerable_folder_git_does_not_ignore_holds_new_work_and_stays(repo: Path) -> None:
+    """A new package named `build` (or `dist`, `target`) the session wrote and did not commit
+    yet: git shows it as untracked, so it is work, not output."""
+    checkout = session_checkout(repo)
+    (checkout / "src" / "build").mkdir()
+    (checkout / "src" / "build" / "__init__.py").write_text("def make(): ...\n")
+    (checkout / "node_modules" / "dep").mkdir(parents=True)
+    (checkout / "node_modules" / "dep" / "i.js").write_text("1\n")
+    done = release(checkout)
+    assert (checkout / "src" / "build" / "__init__.py").exists(), done
+    assert not (checkout / "node_modules").exists(), done
+
+
+def test_a_scratch_list_the_session_wrote_never_takes_untracked_work(repo: Path) -> None:
+    """A confused model declares its own drafts (and a file) as scratch in the checkout's
+    own config: git shows them as untracked, so they are work and stay."""
+    checkout = session_checkout(repo)
+    (checkout / "drafts").mkdir()
+    (checkout / "drafts" / "plan.md").write_text("the plan\n")
+    (checkout / "notes.md").write_text("notes\n")
+    (checkout / "cache").mkdir()
+    (checkout / "cache" / "blob").write_text("x" * 100)
+    declare(checkout, "drafts", "notes.md", "cache")
+    done = release(checkout)
+    assert (checkout / "drafts" / "plan.md").exists() and (checkout / "notes.md").exists(), done
+    assert not (checkout / "cache").exists(), done
