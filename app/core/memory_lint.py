@@ -145,10 +145,15 @@ _COUNTS = (r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve
            r"some|a\s+couple\s+of|couple\s+of|many)")
 _PERIODS = (r"(?:week|weekend|month|year|quarter|sprint|night|morning|afternoon|evening|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)")
+# Phrases that only look relative are left out, since a refusal of a true fact teaches the
+# model to drop it: "as soon as" (a condition), "least/most recently used" (a policy), "the
+# last Friday of each month" (a position in a period), "the day before each release" (before
+# an event, not before today).
 _RELATIVE = (
-    r"\b(?:yesterday|today|tomorrow|tonight|recently|lately|nowadays|soon|"
-    r"the\s+other\s+day|the\s+day\s+before|just\s+now|right\s+now|"
-    rf"(?:last|next|this|past|coming|previous|following)\s+{_PERIODS}|"
+    r"\b(?:yesterday|today|tomorrow|tonight|lately|nowadays|soon(?!\s+as\b)|"
+    r"(?<!most\s)(?<!least\s)recently(?![\s-]+(?:used|accessed|modified|updated|opened|viewed)\b)|"
+    r"the\s+other\s+day|the\s+day\s+before(?![ \t]+\w)|just\s+now|right\s+now|"
+    rf"(?:last|next|this|past|coming|previous|following)\s+{_PERIODS}(?!\s+of\b)|"
     rf"(?:last|next|past|previous|coming)\s+(?:few|couple\s+of|\d+)\s+{_UNITS}|"
     rf"{_COUNTS}\s+{_UNITS}\s+ago|"
     rf"(?:earlier|later)\s+this\s+{_PERIODS})\b"

@@ -5,15 +5,13 @@ user run them."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
 from app.core import memory
-from tests.core.test_memory import FRONT, found, memory_folder, write_memory
-from tests.support import SandboxEnv, git, make_repo, run_cli
+from tests.core.test_memory import found, write_memory
+from tests.support import git, make_repo
 
 CODE = {
     "src/router.py": "class Router:\n    def dispatch(self):\n        return parse_args()\n",
@@ -80,3 +78,70 @@ def test_a_version_the_repo_pins_is_not_moved_on(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[project]\nname = "app"\ndependencies = ["requests>=2.0", "jhelm~=1.3"]\n')
     write_memory(repo, {"notes.md": "- We use requests 2.31.0 and jhelm 1.3.1.\n"})
     assert found(repo) == []
+
+
+# --- the write lint: a legitimate write let through, a forbidden one refused --------------
+
+GOOD = "---\nname: Build\ndescription: how the shop builds\nmetadata:\n  type: project\n---\n"
+
+
+@pytest.mark.parametrize("line", [
+    "- The worker retries as soon as the lock is released.",
+    "- The cache evicts the least recently used entry; most recently used stays.",
+    "- Releases go out on the last Friday of each month.",
+    "- The freeze starts the day before each release.",
+    "- The weekly report covers the last week of traffic, every Monday.",
+])
+def test_a_legitimate_fact_is_not_refused_for_a_relative_date(line: str) -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    assert write(memory_dir() / "build.md", GOOD + line + "\n") is None
+
+
+@pytest.mark.parametrize(("line", "word"), [
+    ("- The build broke the day before.", "the day before"),
+    ("- Soon the API moves to v2.", "Soon"),
+    ("- Recently the deploy moved to ninja.", "Recently"),
+    ("- We switched last Friday.", "last Friday"),
+    ("- Deployed last week of the sprint, as planned last week.", "last week"),
+])
+def test_a_relative_date_is_still_refused(line: str, word: str) -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    reason = write(memory_dir() / "build.md", GOOD + line + "\n")
+    assert reason is not None and f'"{word}" (line 7)' in reason
+
+
+@pytest.mark.parametrize("front", [
+    "\ufeff---\nname: B\ndescription: d\ntype: feedback\n---\n",  # an editor's BOM, the older flat type
+    "---\r\nname: B\r\ndescription: d\r\nmetadata: {type: user}\r\n---\r\n",
+    "---\nname: B\ndescription: d\nmetadata:\n  type: reference  # kept\n---\n",
+])
+def test_legitimate_frontmatter_forms_are_let_through(front: str) -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    assert write(memory_dir() / "build.md", front + "- Uses make.\n") is None
+
+
+@pytest.mark.parametrize("front", [
+    "---\nname: B\ndescription: d\n---\n",  # no type
+    "---\nname: B\ndescription: d\nmetadata:\n  type: notes\n---\n",  # not one of the four
+    "---\nname: B\nmetadata:\n  type: user\n---\n",  # no description
+    "- Uses make.\n---\nname: B\ndescription: d\ntype: user\n---\n",  # frontmatter not at the top
+])
+def test_incomplete_frontmatter_is_refused(front: str) -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    reason = write(memory_dir() / "build.md", front + "- Uses make.\n")
+    assert reason is not None and "frontmatter" in reason
+
+
+def test_the_index_takes_pointers_only_and_no_frontmatter() -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    index = memory_dir() / "MEMORY.md"
+    assert write(index, "# Memory\n\n- [Build](build.md) — how it builds\n- deploy.md: the deploy steps\n") is None
+    reason = write(index, "- [Build](build.md) — builds\nThe build uses make and ninja, and it is slow.\n")
+    assert reason is not None and "line 2 is no pointer" in reason
+    reason = write(index, "---\nname: index\n---\n- [Build](build.md)\n")
+    assert reason is not None and "takes no frontmatter" in reason
