@@ -56,8 +56,7 @@ def _declared(checkout: str, project: str | None) -> tuple[list[str] | None, str
             continue
         file = os.path.join(base, CONFIG)
         try:
-            with open(file, "rb") as fh:
-                data = fastjson.loads(fh.read(1 << 20))
+            data = fastjson.loads(_read_config(file))
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as exc:
@@ -90,10 +89,21 @@ def _the_users(checkout: str, project: str | None, base: str | None) -> bool:
     if not project:
         return False
     try:
-        with open(os.path.join(checkout, CONFIG), "rb") as mine, open(os.path.join(project, CONFIG), "rb") as theirs:
-            return mine.read(1 << 20) == theirs.read(1 << 20)
+        return _read_config(os.path.join(checkout, CONFIG)) == _read_config(os.path.join(project, CONFIG))
     except OSError:
         return False
+
+
+def _read_config(file: str) -> bytes:
+    """The first MiB of the config file; OSError when it is not a regular file (a FIFO in
+    its place is never waited on: the release, the dashboard and `claudetto worktrees` read it)."""
+    import stat
+
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{file} is not a regular file")
+        return fh.read(1 << 20)
 
 
 def _outermost(rels: list[str]) -> list[str]:

@@ -5,6 +5,9 @@ them: real checkouts made by WorktreeCreate, `claudetto release` in a subprocess
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -102,3 +105,31 @@ def test_a_scratch_list_the_session_wrote_never_takes_untracked_work(repo: Path)
     done = release(checkout)
     assert (checkout / "drafts" / "plan.md").exists() and (checkout / "notes.md").exists(), done
     assert not (checkout / "cache").exists(), done
+
+
+@pytest.mark.xfail(strict=True, reason="app/core/processes.py reads only absolute command-line arguments "
+                   "(see the round-four report)")
+def test_a_dev_server_started_by_a_relative_path_into_node_modules_keeps_it(
+        repo: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    """`node node_modules/.bin/vite` typed in the checkout: the server reads its modules as it
+    goes and holds none open, so only its command line says it runs from there."""
+    checkout = session_checkout(repo)
+    server = checkout / "node_modules" / ".bin" / "serve.py"
+    server.parent.mkdir(parents=True)
+    server.write_text("import time\ntime.sleep(60)\n")
+    started.append(subprocess.Popen([sys.executable, "node_modules/.bin/serve.py"], cwd=checkout))
+    time.sleep(0.3)
+    done = release(checkout)
+    assert server.exists(), done
+
+
+def test_a_fifo_in_place_of_the_config_never_hangs_the_release(repo: Path) -> None:
+    """A FIFO named `.claude/claudetto.json` (a session's mistake): the release, the
+    dashboard and `claudetto worktrees` read the config; none may wait for a writer."""
+    checkout = session_checkout(repo)
+    (checkout / ".claude").mkdir(exist_ok=True)
+    os.mkfifo(checkout / ".claude" / "claudetto.json")
+    (checkout / "node_modules").mkdir()
+    result = run_cli("release", str(checkout), "--json", timeout=20)
+    assert result.returncode in (0, 1) and not result.stderr.startswith("Traceback"), result.stderr
+    assert (checkout / "node_modules").exists() and (checkout / "README.md").exists()
