@@ -5,13 +5,14 @@ user run them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from app.core import memory
-from tests.core.test_memory import found, write_memory
-from tests.support import git, make_repo
+from tests.core.test_memory import FRONT, found, write_memory
+from tests.support import git, make_repo, run_cli
 
 CODE = {
     "src/router.py": "class Router:\n    def dispatch(self):\n        return parse_args()\n",
@@ -145,3 +146,144 @@ def test_the_index_takes_pointers_only_and_no_frontmatter() -> None:
     assert reason is not None and "line 2 is no pointer" in reason
     reason = write(index, "---\nname: index\n---\n- [Build](build.md)\n")
     assert reason is not None and "takes no frontmatter" in reason
+
+
+# --- supersede: the right line, no line lost ----------------------------------------------
+
+
+def _supersede(path: Path, *args: str) -> tuple[int, str, str]:
+    result = run_cli("supersede", str(path), *args)
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_supersede_of_a_crlf_file_keeps_every_ending_and_silences_the_finding(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- The router is `src/legacy_router.py`.\n- Uses make.\n"})
+    notes = folder / "notes.md"
+    notes.write_bytes(notes.read_bytes().replace(b"\n", b"\r\n"))
+    assert [line for _, line, _, _ in found(repo)] == [7]
+    code, _, err = _supersede(notes, "--line", "7", "--correction", "The router is `src/router.py`.")
+    assert (code, err) == (0, "")
+    lines = notes.read_bytes().split(b"\r\n")
+    assert lines[6] == b"- ~~The router is `src/legacy_router.py`.~~"
+    assert lines[7].startswith(b"- Correction (") and lines[7].endswith(b"): The router is `src/router.py`.")
+    assert lines[8] == b"- Uses make." and lines[-1] == b"" and b"\n" not in notes.read_bytes().replace(b"\r\n", b"")
+    assert found(repo) == []  # the strike is what silences the auditor
+
+
+def test_supersede_of_a_line_that_appears_twice_strikes_the_one_named(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- Deploys use `make ship`.\n- Tests run in CI.\n- Deploys use `make ship`.\n"})
+    notes = folder / "notes.md"
+    code, _, err = _supersede(notes, "--line", "9", "--expect", "- Deploys use `make ship`.",
+                              "--correction", "Deploys use `make deploy`.")
+    assert (code, err) == (0, "")
+    body = notes.read_text().splitlines()[6:]
+    assert body[0] == "- Deploys use `make ship`." and body[2] == "- ~~Deploys use `make ship`.~~"
+    assert body[3].endswith("Deploys use `make deploy`.") and len(body) == 4
+
+
+def test_a_number_read_before_claude_edited_the_file_is_refused_with_expect(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- Uses make.\n- The router is `src/legacy_router.py`.\n"})
+    notes = folder / "notes.md"
+    text = notes.read_text()
+    notes.write_text(text.replace("- Uses make.\n", "- Uses make.\n- Uses ninja for C.\n"))  # Claude's Edit
+    code, _, err = _supersede(notes, "--line", "8", "--expect", "- The router is `src/legacy_router.py`.",
+                              "--correction", "x")
+    assert code == 1 and "line 8" in err and "changed" in err and err.count("\n") == 1
+    assert "~~" not in notes.read_text()
+
+
+def test_concurrent_supersedes_lose_no_line_and_strike_only_lines_meant(repo: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    facts = [f"- Fact number {n} is `src/gone_{n}.py`." for n in range(6)]
+    folder = write_memory(repo, {"notes.md": "".join(f + "\n" for f in facts)})
+    notes = folder / "notes.md"
+    targets = [(7 + n, facts[n]) for n in (0, 2, 4, 5)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda t: _supersede(notes, "--line", str(t[0]), "--expect", t[1],
+                                                     "--correction", f"fixed {t[0]}"), targets))
+    for code, _, err in results:
+        assert code in (0, 1) and "Traceback" not in err
+    body = notes.read_text().splitlines()[6:]
+    struck = [line for line in body if "~~" in line]
+    plain = [line for line in body if "~~" not in line and "Correction (" not in line]
+    corrections = [line for line in body if "Correction (" in line]
+    assert len(struck) == len(corrections) == sum(code == 0 for code, _, _ in results) >= 1
+    assert sorted(plain + [s.replace("~~", "") for s in struck]) == sorted(facts)  # none lost
+    assert all(s.replace("~~", "") in [f for _, f in targets] for s in struck)  # only lines meant
+
+
+def test_supersede_refusals_exit_1_with_one_line_and_usage_exit_2(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- Uses make.\n"})
+    notes = folder / "notes.md"
+    before = notes.read_bytes()
+    for args in (["--line", "99", "--correction", "x"], ["--line", "2", "--correction", "x"],
+                 ["--line", "7", "--correction", "   "], ["--line", "7", "--correction", "a\x1b[31mb"]):
+        code, out, err = _supersede(notes, *args)
+        assert (code, out) == (1, "") and err.count("\n") == 1 and "Traceback" not in err, args
+    code, _, err = _supersede(notes, "--line", "7")
+    assert code == 2 and "Traceback" not in err
+    outside = repo / "notes.md"
+    outside.write_text("- Uses make.\n")
+    code, _, err = _supersede(outside, "--line", "1", "--correction", "x")
+    assert code == 1 and "not in a memory folder" in err
+    assert notes.read_bytes() == before and outside.read_text() == "- Uses make.\n"
+
+
+# --- the SessionStart audit, as Claude runs it ----------------------------------------------
+
+
+def _session_start(cwd: Path) -> str:
+    from tests.support import run_hook
+
+    payload = {"hook_event_name": "SessionStart", "session_id": "5e7f3a2b-0000-4000-8000-000000000001",
+               "cwd": str(cwd), "transcript_path": "/t.jsonl", "source": "startup"}
+    result = run_hook(payload, cwd=cwd)
+    assert result.returncode == 0 and result.stderr == b""
+    if not result.stdout:
+        return ""
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    text: str = out["additionalContext"]
+    return text
+
+
+def test_session_start_is_silent_when_healthy_and_names_each_kind_of_rot(repo: Path) -> None:
+    (repo / "db" / "migration").mkdir(parents=True)
+    for n in (26, 27, 28):
+        (repo / "db" / "migration" / f"V{n}__step.sql").write_text("select 1;\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "migrations")
+    folder = write_memory(repo, {
+        "notes.md": "- The router is `src/router.py` (`Router`).\n- The build uses jhelm 1.3.1.\n"
+                    "- The latest migration is `V28`.\n- ~~The router was `src/legacy_router.py`.~~\n"
+                    "- Release line `4.1.x` is maintained.\n- For example `src/example_only.py`.\n",
+    })
+    assert _session_start(repo) == ""
+    (folder / "notes.md").write_text(FRONT + "- The router is `src/legacy_router.py`.\n- The build uses jhelm 1.2.0.\n"
+                                     "- The latest migration is `V27`.\n- The next migration is `V28`.\n")
+    (folder / "orphan.md").write_text(FRONT + "- Uses make.\n")
+    with open(folder / "MEMORY.md", "a") as fh:
+        fh.write("- [Gone](gone.md) — was here\n")
+    text = _session_start(repo)
+    head, *rows = text.split("\n")
+    assert head.startswith(f"claudetto: 6 remembered facts in {folder} may be out of date. Each is a request to "
+                           "re-verify against the code, not a verdict.")
+    assert "claudetto supersede FILE --line N --correction TEXT" in head
+    assert rows[0] == ("- notes.md:7: `src/legacy_router.py` is not in the tree: no such file or folder, and git grep "
+                       "finds no mention of it")
+    joined = "\n".join(rows)
+    for needle in ("notes.md:8:", "jhelm", "notes.md:9:", "V27", "notes.md:10:", "V28", "MEMORY.md:", "gone.md",
+                   "orphan.md"):
+        assert needle in joined, needle
+    assert len(rows) == 6
+
+
+def test_session_start_in_an_older_worktree_does_not_ask_to_strike_true_facts(repo: Path, tmp_path: Path) -> None:
+    worktree = repo / ".claude" / "worktrees" / "old"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-old", str(worktree))
+    (repo / "src" / "billing_engine.py").write_text("class BillingEngine:\n    pass\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "billing")
+    write_memory(repo, {"notes.md": "- Billing lives in `src/billing_engine.py`.\n"})
+    assert _session_start(worktree) == ""
