@@ -52,6 +52,8 @@ CLOCK_SLACK_S = 1.0
 MAX_ENTRIES = 256
 #: At most this many entries inside an output are looked at for one moved in (`moved_in`).
 MAX_INNER_ENTRIES = 10_000
+#: Folders that only package managers and interpreters fill: not looked into for an entry moved in.
+TOOL_FOLDERS = frozenset({"node_modules", ".venv", "__pycache__", ".next"})
 #: A stored birth time is read again at the sweep: the same nanoseconds, up to a float's rounding.
 _BIRTH_TOLERANCE_S = 1e-6
 
@@ -98,15 +100,19 @@ def birth_time(path: str) -> float | None:
     return sec + nsec / 1e9
 
 
-def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str | None:
+def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES, *, cut_short: str | None = None) -> str | None:
     """An entry inside `folder` born before `born` (the folder's own birth), or None. What a
     call makes in a folder it made is born after it; an older entry was moved in from
     elsewhere (a rename keeps the birth time: the user's draft parked in a temp folder), so
     it is nobody's output. A file with other hard links is passed over (removing one name
     loses no data: a local `git clone` links its objects), and so is a `.git` (git's rules,
     app/core/unique_work.py, judge a repository). Shallowest first, never through a
-    symlink nor into another file system, at most `budget` entries (4.5 us each); None when
-    the folder cannot be listed or the file system reports no birth times."""
+    symlink nor into another file system, nor into a folder only tools fill (`TOOL_FOLDERS`:
+    where most entries of a big output lie, and nobody parks their own work; `build` or
+    `dist` may well hold a draft, so they are looked into), at most `budget` entries (4.5 us each); None when the folder cannot be
+    listed or the file system reports no birth times. A look cut short by the budget found
+    nothing yet proves nothing: it returns `cut_short` (None for a second look, made after
+    a full first one)."""
     fn = _statx()
     if not fn:
         return None
@@ -128,7 +134,7 @@ def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str |
         for name in names:
             seen += 1
             if seen > budget:
-                return None
+                return cut_short
             if name.endswith("/.git"):
                 continue  # git's own rules judge a repository (a local clone's packs outlive their links)
             if fn(_AT_FDCWD, os.fsencode(name), _AT_SYMLINK_NOFOLLOW, _STATX_BTIME | _STATX_TYPE_NLINK, buf) != 0:  # type: ignore[operator]
@@ -140,25 +146,31 @@ def moved_in(folder: str, born: float, budget: int = MAX_INNER_ENTRIES) -> str |
                 nsec = int.from_bytes(raw[_BTIME_OFFSET + 8:_BTIME_OFFSET + 12], order)
                 if sec + nsec / 1e9 < born and (folder_kind or int.from_bytes(raw[16:20], order) == 1):
                     return name
-            if folder_kind and os.makedev(int.from_bytes(raw[136:140], order),
+            if folder_kind and os.path.basename(name) not in TOOL_FOLDERS and os.makedev(int.from_bytes(raw[136:140], order),
                                           int.from_bytes(raw[140:144], order)) == device:
                 queue.append(name)
     return None
 
 
 def output_moved_in(folder: str, evidences: list[object], budget: int = MAX_INNER_ENTRIES,
-                    shown_as: str = "") -> str | None:
+                    shown_as: str = "", *, first_look: bool = True) -> str | None:
     """`moved_in` for a recorded output (logged as `shown_as`): its birth is the one a record
-    stored (a Bash call's evidence), else the one the folder has now (a moved folder keeps it)."""
+    stored (a Bash call's evidence), else the one the folder has now (a moved folder keeps it).
+    A first look (the judgement) that runs out of entries keeps the folder: unsure, keep; the
+    removal's second look, smaller, only adds to a full first one."""
     stored = [e.get("born") for e in evidences if isinstance(e, dict)]
     born = next((b for b in stored if isinstance(b, int | float) and not isinstance(b, bool)), None)
     if born is None:
         born = birth_time(folder)
-    found = moved_in(folder, born, budget) if born is not None else None
+    found = moved_in(folder, born, budget, cut_short=folder if first_look else None) if born is not None else None
     if found is not None:
         from app.core.log import log
 
-        log(f"gc: {shown_as or folder} holds {found!r}, born before the output: moved in from elsewhere, kept")
+        if found == folder:
+            log(f"gc: {shown_as or folder} has over {budget} entries outside its tool folders: "
+                "not all could be looked at for one moved in from elsewhere, kept")
+        else:
+            log(f"gc: {shown_as or folder} holds {found!r}, born before the output: moved in from elsewhere, kept")
     return found
 
 

@@ -329,7 +329,8 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     # looked at again, while the folder waits in the trash
     budget = GUARD_ENTRIES if where else MAX_INNER_ENTRIES
     if lost is None and (_user_state(item, where or item.path) or lost_source(item.records) or output_moved_in(
-            where or item.path, [r.evidence for r in item.records], budget, item.path) is not None):
+            where or item.path, [r.evidence for r in item.records], budget, item.path,
+            first_look=where is None) is not None):
         return "dirty"
     return lost
 

@@ -1,0 +1,76 @@
+"""The output GC attacked a fourth time, as a session and a user would: real commands run, the
+PostToolUse hook records them (`python -P -m hooks`), the sweep runs through `claudetto gc`.
+Each test is a way unique work could be lost; a test marked xfail is a loss still open (its
+reason says what goes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from app.core.gc_records import read_records
+from tests.support import SandboxEnv, run_cli, run_hook, set_mtime
+
+OLD = 8 * 86_400
+
+
+def bash(command: str, cwd: Path) -> str:
+    """Run the command as Claude's Bash tool would, for real; its stdout."""
+    return subprocess.run(["bash", "-c", command], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def run_and_record(command: str, cwd: Path, session: str = "s1") -> str:
+    """The Bash call, then the PostToolUse hook Claude runs after it; the call's stdout."""
+    out = bash(command, cwd)
+    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(cwd), "tool_name": "Bash",
+               "tool_input": {"command": command},
+               "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+               "duration_ms": 2000}
+    done = run_hook(payload, cwd=cwd)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    return out
+
+
+def recorded(session: str = "s1") -> list[str]:
+    return sorted(r.path for r in read_records(session))
+
+
+def gc_entries() -> dict[str, tuple[str, str]]:
+    result = run_cli("gc", "--json")
+    assert result.returncode == 0, result.stderr
+    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(result.stdout)["entries"]}
+
+
+# --- an entry moved in, behind many entries the session made ----------------------------------
+
+
+def test_a_draft_moved_in_behind_many_session_files_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The session split a dataset into 12,000 parts in `$d/parts/` and left `$d/notes/drafts/`.
+    The user parked their own draft there later (`mv`: the draft keeps its older birth time).
+    The look for an entry moved in stops after 10,000 entries, breadth first: every part is
+    read before the draft's level is reached, and a look cut short must not pass for a look
+    that found nothing."""
+    draft = sandbox.home / "thesis.tex"
+    draft.write_text("chapter one, kept nowhere else\n")
+    command = ('d=$(mktemp -d) && mkdir -p "$d/parts" "$d/notes/drafts" && '
+               'seq 12000 | split -l 1 -a 5 - "$d/parts/p_" && echo "$d"')
+    folder = Path(run_and_record(command, tmp_path).strip())
+    assert recorded() == [str(folder)]
+    bash(f'mv "{draft}" "{folder}/notes/drafts/"', tmp_path)
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert (folder / "notes" / "drafts" / "thesis.tex").exists(), entries
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def test_an_old_output_of_many_files_made_in_node_modules_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The same size of tree, all the session's own and inside a regenerable folder (an
+    `npm install` in a temp folder): it is an output and goes at its age."""
+    command = ('d=$(mktemp -d) && mkdir -p "$d/node_modules/dep" && '
+               'seq 12000 | split -l 1 -a 5 - "$d/node_modules/dep/f_" && echo "$d"')
+    folder = Path(run_and_record(command, tmp_path).strip())
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("removed", "age"), entries
+    assert not folder.exists()
