@@ -228,3 +228,49 @@ def test_a_quiet_prompt_loads_nothing_for_shared_files(tmp_path: Path) -> None:
                "transcript_path": "/t.jsonl", "prompt": "go on"}
     loaded = hook_modules(payload, tmp_path)
     assert "app.core.ledger" in loaded and "app.core.ledger_shared" not in loaded
+
+
+def test_the_ledger_holds_at_most_200_files_the_oldest_going_first(tmp_path: Path) -> None:
+    from app.core import ledger
+
+    files = []
+    for n in range(201):
+        f = tmp_path / f"f{n}.txt"
+        f.write_text(f"{n}\n")
+        files.append(f)
+        assert ledger.record_file(str(f), "main", SID)
+    held = list(entries())
+    assert len(held) == 200 and str(files[0]) not in held and held[-1] == str(files[-1])
+
+
+def test_the_bound_set_through_the_environment_holds_for_the_hook(tmp_path: Path) -> None:
+    from tests.support import run_hook
+
+    env = {**os.environ, "CLAUDETTO_LEDGER_MAX_FILES": "2"}
+    files = [tmp_path / f"f{n}.txt" for n in range(3)]
+    for f in files:
+        f.write_text("x\n")
+        payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path),
+                   "transcript_path": "/t.jsonl", "tool_name": "Write", "tool_use_id": "t",
+                   "tool_input": {"file_path": str(f), "content": "x\n"}, "tool_response": {}}
+        assert run_hook(payload, cwd=tmp_path, env=env).returncode == 0
+    assert list(entries()) == [str(files[1]), str(files[2])]
+
+
+def test_the_ledger_command_shows_changed_and_told_as_the_contract_says(tmp_path: Path) -> None:
+    import json
+
+    from tests.support import run_cli
+
+    same, moved = tmp_path / "same.py", tmp_path / "moved.py"
+    for f in (same, moved):
+        f.write_text("x = 1\n")
+        edit(f)
+    moved.write_text("x = 2\n")
+    rows = {r["path"]: r for r in json.loads(run_cli("ledger", "--json").stdout)["files"]}
+    assert {p: (r["changed"], r["told"], r["agent"]) for p, r in rows.items()} == {
+        str(same): (False, False, "main"), str(moved): (True, False, "main")}
+    assert all(len(r["hash"]) == 16 and set(r["hash"]) <= set("0123456789abcdef") for r in rows.values())
+    assert prompt(tmp_path) == line(moved)
+    rows = {r["path"]: r for r in json.loads(run_cli("ledger", "--json").stdout)["files"]}
+    assert (rows[str(moved)]["changed"], rows[str(moved)]["told"]) == (True, True)
