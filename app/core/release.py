@@ -143,10 +143,36 @@ def _process_inside(*folders: str) -> bool:
     server whose binary lives in node_modules): deleting it would break that process."""
     from app.core.sessions import liveness
 
-    found = liveness().process_inside(*(os.path.realpath(f) for f in folders))
+    real = [os.path.realpath(f) for f in folders]
+    found = liveness().process_inside(*real) or _relative_argument_inside(real)
     if found:
         log(f"release: {folders[0]} kept: a running process uses {printable(found)}")
     return found is not None
+
+
+def _relative_argument_inside(folders: list[str]) -> str | None:
+    """A path a running process was started with relative to its cwd (`node
+    node_modules/.bin/vite` typed in the checkout) at or below one of `folders`: such a
+    server reads its modules as it goes and holds none of them open."""
+    from app.core.paths import inside
+    from app.core.processes import _ancestors, _cmdline, _pids
+
+    me = os.getpid()
+    callers = _ancestors(me)  # `claudetto release node_modules/..` names, it does not use
+    for pid in _pids():
+        if pid == me or pid in callers:
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        for arg in (_cmdline(pid) or b"").split(b"\0")[1:]:
+            if not arg or arg.startswith((b"/", b"-")) or len(arg) >= 4096:
+                continue
+            used = os.path.normpath(os.path.join(cwd, os.fsdecode(arg)))
+            if any(inside(used, f) for f in folders):
+                return used
+    return None
 
 
 def _verdict(key: str, rel: str, action: Action, reason: Reason, session: str | None,

@@ -107,8 +107,6 @@ def test_a_scratch_list_the_session_wrote_never_takes_untracked_work(repo: Path)
     assert not (checkout / "cache").exists(), done
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/processes.py reads only absolute command-line arguments "
-                   "(see the round-four report)")
 def test_a_dev_server_started_by_a_relative_path_into_node_modules_keeps_it(
         repo: Path, started: list[subprocess.Popen[bytes]]) -> None:
     """`node node_modules/.bin/vite` typed in the checkout: the server reads its modules as it
