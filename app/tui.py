@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from app.commands import KeyCommands, SessionCommands
@@ -24,6 +25,7 @@ from app.screens.memory import MemoryScreen
 from app.screens.outputs import OutputsScreen
 from app.screens.overview import OverviewScreen
 from app.screens.sessions import SessionsScreen
+from app.widgets.plain import visible
 
 #: (key, mode, screen, title, what it shows): the header's tabs and the app's bindings
 SCREENS = (
@@ -79,6 +81,13 @@ class ClaudettoApp(App[None]):
         if self.event_loop is None or self.event_loop.is_closed() or not self.is_running:
             raise RuntimeError("the app is not running")
         self.event_loop.call_soon_threadsafe(self.exit)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A notification names paths, branches and errors as they are: never read as markup
+        (a folder named `[bold]` is shown so), control characters drawn (app/widgets/plain.py)."""
+        super().notify(visible(message, lines=True), title=visible(title), severity=severity, timeout=timeout,
+                       markup=markup)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -17,6 +17,7 @@ from app import format as fmt
 from app.core.outputs import Judged
 from app.core.paths import inside
 from app.core.verdict import Verdict
+from app.widgets.plain import visible
 
 SHOWN = 15  # lines per list in a confirmation
 
@@ -47,11 +48,11 @@ def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[
     why_width = 42 if wide else 20
     lines = [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
     lines += _listed(marked, lambda v: f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} "
-                                       f"{fmt.compact_path(v.path, max(16, width - 29), v.project)}")
+                                       f"{visible(fmt.compact_path(v.path, max(16, width - 29), v.project))}")
     if kept:
         lines += ["", f"Kept ({len(kept)}), and why:"]
         lines += _listed(kept, lambda v: f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
-                                         f"{fmt.compact_path(v.path, max(16, width - why_width - 3), v.project)}")
+                                         f"{visible(fmt.compact_path(v.path, max(16, width - why_width - 3), v.project))}")
     lines += ["", "Each is judged again just before it goes; what is no longer removable stays."]
     return "\n".join(lines)
 

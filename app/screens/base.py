@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 from textual.worker import Worker, WorkerState
@@ -136,6 +137,11 @@ class ClaudettoScreen(Screen[None]):
 
     def now(self) -> float:
         return self.claudetto.clock()
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """As the app's: what a screen says is never read as markup (it names paths)."""
+        self.app.notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def refuse_read_only(self) -> bool:
         """True (and says why) when the app runs with --read-only."""

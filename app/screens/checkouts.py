@@ -26,6 +26,7 @@ from app.data import checkouts, removals
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.widgets.detail import DetailPlan
+from app.widgets.plain import visible
 from app.widgets.progress import WorkLine
 from app.widgets.table import Col, Table, TablePlan
 
@@ -118,13 +119,13 @@ class CheckoutsScreen(ClaudettoScreen):
 
     def head(self, info: WorktreeInfo) -> Text:
         text = Text()
-        text.append(info.name, style="bold")
-        text.append(f"  branch {info.branch or '-'}  {info.kind} checkout of {fmt.short_path(info.project)}\n")
+        text.append(visible(info.name), style="bold")
+        text.append(visible(f"  branch {info.branch or '-'}  {info.kind} checkout of {fmt.short_path(info.project)}") + "\n")
         state = STATES.get(info.state, info.state)
         text.append(f"state: {state}", style=STATE_STYLES.get(info.state, ""))
         if info.state == "cut_short":
             text.append("  (r finishes the release)")
-        holders = ", ".join(f"{sid[:8]} ({'live' if running else 'ended'})" for sid, running in info.sessions.items())
+        holders = visible(", ".join(f"{sid[:8]} ({'live' if running else 'ended'})" for sid, running in info.sessions.items()))
         text.append(f"   sessions: {holders or 'none recorded'}\n")
         if info.removable:
             text.append("verdict: removable (d removes it; it is judged again first)", style="bold")
@@ -187,7 +188,7 @@ class CheckoutsScreen(ClaudettoScreen):
         if info is None or self.refuse_read_only() or self.refuse_busy():
             return
         if info.state == "unmanaged" or info.kind != "session":
-            self.notify(f"{info.name} is not a session checkout claudetto made: there is nothing to release.",
+            self.notify(f"{visible(info.name)} is not a session checkout claudetto made: there is nothing to release.",
                         severity="warning")
             return
         self.busy, self.asked_again = True, False
@@ -209,7 +210,7 @@ class CheckoutsScreen(ClaudettoScreen):
 
     def release_answered(self, done: Release) -> None:
         self.busy = False
-        name = os.path.basename(done.path)
+        name = visible(os.path.basename(done.path))
         if done.status == "dry_run":
             self.query_one(WorkLine).hide()
             if self.asked_again:
@@ -230,12 +231,12 @@ class CheckoutsScreen(ClaudettoScreen):
     def ask_release(self, plan: Release) -> None:
         goes = [v for v in plan.verdicts if v.action == "remove"]
         kept = [v for v in plan.verdicts if v.action == "keep"]
-        name = os.path.basename(plan.path)
+        name = visible(os.path.basename(plan.path))
         cut = plan.state == "cut_short"
         lines = [f"{'Finish the release of' if cut else 'Release'} {name}: delete {len(goes)} scratch "
                  f"folder{'s' if len(goes) != 1 else ''}, {fmt.size(plan.freed)}:"]
-        lines += [f"  {fmt.size(v.size):>10}  {os.path.relpath(v.path, plan.path)}" for v in goes]
-        lines += [f"  kept ({v.reason}): {os.path.relpath(v.path, plan.path)}" for v in kept]
+        lines += [f"  {fmt.size(v.size):>10}  {visible(os.path.relpath(v.path, plan.path))}" for v in goes]
+        lines += [f"  kept ({v.reason}): {visible(os.path.relpath(v.path, plan.path))}" for v in kept]
         lines += ["", ".tmp/ stays, and so does everything else: the checkout stays on disk for a later "
                       "session to reclaim. Each folder is checked again just before it goes."]
 
@@ -261,11 +262,11 @@ class CheckoutsScreen(ClaudettoScreen):
         if info is None or self.refuse_read_only() or self.refuse_busy():
             return
         if not info.removable:
-            self.notify(f"Cannot remove {info.name}: {fmt.reason('keep', info.reason)}.", title="Kept",
+            self.notify(f"Cannot remove {visible(info.name)}: {fmt.reason('keep', info.reason)}.", title="Kept",
                         severity="warning")
             return
-        body = (f"Remove the checkout {fmt.short_path(info.path)}, {fmt.size(info.size)}, and its branch "
-                f"{info.branch or '-'} when every commit of it is elsewhere.\n\n"
+        body = (f"Remove the checkout {visible(fmt.short_path(info.path))}, {fmt.size(info.size)}, and its branch "
+                f"{visible(info.branch or '-')} when every commit of it is elsewhere.\n\n"
                 "It is judged again just before it goes: a session working in it, a changed file or a "
                 "commit found nowhere else keeps it.")
 
@@ -283,7 +284,7 @@ class CheckoutsScreen(ClaudettoScreen):
 
     def removal_done(self, path: str, removed: bool, freed: int, why: str) -> None:
         self.busy = False
-        name = os.path.basename(path)
+        name = visible(os.path.basename(path))
         line = (f"{name}: removed, freed {fmt.size(freed)}" if removed
                 else f"{name}: kept ({fmt.reason('keep', why)})")
         self.query_one(WorkLine).ended(line)

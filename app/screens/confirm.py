@@ -6,12 +6,15 @@ and `n` say no, and only `y` or the Yes button say yes.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
+
+from app.widgets.plain import visible
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -47,9 +50,9 @@ class ConfirmModal(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.title_text, id="title")
+            yield Label(Text(visible(self.title_text)), id="title")
             with VerticalScroll():
-                yield Static(self.body, id="body", markup=False)
+                yield Static(visible(self.body, lines=True), id="body", markup=False)
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes} (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")

@@ -24,6 +24,7 @@ from textual.worker import Worker
 from app import format as fmt
 from app.core.scanner import TreeSize
 from app.screens.base import ClaudettoScreen
+from app.widgets.plain import visible
 from app.widgets.table import Table
 
 BAR_WIDTH = 20
@@ -123,7 +124,7 @@ class DiskScreen(ClaudettoScreen):
         sort = f"by {SORTS[self.sort_by]}{' reversed' if self.reverse else ''}"
         tail = f"  {status}  sorted {sort}"
         room = max(12, self.app.size.width - 2 - len(tail))
-        self.query_one("#disk-title", Label).update(Text(fmt.tail(fmt.short_path(self.folder), room) + tail))
+        self.query_one("#disk-title", Label).update(Text(visible(fmt.tail(fmt.short_path(self.folder), room)) + tail))
 
     def show(self, listing: Listing) -> None:
         self.listing = listing

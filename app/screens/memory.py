@@ -28,6 +28,7 @@ from app.data.memory import MemoryFindings, file_lines, finding_key, read_findin
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.screens.supersede import SupersedeModal
+from app.widgets.plain import visible
 from app.widgets.table import Col, Table, TablePlan
 from app.widgets.totals import TotalsBar
 
@@ -88,7 +89,7 @@ class MemoryScreen(ClaudettoScreen):
             if result.problems:
                 self.notify("\n".join(result.problems), title="Could not sweep everything", severity="warning")
         elif isinstance(result, Superseded):
-            self.notify(f"Struck line {result.line} of {os.path.basename(result.file)}; the correction is line "
+            self.notify(f"Struck line {result.line} of {visible(os.path.basename(result.file))}; the correction is line "
                         f"{result.correction_line}.", title="Superseded")
             self.action_refresh()
         elif isinstance(result, IndexAdded):
@@ -126,19 +127,19 @@ class MemoryScreen(ClaudettoScreen):
             if self.swept is None:
                 return
             where = ", ".join(fmt.home_path(root) for root in self.swept.swept) or "no known project"
-            shown.update(f"No findings: every remembered fact checked holds ({where}).")
+            shown.update(Text(visible(f"No findings: every remembered fact checked holds ({where}).")))
             return
         lines = file_lines(finding.file)
         text = Text()
-        text.append(f"{fmt.short_path(finding.file)}\n", style="bold")
-        text.append(f"{KIND_LABELS.get(finding.kind, finding.kind)}: {finding.message}\n", style="yellow")
+        text.append(f"{visible(fmt.short_path(finding.file))}\n", style="bold")
+        text.append(f"{KIND_LABELS.get(finding.kind, finding.kind)}: {visible(finding.message)}\n", style="yellow")
         if not finding.line:
             text.append(f"(the whole file: {len(lines)} lines)\n", style="dim")
         number = finding.line or 1
         for at in range(max(1, number - CONTEXT), min(len(lines), number + CONTEXT) + 1):
             marked = at == finding.line
             text.append(f"{at:>4} {'▶' if marked else ' '} ", style="bold" if marked else "dim")
-            text.append(lines[at - 1] + "\n", style="reverse" if marked else "")
+            text.append(visible(lines[at - 1]) + "\n", style="reverse" if marked else "")
         shown.update(text)
 
     # --- writing through the core -----------------------------------------------------------
@@ -200,11 +201,11 @@ class MemoryScreen(ClaudettoScreen):
         late = "" if added.loaded else (" It lies past the first 200 lines (25 KB) Claude loads each session: "
                                         "move it up to have it recalled.")
         if not added.dry_run:
-            self.notify(f"MEMORY.md line {added.number} now lists {added.topic}.{late}", title="Index line added",
+            self.notify(f"MEMORY.md line {added.number} now lists {visible(added.topic)}.{late}", title="Index line added",
                         severity="information" if added.loaded else "warning")
             self.action_refresh()
             return
-        body = (f"{added.line}\n\nIt lists {added.topic} and goes at the end of {index}, as line "
+        body = (f"{visible(added.line)}\n\nIt lists {visible(added.topic)} and goes at the end of {visible(index)}, as line "
                 f"{added.number}.{late}\n"
                 "Nothing else in the index changes, and if it changes before you answer, nothing is written.")
 

@@ -28,6 +28,7 @@ from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.screens.disk import DiskScreen
 from app.widgets.empty import EmptyState
+from app.widgets.plain import visible
 from app.widgets.progress import WorkLine
 from app.widgets.table import Col, Table, TablePlan
 
@@ -176,7 +177,7 @@ class OutputsScreen(ClaudettoScreen):
         if key in self.store.marked:
             self.store.marked.discard(key)
         elif not verdict.removable:
-            self.notify(f"Cannot mark {fmt.short_path(verdict.path)}: {fmt.reason(verdict.action, verdict.reason)}.",
+            self.notify(f"Cannot mark {visible(fmt.short_path(verdict.path))}: {fmt.reason(verdict.action, verdict.reason)}.",
                         title="Kept", severity="warning")
             return
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,6 +21,7 @@ from app.core.sessions import Session
 from app.core.verdict import Verdict
 from app.screens.base import ClaudettoScreen
 from app.widgets.empty import EmptyState
+from app.widgets.plain import visible
 from app.widgets.table import Col, Fit, Table, fit
 from app.widgets.totals import TotalsBar
 
@@ -146,8 +148,8 @@ class SessionsScreen(ClaudettoScreen):
         sid = session.session_id if session else None
         verdicts = self.store.owned_by(sid)
         total = fmt.size(sum(self.store.size(v) or 0 for v in verdicts))
-        self.query_one("#owned-title", Label).update(
-            f"Outputs of {sid[:8]}: {len(verdicts)}, {total}" if sid else "Outputs: highlight a session")
+        self.query_one("#owned-title", Label).update(  # a session id is the sessions file's word: no markup
+            Text(visible(f"Outputs of {sid[:8]}: {len(verdicts)}, {total}") if sid else "Outputs: highlight a session"))
         owned = self.query_one("#owned", Table)
         rows = {f"{v.rule}:{v.path}": (v, self.store.size(v)) for v in verdicts}
         owned.sync(rows, self.owned_cells)

@@ -6,12 +6,15 @@ writes it through `memory.supersede`. Escape or Cancel change nothing.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from app.widgets.plain import visible
 
 
 class SupersedeModal(ModalScreen[str | None]):
@@ -40,9 +43,9 @@ class SupersedeModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Supersede line {self.line} of {self.file}", id="supersede-title")
-            yield Static(self.text, id="struck", markup=False)
-            yield Static(f"Why: {self.evidence}\nThe line is struck (~~…~~), not deleted, and the correction "
+            yield Label(Text(visible(f"Supersede line {self.line} of {self.file}")), id="supersede-title")
+            yield Static(visible(self.text), id="struck", markup=False)
+            yield Static(f"Why: {visible(self.evidence)}\nThe line is struck (~~…~~), not deleted, and the correction "
                          "goes right below it with today's date.", id="why", markup=False)
             yield Input(value=self.correction, placeholder="the correction: what is true now", id="correction")
             with Horizontal(id="buttons"):

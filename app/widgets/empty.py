@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import Static
 
 from app.core import paths
+from app.widgets.plain import visible
 
 
 class EmptyState(Static):
@@ -15,7 +17,7 @@ class EmptyState(Static):
     """
 
     def on_mount(self) -> None:
-        self.update(self.message())
+        self.update(Text(visible(self.message(), lines=True)))  # the paths as they are: no markup
 
     @staticmethod
     def message() -> str:

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
+
+from app.widgets.plain import visible
 
 
 class WorkLine(Horizontal):
@@ -28,7 +31,7 @@ class WorkLine(Horizontal):
     def running(self, label: str, done: int = 0, total: int = 0) -> None:
         """A step of work under way; `total` 0 shows the bar as busy (no count known)."""
         self.display = True
-        self.query_one("#work-label", Label).update(label)
+        self.query_one("#work-label", Label).update(Text(visible(label)))
         bar = self.query_one("#work-bar", ProgressBar)
         bar.display = True
         bar.update(total=total or None, progress=done)
@@ -36,7 +39,7 @@ class WorkLine(Horizontal):
     def ended(self, label: str) -> None:
         """The work is over: its last word stays, the bar goes."""
         self.display = True
-        self.query_one("#work-label", Label).update(label)
+        self.query_one("#work-label", Label).update(Text(visible(label)))
         self.query_one("#work-bar", ProgressBar).display = False
 
     def hide(self) -> None:

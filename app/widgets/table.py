@@ -27,7 +27,9 @@ from typing import Any
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
 from textual.widgets import DataTable
-from textual.widgets.data_table import RowKey
+from textual.widgets.data_table import ColumnKey, RowKey
+
+from app.widgets.plain import plain
 
 PADDING = 1  # DataTable's default cell_padding, on each side of a cell
 SCROLLBAR = 1  # app/tui.tcss: scrollbar-size-vertical: 1 (always kept free)
@@ -108,6 +110,16 @@ class Table(DataTable[Any]):
         super().__init__(**kwargs)
         self._sources: dict[str, object] = {}  # row key -> what its cells were made from
 
+    def add_row(self, *cells: Any, height: int | None = 1, key: str | None = None,
+                label: Any = None) -> RowKey:
+        """A row whose cells show what they hold (app/widgets/plain.py): a name is never
+        read as markup, and a newline or an escape in it is drawn, not obeyed."""
+        return super().add_row(*(plain(cell) for cell in cells), height=height, key=key, label=label)
+
+    def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: Any, *,
+                    update_width: bool = False) -> None:
+        super().update_cell(row_key, column_key, plain(value), update_width=update_width)
+
     def clear(self, columns: bool = False) -> Table:
         self._sources.clear()
         super().clear(columns)
@@ -130,7 +142,8 @@ class Table(DataTable[Any]):
                     self.add_row(*cells(key, source), key=key)
                     added += 1
                 elif self._sources.get(key, _UNSEEN) != source:
-                    for column, value, before in zip(keys, cells(key, source), self.get_row(key), strict=True):
+                    for column, value, before in zip(keys, map(plain, cells(key, source)), self.get_row(key),
+                                                     strict=True):
                         if value != before:
                             self.update_cell(key, column, value)
                             moved.add(str(column))

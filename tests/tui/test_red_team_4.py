@@ -1,0 +1,112 @@
+"""Red team, round four, on the dashboard: what it shows of a name is the name on disk. A
+folder may be called anything but `/` and NUL: `[bold]`, `[@click=app.quit]`, a newline, an
+escape sequence. Shown as markup such a name hides its brackets or becomes a clickable
+action; a newline hides the rest of its row (or, in a confirmation, draws a line that looks
+like another path going); an escape byte reaches the terminal. Real sandbox, real folders,
+the pilot."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.text import Text
+
+from app.core import paths
+from app.sandbox import Sandbox
+from app.screens.checkouts import CheckoutsScreen
+from app.screens.confirm import ConfirmModal
+from app.screens.outputs import OutputsScreen
+from app.tui import ClaudettoApp
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
+from tests.support import set_mtime
+from tests.tui.conftest import goto, settle, wait_for
+
+SIZE = (120, 36)
+# a folder name a user (or a tool) can make: markup, an action, an escape, a second line
+ODD = "[@click=app.quit]notes[bold] \x1b[2J\nsecond"
+SHOWN = "[@click=app.quit]notes[bold] ␛[2J␊second"
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
+
+
+def odd_folder(box: Sandbox) -> Path:
+    folder = box.project / ".claude" / "worktrees" / ODD
+    (folder / "sub").mkdir(parents=True)
+    return folder
+
+
+def cell_text(table: Table, key: str) -> str:
+    """The row as drawn: every cell's characters (a str cell would be read as markup)."""
+    cells = table.get_row(key)
+    assert all(isinstance(cell, Text) for cell in cells), cells
+    return " ".join(cell.plain for cell in cells)
+
+
+async def test_an_odd_name_is_shown_as_it_is_in_the_outputs_and_its_notification(box: Sandbox) -> None:
+    folder = odd_folder(box)
+    app = make_app(box)
+    async with app.run_test(size=(200, 36)) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        key = next(k for k, v in app.store.rows.items() if v.path == str(folder))
+        assert isinstance(app.screen, OutputsScreen)
+        table = app.screen.query_one("#outputs", Table)
+        drawn = cell_text(table, key)
+        assert SHOWN in drawn
+        assert "\x1b" not in drawn and "\n" not in drawn
+        assert table.move_to(key)
+        await pilot.press("space")  # not a worktree: kept, and the notification names it
+        await pilot.pause()
+        said = list(app._notifications)[-1]  # noqa: SLF001 - what the user saw
+        assert not said.markup
+        assert SHOWN in said.message and "\x1b" not in said.message
+        assert app.is_running  # a click on the name would not have quit
+
+
+async def test_an_odd_name_is_shown_as_it_is_in_the_checkouts_detail_and_the_removal_question(
+        box: Sandbox) -> None:
+    """The checkout's name in its row, in the pane below and in the question of `d`: the
+    path asked about is the one that goes, on one line."""
+    folder = odd_folder(box)
+    app = make_app(box)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await goto(pilot, "checkouts")
+        screen = app.screen
+        assert isinstance(screen, CheckoutsScreen)
+        await wait_for(pilot, lambda: str(folder) in screen.infos)
+        table = screen.query_one("#checkouts", Table)
+        assert SHOWN in cell_text(table, str(folder))
+        assert table.move_to(str(folder))
+        await pilot.pause()
+        pane = str(screen.detail_pane.render())
+        assert SHOWN in pane and "\x1b" not in pane
+
+
+async def test_a_marked_folder_with_a_newline_is_one_line_of_the_question_and_of_the_work_line(
+        box: Sandbox) -> None:
+    """A removable probe folder named `fswatch-probe-Zz` + newline + `  1.0 GiB  temp  notes`:
+    the question must not draw a second line that reads as another folder going."""
+    probe = Path(paths.claude_tmp_dir()) / "fswatch-probe-Zz\n  1.0 GiB  temp  notes"
+    probe.mkdir()
+    set_mtime(probe, 3 * 3600)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        key = next(k for k, v in app.store.rows.items() if v.path == str(probe))
+        assert app.store.rows[key].action == "remove"
+        assert isinstance(app.screen, OutputsScreen)
+        assert app.screen.query_one("#outputs", Table).move_to(key)
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = str(app.screen.query_one("#body").render())
+        assert "fswatch-probe-Zz␊  1.0 GiB  temp  notes" in body
+        assert not any(line.startswith("  1.0 GiB") for line in body.splitlines())
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not os.path.lexists(probe))
+        await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
+        assert "\n" not in app.screen.query_one(WorkLine).text
