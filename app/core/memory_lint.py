@@ -155,7 +155,7 @@ _RELATIVE = (
     r"the\s+other\s+day|the\s+day\s+before(?![ \t]+\w)|just\s+now|right\s+now|"
     rf"(?:last|next|this|past|coming|previous|following)\s+{_PERIODS}(?!\s+of\b)|"
     rf"(?:last|next|past|previous|coming)\s+(?:few|couple\s+of|\d+)\s+{_UNITS}|"
-    rf"{_COUNTS}\s+{_UNITS}\s+ago|"
+    rf"{_COUNTS}\s+{_UNITS}\s+(?:ago|from\s+now)|"
     rf"(?:earlier|later)\s+this\s+{_PERIODS})\b"
 )
 _pattern: Any = None
@@ -181,11 +181,13 @@ def index_problems(lines: list[tuple[int, str]]) -> list[str]:
     problems: list[str] = []
     for number, line in lines:
         text = line.lstrip("\ufeff").strip()  # an editor's BOM opens line 1: no text of its own
-        if not text or text.startswith("#") or text.startswith("<!--"):
+        if not text:
             continue
         shown = text if len(text) <= 60 else text[:57] + "..."
-        if len(text) > INDEX_LINE_MAX:
+        if len(text) > INDEX_LINE_MAX:  # a heading too: a paragraph behind a `#` is still prose
             problems.append(f"line {number} is {len(text)} characters, over {INDEX_LINE_MAX} (\"{shown}\")")
+            continue
+        if text.startswith("#") or text.startswith("<!--"):
             continue
         item = re.match(r"(?:[-*+]|\d+[.)])\s+(.*)$", text)
         if item is None or not re.search(r"\]\([^)]+\)|[\w./-]+\.md\b", item.group(1)):

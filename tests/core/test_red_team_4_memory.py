@@ -287,3 +287,19 @@ def test_session_start_in_an_older_worktree_does_not_ask_to_strike_true_facts(re
     git(repo, "commit", "-q", "-m", "billing")
     write_memory(repo, {"notes.md": "- Billing lives in `src/billing_engine.py`.\n"})
     assert _session_start(worktree) == ""
+
+
+def test_a_paragraph_behind_a_heading_in_the_index_is_refused() -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    prose = "## " + "The build uses make and ninja, deploys are manual, and the staging box is flaky. " * 3
+    reason = write(memory_dir() / "MEMORY.md", f"# Memory\n{prose}\n- [Build](build.md) — how it builds\n")
+    assert reason is not None and "line 2 is" in reason and "over 200" in reason
+
+
+def test_a_date_counted_from_now_is_refused() -> None:
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    reason = write(memory_dir() / "build.md", GOOD + "- The old API goes away two weeks from now.\n")
+    assert reason is not None and '"two weeks from now" (line 7)' in reason
+    assert write(memory_dir() / "build.md", GOOD + "- Tokens expire in 2 days (a policy, not a date).\n") is None
