@@ -55,7 +55,8 @@ def handed_over(old: Any, session: str, digest: str) -> dict[str, Any]:
             known = told["hash"]  # it was told of a change: that is the content it knows
         earlier.pop(owner, None)
         if known != digest:  # an edit that left the content as the owner knew it is no news
-            earlier[owner] = {"agent": old.get("agent") or "main", "hash": known}
+            agent = old.get("agent")
+            earlier[owner] = {"agent": agent if isinstance(agent, str) and agent else "main", "hash": known}
     while len(earlier) > EARLIER_MAX:
         del earlier[next(iter(earlier))]
     return earlier

@@ -274,3 +274,16 @@ def test_the_ledger_command_shows_changed_and_told_as_the_contract_says(tmp_path
     assert prompt(tmp_path) == line(moved)
     rows = {r["path"]: r for r in json.loads(run_cli("ledger", "--json").stdout)["files"]}
     assert (rows[str(moved)]["changed"], rows[str(moved)]["told"]) == (True, True)
+
+
+def test_two_sessions_the_first_is_told_under_its_own_agent_and_of_a_deletion(tmp_path: Path) -> None:
+    f, g = tmp_path / "a.py", tmp_path / "b.py"
+    for path in (f, g):
+        path.write_text("x = 1\n")
+        edit(path, agent_id="a1b2c3d", agent_type="Explore")
+        path.write_text("x = 2\n")
+        edit(path, session=OTHER)
+    g.unlink()
+    assert prompt(tmp_path) == f"{line(f, 'Explore')}\n{line(g, 'Explore', deleted=True)}"
+    assert prompt(tmp_path) == ""
+    assert prompt(tmp_path, session=OTHER) == line(g, deleted=True)
