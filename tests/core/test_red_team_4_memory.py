@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core import memory
-from tests.core.test_memory import FRONT, found, write_memory
+from tests.core.test_memory import FRONT, found, memory_folder, write_memory
 from tests.support import git, make_repo, run_cli
 
 CODE = {
@@ -303,3 +303,16 @@ def test_a_date_counted_from_now_is_refused() -> None:
     reason = write(memory_dir() / "build.md", GOOD + "- The old API goes away two weeks from now.\n")
     assert reason is not None and '"two weeks from now" (line 7)' in reason
     assert write(memory_dir() / "build.md", GOOD + "- Tokens expire in 2 days (a policy, not a date).\n") is None
+
+
+def test_index_links_in_every_form_claude_writes_find_their_files(repo: Path) -> None:
+    folder = memory_folder(repo)
+    (folder / "sub").mkdir()
+    for name in ("team notes.md", "deploy.md", "sub/x.md", "a (2).md", "plain.md"):
+        (folder / name).write_text(FRONT + "- Uses make.\n")
+    (folder / "MEMORY.md").write_text(
+        "# Memory\n- [Team](team%20notes.md) — who\n- [Deploy](./deploy.md#steps) — how\n"
+        "- [X](<sub/x.md>) — sub\n- [Two](a%20%282%29.md) — two\n- plain.md: plain notes\n")
+    assert found(repo) == []
+    (folder / "deploy.md").unlink()
+    assert [(name, line, kind) for name, line, kind, _ in found(repo)] == [("MEMORY.md", 3, "index_missing_file")]
