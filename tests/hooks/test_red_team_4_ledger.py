@@ -287,3 +287,32 @@ def test_two_sessions_the_first_is_told_under_its_own_agent_and_of_a_deletion(tm
     assert prompt(tmp_path) == f"{line(f, 'Explore')}\n{line(g, 'Explore', deleted=True)}"
     assert prompt(tmp_path) == ""
     assert prompt(tmp_path, session=OTHER) == line(g, deleted=True)
+
+
+def test_a_ledger_write_that_loses_every_race_gives_up_quietly_and_the_notice_comes_again(tmp_path: Path) -> None:
+    """LEDGER_WRITE_TRIES: a writer that cannot get the ledger's lock tries again, then gives
+    up with a log line, never a traceback; a notice it could not mark told comes again."""
+    from app.core import paths, state
+    from tests.hooks.test_ledger_hooks import log_text
+    from tests.support import run_hook
+
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    edit(f)
+    f.write_text("x = 2\n")
+    env = {**os.environ, "CLAUDETTO_LEDGER_WRITE_TRIES": "2"}
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+               "transcript_path": "/t.jsonl", "prompt": "go"}
+    with state.locked(paths.ledger_file_str()):
+        busy = run_hook(payload, cwd=tmp_path, env=env)
+        g = tmp_path / "b.py"
+        g.write_text("y\n")
+        lost = run_hook({**payload, "hook_event_name": "PostToolUse", "tool_name": "Write", "tool_use_id": "t",
+                         "tool_input": {"file_path": str(g), "content": "y\n"}, "tool_response": {}},
+                        cwd=tmp_path, env=env)
+    assert busy.returncode == 0 and busy.stderr == b"" and line(f).encode() in busy.stdout
+    assert (lost.returncode, lost.stdout, lost.stderr) == (0, b"", b"")
+    assert "(try 2 of 2)" in log_text() and "(try 3 of" not in log_text()
+    assert str(g) not in entries()
+    assert prompt(tmp_path) == line(f)  # not marked told while the lock was held: told again
+    assert prompt(tmp_path) == ""
