@@ -1,9 +1,9 @@
 """PreToolUse: the write lint of Claude's project memory (app/core/memory_lint.py).
 
 Registered for Write, Edit and MultiEdit. Memory lives at `<config>/projects/<slug>/memory/`,
-so a write whose path does not hold both `/projects/` and `/memory/` is let through right
-here, before anything is imported: that is nearly every write, and it must cost no more
-than reading the payload."""
+so a write whose path (or, for a `.md` file, its folder with symlinks resolved) does not hold
+both `/projects/` and `/memory/` is let through right here, before anything is imported:
+that is nearly every write, and it must cost no more than reading the payload."""
 
 from __future__ import annotations
 
@@ -17,7 +17,16 @@ def handle(payload: dict[str, object]) -> int:
         cwd = payload.get("cwd")
         path = f"{cwd}/{path}" if isinstance(cwd, str) else path
     if "/memory/" not in path or "/projects/" not in path:
-        return 0
+        # A symlinked folder can lead into memory under another name (`~/notes` -> the memory
+        # folder). Memory files are `.md`: only such a write pays for resolving its folder,
+        # a few lstat calls and no import (os is loaded with the interpreter).
+        if not path.lower().endswith(".md"):
+            return 0
+        import os
+
+        real = os.path.realpath(os.path.dirname(path)) + "/"
+        if "/memory/" not in real or "/projects/" not in real:
+            return 0
     from app.core.memory_lint import lint_write
 
     reason = lint_write(payload)

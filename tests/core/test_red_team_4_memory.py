@@ -12,7 +12,7 @@ import pytest
 
 from app.core import memory
 from tests.core.test_memory import FRONT, found, memory_folder, write_memory
-from tests.support import git, make_repo, run_cli
+from tests.support import SandboxEnv, git, make_repo, run_cli
 
 CODE = {
     "src/router.py": "class Router:\n    def dispatch(self):\n        return parse_args()\n",
@@ -316,3 +316,18 @@ def test_index_links_in_every_form_claude_writes_find_their_files(repo: Path) ->
     assert found(repo) == []
     (folder / "deploy.md").unlink()
     assert [(name, line, kind) for name, line, kind, _ in found(repo)] == [("MEMORY.md", 3, "index_missing_file")]
+
+
+def test_a_write_into_memory_through_a_symlinked_folder_is_judged(sandbox: SandboxEnv) -> None:
+    """The memory folder reached through a link whose spelling names neither `projects` nor
+    `memory` (`~/notes -> <config>/projects/<slug>/memory`) is still memory."""
+    from tests.hooks.test_memory_lint import memory_dir, write
+
+    link = sandbox.home / "notes"
+    link.symlink_to(memory_dir())
+    reason = write(link / "build.md", "- Uses make.\n")
+    assert reason is not None and "frontmatter" in reason
+    assert write(link / "build.md", GOOD + "- Uses make.\n") is None
+    elsewhere = sandbox.home / "docs"
+    elsewhere.mkdir()
+    assert write(elsewhere / "build.md", "- Uses make, changed yesterday.\n") is None  # not memory: never touched
