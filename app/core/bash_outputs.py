@@ -25,6 +25,7 @@ from app.core.bash_commands import (
     MAX_OUTPUTS,
     Reading,
     Shell,
+    _cp_call,
     read_simple,
     shown,
 )
@@ -73,7 +74,7 @@ class _Reading(Reading):
     """A `Reading` that also knows, for the mktemp guess, how many times each distinct call
     is written, which variable each went into, and which variables the command removes."""
 
-    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing")
+    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied")
 
     def __init__(self, watch: bool) -> None:
         super().__init__()
@@ -83,6 +84,9 @@ class _Reading(Reading):
         self._recent: tuple[MktempCall, int] | None = None  # the previous segment's, with its depth
         self._bound: dict[str, list[MktempCall]] = {}
         self._removing: set[str] = set()
+        # what every `cp` (with or without -r, its target known or not) copied, in which folder:
+        # a command that also removes one of those moved it, maybe into any of its outputs
+        self.copied: list[tuple[str, str | None]] = []
 
     def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
         before = len(self.calls)
@@ -95,9 +99,15 @@ class _Reading(Reading):
             if self._ran is not None:
                 self._ran.count += 1
 
-    def segment_read(self, words: list[str], depth: int) -> None:
+    def segment_read(self, words: list[str], depth: int, cwd: str | None = None) -> None:
         """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
-        substitution just before it ran; a remover names the variables it is given."""
+        substitution just before it ran; a remover names the variables it is given; a `cp`
+        notes what it copied (`copied`)."""
+        at = next((i for i, word in enumerate(words) if os.path.basename(word) == "cp"), None)
+        if at is not None and len(self.copied) < MAX_OUTPUTS:
+            call = _cp_call(words[at + 1:])
+            sources = call.plain if call.target is not None else call.plain[:-1]
+            self.copied.extend((source, cwd) for source in sources[:MAX_OUTPUTS - len(self.copied)])
         if not self._watch:
             return
         ran, self._ran = self._ran, None
@@ -172,6 +182,11 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     notes = reading.notes
     notes.extend(reading.left_out())
     outputs, claims = _named(reading, notes, {} if origins is None else origins)
+    moved = _Removals(reading, {}).moved(reading.copied, {}) if reading.copied and reading.removed else None
+    if moved is not None:
+        notes.append(f"nothing recorded: the command copies {shown(moved)} and removes it, a move: the only "
+                     "copy may lie in any folder it made")
+        return [], _bounded(notes), [], {}
     unprinted: list[MktempCall] = []
     if reading.calls:
         from app.core.mktemp import printed_paths
@@ -233,12 +248,15 @@ class _Removals:
     MAX_GLOBS = 32
 
     def __init__(self, reading: _Reading, resolved: dict[str, str]) -> None:
-        self.words = set(reading.removed)
+        self.words = {(_home_spelled(word), where) for word, where in reading.removed}
         self.paths: list[str] = []
         self.globs: list[tuple[str, list[int]]] = []  # with the places of its slashes
+        self.unexpanded: list[tuple[str, str | None]] = []  # `$HOME/proj`, `"$d"/x`: as written
         for word, where in reading.removed:
             path = absolute_path(where, word, resolved)
-            if path is not None and any(c in word for c in "*?["):
+            if path is None:
+                self.unexpanded.append(_as_written(word, where))
+            elif any(c in word for c in "*?["):
                 self.globs.append((path, _slashes(path)))
             elif path is not None:
                 self.paths.append(path)
@@ -247,10 +265,14 @@ class _Removals:
     def moved(self, sources: list[tuple[str, str | None]], resolved: dict[str, str]) -> str | None:
         """The source that the command removes, or None."""
         for source, base in sources:
-            if self.many or (source, base) in self.words:
+            if self.many or (_home_spelled(source), base) in self.words:
                 return source
             path = absolute_path(base, source, resolved)
             if path is None:
+                written = _as_written(source, base)
+                if any(where == written[1] and (inside(word, written[0]) or inside(written[0], word))
+                       for word, where in self.unexpanded):
+                    return source
                 continue
             if any(inside(path, gone) or inside(gone, path) for gone in self.paths) or self._globbed(path):
                 return source
@@ -265,6 +287,21 @@ class _Removals:
         depth = len(cuts) - 1
         return any(fnmatchcase(path[:cuts[len(at) - 1]], glob) if len(at) <= depth
                    else fnmatchcase(path, glob[:at[depth]]) for glob, at in self.globs)
+
+
+def _home_spelled(word: str) -> str:
+    """One spelling of a word that starts at the home (`~/x`, `${HOME}/x`, `$HOME/x`): the
+    hook expands none of them, yet a copy of `~/proj` and an `rm -rf "$HOME/proj"` are a move."""
+    if word == "~" or word.startswith("~/"):
+        return "$HOME" + word[1:]
+    return "$HOME" + word[7:] if word.startswith("${HOME}") else word
+
+
+def _as_written(word: str, base: str | None) -> tuple[str, str | None]:
+    """A word the hook cannot expand, in one spelling, with the folder it is relative to (none
+    for one that starts at a variable or the home): `$HOME/proj/.` and `~/proj` are alike."""
+    word = os.path.normpath(_home_spelled(word))
+    return word, None if word[0] in "$/" else base
 
 
 def _slashes(path: str) -> list[int]:
@@ -296,12 +333,13 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
         runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in _SHELLS
                         and "-c" not in words)
         if not runs_heredoc:  # `bash <<EOF` runs its heredoc; any other heredoc is data
+            cwd = shell.cwd
             read_simple(words, shell, reading)
-            reading.segment_read(words, segment.depth)
+            reading.segment_read(words, segment.depth, cwd)
             continue
         before = Shell(shell.cwd, shell.env)
         read_simple(words, shell, reading)
-        reading.segment_read(words, segment.depth)
+        reading.segment_read(words, segment.depth, before.cwd)
         if nesting >= MAX_NESTED_SHELLS:
             reading.notes.append(f"a shell's heredoc nested deeper than {MAX_NESTED_SHELLS} not read")
             continue

@@ -9,6 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from app.core.gc_records import read_records
 from tests.support import SandboxEnv, run_cli, run_hook, set_mtime
 
@@ -74,3 +76,25 @@ def test_an_old_output_of_many_files_made_in_node_modules_still_goes(sandbox: Sa
     entries = gc_entries()
     assert entries[str(folder)] == ("removed", "age"), entries
     assert not folder.exists()
+
+
+# --- a move spelled as a copy and a removal, into a temp folder the session made ----------------
+
+
+@pytest.mark.parametrize("copy", ['cp -r "$HOME/proj" "$d"/', 'cp -r "$HOME/proj/." "$d"', 'cp -a "$HOME/proj" "$d/proj"'])
+def test_a_folder_copied_into_a_temp_folder_and_removed_at_home_keeps_the_temp_folder(
+        sandbox: SandboxEnv, tmp_path: Path, copy: str) -> None:
+    """`d=$(mktemp -d) && cp -r ~/proj "$d"/ && rm -rf ~/proj` is a move: the only copy of the
+    project now lies in the temp folder. The copy itself is not recorded (its source went), yet
+    `$d` is, as a temp output: a week later it went, and the project with it."""
+    project = sandbox.home / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("years of notes, kept nowhere else\n")
+    command = f'd=$(mktemp -d) && {copy} && rm -rf "$HOME/proj" && echo "$d"'
+    folder = Path(run_and_record(command, tmp_path).strip())
+    assert not project.exists()
+    copied = folder / "notes.txt" if "/." in copy else folder / "proj" / "notes.txt"
+    assert copied.exists()
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert copied.exists(), entries
