@@ -70,8 +70,15 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
     kind = checkout_kind(folder)
     if kind == "session" and not session_id:
         raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
-    repo, target, branch = make_checkout(cwd, folder)
+    repo, target, branch, made = make_checkout(cwd, folder)
     checkout = Checkout(target, repo, folder, branch, kind)
+    if not made and record_of(target) is None:
+        # a checkout somebody else made there (by hand, `git worktree add`, Claude before
+        # this hook): Claude enters it, but no release or removal of ours may take it
+        from app.core.log import log
+
+        log(f"checkouts: {target} exists and claudetto did not make it; entered, not recorded")
+        return checkout
     register(checkout, session_id if kind == "session" else None, process)
     return checkout
 

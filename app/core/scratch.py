@@ -183,6 +183,27 @@ def in_other_repository(checkout: str, rel: str) -> bool:
     return any(os.path.lexists(os.path.join(checkout, *parts[:depth], ".git")) for depth in range(1, len(parts) + 1))
 
 
+def tmp_inside(folder: str) -> str | None:
+    """The first `.tmp` at any depth inside `folder`, not following links, as a path below
+    it; None when there is none. A folder it cannot read is named: unsure, keep. `.tmp/`
+    survives every release, also one a session made inside a declared `out/`. (A `.git`
+    inside is another repository, judged by its own work at removal: `unique_work`.)"""
+    import stat
+
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+    except OSError:
+        return "."
+    failed: list[OSError] = []
+    for top, dirs, files in os.walk(folder, onerror=failed.append):
+        if failed:
+            break
+        if ".tmp" in dirs or ".tmp" in files:
+            return os.path.relpath(os.path.join(top, ".tmp"), folder)
+    return os.path.relpath(failed[0].filename or folder, folder) if failed else None
+
+
 def secret_inside(folder: str, rel: str) -> str | None:
     """The first file in `folder` (the checkout's `rel`, or where it was moved for its
     removal) that looks like a secret, relative to the checkout (app/core/secret_files.py
@@ -245,6 +266,10 @@ def _keeps(checkout: str, rel: str, tracked: set[str], untracked: set[str]) -> R
         return "dirty"
     if in_other_repository(checkout, rel):
         log(f"release: {checkout}/{rel} kept: it is or lies inside another repository")
+        return "dirty"
+    held = tmp_inside(os.path.join(checkout, rel))
+    if held is not None:
+        log(f"release: {checkout}/{rel} kept: it holds {printable(held)}, never scratch")
         return "dirty"
     found = secret_inside(os.path.join(checkout, rel), rel)
     if found is not None:

@@ -241,10 +241,11 @@ def _copy_file(source: str, parent: int, name: str) -> bool:
     return True
 
 
-def make_checkout(cwd: str, folder: str) -> tuple[str, str, str]:
-    """(repository, checkout, branch) of the checkout `folder` of the repository that holds
-    `cwd`: made as Claude's creation would, or found again when git lists it already.
-    Raises CheckoutError for anything that is not safe to make or to take as it is."""
+def make_checkout(cwd: str, folder: str) -> tuple[str, str, str, bool]:
+    """(repository, checkout, branch, made here) of the checkout `folder` of the repository
+    that holds `cwd`: made as Claude's creation would, or found again (made here False) when
+    git lists it already. Raises CheckoutError for anything that is not safe to make or to
+    take as it is."""
     from app.core import paths
 
     repo = paths.main_repo_root(cwd) if cwd else None
@@ -256,7 +257,8 @@ def make_checkout(cwd: str, folder: str) -> tuple[str, str, str]:
         raise CheckoutError("claudetto: the repository path holds a newline; Claude could not read the checkout's path")
     if any(os.path.islink(p) for p in (repo / ".claude", target.parent, target)):
         raise CheckoutError(f"claudetto: {target} is reached through a symlink; no checkout made")
-    if (target / ".git").exists():
+    made = not (target / ".git").exists()
+    if not made:
         if os.path.realpath(target) not in git.worktree_list(repo):
             raise CheckoutError(f"claudetto: {target} has a .git but git does not list it as a worktree; not touched")
     else:
@@ -265,4 +267,4 @@ def make_checkout(cwd: str, folder: str) -> tuple[str, str, str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         add_worktree(str(repo), paths.git_root_str(cwd) or str(repo), str(target), branch)
         copy_included(str(repo), str(target))
-    return str(repo), str(target), branch
+    return str(repo), str(target), branch, made

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import make_repo, run_cli, run_hook
+from tests.support import git, make_repo, run_cli, run_hook
 
 SID = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 
@@ -131,3 +131,39 @@ def test_a_fifo_in_place_of_the_config_never_hangs_the_release(repo: Path) -> No
     result = run_cli("release", str(checkout), "--json", timeout=20)
     assert result.returncode in (0, 1) and not result.stderr.startswith("Traceback"), result.stderr
     assert (checkout / "node_modules").exists() and (checkout / "README.md").exists()
+
+
+def project_declares(repo: Path, *scratch: str) -> None:
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": list(scratch)}))
+
+
+@pytest.mark.parametrize("where", ["out/.tmp", "out/sub/.tmp"])
+def test_a_tmp_inside_declared_scratch_survives(repo: Path, where: str) -> None:
+    """`.tmp/` is never inside scratch, at any depth: a declared `out` holding the session's
+    `.tmp` reports keeps them."""
+    project_declares(repo, "out")
+    checkout = session_checkout(repo)
+    (checkout / where).mkdir(parents=True)
+    (checkout / where / "report.md").write_text("the session's report\n")
+    (checkout / "out" / "gen.bin").write_text("x" * 100)
+    done = release(checkout)
+    assert (checkout / where / "report.md").exists(), done
+
+
+def test_worktree_create_never_adopts_a_users_own_checkout_for_release(repo: Path) -> None:
+    """`--worktree mine` where the user made `.claude/worktrees/mine` by hand: Claude enters
+    it, but claudetto did not make it for a session, so no release takes its folders."""
+    mine = repo / ".claude" / "worktrees" / "mine"
+    git(repo, "worktree", "add", "-q", "-b", "my-branch", str(mine))
+    (mine / "node_modules" / "dep").mkdir(parents=True)
+    (mine / "node_modules" / "dep" / "i.js").write_text("1\n")
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": SID, "cwd": str(repo), "name": "mine"},
+                    cwd=repo)
+    assert made.returncode == 0, made.stderr
+    ended = run_hook({"hook_event_name": "SessionEnd", "session_id": SID, "cwd": str(mine),
+                      "reason": "prompt_input_exit"}, cwd=mine)
+    assert ended.returncode == 0
+    done = release(mine)
+    time.sleep(1)
+    assert (mine / "node_modules" / "dep" / "i.js").exists(), done
