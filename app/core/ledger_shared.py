@@ -64,13 +64,21 @@ def handed_over(old: Any, session: str, digest: str) -> dict[str, Any]:
 
 def drop_aliases(files: dict[str, Any], path: str, session: str, dev: int, inode: int) -> None:
     """Drop `session`'s entries of other paths that name the file at `path` (a symlinked
-    folder, a hard link): the newest edit speaks for the file, under the name it used."""
-    for other in [p for p, e in files.items() if p != path and isinstance(e, dict) and e.get("session") == session]:
+    folder, a hard link): the newest edit speaks for the file, under the name it used.
+
+    Only a name that was this very file when it was hashed, or that reaches it through a
+    symlinked folder: a name the user pointed at it since (`ln -f new.py old.py`, old.py
+    made a symlink to new.py) is a change behind the model's back, and keeps its entry."""
+    for other, entry in [(p, e) for p, e in files.items()
+                         if p != path and isinstance(e, dict) and e.get("session") == session]:
         try:
             st = os.stat(other)
         except (OSError, ValueError):
             continue
-        if st.st_dev == dev and st.st_ino == inode:
+        if st.st_dev != dev or st.st_ino != inode:
+            continue
+        if (entry.get("dev"), entry.get("inode")) == (dev, inode) or (
+                not os.path.islink(other) and os.path.realpath(other) == os.path.realpath(path)):
             del files[other]
 
 

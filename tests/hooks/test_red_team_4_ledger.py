@@ -316,3 +316,42 @@ def test_a_ledger_write_that_loses_every_race_gives_up_quietly_and_the_notice_co
     assert str(g) not in entries()
     assert prompt(tmp_path) == line(f)  # not marked told while the lock was held: told again
     assert prompt(tmp_path) == ""
+
+
+@pytest.mark.parametrize("how", ["hard link", "symlink"])
+def test_a_name_the_user_points_at_another_edited_file_is_still_told(tmp_path: Path, how: str) -> None:
+    """The model edited old.py and new.py; the user makes old.py a (hard or symbolic) link to
+    new.py; the model edits new.py again. That edit must not swallow old.py's change."""
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text("a = 1\n")
+    new.write_text("b = 1\n")
+    edit(old)
+    edit(new)
+    old.unlink()
+    if how == "hard link":
+        os.link(new, old)
+    else:
+        old.symlink_to(new)
+    with open(new, "a") as fh:
+        fh.write("b = 2\n")  # the model's next edit, in place
+    edit(new)
+    assert prompt(tmp_path) == line(old)
+    assert prompt(tmp_path) == ""
+
+
+def test_an_atomic_save_by_the_model_through_the_real_path_is_no_outside_change(tmp_path: Path) -> None:
+    """Edited through a symlinked folder, then rewritten through the real path by rename (a
+    new inode): still the same file, the model's own edit."""
+    real = tmp_path / "real"
+    real.mkdir()
+    f = real / "a.py"
+    f.write_text("x = 1\n")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    edit(link / "a.py")
+    tmp = real / ".a.py.tmp"
+    tmp.write_text("x = 2\n")
+    os.replace(tmp, f)
+    edit(f)
+    assert prompt(tmp_path) == ""
+    assert list(entries()) == [str(f)]
