@@ -2,7 +2,9 @@
 
 The removal runs in a worker thread, so these are plain functions. Before anything goes,
 every marked verdict is judged again by the same sweeps (a session may have started since);
-only what is still `remove` goes, through the one removal core: `removal.remove` with the
+only what is still `remove` goes, and only when it is still the folder or file the question
+named (`pin`: its device and inode when asked; a folder renamed away and another moved into
+its name is `replaced`, though a rule of name and age alone would take it), through the one removal core: `removal.remove` with the
 verdict's root and rule, or `worktrees.remove_worktree` for a worktree (which re-checks its
 own conditions). A checkout is released through `release.release_checkout`. The dashboard
 never removes anything itself.
@@ -10,7 +12,8 @@ never removes anything itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from app import format as fmt
@@ -20,6 +23,7 @@ from app.core.verdict import Verdict
 from app.widgets.plain import visible
 
 SHOWN = 15  # lines per list in a confirmation
+Identity = tuple[int, int] | None  # (device, inode) of a path itself; None: nothing there
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,25 @@ def remove_one(verdict: Verdict) -> tuple[bool, int, str]:
     return done.removed, (done.size or 0) if done.removed else 0, "" if done.removed else done.reason
 
 
+def identity(path: str) -> Identity:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def pin(verdicts: Iterable[Verdict]) -> dict[str, Identity]:
+    """What each path is as the question is asked: the yes is to these, not to whatever
+    bears their names when it comes."""
+    return {v.path: identity(v.path) for v in verdicts}
+
+
 def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
-                  progress: Callable[[int, int, int], object], cancelled: Callable[[], bool]) -> Outcome:
-    """Judge again, then remove each marked verdict that is still `remove`; report progress."""
+                  progress: Callable[[int, int, int], object], cancelled: Callable[[], bool],
+                  pinned: Mapping[str, Identity] | None = None) -> Outcome:
+    """Judge again, then remove each marked verdict that is still `remove` and still what
+    `pinned` says it was; report progress."""
     wanted = list(marked)
     fresh = {(v.rule, v.path): v for v in judge().verdicts}
     removed = freed = 0
@@ -84,6 +104,8 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
             gone.append(verdict.path)
         elif now is None or now.action != "remove":
             refused.append((verdict.path, now.reason if now else "missing"))
+        elif pinned is not None and identity(now.path) != pinned.get(now.path):
+            refused.append((verdict.path, "replaced"))
         else:
             if any(inside(path, now.path) for path in gone):
                 now = replace(now, size=None)  # a marked path inside it went first: measure again
@@ -115,6 +137,7 @@ class SweepPlan:
     remove: list[Verdict]
     keep: list[Verdict]
     problems: list[str]
+    pinned: dict[str, Identity] = field(default_factory=dict)  # what each listed path was
 
     @property
     def total(self) -> int:
@@ -123,5 +146,5 @@ class SweepPlan:
 
 def plan_sweep(judge: Callable[[], Judged]) -> SweepPlan:
     judged = judge()
-    return SweepPlan([v for v in judged.verdicts if v.action == "remove"],
-                     [v for v in judged.verdicts if v.action != "remove"], list(judged.problems))
+    remove = [v for v in judged.verdicts if v.action == "remove"]
+    return SweepPlan(remove, [v for v in judged.verdicts if v.action != "remove"], list(judged.problems), pin(remove))

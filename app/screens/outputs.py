@@ -211,30 +211,33 @@ class OutputsScreen(ClaudettoScreen):
         body = removals.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width))
         total = fmt.size(sum(self.store.size(v) or 0 for v in marked))
 
+        pinned = removals.pin(marked)  # the yes is to what these paths are now
+
         def answered(yes: bool | None) -> None:
             if yes:
-                self.start_removal(marked)
+                self.start_removal(marked, pinned)
 
         self.app.push_screen(ConfirmModal(f"Remove {len(marked)} marked ({total})?", body), answered)
 
-    def start_removal(self, marked: list[Verdict]) -> None:
+    def start_removal(self, marked: list[Verdict], pinned: dict[str, removals.Identity]) -> None:
         self.working = "remove"
         self.store.cancel_measure()
         self.query_one(WorkLine).running(f"removing 0/{len(marked)}", 0, len(marked))
-        self.remove_worker(marked)
+        self.remove_worker(marked, pinned)
 
     @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The removal")
-    def remove_worker(self, marked: list[Verdict]) -> removals.Outcome:
-        return self.removing(marked)
+    def remove_worker(self, marked: list[Verdict], pinned: dict[str, removals.Identity]) -> removals.Outcome:
+        return self.removing(marked, pinned)
 
-    def removing(self, approved: list[Verdict]) -> removals.Outcome:
-        """In a removal worker: the approved verdicts, each judged again, with progress."""
+    def removing(self, approved: list[Verdict], pinned: dict[str, removals.Identity]) -> removals.Outcome:
+        """In a removal worker: the approved verdicts, each judged again and still the path
+        the question named, with progress."""
         worker = get_current_worker()
 
         def progress(done: int, total: int, freed: int) -> None:
             self.app.call_from_thread(self.removal_progressed, done, total, freed)
 
-        return removals.remove_marked(approved, self.store.judge, progress, lambda: worker.is_cancelled)
+        return removals.remove_marked(approved, self.store.judge, progress, lambda: worker.is_cancelled, pinned)
 
     def removal_progressed(self, done: int, total: int, freed: int) -> None:
         self.query_one(WorkLine).running(f"removing {done}/{total}, freed {fmt.size(freed)}", done, total)
@@ -246,7 +249,7 @@ class OutputsScreen(ClaudettoScreen):
     @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The sweep")
     def sweep_worker(self, plan: removals.SweepPlan) -> removals.Outcome:
         # held to the dry run said yes to: what it listed as kept stays, whatever happened since
-        return self.removing(plan.remove)
+        return self.removing(plan.remove, plan.pinned)
 
     def worker_done(self, worker: Worker[Any]) -> None:
         if isinstance(worker.result, removals.SweepPlan):

@@ -110,3 +110,58 @@ async def test_a_marked_folder_with_a_newline_is_one_line_of_the_question_and_of
         await wait_for(pilot, lambda: not os.path.lexists(probe))
         await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
         assert "\n" not in app.screen.query_one(WorkLine).text
+
+
+async def mark_and_ask(pilot, app: ClaudettoApp, path: Path) -> None:
+    """Mark the row of `path` and open the question of `d`."""
+    await goto(pilot, "outputs")
+    await settle(pilot, app)
+    key = next(k for k, v in app.store.rows.items() if v.path == str(path))
+    assert app.store.rows[key].action == "remove"
+    assert isinstance(app.screen, OutputsScreen)
+    assert app.screen.query_one("#outputs", Table).move_to(key)
+    await pilot.press("space", "d")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+
+
+async def test_a_folder_moved_into_a_marked_name_while_asked_is_not_removed(box: Sandbox, tmp_path: Path) -> None:
+    """The question names an old probe folder. Before the yes, the user renames it away and
+    moves an old folder of their own into that name (`mv` keeps its age): by name and age
+    the probe rule would take it, but the yes was to the folder the question named."""
+    probe = Path(paths.claude_tmp_dir()) / "fswatch-probe-Ab3k9Q"
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work\n")
+    set_mtime(precious, 3 * 3600)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await mark_and_ask(pilot, app, probe)
+        probe.rename(probe.with_name("fswatch-probe-Ab3k9Q.old"))
+        precious.rename(probe)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
+        assert "replaced" in app.screen.query_one(WorkLine).text
+    assert (probe / "thesis.tex").read_text() == "years of work\n"
+    assert probe.with_name("fswatch-probe-Ab3k9Q.old").is_dir()  # never asked about: left
+
+
+async def test_the_sweep_removes_no_folder_moved_into_a_listed_name(box: Sandbox, tmp_path: Path) -> None:
+    """The same through `s`: the dry run listed the probe folder; what bears its name by the
+    yes is another folder, and it stays."""
+    probe = Path(paths.claude_tmp_dir()) / "fswatch-probe-Ab3k9Q"
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work\n")
+    set_mtime(precious, 3 * 3600)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "fswatch-probe-Ab3k9Q" in str(app.screen.query_one("#body").render()).split("Kept")[0]
+        probe.rename(probe.with_name("fswatch-probe-Ab3k9Q.old"))
+        precious.rename(probe)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
+    assert (probe / "thesis.tex").read_text() == "years of work\n"
