@@ -167,3 +167,28 @@ def test_worktree_create_never_adopts_a_users_own_checkout_for_release(repo: Pat
     done = release(mine)
     time.sleep(1)
     assert (mine / "node_modules" / "dep" / "i.js").exists(), done
+
+
+@pytest.mark.parametrize("declared", [".env", "conf/.env.local", "conf"])
+def test_a_secret_file_declared_as_scratch_is_kept(tmp_path: Path, declared: str) -> None:
+    """A secret-looking file is the only copy of its token, named directly or inside."""
+    repo = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": ".env*\nconf/\n"})
+    project_declares(repo, declared)
+    checkout = session_checkout(repo)
+    (checkout / "conf").mkdir()
+    (checkout / ".env").write_text("TOKEN=only-copy\n")
+    (checkout / "conf" / ".env.local").write_text("TOKEN=only-copy\n")
+    done = release(checkout)
+    assert (checkout / ".env").exists() and (checkout / "conf" / ".env.local").exists(), done
+
+
+def test_a_linked_worktree_inside_node_modules_with_uncommitted_work_is_kept(repo: Path) -> None:
+    """`git worktree add node_modules/patched` (a package patched in place): the folder is a
+    checkout of the same repository, its uncommitted edits exist nowhere else."""
+    checkout = session_checkout(repo)
+    inner = checkout / "node_modules" / "patched"
+    git(checkout, "worktree", "add", "-q", "-b", "patch", str(inner))
+    (inner / "README.md").write_text("patched by hand\n")
+    (inner / "new.txt").write_text("new\n")
+    done = release(checkout)
+    assert (inner / "README.md").read_text() == "patched by hand\n", done
