@@ -155,15 +155,16 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
     return outputs, notes
 
 
-def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str] | None = None
-              ) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
+def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str] | None = None,
+              copied: list[str] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
     recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
     recorder records one only with evidence this call made it, app/core/created.py):
     path -> (merged, outer). `merged`: only a birth time can show it; `outer`: the target
     `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a folder), to
     be taken instead when DEST itself was born in the call. `origins`, when given, gets the
-    absolute local path each copy or clone was made from."""
+    absolute local path each copy or clone was made from; `copied`, when given, every path
+    any `cp` of the command copied (`copied_paths`)."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -187,6 +188,8 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
         notes.append(f"nothing recorded: the command copies {shown(moved)} and removes it, a move: the only "
                      "copy may lie in any folder it made")
         return [], _bounded(notes), [], {}
+    if copied is not None:
+        copied.extend(copied_paths(reading.copied))
     unprinted: list[MktempCall] = []
     if reading.calls:
         from app.core.mktemp import printed_paths
@@ -295,6 +298,26 @@ def _home_spelled(word: str) -> str:
     if word == "~" or word.startswith("~/"):
         return "$HOME" + word[1:]
     return "$HOME" + word[7:] if word.startswith("${HOME}") else word
+
+
+#: At most this many copied paths are stored with the outputs of one command.
+MAX_COPIED = 32
+
+
+def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
+    """The absolute paths the command's `cp`s copied (the home's `~`/`$HOME` expanded), at most
+    MAX_COPIED: stored with each output of the command, whose target may not be known
+    (`cp -r ~/proj "$d"/`): gone later, what was copied may be the only copy left."""
+    from app.core.paths import home_str
+
+    found: dict[str, None] = {}
+    for source, base in copied:
+        word = _home_spelled(source)
+        word = home_str() + word[5:] if word.startswith("$HOME") and word[5:6] in ("", "/") else word
+        path = absolute_path(base, word, {})
+        if path is not None and len(found) < MAX_COPIED:
+            found[os.path.normpath(path)] = None
+    return list(found)
 
 
 def _as_written(word: str, base: str | None) -> tuple[str, str | None]:

@@ -116,16 +116,19 @@ def _proven(path: str, evidence: object) -> bool:
 
 
 def lost_source(records: list[OutputRecord]) -> str | None:
-    """The local folder a copy or clone was made from (stored with its record) when it is
+    """The local folder a copy or clone was made from (stored with its record; `sources`: what
+    any `cp` of the call that made it copied, which may lie in it) when it is
     gone now: then the copy is the only one left (`cp -r data "$TMPDIR/bak"`, and a later
     call removed `data`; a clone whose origin was removed even looks pushed). A source in the
     user's temp folder or a worktrees folder is passed over: outputs go, that is no loss."""
     tmp = paths.user_tmp_str()
     for record in records:
-        source = record.evidence.get("source") if isinstance(record.evidence, dict) else None
-        if (isinstance(source, str) and source.startswith("/") and not paths.inside(source, tmp)
-                and "/.claude/worktrees/" not in source and not os.path.lexists(source)):
-            return source
+        evidence = record.evidence if isinstance(record.evidence, dict) else {}
+        more = evidence.get("sources")
+        for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
+            if (isinstance(source, str) and source.startswith("/") and not paths.inside(source, tmp)
+                    and "/.claude/worktrees/" not in source and not os.path.lexists(source)):
+                return source
     return None
 
 

@@ -87,7 +87,9 @@ def record_outputs(payload: dict[str, Any]) -> None:
         from app.core.bash_outputs import read_bash
 
         origins: dict[str, str] = {}
-        named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins)
+        copied: list[str] = []
+        named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins,
+                                                    copied)
         if named or unprinted:
             from app.core.created import window_s
 
@@ -95,7 +97,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
             if unprinted:
                 found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
                 named.extend(("temp", path) for path in found)
-            outputs = _with_evidence(named, claims, window, notes, evidence, origins)
+            outputs = _with_evidence(named, claims, window, notes, evidence, origins, copied)
         for note in notes:
             log(f"gc recorder: {note}")
     elif tool == "Write":
@@ -109,13 +111,14 @@ def record_outputs(payload: dict[str, Any]) -> None:
 
 def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
                    window: float, notes: list[str], evidence: dict[str, dict[str, object]],
-                   origins: dict[str, str]) -> list[tuple[str, str]]:
+                   origins: dict[str, str], copied: list[str]) -> list[tuple[str, str]]:
     """The outputs this call made, each kept only with evidence of it (app/core/created.py):
     a command names a target, it does not prove it created it. `claims` says how to judge a
     copy or worktree (merged: only a birth time can tell; outer: `cp -r SRC DEST` took
     `DEST/<name>`, but DEST itself is the copy when it was born in the call). The identity
     of each one kept goes into `evidence`, stored with its record: a later folder at the
-    same name is not the call's output (`created.why_unproven`)."""
+    same name is not the call's output (`created.why_unproven`). What the command's `cp`s
+    copied (`copied`) goes with each: it may lie in any of them."""
     from app.core.created import made_evidence
 
     now = time.time()
@@ -135,6 +138,8 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
         if path not in evidence:
             if source is not None:
                 made["source"] = source  # gone later, the copy is the only one: the GC keeps it
+            if copied:
+                made["sources"] = copied
             evidence[path] = made
             kept.append((kind, path))
     return kept

@@ -98,3 +98,32 @@ def test_a_folder_copied_into_a_temp_folder_and_removed_at_home_keeps_the_temp_f
     set_mtime(folder, OLD)
     entries = gc_entries()
     assert copied.exists(), entries
+
+
+@pytest.mark.parametrize("copy", ['cp -r "$HOME/proj" "$d"/', 'cp -r ~/proj/. "$d"', 'cp ~/proj/notes.txt "$d"/'])
+def test_a_folder_copied_into_a_temp_folder_and_removed_a_call_later_keeps_the_temp_folder(
+        sandbox: SandboxEnv, tmp_path: Path, copy: str) -> None:
+    """The same move in two calls: `d=$(mktemp -d) && cp -r ~/proj "$d"/`, then `rm -rf ~/proj`.
+    The copy's target cannot be expanded, so only `$d` is recorded, with nothing saying what was
+    copied into it: a week later `$d` went with the only copy of the project."""
+    project = sandbox.home / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("years of notes, kept nowhere else\n")
+    folder = Path(run_and_record(f'd=$(mktemp -d) && {copy} && echo "$d"', tmp_path).strip())
+    assert recorded() == [str(folder)]
+    run_and_record('rm -rf "$HOME/proj"', tmp_path)
+    copied = next(folder.rglob("notes.txt"))
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert copied.exists(), entries
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def test_a_temp_folder_a_file_was_copied_into_still_goes_while_the_file_is_there(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """What was copied in is still at home: the temp folder holds only a copy, and goes."""
+    (sandbox.home / "notes.txt").write_text("notes\n")
+    folder = Path(run_and_record('d=$(mktemp -d) && cp ~/notes.txt "$d"/ && echo "$d"', tmp_path).strip())
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("removed", "age"), entries
