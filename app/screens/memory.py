@@ -41,6 +41,10 @@ KIND_LABELS = {"vanished_artifact": "vanished artifact", "stale_version_pin": "s
                "index_unlisted_file": "index: unlisted"}
 
 
+def line_of(lines: list[str], number: int | None) -> str | None:
+    return lines[number - 1] if number and number <= len(lines) else None
+
+
 def relative(finding: Finding) -> str:
     folder = os.path.dirname(finding.file)
     while folder and os.path.basename(folder) != "memory" and folder != os.path.dirname(folder):
@@ -65,6 +69,7 @@ class MemoryScreen(ClaudettoScreen):
         super().__init__()
         self.findings: dict[str, Finding] = {}
         self.swept: MemoryFindings | None = None
+        self.viewed: tuple[str, str | None] | None = None  # the finding the viewer shows, and its line there
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("memory")
@@ -130,6 +135,7 @@ class MemoryScreen(ClaudettoScreen):
             shown.update(Text(visible(f"No findings: every remembered fact checked holds ({where}).")))
             return
         lines = file_lines(finding.file)
+        self.viewed = (finding_key(finding), line_of(lines, finding.line))
         text = Text()
         text.append(f"{visible(fmt.short_path(finding.file))}\n", style="bold")
         text.append(f"{KIND_LABELS.get(finding.kind, finding.kind)}: {visible(finding.message)}\n", style="yellow")
@@ -151,8 +157,16 @@ class MemoryScreen(ClaudettoScreen):
         if not finding.line:
             self.notify("This finding has no line to strike (i fixes the index).", severity="warning")
             return
-        lines = file_lines(finding.file)
-        text = lines[finding.line - 1] if finding.line <= len(lines) else ""
+        text = line_of(file_lines(finding.file), finding.line) or ""
+        if self.viewed != (finding_key(finding), text):
+            # the file changed under the viewer: the line the finding and the viewer named may
+            # have moved, and the line now at its number is not what the user read
+            self.notify(f"{visible(relative(finding))} changed since it was shown: line {finding.line} may no longer "
+                        "be the line this finding names. Shown again; the memory is swept again.",
+                        title="Nothing changed", severity="warning")
+            self.show_file()
+            self.action_refresh()
+            return
 
         def answered(given: str | None) -> None:
             if given:

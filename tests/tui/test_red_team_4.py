@@ -165,3 +165,43 @@ async def test_the_sweep_removes_no_folder_moved_into_a_listed_name(box: Sandbox
         await pilot.press("y")
         await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
     assert (probe / "thesis.tex").read_text() == "years of work\n"
+
+
+async def test_a_supersede_on_a_memory_file_changed_under_the_viewer_asks_nothing_until_shown_again(
+        box: Sandbox) -> None:
+    """The viewer shows `The shop runs on Flask 2.2.5.` as line 6 of stack.md, with the
+    evidence. Claude then adds a line at the top: line 6 is now the line above it, a fact
+    that holds. `u` must not offer to strike that one under the evidence of the other; once
+    shown again it strikes the line the finding names."""
+    from app.core.paths import project_slug
+    from app.screens.memory import MemoryScreen
+    from app.screens.supersede import SupersedeModal
+
+    stack = box.config / "projects" / project_slug(box.project) / "memory" / "stack.md"
+    before = stack.read_text()
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen)
+        findings = screen.query_one("#findings", Table)
+        await wait_for(pilot, lambda: findings.row_count >= 5)
+        pin = next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin")
+        assert findings.move_to(pin)
+        viewer = screen.query_one("#memory-file")
+        await wait_for(pilot, lambda: "▶ The shop runs on Flask 2.2.5." in str(viewer.render()))
+        stack.write_text("# Updated by Claude\n" + before)
+        await pilot.press("u")
+        await pilot.pause()
+        assert not isinstance(app.screen, SupersedeModal)
+        assert "changed since it was shown" in list(app._notifications)[-1].message  # noqa: SLF001
+        await wait_for(pilot, lambda: any(f.kind == "stale_version_pin" and f.line == 7
+                                          for f in screen.findings.values()))
+        pin = next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin")
+        assert findings.move_to(pin)
+        await wait_for(pilot, lambda: "▶ The shop runs on Flask 2.2.5." in str(viewer.render()))
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        assert str(app.screen.query_one("#struck").render()) == "The shop runs on Flask 2.2.5."
+        await pilot.press("escape")
+    assert stack.read_text() == "# Updated by Claude\n" + before
