@@ -331,3 +331,22 @@ def test_a_write_into_memory_through_a_symlinked_folder_is_judged(sandbox: Sandb
     elsewhere = sandbox.home / "docs"
     elsewhere.mkdir()
     assert write(elsewhere / "build.md", "- Uses make, changed yesterday.\n") is None  # not memory: never touched
+
+
+@pytest.mark.parametrize("fact", [
+    "- Run it with `--no-legacy-router` to skip it.",  # a flag
+    "- Handlers live in `src/<name>_handler.py`.",  # a placeholder
+    "- The router is `src/…/legacy_router.py`.",  # an abbreviation
+    "- The router is `src/.../legacy_router.py`.",
+    "- nginx reads `/etc/nginx/sites-enabled/legacy_router.conf`.",  # rooted outside this tree
+    "- Logs go to `/var/log/app/legacy_router.log`.",
+])
+def test_pointers_are_never_checked(repo: Path, fact: str) -> None:
+    write_memory(repo, {"notes.md": fact + "\n"})
+    assert found(repo) == []
+
+
+def test_the_same_names_as_facts_of_the_tree_are_checked(repo: Path) -> None:
+    """The filters above are what silences those lines: the same name as a plain fact is found."""
+    write_memory(repo, {"notes.md": "- The router is `src/legacy_router.py`.\n- Routing is `LegacyRouter`.\n"})
+    assert [(line, kind) for _, line, kind, _ in found(repo)] == [(7, "vanished_artifact"), (8, "vanished_artifact")]
