@@ -216,9 +216,10 @@ def secret_inside(folder: str, rel: str) -> str | None:
 
 def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], list[tuple[str, Reason]]]:
     """(what a release of `checkout` deletes, what it keeps and why), paths relative.
-    Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `tracked` (holds a file
-    git tracks), `git` (git could not say), `dirty` (is or lies inside another repository,
-    or holds a secret-looking file)."""
+    Keep reasons: `bad_config` (`.claude/claudetto.json` unusable), `symlink` (reached
+    through a link), `tracked` (holds a file git tracks), `git` (git could not say, or does
+    not answer for the checkout itself), `dirty` (is or lies inside another repository, holds
+    a `.tmp` or a secret-looking file, or holds new work a list the session wrote names)."""
     declared, base = _declared(checkout, project)
     if declared is None:
         return [], [(CONFIG, "bad_config")]
@@ -228,20 +229,40 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     candidates = [rel for rel in candidates if (rel, "symlink") not in kept]
     if not candidates:
         return [], kept
-    tracked = holding_tracked(checkout, candidates)
     # a path the session's own list names holding files git shows as new: work, not output
-    judged = bool(declared) and not _the_users(checkout, project, base)
-    untracked = holding_tracked(checkout, candidates, untracked=True) if judged else set()
-    if tracked is None or untracked is None:
+    held = _held(checkout, candidates, bool(declared) and not _the_users(checkout, project, base))
+    if held is None:
         return [], kept + [(rel, "git") for rel in candidates]
     plan: list[str] = []
     for rel in candidates:
-        reason = _keeps(checkout, rel, tracked, untracked)
+        reason = _keeps(checkout, rel, *held)
         if reason is None:
             plan.append(rel)
         else:
             kept.append((rel, reason))
     return plan, kept
+
+
+def _held(checkout: str, rels: list[str], judged: bool) -> tuple[set[str], set[str]] | None:
+    """(which of `rels` hold tracked files, which hold untracked ones when `judged`); None
+    when git cannot say, or says it for another repository."""
+    if not _own_top(checkout):
+        return None
+    tracked = holding_tracked(checkout, rels)
+    untracked = holding_tracked(checkout, rels, untracked=True) if judged else set()
+    return None if tracked is None or untracked is None else (tracked, untracked)
+
+
+def _own_top(checkout: str) -> bool:
+    """Whether git, asked in `checkout`, answers for the checkout itself. With its `.git`
+    gone (a model's `rm .git`) it answers for the project around it, which tracks none of
+    the checkout's files: every one would pass for untracked output."""
+    done = git.run(["rev-parse", "--show-toplevel"], cwd=checkout)
+    top = done.text.strip() if done.ok else ""
+    if top and os.path.realpath(top) == os.path.realpath(checkout):
+        return True
+    log(f"release: git does not answer for {checkout} itself ({top or done.error[:200]}); no scratch is deleted")
+    return False
 
 
 def _through_link(checkout: str, rel: str) -> bool:

@@ -192,3 +192,18 @@ def test_a_linked_worktree_inside_node_modules_with_uncommitted_work_is_kept(rep
     (inner / "new.txt").write_text("new\n")
     done = release(checkout)
     assert (inner / "README.md").read_text() == "patched by hand\n", done
+
+
+@pytest.mark.parametrize("ignored", [True, False])
+def test_a_checkout_whose_git_file_went_is_judged_by_no_other_repository(tmp_path: Path, ignored: bool) -> None:
+    """The model ran `rm .git` in its checkout: git, asked there, answers for the project
+    around it, which tracks none of the checkout's files. A `build/` the branch tracks
+    (edited since) must not pass for output."""
+    files = {"README.md": "x\n", "build/rules.py": "RULES = 1\n",
+             ".gitignore": ".claude/worktrees/\n" if ignored else "node_modules/\n"}
+    repo = make_repo(tmp_path / "proj", files=files)
+    checkout = session_checkout(repo)
+    (checkout / "build" / "rules.py").write_text("RULES = 2  # uncommitted\n")
+    (checkout / ".git").unlink()
+    done = release(checkout)
+    assert (checkout / "build" / "rules.py").read_text() == "RULES = 2  # uncommitted\n", done
