@@ -350,3 +350,17 @@ def test_the_same_names_as_facts_of_the_tree_are_checked(repo: Path) -> None:
     """The filters above are what silences those lines: the same name as a plain fact is found."""
     write_memory(repo, {"notes.md": "- The router is `src/legacy_router.py`.\n- Routing is `LegacyRouter`.\n"})
     assert [(line, kind) for _, line, kind, _ in found(repo)] == [(7, "vanished_artifact"), (8, "vanished_artifact")]
+
+
+def test_names_inside_a_submodule_are_in_the_tree(tmp_path: Path) -> None:
+    """git grep and git ls-files stop at a submodule unless told: a class, a file name or a
+    path that lives in a checked-out submodule is part of the tree, not rot."""
+    sub = make_repo(tmp_path / "payments", files={"pay/gateway.py": "class PaymentGateway:\n    pass\n"})
+    top = make_repo(tmp_path / "shop")
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "libs/payments")
+    git(top, "commit", "-q", "-m", "payments")
+    write_memory(top, {"notes.md": "- Payments go through `PaymentGateway` in `gateway.py` "
+                                   "(`libs/payments/pay/gateway.py`, `pay/gateway.py`).\n"
+                                   "- The old one was `LegacyGateway`, gone now.\n"
+                                   "- Refunds use `RefundGateway`.\n"})
+    assert [(line, token) for _, line, _, token in found(top)] == [(9, "RefundGateway")]

@@ -83,6 +83,9 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     deadline = time.monotonic() + timeout_s
     out = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], "ls-files", deadline, (0,))
     files = sorted({n for n in os.fsdecode(out).split("\0") if n}) if out is not None else None
+    nested = files is not None and os.path.isfile(os.path.join(root, ".gitmodules"))
+    if nested and files is not None:
+        files = _with_submodules(root, files, deadline)
     tree = Tree(root, files, None)
     if files is None:
         return tree
@@ -96,7 +99,31 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
         return tree
     found = _git(root, grep_args(wanted), "grep", deadline, (0, 1))
     tree._found = os.fsdecode(found).lower() if found is not None else None
+    if nested and tree._found is not None:
+        _grep_submodules(tree, wanted, deadline)
     return tree
+
+
+# git stops at a submodule unless told; its files are the tree's too (tracked only: git
+# offers no untracked listing or grep across submodules)
+
+
+def _with_submodules(root: str, files: list[str], deadline: float) -> list[str]:
+    inner = _git(root, ["ls-files", "-z", "--cached", "--recurse-submodules"], "ls-files of submodules",
+                 deadline, (0,))
+    return files if inner is None else sorted(set(files) | {n for n in os.fsdecode(inner).split("\0") if n})
+
+
+def _grep_submodules(tree: Tree, wanted: list[str], deadline: float) -> None:
+    """A second grep, only for a tree with submodules and for the names still unseen; when
+    it fails nothing is claimed vanished."""
+    assert tree._found is not None
+    rest = [p for p in wanted if p.lower() not in tree._found]
+    if not rest:
+        return
+    args = [a if a != "--untracked" else "--recurse-submodules" for a in grep_args(rest)]
+    more = _git(tree.root, args, "grep of submodules", deadline, (0, 1))
+    tree._found = None if more is None else f"{tree._found}\n{os.fsdecode(more).lower()}"
 
 
 def grep_args(probes: Sequence[str]) -> list[str]:
