@@ -35,7 +35,8 @@ def plain_relative(value: object) -> str | None:
     if not isinstance(value, str) or value.startswith("/") or "\0" in value:
         return None
     parts = [p for p in value.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts or NEVER.intersection(parts):
+    # `.TMP` and `.Git` are `.tmp` and `.git` on a case-insensitive file system (macOS)
+    if not parts or ".." in parts or NEVER.intersection(p.casefold() for p in parts):
         return None
     return "/".join(parts)
 

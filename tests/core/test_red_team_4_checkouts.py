@@ -207,3 +207,29 @@ def test_a_checkout_whose_git_file_went_is_judged_by_no_other_repository(tmp_pat
     (checkout / ".git").unlink()
     done = release(checkout)
     assert (checkout / "build" / "rules.py").read_text() == "RULES = 2  # uncommitted\n", done
+
+
+@pytest.mark.parametrize("ignored", [True, False])
+def test_worktree_remove_of_a_checkout_whose_git_file_went_keeps_it(tmp_path: Path, ignored: bool) -> None:
+    files = {"README.md": "x\n", "src/rules.py": "RULES = 1\n",
+             ".gitignore": ".claude/worktrees/\n" if ignored else "node_modules/\n"}
+    repo = make_repo(tmp_path / "proj", files=files)
+    checkout = session_checkout(repo)
+    (checkout / "src" / "rules.py").write_text("RULES = 2  # uncommitted\n")
+    (checkout / ".git").unlink()
+    gone = run_hook({"hook_event_name": "WorktreeRemove", "session_id": SID, "cwd": str(repo),
+                     "worktree_path": str(checkout)}, cwd=repo)
+    assert (checkout / "src" / "rules.py").read_text() == "RULES = 2  # uncommitted\n", gone.stderr
+    assert gone.returncode == 1
+
+
+@pytest.mark.parametrize("declared", [".TMP", ".Tmp/logs", ".GIT"])
+def test_a_declared_tmp_or_git_in_another_case_is_refused(repo: Path, declared: str) -> None:
+    """On a case-insensitive file system (macOS) `.TMP` is `.tmp`: refused everywhere, so a
+    list written on Linux never takes the reports of the same checkout on a Mac."""
+    project_declares(repo, declared)
+    checkout = session_checkout(repo)
+    (checkout / declared).mkdir(parents=True)
+    (checkout / declared / "report.md").write_text("the session's report\n")
+    done = release(checkout)
+    assert (checkout / declared / "report.md").exists(), done
