@@ -364,3 +364,18 @@ def test_names_inside_a_submodule_are_in_the_tree(tmp_path: Path) -> None:
                                    "- The old one was `LegacyGateway`, gone now.\n"
                                    "- Refunds use `RefundGateway`.\n"})
     assert [(line, token) for _, line, _, token in found(top)] == [(9, "RefundGateway")]
+
+
+def test_two_bare_numbers_from_one_listing_never_strike_a_line_not_meant(repo: Path) -> None:
+    """Two supersedes racing with numbers read from one listing, no --expect: the lower one
+    pushes the other down, so that one is refused (or it went first and both hold)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    facts = [f"- Fact {n} is `src/gone_{n}.py`." for n in range(4)]
+    notes = write_memory(repo, {"notes.md": "".join(f + "\n" for f in facts)}) / "notes.md"
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda n: _supersede(notes, "--line", str(n), "--correction", f"fix {n}"), (7, 9)))
+    struck = [line.replace("~~", "") for line in notes.read_text().splitlines() if "~~" in line]
+    assert set(struck) <= {facts[0], facts[2]} and facts[0] in struck
+    assert (facts[2] in struck) == (results[1][0] == 0)
+    assert all(code in (0, 1) and "Traceback" not in err for code, _, err in results)
