@@ -8,7 +8,9 @@ the pilot."""
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 
@@ -205,3 +207,76 @@ async def test_a_supersede_on_a_memory_file_changed_under_the_viewer_asks_nothin
         assert str(app.screen.query_one("#struck").render()) == "The shop runs on Flask 2.2.5."
         await pilot.press("escape")
     assert stack.read_text() == "# Updated by Claude\n" + before
+
+
+def tree_state(top: Path) -> dict[str, tuple[int, int]]:
+    """Every entry under `top` (not followed): its size (0 for a folder) and mtime."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(top):
+        for name in dirs + files:
+            st = os.lstat(os.path.join(folder, name))
+            found[os.path.join(folder, name)] = (0 if name in dirs else st.st_size, st.st_mtime_ns)
+    return found
+
+
+async def say_yes_to_anything(pilot, app: ClaudettoApp, screen: object) -> None:
+    """Whatever a key opened, answered as a careless user would: yes, a correction, enter."""
+    from app.screens.supersede import SupersedeModal
+
+    for _ in range(5):
+        if app.screen is screen:
+            return
+        if isinstance(app.screen, ConfirmModal):
+            await pilot.press("y")
+        elif isinstance(app.screen, SupersedeModal):
+            await pilot.press(*"true now", "enter")
+        else:
+            await pilot.press("escape")
+        await pilot.pause(0.2)
+
+
+async def test_read_only_refuses_every_key_and_palette_command_of_every_screen(box: Sandbox) -> None:
+    """`--read-only`: every command the palette (ctrl+p) lists on every screen, run on a
+    removable row (a finding with a line), each question it might open answered yes. The
+    state, the temp folders, the projects and their memory are as they were."""
+    from app.commands import live_bindings
+
+    watched = [box.state, box.user_tmp, box.project, box.second_project, box.config / "projects",
+               Path(paths.claude_tmp_dir())]
+    before = {str(top): tree_state(top) for top in watched}
+    app = ClaudettoApp(clock=lambda: box.now, poll_s=0.2, read_only=True)
+    ran: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        for mode, row in (("outputs", "worktree:"), ("checkouts", ""), ("memory", ""), ("overview", ""),
+                          ("sessions", ""), ("ledger", "")):
+            await goto(pilot, mode)
+            screen: Any = app.screen
+            table = next(iter(screen.query(Table)))
+            await wait_for(pilot, partial(lambda t: t.row_count > 0, table))
+            removable = [k for k, v in app.store.rows.items() if v.action == "remove" and k.startswith(row)]
+            if mode == "outputs":  # marked as a mark carried over would be: `d` must still refuse
+                assert table.move_to(removable[0])
+                app.store.marked.add(removable[0])
+            elif mode == "checkouts":
+                await wait_for(pilot, partial(lambda s: any(i.removable for i in s.infos.values()), screen))
+                assert table.move_to(next(p for p, i in screen.infos.items() if i.removable))
+            elif mode == "memory":
+                assert table.move_to(next(k for k, f in screen.findings.items()
+                                          if f.kind == "stale_version_pin"))
+            for node, binding in list(live_bindings(screen)):
+                if binding.id == "quit" or binding.action.startswith("switch_mode"):
+                    continue
+                ran.append(f"{mode}:{binding.id}")
+                await app.run_action(binding.action, node)
+                await pilot.pause(0.2)
+                await say_yes_to_anything(pilot, app, screen)
+        await pilot.pause(0.5)
+    assert {"outputs:mark", "outputs:remove", "outputs:sweep", "checkouts:release", "checkouts:checkout-remove",
+            "memory:supersede", "memory:fix-index"} <= set(ran)
+    after = {str(top): tree_state(top) for top in watched}
+    for top in before:
+        changed = sorted(set(before[top].items()) ^ set(after[top].items()))
+        changed = [entry for entry in changed if "/tasks/" not in entry[0]]  # the live sessions' own output grows
+        assert not changed, changed[:10]
