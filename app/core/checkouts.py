@@ -179,12 +179,14 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
 
     A recorded session holds it while it runs (`_recorded_holders`). Any other live session
     whose cwd is inside holds it too, and so does a running session whose file cannot be
-    read (unsure: keep). The session that is ending and its process (`/clear` leaves
-    earlier ids on the same process) hold nothing."""
+    read (unsure: keep). The process that is ending holds nothing (`/clear` leaves earlier
+    ids on it), and neither does the ending session, unless another Claude runs it too."""
     from app.core.sessions import liveness
 
     ending_pid = ending_process[0] if ending_process is not None else None
-    live = liveness(ending_session=ending_session, ending_pid=ending_pid)
+    # With its process known, the ending one is told by that process alone: the same id
+    # resumed in a second Claude (`claude --resume ID` in another terminal) still runs there.
+    live = liveness(ending_session=ending_session if ending_pid is None else None, ending_pid=ending_pid)
     found = _recorded_holders(entry, live.ids, ending_session, ending_pid)
     real = os.path.realpath(path)
     for session in live.sessions:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import git, make_repo, run_cli, run_hook
+from tests.hooks.test_checkouts import Claude
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook
 
 SID = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 
@@ -233,3 +234,29 @@ def test_a_declared_tmp_or_git_in_another_case_is_refused(repo: Path, declared: 
     (checkout / declared / "report.md").write_text("the session's report\n")
     done = release(checkout)
     assert (checkout / declared / "report.md").exists(), done
+
+
+def test_one_session_resumed_in_a_second_claude_leaves_the_first_its_checkout(
+        sandbox: SandboxEnv, repo: Path) -> None:
+    """`claude --resume ID` in a second terminal while the first Claude still runs that
+    session in its checkout: the second one ending must not release it under the first."""
+    from app.core import checkouts
+
+    first = Claude(sandbox, SID, repo)
+    second = Claude(sandbox, SID, repo)
+    try:
+        checkout = first.create("shared")
+        first.cwd = checkout
+        first.write_file()
+        first.start()
+        (checkout / "node_modules" / "dep").mkdir(parents=True)
+        (checkout / "node_modules" / "dep" / "i.js").write_text("1\n")
+        assert second.start("resume") == ""
+        second.end()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and checkouts.registry()[str(checkout)].get("state") != "released":
+            time.sleep(0.1)
+        assert (checkout / "node_modules" / "dep" / "i.js").exists(), checkouts.registry()
+    finally:
+        first.exit()
+        second.exit()
