@@ -280,3 +280,32 @@ async def test_read_only_refuses_every_key_and_palette_command_of_every_screen(b
         changed = sorted(set(before[top].items()) ^ set(after[top].items()))
         changed = [entry for entry in changed if "/tasks/" not in entry[0]]  # the live sessions' own output grows
         assert not changed, changed[:10]
+
+
+async def test_quitting_while_a_removal_runs_leaves_each_item_whole_or_gone_and_journaled(box: Sandbox) -> None:
+    """Every removable row marked, yes, and `q` at once: the removal is cancelled between
+    items, never inside one. Each marked path is afterwards either as it was, or gone with
+    its line in the journal."""
+    import asyncio
+    import json
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        marked = {k: v.path for k, v in app.store.rows.items() if v.action == "remove"}
+        assert len(marked) >= 5
+        before = {path: tree_state(Path(path)) if os.path.isdir(path) else {} for path in marked.values()}
+        app.store.marked.update(marked)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("y", "q")
+    await asyncio.get_running_loop().shutdown_default_executor()  # the removal's thread has ended
+    journal = Path(box.env["CLAUDETTO_HOME"]) / "journal.jsonl"
+    lines = [json.loads(line) for line in journal.read_text().splitlines()] if journal.exists() else []
+    removed = {line["path"] for line in lines if line.get("result") == "removed"}
+    for path, tree in before.items():
+        if os.path.lexists(path):
+            assert (tree_state(Path(path)) if os.path.isdir(path) else {}) == tree, f"{path} half removed"
+        else:
+            assert path in removed, f"{path} went unjournaled"
