@@ -31,13 +31,15 @@ class CheckoutRemoval:
     detail: str | None = None
 
 
-def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
+def remove_checkout(path: str, session_id: str | None, process: tuple[int, str | None] | None = None) -> CheckoutRemoval:
     """WorktreeRemove: remove a checkout claudetto registered, through the worktree rules.
 
     Claude asks now, so the age condition does not apply; every other one does (no other live
     session inside, a real worktree, clean including git-ignored files, no unmerged commit),
     and git itself must agree (no --force). A path that is already gone is reported gone and
-    forgotten; anything else that is still there is kept, with the reason logged."""
+    forgotten; anything else that is still there is kept, with the reason logged.
+    `process`: the Claude asking (pid, start): with it known, only that process stops
+    counting, since the same session id may be resumed in a second Claude still inside."""
 
     def kept(reason: str, detail: str | None = None) -> CheckoutRemoval:
         log(f"hook: WorktreeRemove {path}: kept ({reason}{': ' + detail if detail else ''})")
@@ -66,7 +68,8 @@ def remove_checkout(path: str, session_id: str | None) -> CheckoutRemoval:
     from app.core.sessions import liveness
     from app.core.worktrees import remove_worktree
 
-    others = liveness(ending_session=session_id).cwds
+    others = liveness(ending_session=session_id if process is None else None,
+                      ending_pid=process[0] if process is not None else None).cwds
     result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id,
                              asking_session=session_id)
     if folder_gone(path) is not True:

@@ -260,3 +260,20 @@ def test_one_session_resumed_in_a_second_claude_leaves_the_first_its_checkout(
     finally:
         first.exit()
         second.exit()
+
+
+def test_worktree_remove_from_a_second_claude_on_the_same_session_leaves_the_first_its_checkout(
+        sandbox: SandboxEnv, repo: Path) -> None:
+    """The second terminal's Claude (same session resumed) exits and asks to remove the
+    checkout: the first still works in it, so it stays."""
+    first = Claude(sandbox, SID, repo)
+    second = Claude(sandbox, SID, repo)
+    try:
+        checkout = first.create("shared")
+        first.cwd = checkout
+        first.write_file()
+        answer = second.hook("WorktreeRemove", worktree_path=str(checkout))
+        assert checkout.is_dir() and answer["rc"] == 1, answer
+    finally:
+        first.exit()
+        second.exit()
