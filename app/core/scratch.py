@@ -231,7 +231,7 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     if not candidates:
         return [], kept
     # a path the session's own list names holding files git shows as new: work, not output
-    held = _held(checkout, candidates, bool(declared) and not _the_users(checkout, project, base))
+    held = _held(checkout, project, candidates, bool(declared) and not _the_users(checkout, project, base))
     if held is None:
         return [], kept + [(rel, "git") for rel in candidates]
     plan: list[str] = []
@@ -244,25 +244,32 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     return plan, kept
 
 
-def _held(checkout: str, rels: list[str], judged: bool) -> tuple[set[str], set[str]] | None:
+def _held(checkout: str, project: str | None, rels: list[str], judged: bool) -> tuple[set[str], set[str]] | None:
     """(which of `rels` hold tracked files, which hold untracked ones when `judged`); None
     when git cannot say, or says it for another repository."""
-    if not _own_top(checkout):
+    if not _own_top(checkout, project):
         return None
     tracked = holding_tracked(checkout, rels)
     untracked = holding_tracked(checkout, rels, untracked=True) if judged else set()
     return None if tracked is None or untracked is None else (tracked, untracked)
 
 
-def _own_top(checkout: str) -> bool:
-    """Whether git, asked in `checkout`, answers for the checkout itself. With its `.git`
-    gone (a model's `rm .git`) it answers for the project around it, which tracks none of
-    the checkout's files: every one would pass for untracked output."""
-    done = git.run(["rev-parse", "--show-toplevel"], cwd=checkout)
-    top = done.text.strip() if done.ok else ""
-    if top and os.path.realpath(top) == os.path.realpath(checkout):
-        return True
-    log(f"release: git does not answer for {checkout} itself ({top or done.error[:200]}); no scratch is deleted")
+def _own_top(checkout: str, project: str | None) -> bool:
+    """Whether git, asked in `checkout`, answers for the checkout itself, as a worktree of
+    `project`'s repository. With its `.git` gone (a model's `rm .git`) it answers for the
+    project around it, after a `git init` there for a new empty repository: neither tracks
+    the branch's files, and every one would pass for untracked output."""
+    ask = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"]
+    done = git.run(ask, cwd=checkout)
+    lines = done.text.split("\n") if done.ok else []
+    if len(lines) >= 2 and os.path.realpath(lines[0]) == os.path.realpath(checkout):
+        if project is None:
+            return True
+        theirs = git.run(ask[:2] + ask[3:], cwd=project)
+        if theirs.ok and os.path.realpath(theirs.text.strip()) == os.path.realpath(lines[1]):
+            return True
+    log(f"release: git does not answer for {checkout} as a worktree of {project} "
+        f"({' '.join(lines).strip() or done.error[:200]}); no scratch is deleted")
     return False
 
 

@@ -277,3 +277,16 @@ def test_worktree_remove_from_a_second_claude_on_the_same_session_leaves_the_fir
     finally:
         first.exit()
         second.exit()
+
+
+def test_a_checkout_reinitialised_with_git_init_is_judged_by_no_other_repository(tmp_path: Path) -> None:
+    """`rm .git && git init` in the checkout: git now answers for a new, empty repository
+    there, which tracks none of the branch's files."""
+    files = {"README.md": "x\n", "build/rules.py": "RULES = 1\n", ".gitignore": "node_modules/\n"}
+    repo = make_repo(tmp_path / "proj", files=files)
+    checkout = session_checkout(repo)
+    (checkout / "build" / "rules.py").write_text("RULES = 2  # uncommitted\n")
+    (checkout / ".git").unlink()
+    git(checkout, "init", "-q")
+    done = release(checkout)
+    assert (checkout / "build" / "rules.py").read_text() == "RULES = 2  # uncommitted\n", done
