@@ -132,6 +132,23 @@ def lost_source(records: list[OutputRecord]) -> str | None:
     return None
 
 
+def user_state(records: list[OutputRecord], folder: str) -> bool:
+    """A config folder with a login (`.credentials.json`, which no secret pattern matches) or
+    auto memory (`projects/*/memory/`): the user's Claude home now, not a sandbox's output."""
+    if not any(r.kind == "config" for r in records):
+        return False
+    if os.path.isfile(os.path.join(folder, ".credentials.json")):
+        return True
+    try:
+        slugs = os.listdir(os.path.join(folder, "projects"))
+        return any(os.listdir(os.path.join(folder, "projects", slug, "memory")) for slug in slugs
+                   if os.path.isdir(os.path.join(folder, "projects", slug, "memory")))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True  # a projects folder that cannot be read: unsure, keep
+
+
 def drop_records(records: list[OutputRecord]) -> None:
     """Drop these records (of paths the GC removed, found missing or skipped) from their
     files, through the state store; a file left with no record goes."""

@@ -45,13 +45,15 @@ from app.core import mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
-from app.core.gc_records import OutputRecord, lost_source, read_records
-from app.core.paths import inside
+from app.core.gc_records import OutputRecord, lost_source, read_records, user_state
+from app.core.paths import inside, strictly_inside
 from app.core.verdict import Action, Reason
 
 _USED = ("live", "in_use")
 #: Entries looked at again for one moved in at the removal (the judgement: MAX_INNER_ENTRIES).
 GUARD_ENTRIES = 1_000
+#: At most this many entries of one output are looked at for one moved in (~4.5 s); past it, kept.
+MAX_LOOKED = 1_000_000
 
 
 @dataclass
@@ -101,6 +103,7 @@ class Facts:
         self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
         self.folders = [*self.live.cwds, *self.live.claude_folders()]
         self.mounts = mounts.mount_points()
+        self.outputs: tuple[str, ...] = ()  # every recorded path (real), set when judging
 
     @cached_property
     def projects(self) -> list[str]:
@@ -233,7 +236,7 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
         return "live"
     if facts.live.unsure:
         return "in_use"
-    if any(inside(p, real) for p in facts.projects):
+    if any(inside(p, real) for p in facts.projects) or _in_a_project(item, real, facts):
         return "in_use"  # a clone the user runs Claude in became a project: no output any more
     if facts.live.process_inside(real, os.path.realpath(where) if where else ""):
         return "in_use"  # a shell cd-ed there, a server started from it, a file held open
@@ -242,6 +245,15 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
     if _config_in_use(where or item.path):
         return "in_use"
     return None
+
+
+def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
+    """A path inside the project its session worked in (the git root of a record's cwd, no
+    output itself), when that project lies in the root (TMPDIR is the user's scratch disk,
+    where the projects live): what a session writes or copies there is the project's."""
+    root, tops = os.path.realpath(item.root or "/"), [paths.git_root(r.cwd) for r in item.records if r.cwd[:1] == "/"]
+    ours = [p for p in (os.path.realpath(t) for t in tops if t) if not any(inside(p, o) for o in facts.outputs)]
+    return any(strictly_inside(real, p) and strictly_inside(p, root) for p in ours)
 
 
 def _made_live(item: Item, facts: Facts) -> bool:
@@ -277,6 +289,7 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
     """Rule 4 over the placed paths: the unused ones. A path that holds a used one stays
     too: removing it would remove the used one."""
     candidates: list[Item] = []
+    facts.outputs = tuple(os.path.realpath(i.path) for i in items)
     for item in items:
         if _measured(item, facts.mounts):
             used = in_use(item, facts)
@@ -325,31 +338,18 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     lost = unique_work(where or item.path, repos, original=item.path)
     if lost is None and first_secret(where or item.path, [os.path.basename(item.path)]) is not None:
         return "dirty"
-    # an entry moved in (`created.output_moved_in`); at the removal only the top of the tree is
-    # looked at again, while the folder waits in the trash
-    budget = GUARD_ENTRIES if where else MAX_INNER_ENTRIES
-    if lost is None and (_user_state(item, where or item.path) or lost_source(item.records) or output_moved_in(
-            where or item.path, [r.evidence for r in item.records], budget, item.path,
-            first_look=where is None) is not None):
+    if lost is None and (user_state(item.records, where or item.path) or lost_source(item.records) or output_moved_in(
+            where or item.path, [r.evidence for r in item.records], _budget(item, where), item.path,
+            first_look=where is None) is not None):  # an entry moved in (`created.output_moved_in`)
         return "dirty"
     return lost
 
 
-def _user_state(item: Item, folder: str) -> bool:
-    """A config folder with a login (`.credentials.json`, which no secret pattern matches) or
-    auto memory (`projects/*/memory/`): the user's Claude home now, not a sandbox's output."""
-    if not any(r.kind == "config" for r in item.records):
-        return False
-    if os.path.isfile(os.path.join(folder, ".credentials.json")):
-        return True
-    try:
-        slugs = os.listdir(os.path.join(folder, "projects"))
-        return any(os.listdir(os.path.join(folder, "projects", slug, "memory")) for slug in slugs
-                   if os.path.isdir(os.path.join(folder, "projects", slug, "memory")))
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except OSError:
-        return True  # a projects folder that cannot be read: unsure, keep
+def _budget(item: Item, where: str | None) -> int:
+    """Entries read for one moved in: when judged, as many as the walk counted (cut short, that keeps
+    the path); at the removal only the top again."""
+    counted = item.tree.entries if item.tree is not None and not item.tree.partial else 0
+    return GUARD_ENTRIES if where else min(max(MAX_INNER_ENTRIES, counted), MAX_LOOKED)
 
 
 def replaced(item: Item, where: str) -> Reason | None:

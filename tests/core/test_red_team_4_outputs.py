@@ -127,3 +127,45 @@ def test_a_temp_folder_a_file_was_copied_into_still_goes_while_the_file_is_there
     set_mtime(folder, OLD)
     entries = gc_entries()
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+# --- a project that lives in the temp folder ---------------------------------------------------
+
+
+def write_payload(file_path: Path, cwd: Path, content: str) -> dict[str, object]:
+    return {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(cwd), "tool_name": "Write",
+            "tool_input": {"file_path": str(file_path), "content": content},
+            "tool_response": {"type": "create", "filePath": str(file_path), "content": content},
+            "duration_ms": 20}
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_files_a_session_made_inside_a_project_in_the_temp_folder_are_the_projects(
+        sandbox: SandboxEnv, tmp_path: Path, known: bool) -> None:
+    """On a cluster TMPDIR is often the user's big scratch disk (`/scratch/$USER`), and the
+    projects live there. A session started in one writes a new module (a Write inside the temp
+    folder: a `scratch` record) and backs up a folder (`cp -r src src.bak`: a `copy`). Both
+    are the project's files, not outputs outside it: a week later the module, committed or
+    not, went from the work tree, and the backup with it."""
+    from app.core import paths
+
+    project = sandbox.user_tmp / "proj"
+    from tests.support import git, make_repo
+
+    make_repo(project, files={"src/main.py": "print('hi')\n"})
+    if known:
+        paths.claude_json().write_text(json.dumps({"projects": {str(project): {}}}))
+    module = project / "src" / "solver.py"
+    module.write_text("def solve(): return 42\n")
+    done = run_hook(write_payload(module, project, "def solve(): return 42\n"), cwd=project)
+    assert done.returncode == 0, done.stderr
+    git(project, "add", "src/solver.py")
+    git(project, "commit", "-q", "-m", "solver")
+    run_and_record("cp -r src src.bak", project)
+    (project / "draft.md").write_text("untracked notes\n")
+    done = run_hook(write_payload(project / "draft.md", project, "untracked notes\n"), cwd=project)
+    for path in (module, project / "src.bak", project / "draft.md"):
+        set_mtime(path, OLD)
+    entries = gc_entries()
+    assert module.exists() and (project / "src.bak" / "main.py").exists(), entries
+    assert (project / "draft.md").exists(), entries
