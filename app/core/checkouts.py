@@ -72,15 +72,23 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
         raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
     repo, target, branch, made = make_checkout(cwd, folder)
     checkout = Checkout(target, repo, folder, branch, kind)
-    if not made and record_of(target) is None:
-        # a checkout somebody else made there (by hand, `git worktree add`, Claude before
-        # this hook): Claude enters it, but no release or removal of ours may take it
+    if not made and record_of(target) is None and not _on_branch(target, branch):
+        # a checkout somebody made there on a branch of their own (by hand, `git worktree
+        # add`): Claude enters it, but no release or removal of ours may take it. One on
+        # `worktree-<name>` is Claude's creation, or ours cut short before its record.
         from app.core.log import log
 
-        log(f"checkouts: {target} exists and claudetto did not make it; entered, not recorded")
+        log(f"checkouts: {target} exists on a branch claudetto did not make; entered, not recorded")
         return checkout
     register(checkout, session_id if kind == "session" else None, process)
     return checkout
+
+
+def _on_branch(path: str, branch: str) -> bool:
+    from app.core import git
+
+    done = git.run(["symbolic-ref", "-q", "HEAD"], cwd=path)
+    return done.ok and done.text.strip() == f"refs/heads/{branch}"
 
 
 # --- the registry ---------------------------------------------------------------------------

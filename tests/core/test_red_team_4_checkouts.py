@@ -290,3 +290,16 @@ def test_a_checkout_reinitialised_with_git_init_is_judged_by_no_other_repository
     git(checkout, "init", "-q")
     done = release(checkout)
     assert (checkout / "build" / "rules.py").read_text() == "RULES = 2  # uncommitted\n", done
+
+
+def test_a_checkout_left_unrecorded_on_its_own_branch_is_recorded_when_entered_again(repo: Path) -> None:
+    """A WorktreeCreate killed between `git worktree add` and its record (or Claude's own
+    creation before the hook): on `worktree-<name>`, it is a session's checkout."""
+    from app.core import checkouts
+
+    left = repo / ".claude" / "worktrees" / "again"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-again", str(left))
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": SID, "cwd": str(repo), "name": "again"},
+                    cwd=repo)
+    assert made.returncode == 0, made.stderr
+    assert checkouts.registry()[str(left)]["kind"] == "session"
