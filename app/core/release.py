@@ -151,9 +151,10 @@ def _process_inside(*folders: str) -> bool:
 
 
 def _relative_argument_inside(folders: list[str]) -> str | None:
-    """A path a running process was started with relative to its cwd (`node
-    node_modules/.bin/vite` typed in the checkout) at or below one of `folders`: such a
-    server reads its modules as it goes and holds none of them open."""
+    """A path a running process was started with, relative to its cwd (`node
+    node_modules/.bin/vite` typed in the checkout) or as an option's value (`--root=/x/dist`),
+    at or below one of `folders`: such a server reads its files as it goes and holds none
+    of them open."""
     from app.core.paths import inside
     from app.core.processes import _ancestors, _cmdline, _pids
 
@@ -167,9 +168,11 @@ def _relative_argument_inside(folders: list[str]) -> str | None:
         except OSError:
             continue
         for arg in (_cmdline(pid) or b"").split(b"\0")[1:]:
-            if not arg or arg.startswith((b"/", b"-")) or len(arg) >= 4096:
+            # `--directory=dist` names a path as much as `dist` does
+            value = arg.split(b"=", 1)[1] if arg.startswith(b"-") and b"=" in arg else arg
+            if not value or value.startswith(b"-") or len(value) >= 4096:
                 continue
-            used = os.path.normpath(os.path.join(cwd, os.fsdecode(arg)))
+            used = os.path.normpath(os.path.join(cwd, os.fsdecode(value)))
             if any(inside(used, f) for f in folders):
                 return used
     return None

@@ -303,3 +303,19 @@ def test_a_checkout_left_unrecorded_on_its_own_branch_is_recorded_when_entered_a
                     cwd=repo)
     assert made.returncode == 0, made.stderr
     assert checkouts.registry()[str(left)]["kind"] == "session"
+
+
+@pytest.mark.parametrize("option", ["--directory=dist", "--directory={checkout}/dist"])
+def test_a_server_serving_dist_named_in_an_option_keeps_it(
+        repo: Path, started: list[subprocess.Popen[bytes]], option: str) -> None:
+    """`python -m http.server --directory=dist` run in the checkout serves files it opens
+    per request: only its command line says it uses `dist/`."""
+    project_declares(repo, "dist")
+    checkout = session_checkout(repo)
+    (checkout / "dist").mkdir()
+    (checkout / "dist" / "index.html").write_text("<p>built</p>\n")
+    started.append(subprocess.Popen([sys.executable, "-m", "http.server", "0", option.format(checkout=checkout)],
+                                    cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(0.5)
+    done = release(checkout)
+    assert (checkout / "dist" / "index.html").exists(), done
