@@ -319,3 +319,40 @@ def test_a_server_serving_dist_named_in_an_option_keeps_it(
     time.sleep(0.5)
     done = release(checkout)
     assert (checkout / "dist" / "index.html").exists(), done
+
+
+def test_a_clone_inside_node_modules_with_uncommitted_edits_keeps_it(repo: Path, tmp_path: Path) -> None:
+    """`git clone` of a dependency into node_modules to patch it: the edits are only there."""
+    upstream = make_repo(tmp_path / "dep", files={"index.js": "module.exports = 1\n"})
+    checkout = session_checkout(repo)
+    (checkout / "node_modules").mkdir()
+    git(checkout / "node_modules", "clone", "-q", str(upstream), "dep")
+    (checkout / "node_modules" / "dep" / "index.js").write_text("module.exports = 2 // patched\n")
+    (checkout / "node_modules" / "dep" / "NOTES.md").write_text("why\n")
+    done = release(checkout)
+    assert (checkout / "node_modules" / "dep" / "index.js").read_text() == "module.exports = 2 // patched\n", done
+    assert (checkout / "node_modules" / "dep" / "NOTES.md").exists(), done
+
+
+@pytest.mark.parametrize("keep", ["stash", "branch", "tag"])
+def test_a_clone_inside_node_modules_whose_work_hides_in_a_ref_keeps_it(
+        repo: Path, tmp_path: Path, keep: str) -> None:
+    """The patch stashed, or committed on a side branch or a tag and checked out away from:
+    `git status` is clean, the work exists only in that clone."""
+    upstream = make_repo(tmp_path / "dep", files={"index.js": "module.exports = 1\n"})
+    checkout = session_checkout(repo)
+    (checkout / "node_modules").mkdir()
+    dep = checkout / "node_modules" / "dep"
+    git(checkout / "node_modules", "clone", "-q", str(upstream), "dep")
+    (dep / "index.js").write_text("module.exports = 2 // patched\n")
+    if keep == "stash":
+        git(dep, "stash", "-q")
+    else:
+        git(dep, "commit", "-qam", "patch")
+        if keep == "branch":
+            git(dep, "branch", "patched")
+        else:
+            git(dep, "tag", "patched")
+        git(dep, "reset", "-q", "--hard", "HEAD~1")
+    done = release(checkout)
+    assert (dep / ".git").exists(), done
