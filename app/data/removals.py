@@ -22,7 +22,7 @@ from app.core.paths import inside
 from app.core.verdict import Verdict
 from app.widgets.plain import visible
 
-SHOWN = 15  # lines per list in a confirmation
+SHOWN = 15  # lines of the kept list in a confirmation (what goes is listed in full: the list scrolls)
 Identity = tuple[int, int] | None  # (device, inode) of a path itself; None: nothing there
 
 
@@ -36,23 +36,27 @@ class Outcome:
     gone: list[str] = field(default_factory=list)
 
 
-def _listed(verdicts: list[Verdict], line: Callable[[Verdict], str]) -> list[str]:
-    lines = [line(v) for v in verdicts[:SHOWN]]
-    if len(verdicts) > SHOWN:
+def _listed(verdicts: list[Verdict], line: Callable[[Verdict], str], shown: int = SHOWN) -> list[str]:
+    lines = [line(v) for v in verdicts[:shown]]
+    if len(verdicts) > shown:
         lines.append(f"  … and {len(verdicts) - SHOWN} more")
     return lines
 
 
 def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[Verdict], int | None],
-                 width: int = 104) -> str:
-    """What goes (count, total size, each path, in the order given) and what is kept and why,
-    one line each in `width` cells (paths cut from the left; below 90 cells a short reason)."""
+                 width: int = 104, hidden: int = 0) -> str:
+    """What goes (count, total size, every path, in the order given: a yes is to each one, so
+    none hides behind "and N more") and what is kept and why, one line each in `width` cells
+    (paths cut from the left; below 90 cells a short reason). `hidden` of those that go are
+    rows the table's filter does not show now: the question says so first."""
     total = sum(size_of(v) or 0 for v in marked)
     wide = width >= 90
     why_width = 42 if wide else 20
-    lines = [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
+    lines = [f"{hidden} of these are marked rows the filter hides now."] if hidden else []
+    lines += [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
     lines += _listed(marked, lambda v: f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} "
-                                       f"{visible(fmt.compact_path(v.path, max(16, width - 29), v.project))}")
+                                       f"{visible(fmt.compact_path(v.path, max(16, width - 29), v.project))}",
+                     len(marked))
     if kept:
         lines += ["", f"Kept ({len(kept)}), and why:"]
         lines += _listed(kept, lambda v: f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "

@@ -202,13 +202,15 @@ class OutputsScreen(ClaudettoScreen):
         if not self.may_remove():
             return
         order = self.query_one("#outputs", Table).keys_in_order()
-        keys = [k for k in order if k in self.store.marked] + sorted(self.store.marked - set(order))
+        unseen = self.store.marked - set(order)  # marked, and hidden by the filter now
+        keys = [k for k in order if k in self.store.marked] + sorted(unseen)
         marked = [self.store.rows[k] for k in keys if k in self.store.rows]
         if not marked:
             self.notify("Nothing is marked: space marks a row that will be removed.")
             return
         kept = [v for v in self.store.rows.values() if not v.removable]
-        body = removals.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width))
+        body = removals.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width),
+                                     sum(1 for k in unseen if k in self.store.rows))
         total = fmt.size(sum(self.store.size(v) or 0 for v in marked))
 
         pinned = removals.pin(marked)  # the yes is to what these paths are now

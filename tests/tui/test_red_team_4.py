@@ -309,3 +309,34 @@ async def test_quitting_while_a_removal_runs_leaves_each_item_whole_or_gone_and_
             assert (tree_state(Path(path)) if os.path.isdir(path) else {}) == tree, f"{path} half removed"
         else:
             assert path in removed, f"{path} went unjournaled"
+
+
+async def test_the_question_lists_every_marked_path_and_says_which_the_filter_hides(box: Sandbox) -> None:
+    """Twenty-odd rows marked, then a filter shows one of them: `d` asks about all of them.
+    A yes is to each path, so each is in the question (none behind "… and 4 more"), and the
+    question says first that the filter hides some."""
+    claude_tmp = Path(paths.claude_tmp_dir())
+    extra = [claude_tmp / f"fswatch-probe-Old{n:03d}" for n in range(12)]
+    for probe in extra:
+        probe.mkdir()
+        set_mtime(probe, 3 * 3600)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        marked = {k: v.path for k, v in app.store.rows.items() if v.action == "remove"}
+        assert len(marked) > 16
+        app.store.marked.update(marked)
+        assert isinstance(app.screen, OutputsScreen)
+        app.screen.filter_text("tmp.BuildCache")
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = app.screen.body  # type: ignore[attr-defined]
+        going = body.split("Kept")[0]
+        assert body.startswith(f"{len(marked) - 1} of these are marked rows the filter hides now.")
+        assert "more" not in going
+        assert len(going.split("\n\n")[0].splitlines()[2:]) == len(marked)  # one line each
+        for probe in extra:
+            assert probe.name in going
+        await pilot.press("n")
