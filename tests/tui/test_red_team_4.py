@@ -340,3 +340,19 @@ async def test_the_question_lists_every_marked_path_and_says_which_the_filter_hi
         for probe in extra:
             assert probe.name in going
         await pilot.press("n")
+
+
+async def test_keys_typed_into_the_filter_are_text_not_removals(box: Sandbox) -> None:
+    """Rows marked, the filter open: typing `d`, `s`, space and `y` (a path's letters) asks
+    nothing and removes nothing; they are the filter's text."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        app.store.marked.update(k for k, v in app.store.rows.items() if v.path == str(build_cache))
+        await pilot.press("slash", "d", "s", "space", "y", "enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, OutputsScreen)
+        assert app.screen.filter == "ds y"
+    assert build_cache.is_dir()
