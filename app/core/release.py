@@ -167,7 +167,9 @@ def _relative_argument_inside(folders: list[str]) -> str | None:
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             continue
-        for arg in (_cmdline(pid) or b"").split(b"\0")[1:]:
+        args = (_cmdline(pid) or b"").split(b"\0")
+        # argv[0] only as a path (`.venv/bin/python`: the exe is the link's target, outside)
+        for arg in args[1:] if b"/" not in args[0] else args:
             # `--directory=dist` names a path as much as `dist` does
             value = arg.split(b"=", 1)[1] if arg.startswith(b"-") and b"=" in arg else arg
             if not value or value.startswith(b"-") or len(value) >= 4096:

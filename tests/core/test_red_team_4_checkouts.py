@@ -356,3 +356,18 @@ def test_a_clone_inside_node_modules_whose_work_hides_in_a_ref_keeps_it(
         git(dep, "reset", "-q", "--hard", "HEAD~1")
     done = release(checkout)
     assert (dep / ".git").exists(), done
+
+
+def test_a_program_run_from_the_venv_by_a_relative_path_keeps_the_venv(
+        repo: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    """`.venv/bin/python manage.py runserver` in the checkout: the interpreter is a link
+    out of the venv (its exe says /usr/bin/python3) and pure-Python modules are read and
+    closed, so only its relative argv[0] says it runs from `.venv`."""
+    checkout = session_checkout(repo)
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / ".venv" / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+    started.append(subprocess.Popen([".venv/bin/python", "-c", "import time; time.sleep(60)"],
+                                    cwd=checkout, executable=str(checkout / ".venv" / "bin" / "python")))
+    time.sleep(0.3)
+    done = release(checkout)
+    assert (checkout / ".venv" / "bin" / "python").is_symlink(), done
