@@ -78,8 +78,8 @@ def test_declared_scratch_through_a_link_never_takes_tracked_work(repo: Path) ->
     assert (checkout / "src" / "core" / "mod.py").read_text() == "A = 2  # uncommitted work\n", done
 
 
-@pytest.mark.xfail(strict=True, reason="the default scratch takes every regenerable folder, ignored or "
-                   "not; tests/core/test_release.py relies on that (see the round-four report)")
+@pytest.mark.xfail(strict=True, reason="CONTRACT 'Declared scratch' and tests/core/test_release.py take a "
+                   "regenerable folder git merely lists untracked as scratch (see the round-four report)")
 def test_a_regenerable_folder_git_does_not_ignore_holds_new_work_and_stays(repo: Path) -> None:
     """A new package named `build` (or `dist`, `target`) the session wrote and did not commit
     yet: git shows it as untracked, so it is work, not output."""
@@ -371,3 +371,21 @@ def test_a_program_run_from_the_venv_by_a_relative_path_keeps_the_venv(
     time.sleep(0.3)
     done = release(checkout)
     assert (checkout / ".venv" / "bin" / "python").is_symlink(), done
+
+
+def test_workspace_and_npm_link_symlinks_in_node_modules_take_nothing_they_point_at(
+        repo: Path, tmp_path: Path) -> None:
+    """pnpm/yarn workspaces link `node_modules/@org/web` -> `packages/web`; `npm link` links
+    to a project elsewhere. Deleting node_modules deletes the links, never their targets."""
+    checkout = session_checkout(repo)
+    (checkout / "packages" / "web").mkdir(parents=True)
+    (checkout / "packages" / "web" / "index.js").write_text("new work\n")
+    elsewhere = tmp_path / "linked-project"
+    elsewhere.mkdir()
+    (elsewhere / "lib.js").write_text("the user's other project\n")
+    (checkout / "node_modules" / "@org").mkdir(parents=True)
+    (checkout / "node_modules" / "@org" / "web").symlink_to("../../packages/web")
+    (checkout / "node_modules" / "linked").symlink_to(elsewhere)
+    done = release(checkout)
+    assert (checkout / "packages" / "web" / "index.js").exists(), done
+    assert (elsewhere / "lib.js").exists(), done
