@@ -102,11 +102,11 @@ class _Reading(Reading):
     def segment_read(self, words: list[str], depth: int, cwd: str | None = None) -> None:
         """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
         substitution just before it ran; a remover names the variables it is given; a `cp`
-        notes what it copied (`copied`)."""
-        at = next((i for i, word in enumerate(words) if os.path.basename(word) == "cp"), None)
+        notes what it copied (`copied`), and so does an `rsync`."""
+        at = next((i for i, word in enumerate(words) if os.path.basename(word) in ("cp", "rsync")), None)
         if at is not None and len(self.copied) < MAX_OUTPUTS:
-            call = _cp_call(words[at + 1:])
-            sources = call.plain if call.target is not None else call.plain[:-1]
+            call = _cp_call(words[at + 1:]) if os.path.basename(words[at]) == "cp" else None
+            sources = _rsync_sources(words[at + 1:]) if call is None else call.plain if call.target else call.plain[:-1]
             self.copied.extend((source, cwd) for source in sources[:MAX_OUTPUTS - len(self.copied)])
         if not self._watch:
             return
@@ -125,6 +125,18 @@ class _Reading(Reading):
         for name in self._removing:
             for call in self._bound.get(name, ()):
                 call.removed = True
+
+
+#: The options of rsync that take the next word as their value.
+_RSYNC_VALUES = frozenset({"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "-T",
+                           "--include-from", "--files-from", "--temp-dir", "--log-file", "--chmod", "--rsync-path",
+                           "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest", "-M"})
+
+
+def _rsync_sources(args: list[str]) -> list[str]:
+    """The local sources of `rsync [options] SRC... DEST` (not `host:path`)."""
+    plain = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _RSYNC_VALUES)]
+    return [a for a in plain[:-1] if ":" not in a.split("/", 1)[0]]
 
 
 def _variables() -> re.Pattern[str]:
@@ -156,15 +168,15 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
 
 
 def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str] | None = None,
-              copied: list[str] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
+              copied: list[tuple[str, str | None]] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
     recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
     recorder records one only with evidence this call made it, app/core/created.py):
     path -> (merged, outer). `merged`: only a birth time can show it; `outer`: the target
     `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a folder), to
     be taken instead when DEST itself was born in the call. `origins`, when given, gets the
-    absolute local path each copy or clone was made from; `copied`, when given, every path
-    any `cp` of the command copied (`copied_paths`)."""
+    absolute local path each copy or clone was made from; `copied`, when given, every word
+    any `cp` or `rsync` of the command copied, with its folder (`recorder.copied_paths`)."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -189,7 +201,7 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
                      "copy may lie in any folder it made")
         return [], _bounded(notes), [], {}
     if copied is not None:
-        copied.extend(copied_paths(reading.copied))
+        copied.extend(reading.copied)
     unprinted: list[MktempCall] = []
     if reading.calls:
         from app.core.mktemp import printed_paths
@@ -251,7 +263,7 @@ class _Removals:
     MAX_GLOBS = 32
 
     def __init__(self, reading: _Reading, resolved: dict[str, str]) -> None:
-        self.words = {(_home_spelled(word), where) for word, where in reading.removed}
+        self.words = {(home_spelled(word), where) for word, where in reading.removed}
         self.paths: list[str] = []
         self.globs: list[tuple[str, list[int]]] = []  # with the places of its slashes
         self.unexpanded: list[tuple[str, str | None]] = []  # `$HOME/proj`, `"$d"/x`: as written
@@ -268,7 +280,7 @@ class _Removals:
     def moved(self, sources: list[tuple[str, str | None]], resolved: dict[str, str]) -> str | None:
         """The source that the command removes, or None."""
         for source, base in sources:
-            if self.many or (_home_spelled(source), base) in self.words:
+            if self.many or (home_spelled(source), base) in self.words:
                 return source
             path = absolute_path(base, source, resolved)
             if path is None:
@@ -292,7 +304,7 @@ class _Removals:
                    else fnmatchcase(path, glob[:at[depth]]) for glob, at in self.globs)
 
 
-def _home_spelled(word: str) -> str:
+def home_spelled(word: str) -> str:
     """One spelling of a word that starts at the home (`~/x`, `${HOME}/x`, `$HOME/x`): the
     hook expands none of them, yet a copy of `~/proj` and an `rm -rf "$HOME/proj"` are a move."""
     if word == "~" or word.startswith("~/"):
@@ -300,30 +312,10 @@ def _home_spelled(word: str) -> str:
     return "$HOME" + word[7:] if word.startswith("${HOME}") else word
 
 
-#: At most this many copied paths are stored with the outputs of one command.
-MAX_COPIED = 32
-
-
-def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
-    """The absolute paths the command's `cp`s copied (the home's `~`/`$HOME` expanded), at most
-    MAX_COPIED: stored with each output of the command, whose target may not be known
-    (`cp -r ~/proj "$d"/`): gone later, what was copied may be the only copy left."""
-    from app.core.paths import home_str
-
-    found: dict[str, None] = {}
-    for source, base in copied:
-        word = _home_spelled(source)
-        word = home_str() + word[5:] if word.startswith("$HOME") and word[5:6] in ("", "/") else word
-        path = absolute_path(base, word, {})
-        if path is not None and len(found) < MAX_COPIED:
-            found[os.path.normpath(path)] = None
-    return list(found)
-
-
 def _as_written(word: str, base: str | None) -> tuple[str, str | None]:
     """A word the hook cannot expand, in one spelling, with the folder it is relative to (none
     for one that starts at a variable or the home): `$HOME/proj/.` and `~/proj` are alike."""
-    word = os.path.normpath(_home_spelled(word))
+    word = os.path.normpath(home_spelled(word))
     return word, None if word[0] in "$/" else base
 
 

@@ -87,7 +87,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
         from app.core.bash_outputs import read_bash
 
         origins: dict[str, str] = {}
-        copied: list[str] = []
+        copied: list[tuple[str, str | None]] = []
         named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins,
                                                     copied)
         if named or unprinted:
@@ -97,7 +97,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
             if unprinted:
                 found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
                 named.extend(("temp", path) for path in found)
-            outputs = _with_evidence(named, claims, window, notes, evidence, origins, copied)
+            outputs = _with_evidence(named, claims, window, notes, evidence, origins, copied_paths(copied))
         for note in notes:
             log(f"gc recorder: {note}")
     elif tool == "Write":
@@ -143,6 +143,27 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
             evidence[path] = made
             kept.append((kind, path))
     return kept
+
+
+#: At most this many copied paths are stored with the outputs of one command.
+MAX_COPIED = 32
+
+
+def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
+    """The absolute paths the command's `cp` and `rsync` copied (the home's `~`/`$HOME` expanded), at most
+    MAX_COPIED: stored with each output of the command, whose target may not be known
+    (`cp -r ~/proj "$d"/`): gone later, what was copied may be the only copy left."""
+    from app.core.bash_outputs import home_spelled
+    from app.core.shell_words import absolute_path
+
+    found: dict[str, None] = {}
+    for source, base in copied:
+        word = home_spelled(source)
+        word = paths.home_str() + word[5:] if word.startswith("$HOME") and word[5:6] in ("", "/") else word
+        path = absolute_path(base, word, {})
+        if path is not None and len(found) < MAX_COPIED:
+            found[os.path.normpath(path)] = None
+    return list(found)
 
 
 def _scratch_with_evidence(path: str, payload: dict[str, Any],
