@@ -240,3 +240,21 @@ def test_a_sweep_killed_while_it_held_the_lock_does_not_stop_the_next(sandbox: S
     assert (paths.gc_dir() / "sweep.lock").exists()
     entries = gc_entries()
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+@pytest.mark.parametrize("source", ["~/proj", "$HOME/proj"])
+def test_a_copy_of_a_home_folder_removed_a_call_later_is_kept(sandbox: SandboxEnv, tmp_path: Path, source: str) -> None:
+    """`cp -r ~/proj /tmp/bak` (the target spelled out, so the copy is recorded), then `rm -rf
+    ~/proj` a call later. The copy's source was stored only when the hook could expand it,
+    and it expands no `~` nor `$HOME`: the backup, the only copy left, went a week later."""
+    project = sandbox.home / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("years of notes, kept nowhere else\n")
+    backup = sandbox.user_tmp / "bak"
+    run_and_record(f'cp -r {source} "{backup}"', tmp_path)
+    assert recorded() == [str(backup)]
+    run_and_record("rm -rf ~/proj", tmp_path)
+    set_mtime(backup, OLD)
+    entries = gc_entries()
+    assert (backup / "notes.txt").exists(), entries
+    assert entries[str(backup)] == ("kept", "dirty"), entries
