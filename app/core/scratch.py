@@ -205,6 +205,17 @@ def tmp_inside(folder: str) -> str | None:
     return os.path.relpath(failed[0].filename or folder, folder) if failed else None
 
 
+def _linked_tmp_inside(checkout: str, rel: str) -> str | None:
+    """`.tmp` when the checkout's `.tmp` is a link to `rel` or into it (`.tmp` ->
+    `node_modules/.cache/reports`): the reports live there, and `.tmp/` survives."""
+    tmp = os.path.join(checkout, ".tmp")
+    if not os.path.islink(tmp):
+        return None
+    from app.core.paths import inside
+
+    return ".tmp" if inside(os.path.realpath(tmp), os.path.realpath(os.path.join(checkout, rel))) else None
+
+
 def secret_inside(folder: str, rel: str) -> str | None:
     """The first file in `folder` (the checkout's `rel`, or where it was moved for its
     removal) that looks like a secret, relative to the checkout (app/core/secret_files.py
@@ -296,7 +307,7 @@ def _keeps(checkout: str, rel: str, tracked: set[str], untracked: set[str]) -> R
     if in_other_repository(checkout, rel):
         log(f"release: {checkout}/{rel} kept: it is or lies inside another repository")
         return "dirty"
-    held = tmp_inside(os.path.join(checkout, rel))
+    held = tmp_inside(os.path.join(checkout, rel)) or _linked_tmp_inside(checkout, rel)
     if held is not None:
         log(f"release: {checkout}/{rel} kept: it holds {printable(held)}, never scratch")
         return "dirty"

@@ -389,3 +389,15 @@ def test_workspace_and_npm_link_symlinks_in_node_modules_take_nothing_they_point
     done = release(checkout)
     assert (checkout / "packages" / "web" / "index.js").exists(), done
     assert (elsewhere / "lib.js").exists(), done
+
+
+def test_a_tmp_that_links_into_scratch_survives(repo: Path) -> None:
+    """`.tmp` -> `node_modules/.cache/reports` (a tool's default, linked for the session):
+    the reports live inside the scratch, and `.tmp/` survives every release."""
+    checkout = session_checkout(repo)
+    reports = checkout / "node_modules" / ".cache" / "reports"
+    reports.mkdir(parents=True)
+    (reports / "report.md").write_text("the session's report\n")
+    (checkout / ".tmp").symlink_to("node_modules/.cache/reports")
+    done = release(checkout)
+    assert (checkout / ".tmp" / "report.md").exists(), done
