@@ -176,7 +176,8 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     `cp -r SRC DEST` named when the copy was taken as `DEST/<name>` (DEST was a folder), to
     be taken instead when DEST itself was born in the call. `origins`, when given, gets the
     absolute local path each copy or clone was made from; `copied`, when given, every word
-    any `cp` or `rsync` of the command copied, with its folder (`recorder.copied_paths`)."""
+    any `cp`, `rsync` or `git clone` of the command copied, with its folder
+    (`recorder.copied_paths`)."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -201,7 +202,7 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
                      "copy may lie in any folder it made")
         return [], _bounded(notes), [], {}
     if copied is not None:
-        copied.extend(reading.copied)
+        copied.extend([*reading.copied, *(s for made in reading.sources.values() for s in made)])
     unprinted: list[MktempCall] = []
     if reading.calls:
         from app.core.mktemp import printed_paths

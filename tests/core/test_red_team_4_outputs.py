@@ -258,3 +258,19 @@ def test_a_copy_of_a_home_folder_removed_a_call_later_is_kept(sandbox: SandboxEn
     entries = gc_entries()
     assert (backup / "notes.txt").exists(), entries
     assert entries[str(backup)] == ("kept", "dirty"), entries
+
+
+def test_a_clone_of_a_home_repository_removed_a_call_later_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git clone ~/repo /tmp/c`, then `rm -rf ~/repo`: the clone's commits are all on
+    `origin/main`, yet origin is gone, so the clone is the only copy. The clone's source was
+    stored only when the hook could expand it, and it expands no `~`."""
+    from tests.support import make_repo
+
+    make_repo(sandbox.home / "repo", files={"thesis.tex": "the only copy\n"})
+    clone = sandbox.user_tmp / "c"
+    run_and_record(f'git clone -q ~/repo "{clone}"', tmp_path)
+    assert recorded() == [str(clone)]
+    run_and_record("rm -rf ~/repo", tmp_path)
+    set_mtime(clone, OLD)
+    entries = gc_entries()
+    assert (clone / "thesis.tex").exists(), entries
