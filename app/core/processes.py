@@ -75,7 +75,7 @@ def paths_in_use() -> tuple[str, ...]:
         _add_maps(found, f"{base}/maps")
         _add_temp_folders(found, f"{base}/environ", real)
         if pid not in callers:
-            _add_arguments(found, _cmdline(pid))
+            _add_arguments(found, _cmdline(pid), f"{base}/cwd")
         try:
             fds = os.listdir(f"{base}/fd")
         except OSError:
@@ -216,10 +216,28 @@ def _add_maps(found: set[str], maps: str) -> None:
                 found.add(path)
 
 
-def _add_arguments(found: set[str], cmdline: bytes | None) -> None:
-    for arg in (cmdline or b"").split(b"\0"):
-        if arg.startswith(b"/") and len(arg) < 4096:
-            found.add(os.path.normpath(os.fsdecode(arg)))
+def _add_arguments(found: set[str], cmdline: bytes | None, cwd_link: str) -> None:
+    """The paths a command line names: absolute ones, relative ones read from the process's
+    cwd (`node node_modules/.bin/vite` typed in a checkout), and an option's value
+    (`--directory=dist`): a server that reads its files as it goes holds none of them open.
+    argv[0] counts only when written as a path (`.venv/bin/python`: the exe is the link's
+    target, elsewhere)."""
+    args = (cmdline or b"").split(b"\0")
+    cwd: str | None = None
+    for arg in args if args and b"/" in args[0] else args[1:]:
+        value = arg.split(b"=", 1)[1] if arg.startswith(b"-") and b"=" in arg else arg
+        if not value or value.startswith(b"-") or len(value) >= 4096:
+            continue
+        if not value.startswith(b"/"):
+            if cwd is None:
+                try:
+                    cwd = os.readlink(cwd_link)
+                except OSError:
+                    cwd = ""  # gone meanwhile, or another user's: its relative paths name nothing
+            if not cwd:
+                continue
+            value = os.path.join(os.fsencode(cwd), value)
+        found.add(os.path.normpath(os.fsdecode(value)))
 
 
 def _ancestors(pid: int) -> set[int]:

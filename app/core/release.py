@@ -144,40 +144,10 @@ def _process_inside(*folders: str) -> bool:
     from app.core.sessions import liveness
 
     real = [os.path.realpath(f) for f in folders]
-    found = liveness().process_inside(*real) or _relative_argument_inside(real)
+    found = liveness().process_inside(*real)
     if found:
         log(f"release: {folders[0]} kept: a running process uses {printable(found)}")
     return found is not None
-
-
-def _relative_argument_inside(folders: list[str]) -> str | None:
-    """A path a running process was started with, relative to its cwd (`node
-    node_modules/.bin/vite` typed in the checkout) or as an option's value (`--root=/x/dist`),
-    at or below one of `folders`: such a server reads its files as it goes and holds none
-    of them open."""
-    from app.core.paths import inside
-    from app.core.processes import _ancestors, _cmdline, _pids
-
-    me = os.getpid()
-    callers = _ancestors(me)  # `claudetto release node_modules/..` names, it does not use
-    for pid in _pids():
-        if pid == me or pid in callers:
-            continue
-        try:
-            cwd = os.readlink(f"/proc/{pid}/cwd")
-        except OSError:
-            continue
-        args = (_cmdline(pid) or b"").split(b"\0")
-        # argv[0] only as a path (`.venv/bin/python`: the exe is the link's target, outside)
-        for arg in args[1:] if b"/" not in args[0] else args:
-            # `--directory=dist` names a path as much as `dist` does
-            value = arg.split(b"=", 1)[1] if arg.startswith(b"-") and b"=" in arg else arg
-            if not value or value.startswith(b"-") or len(value) >= 4096:
-                continue
-            used = os.path.normpath(os.path.join(cwd, os.fsdecode(value)))
-            if any(inside(used, f) for f in folders):
-                return used
-    return None
 
 
 def _verdict(key: str, rel: str, action: Action, reason: Reason, session: str | None,

@@ -129,3 +129,19 @@ def test_a_path_on_a_command_line_counts_but_not_on_this_process_callers(
                              os.path.realpath(folder)], capture_output=True, text=True, check=True,
                             cwd=Path(__file__).resolve().parents[2])
     assert nested.stdout.strip() == "None", nested.stderr
+
+
+@pytest.mark.parametrize("written", ["{rel}", "--root={rel}", "--root={abs}"])
+def test_a_relative_path_or_an_options_value_on_a_command_line_counts(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], written: str) -> None:
+    """`node dist/server.js` typed in the folder above, or `--root=dist`: every sweep keeps the
+    folder the server reads as it goes, though it holds none of it open; an argument that
+    names another folder keeps nothing."""
+    parent = sandbox.user_tmp / "tmp.project"
+    served = parent / "dist"
+    served.mkdir(parents=True)
+    (parent / "other").mkdir()
+    arg = written.format(rel="dist/site", abs=served / "site")
+    started.append(subprocess.Popen(["sh", "-c", "sleep 60; true", arg], cwd=parent))
+    assert until_found(served) == os.path.realpath(served / "site")
+    assert sessions.liveness().process_inside(os.path.realpath(parent / "other")) is None
