@@ -248,10 +248,10 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
 
 
 def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
-    """A path inside the project its session worked in (the git root of a record's cwd, no
-    output itself), when that project lies in the root (TMPDIR is the user's scratch disk,
-    where the projects live): what a session writes or copies there is the project's."""
-    root, tops = os.path.realpath(item.root or "/"), [paths.git_root(r.cwd) for r in item.records if r.cwd[:1] == "/"]
+    """Inside the project its session worked in (the git root of a record's cwd, else that cwd; no output itself)
+    that lies in the root (TMPDIR as the scratch disk the projects live on): the project's files."""
+    root = os.path.realpath(item.root or "/")
+    tops = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
     ours = [p for p in (os.path.realpath(t) for t in tops if t) if not any(inside(p, o) for o in facts.outputs)]
     return any(strictly_inside(real, p) and strictly_inside(p, root) for p in ours)
 

@@ -274,3 +274,34 @@ def test_a_clone_of_a_home_repository_removed_a_call_later_is_kept(sandbox: Sand
     set_mtime(clone, OLD)
     entries = gc_entries()
     assert (clone / "thesis.tex").exists(), entries
+
+
+def test_a_file_a_session_wrote_into_its_own_folder_in_the_temp_folder_without_git_is_kept(
+        sandbox: SandboxEnv) -> None:
+    """Claude started in `/scratch/$USER/analysis` (TMPDIR is `/scratch/$USER`), a folder with
+    no git: the notes a Write created there are the analysis's, not an output outside it."""
+    folder = sandbox.user_tmp / "analysis"
+    folder.mkdir()
+    notes = folder / "findings.md"
+    notes.write_text("what the data showed\n")
+    assert run_hook(write_payload(notes, folder, "what the data showed\n"), cwd=folder).returncode == 0
+    assert recorded() == [str(notes)]
+    set_mtime(notes, OLD)
+    entries = gc_entries()
+    assert notes.exists(), entries
+
+
+def test_a_file_written_into_a_temp_output_the_session_cd_ed_into_still_goes(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude's shell stays where a `cd` took it: a Write made from inside the session's own
+    `mktemp -d` folder is an output, and goes with that folder."""
+    folder = Path(run_and_record('d=$(mktemp -d) && echo "$d"', tmp_path).strip())
+    out = folder / "out.txt"
+    out.write_text("scratch\n")
+    assert run_hook(write_payload(out, folder, "scratch\n"), cwd=folder).returncode == 0
+    assert recorded() == sorted([str(folder), str(out)])
+    set_mtime(out, OLD)
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("removed", "age"), entries
+    assert not folder.exists()
