@@ -305,3 +305,46 @@ def test_a_file_written_into_a_temp_output_the_session_cd_ed_into_still_goes(
     entries = gc_entries()
     assert entries[str(folder)] == ("removed", "age"), entries
     assert not folder.exists()
+
+
+def test_an_output_a_subagent_made_stays_while_its_parent_session_runs(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A subagent's Bash call carries `agent_id` and its parent's `session_id`: what it made is
+    the live session's, kept whatever its age."""
+    from app.core.sessions import proc_start_time
+
+    command = 'd=$(mktemp -d) && echo "$d"'
+    out = bash(command, tmp_path)
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "agent_id": "a-7", "agent_type": "Explore",
+               "cwd": str(tmp_path), "tool_name": "Bash", "tool_input": {"command": command},
+               "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+               "duration_ms": 100}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    folder = Path(out.strip())
+    assert recorded() == [str(folder)]
+    set_mtime(folder, OLD)
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        sandbox.write_session(str(child.pid), pid=child.pid, sessionId="s1", cwd=str(tmp_path),
+                              procStart=proc_start_time(child.pid))
+        assert gc_entries()[str(folder)] == ("kept", "live")
+    finally:
+        child.kill()
+        child.wait()
+    assert gc_entries()[str(folder)] == ("removed", "age")
+
+
+@pytest.mark.parametrize("when", [float("nan"), float("inf"), 1e300, -1.0])
+def test_a_record_whose_time_the_clock_spoiled_is_judged_by_the_path_itself(
+        sandbox: SandboxEnv, tmp_path: Path, when: float) -> None:
+    """A record written while the clock jumped (or a file spoiled by hand): its time plays no
+    part; the path's own age decides, and the report stays one JSON document."""
+    from tests.support import add_record
+
+    young = Path(bash("mktemp -d", tmp_path).strip())
+    old = Path(bash("mktemp -d", tmp_path).strip())
+    add_record("s1", young, when=when)
+    add_record("s1", old, when=when)
+    set_mtime(old, OLD)
+    entries = gc_entries()
+    assert entries[str(young)] == ("kept", "young") and young.exists(), entries
+    assert entries[str(old)] == ("removed", "age"), entries
