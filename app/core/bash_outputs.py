@@ -102,10 +102,10 @@ class _Reading(Reading):
     def segment_read(self, words: list[str], depth: int, cwd: str | None = None) -> None:
         """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
         substitution just before it ran; a remover names the variables it is given; a `cp`
-        notes what it copied (`copied`), and so does an `rsync`."""
-        at = next((i for i, word in enumerate(words) if os.path.basename(word) in ("cp", "rsync")), None)
+        notes what it copied (`copied`), and so do `mv` (across file systems a copy born anew) and `rsync`."""
+        at = next((i for i, word in enumerate(words) if os.path.basename(word) in ("cp", "mv", "rsync")), None)
         if at is not None and len(self.copied) < MAX_OUTPUTS:
-            call = _cp_call(words[at + 1:]) if os.path.basename(words[at]) == "cp" else None
+            call = _cp_call(words[at + 1:]) if os.path.basename(words[at]) != "rsync" else None
             sources = _rsync_sources(words[at + 1:]) if call is None else call.plain if call.target else call.plain[:-1]
             self.copied.extend((source, cwd) for source in sources[:MAX_OUTPUTS - len(self.copied)])
         if not self._watch:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -348,3 +349,33 @@ def test_a_record_whose_time_the_clock_spoiled_is_judged_by_the_path_itself(
     entries = gc_entries()
     assert entries[str(young)] == ("kept", "young") and young.exists(), entries
     assert entries[str(old)] == ("removed", "age"), entries
+
+
+@pytest.fixture
+def other_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on another file system than the temp folder (tmpfs `/dev/shm`), as a home on
+    another disk is: `mv` from there copies, and the copy is born anew."""
+    import os
+    import tempfile
+
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second file system")
+    place = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    yield place
+    shutil.rmtree(place, ignore_errors=True)
+
+
+def test_a_folder_moved_in_from_another_disk_keeps_the_temp_folder(
+        sandbox: SandboxEnv, tmp_path: Path, other_disk: Path) -> None:
+    """`d=$(mktemp -d) && mv /other/disk/proj "$d"/`: across file systems mv copies and then
+    removes, so the moved files are born anew and no birth time shows they came from
+    elsewhere; the command says it, and the source is gone."""
+    project = other_disk / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("years of notes, kept nowhere else\n")
+    folder = Path(run_and_record(f'd=$(mktemp -d) && mv "{project}" "$d"/ && echo "$d"', tmp_path).strip())
+    assert recorded() == [str(folder)]
+    assert not project.exists()
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert (folder / "proj" / "notes.txt").exists(), entries
