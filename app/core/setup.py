@@ -64,6 +64,8 @@ class SetupResult:
     dry_run: bool
     #: the claudetto plugin is enabled in the same settings: both would run every hook
     plugin_enabled: bool = False
+    #: the managed-settings key that keeps Claude from running these hooks, if one is set
+    managed_block: str | None = None
 
 
 def package_root() -> str:
@@ -77,9 +79,16 @@ def package_root() -> str:
 def entry_code(root: str | None = None) -> str:
     """The `-c` program of the hook command: claudetto's folder on the path, then
     `hooks.entry.run` (which adds the venv's site-packages that `-S` left out). One line,
-    double-quoted literal, so that it survives shell quoting and the plugin's stamp file."""
+    double-quoted literals, so that it survives shell quoting and the plugin's stamp file.
+
+    The except hook matters only when claudetto cannot be imported at all (its clone moved or
+    deleted after setup; `run` itself never raises): Claude shows a failing hook's stderr on
+    every event, so that is one line saying what to do, never a traceback."""
     literal = json.dumps(root or package_root(), ensure_ascii=False)
-    return f"import sys;sys.path.append({literal});from hooks.entry import run;run()"
+    say = ('"claudetto: cannot start from "+r+" ("+t.__name__+": "+str(e)+"); run claudetto setup '
+           'again from where claudetto is now, or claudetto setup --uninstall"')
+    return (f"import sys;r={literal};sys.path.append(r);"
+            f"sys.excepthook=lambda t,e,b:print({say},file=sys.stderr);from hooks.entry import run;run()")
 
 
 def hook_command(python: str | None = None) -> str:
@@ -110,7 +119,16 @@ def _root_of(interpreter: str) -> str:
 
 
 def is_ours(hook: object) -> bool:
-    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and hook["command"].rstrip().endswith(MARKER)
+    """A hook claudetto wrote: the marker at the end AND one of the two entries it ever ran
+    (`-c '...from hooks.entry import run;run()'`, or the older `-m hooks`). The marker alone
+    is a comment anyone may write; a look-alike must be neither rewritten nor removed."""
+    if not (isinstance(hook, dict) and isinstance(hook.get("command"), str)):
+        return False
+    command = hook["command"].rstrip()
+    if not command.endswith(MARKER):
+        return False
+    body = command[: -len(MARKER)].rstrip()
+    return body.endswith((" -m hooks", "from hooks.entry import run;run()'"))
 
 
 def _entry(event: str, command: str, keys: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -235,7 +253,23 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
         remove_old_lock(link)
     added = [] if uninstall or not changed else list(EVENTS)
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
-                       plugin_enabled=not uninstall and plugin_enabled(new))
+                       plugin_enabled=not uninstall and plugin_enabled(new),
+                       managed_block=None if uninstall else managed_block())
+
+
+def managed_block() -> str | None:
+    """The managed (policy) settings key under which Claude runs no hook of the user's
+    settings: `allowManagedHooksOnly` or `disableAllHooks`, or None. Setup still writes the
+    entries (the policy may change) but must not look done when nothing will ever run. An
+    unreadable or malformed policy file is left to Claude: no note."""
+    try:
+        with open(paths.managed_settings(), encoding="utf-8-sig") as fh:
+            policy = json.loads(fh.read(1 << 20))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(policy, dict):
+        return None
+    return next((key for key in ("disableAllHooks", "allowManagedHooksOnly") if policy.get(key) is True), None)
 
 
 def plugin_enabled(settings: dict[str, Any]) -> bool:
@@ -256,6 +290,7 @@ def setup_json(result: SetupResult) -> dict[str, Any]:
         "events": result.added,
         "removed": sorted(set(result.removed)),
         "plugin_enabled": result.plugin_enabled,
+        "managed_block": result.managed_block,
     }
 
 
@@ -275,9 +310,13 @@ def describe(result: SetupResult, uninstall: bool) -> str:
 
 
 def _plugin_note(result: SetupResult) -> str:
+    note = ""
+    if result.managed_block:
+        note = (f"\nnote: the managed settings ({paths.managed_settings()}) set {result.managed_block}, "
+                "so Claude runs none of these hooks until your administrator allows them")
     if not result.plugin_enabled:
-        return ""
-    return ("\nnote: the claudetto plugin is enabled too, so every hook would run twice; keep one "
+        return note
+    return note + ("\nnote: the claudetto plugin is enabled too, so every hook would run twice; keep one "
             "install (/plugin uninstall claudetto@<marketplace>, or claudetto setup --uninstall)")
 
 
