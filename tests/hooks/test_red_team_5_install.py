@@ -254,3 +254,53 @@ def test_claudetto_python_in_the_plugin_keeps_pythonpath_out(sandbox: SandboxEnv
     listed = subprocess.run(["sh", "-c", f'sh "{ROOT}/bin/claudetto-hook" sessions --json'], capture_output=True,
                             cwd=str(project), env=env, timeout=60, check=False)
     assert listed.returncode == 0 and "sessions" in json.loads(listed.stdout)
+
+
+def test_two_cleanups_at_once_remove_each_old_folder_once_and_both_succeed(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Both installs start the session-start cleanup; run in the foreground at the same time,
+    neither may fail, and the journal holds each removal once."""
+    import uuid
+
+    from tests.support import set_mtime
+
+    folders = []
+    for _ in range(20):
+        folder = sandbox.claude_tmp / "-work" / str(uuid.uuid4())
+        (folder / "scratchpad").mkdir(parents=True)
+        (folder / "scratchpad" / "out.txt").write_text("x" * 5000)
+        set_mtime(folder, 40 * 86400)
+        folders.append(folder)
+    code = "import sys;from app.cli import main;sys.exit(main())"
+    procs = [subprocess.Popen([sys.executable, "-P", "-c", code, "clean", "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=str(tmp_path)) for _ in range(2)]
+    reports = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert (p.returncode, err) == (0, b""), err
+        reports.append(json.loads(out))
+    assert not any(f.exists() for f in folders)
+    assert sum(r["cleaned"]["folders"] for r in reports) == len(folders), reports
+    journal = (sandbox.state / "journal.jsonl").read_text().splitlines()
+    removed = [json.loads(line)["path"] for line in journal if json.loads(line).get("result") != "missing"]
+    for folder in folders:
+        assert sum(str(folder) in path for path in removed) == 1, [json.loads(line)["result"] for line in journal]
+
+
+def test_two_prompt_hooks_at_once_tell_a_change_once(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Both installs run UserPromptSubmit in parallel; Claude joins both contexts, so a changed
+    file must be named by one of them only."""
+    assert setup_from(ROOT).returncode == 0
+    project = make_repo(tmp_path / "project")
+    told = 0
+    for round_ in range(5):
+        edited = project / f"notes{round_}.md"
+        edited.write_text("b\n")
+        assert run_as_claude(commands(sandbox, "PostToolUse")[0], edit_payload(project, edited), project).returncode == 0
+        edited.write_text("changed outside\n")
+        command = commands(sandbox, "UserPromptSubmit")[0]
+        procs = [subprocess.Popen(["sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, cwd=str(project)) for _ in range(2)]
+        outs = [p.communicate(json.dumps(prompt_payload(project)).encode(), timeout=60)[0] for p in procs]
+        told = sum(out.decode().count(f"`{edited}`") for out in outs)
+        assert told == 1, (round_, outs)
