@@ -217,6 +217,8 @@ def rewrite(settings: dict[str, Any], command: str | None) -> tuple[dict[str, An
 
 
 def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None = None) -> SetupResult:
+    if not uninstall:
+        refuse_plugin_environment(os.path.abspath(python or sys.executable))
     link = paths.user_settings()
     target = Path(os.path.realpath(link))  # a dotfiles symlink: change its target, keep the link
     if not target.parent.is_dir():
@@ -270,6 +272,17 @@ def managed_block() -> str | None:
     if not isinstance(policy, dict):
         return None
     return next((key for key in ("disableAllHooks", "allowManagedHooksOnly") if policy.get(key) is True), None)
+
+
+def refuse_plugin_environment(interpreter: str) -> None:
+    """The plugin's own venv (`sh .../bin/claudetto-hook setup`) is no home for settings
+    entries: the plugin runs the hooks already (every one would run twice), rebuilds that venv
+    on each update and deletes it on uninstall, after which every entry would fail on every
+    event. Its builder's stamp (`claudetto-entry`) beside `bin/` marks it."""
+    if os.path.exists(os.path.join(os.path.dirname(os.path.dirname(interpreter)), "claudetto-entry")):
+        raise SetupError(f"{interpreter} is the claudetto plugin's own environment, which runs the hooks "
+                         "already and goes with the plugin; run setup from a checkout of claudetto "
+                         "instead (.venv/bin/claudetto setup); nothing changed")
 
 
 def plugin_enabled(settings: dict[str, Any]) -> bool:

@@ -304,3 +304,19 @@ def test_two_prompt_hooks_at_once_tell_a_change_once(sandbox: SandboxEnv, tmp_pa
         outs = [p.communicate(json.dumps(prompt_payload(project)).encode(), timeout=60)[0] for p in procs]
         told = sum(out.decode().count(f"`{edited}`") for out in outs)
         assert told == 1, (round_, outs)
+
+
+def test_setup_from_the_plugins_own_environment_is_refused(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`sh .../bin/claudetto-hook setup` would write entries naming the plugin's venv: every hook
+    twice while the plugin is on, and every event failing once its uninstall deletes the venv."""
+    venv = tmp_path / "plugin-data" / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    (venv / "claudetto-entry").write_text("0.1.0 import sys\n")
+    code = f"import sys;sys.path.insert(0,{str(ROOT)!r});from app.cli import main;sys.exit(main())"
+    for args in ((), ("--dry-run",)):
+        done = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", code, "setup", *args], capture_output=True,
+                              text=True, timeout=60, check=False, env=dict(os.environ))
+        assert done.returncode == 1 and "plugin's own environment" in done.stderr, done
+        assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
+    assert not (sandbox.config / "settings.json").exists()
+    assert setup_from(ROOT, "--uninstall").returncode == 0
