@@ -330,6 +330,10 @@ def hook(env: PluginEnv) -> int:
         if event == "WorktreeCreate":
             sys.stderr.write(" ".join(f"claudetto: worktree not created: {why}".split()) + "\n")
             return 1
+        if event == "SessionStart":  # a data folder it cannot write (read-only, full, a file in the
+            # way): the log cannot be written either, so the session is the only place to say it
+            context(event, " ".join(f"claudetto (plugin) is inactive: {why}. Its data folder is "
+                                    f"{env.data}; start a new session once it can be written.".split()))
         return 0
 
 

@@ -320,3 +320,26 @@ def test_setup_from_the_plugins_own_environment_is_refused(sandbox: SandboxEnv, 
         assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
     assert not (sandbox.config / "settings.json").exists()
     assert setup_from(ROOT, "--uninstall").returncode == 0
+
+
+def test_a_plugin_data_folder_that_cannot_be_written_is_said_at_session_start(tmp_path: Path) -> None:
+    """CLAUDE_PLUGIN_DATA where nothing can be made (here a file in its way; read-only or full
+    disks fail the same calls): the launcher's log cannot be written either, so SessionStart is
+    the one place left to tell the user why claudetto does nothing; WorktreeCreate fails loud."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    data = blocker / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDETTO_", "CLAUDE_PLUGIN_"))}
+    env.update(CLAUDETTO_MANAGED_SETTINGS=os.environ["CLAUDETTO_MANAGED_SETTINGS"], CLAUDE_PLUGIN_ROOT=str(ROOT),
+               CLAUDE_PLUGIN_DATA=str(data), CLAUDETTO_HOME=os.environ["CLAUDETTO_HOME"])
+    launcher = '. "${CLAUDE_PLUGIN_ROOT}/bin/claudetto-hook"'
+    start = run_as_claude(launcher, {**prompt_payload(tmp_path), "hook_event_name": "SessionStart"}, tmp_path, env)
+    assert start.returncode == 0 and start.stderr == b""
+    said = json.loads(start.stdout)["hookSpecificOutput"]
+    assert said["hookEventName"] == "SessionStart" and str(data) in said["additionalContext"]
+    assert "inactive" in said["additionalContext"]
+    prompt = run_as_claude(launcher, prompt_payload(tmp_path), tmp_path, env)
+    assert (prompt.returncode, prompt.stdout, prompt.stderr) == (0, b"", b"")
+    create = run_as_claude(launcher, {**prompt_payload(tmp_path), "hook_event_name": "WorktreeCreate",
+                                      "name": "feature"}, tmp_path, env)
+    assert create.returncode == 1 and create.stderr.decode().startswith("claudetto: worktree not created: ")
