@@ -1,25 +1,30 @@
 """The command line: `claudetto [--demo|--read-only]` starts the TUI; subcommands print
-tables, or with `--json` one JSON document (CONTRACT "Commands").
+tables, or with `--json` one JSON document (CONTRACT "Commands"). Exit codes: 0 success, 1 an
+error (one clear line on stderr, no traceback), 2 a usage error. One function per subcommand;
+each calls the core and only formats what it returns.
 
-Exit codes: 0 success, 1 an error (one clear line on stderr, no traceback), 2 a usage error.
-One function per subcommand; each calls the core and only formats what it returns.
-
-`--demo` and `--read-only` hold for subcommands too, before or after the subcommand's name
-(so `claudetto-gc --read-only` works): `--read-only` turns every command that takes
-`--dry-run` into a dry run and says so in one stderr line; `--demo` runs the subcommand on a
-generated sandbox (the one the TUI's `--demo` uses) that is removed when it is done.
+`--demo`, `--read-only` and `--json` hold before or after the subcommand's name (so
+`claudetto-gc --read-only` works): `--read-only` turns every command that takes `--dry-run` into
+a dry run and says so in one stderr line; `--demo` runs the subcommand on a generated sandbox
+(the one the TUI's `--demo` uses) that is removed when it is done.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
 
-from app.core.log import printable
+# Ctrl-C while Python still imports the modules below (before `main` runs) is one line, not an
+# import traceback; any other uncaught error keeps Python's own report.
+sys.excepthook = lambda kind, exc, tb: (sys.stderr.write("claudetto: interrupted\n") if issubclass(
+    kind, KeyboardInterrupt) else sys.__excepthook__(kind, exc, tb))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
+
+from app.core.log import printable  # noqa: E402
 
 
 class CommandError(Exception):
@@ -40,19 +45,10 @@ def emit_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
-def _human(size: int) -> str:
-    from app.format import size as human
-
-    return human(size)
-
-
 def _said_for_people(line: str) -> None:
     """A line for a person beside a report that scripts read: on stderr, so the report's
     stdout lines (CONTRACT "Plain-text report") stay exactly what they are."""
     sys.stderr.write(line + "\n")
-
-
-# --- subcommands --------------------------------------------------------------------------
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -65,7 +61,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if not sessions:
         from app.core import paths
 
-        print(f"no session files in {paths.sessions_dir()}")
+        print(f"no session files in {printable(str(paths.sessions_dir()))}")
         return 0
     emit_table(["SESSION", "PID", "LIVE", "STATUS", "CWD"], [(s.session_id or "-", s.pid or "-", "live" if s.live else "stale",
                                                              s.status or "-", s.cwd or "-") for s in sessions])
@@ -74,6 +70,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def cmd_gc(args: argparse.Namespace) -> int:
     from app.core import gc
+    from app.format import size as _human
 
     try:
         report = gc.sweep(dry_run=args.dry_run)
@@ -115,6 +112,7 @@ def _here() -> str | None:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     from app.core import hygiene
+    from app.format import size as _human
 
     projects = _hygiene_projects("clean", args.projects)
     report = hygiene.run_cleanup(projects, dry_run=args.dry_run, current_cwd=_here())
@@ -149,7 +147,7 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
         return 0
     if not rows:
         where = ", ".join(os.path.join(p, ".claude", "worktrees") for p in projects)
-        sys.stdout.write(f"no worktrees in {where or 'any known project'}\n")
+        sys.stdout.write(f"no worktrees in {printable(where) or 'any known project'}\n")
         return 0
     emit_table(["NAME", "BRANCH", "KIND", "STATE", "SESSIONS", "SIZE", "REMOVABLE", "REASON", "PATH"],
                [(w.name, w.branch or "-", w.kind, w.state, _sessions_cell(w.sessions), size(w.size),
@@ -194,7 +192,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     if not files:
         from app.core import paths
 
-        print(f"the ledger is empty ({paths.ledger_file()})")
+        print(f"the ledger is empty ({printable(str(paths.ledger_file()))})")
         return 0
     emit_table(["PATH", "AGENT", "SESSION", "HASH", "CHANGED", "TOLD"],
                [(f.path, f.agent, f.session, f.hash, "deleted" if f.deleted else "yes" if f.changed else "no",
@@ -217,13 +215,14 @@ def cmd_memory(args: argparse.Namespace) -> int:
         emit_json(memory.findings_json(f for _, _, found in swept for f in found))
         return 0
     for root, folder, found in swept:
+        shown, place = printable(root), printable(str(folder))  # a newline in a name is no second line
         if not os.path.isdir(folder):
-            print(f"{root}: no memory folder ({folder})")
+            print(f"{shown}: no memory folder ({place})")
             continue
         if not found:
-            print(f"{root}: no findings in {folder}")
+            print(f"{shown}: no findings in {place}")
             continue
-        print(f"{root}: {len(found)} finding{'s' if len(found) != 1 else ''} in {folder} (each asks to re-verify)")
+        print(f"{shown}: {len(found)} finding{'s' if len(found) != 1 else ''} in {place} (each asks to re-verify)")
         emit_table(["FILE", "LINE", "KIND", "MESSAGE"],
                    [(os.path.relpath(f.file, folder), f.line or "-", f.kind, f.message) for f in found])
     return 0
@@ -267,15 +266,13 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return run_tui(demo=args.demo, read_only=args.read_only)
 
 
-# --- parser -------------------------------------------------------------------------------
-
-
 def _add(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help_text: str,
          *, json_flag: bool = True, dry_run: bool = False) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
     _front_flags(parser, argparse.SUPPRESS)  # unset here: the value given before the name stays
     if json_flag:
-        parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,  # as the front flags
+                            help="one JSON document on stdout")
     if dry_run:
         parser.add_argument("--dry-run", action="store_true", help="remove nothing, write no state")
     parser.set_defaults(func=func, command=name)
@@ -311,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Keeps the disk and the memory of Claude Code sessions clean.",
     )
     _front_flags(parser, False)
+    parser.add_argument("--json", action="store_true", help="with a command: one JSON document on stdout")
     parser.add_argument("--version", action=_ShowVersion, nargs=0, help="print claudetto's version and exit")
     parser.set_defaults(func=cmd_tui, command=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
@@ -344,11 +342,14 @@ class UsageError(CommandError):
 def run_command(args: argparse.Namespace) -> int:
     """Run the chosen subcommand with the front flags applied: never ignored silently."""
     if args.command is None:
+        if args.json:  # the dashboard has no JSON form: saying so beats starting it
+            raise UsageError("claudetto: --json goes with a command (sessions, gc, clean, worktrees, release, "
+                             "ledger, memory, supersede, setup)")
         return args.func(args)
     if args.read_only and getattr(args, "dry_run", None) is False:
         args.dry_run = True
         sys.stderr.write(f"claudetto {args.command}: --read-only, so a dry run: nothing is removed or changed\n")
-    if getattr(args, "dry_run", False):
+    if getattr(args, "dry_run", False) or args.read_only:  # --read-only changes nothing, listing too
         from app.core import state
 
         state.dry_run()  # not even a corrupt state file is set aside

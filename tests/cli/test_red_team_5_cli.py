@@ -1,0 +1,242 @@
+"""Red team, round five: the commands as a person types them, through the installed console
+script (`.venv/bin/claudetto`), real git, real files and real signals."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support import SandboxEnv, make_repo
+
+CLAUDETTO = str(Path(sys.executable).parent / "claudetto")
+
+
+def cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLAUDETTO, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, check=False)
+
+
+def old_output(sandbox: SandboxEnv, files: int = 400) -> Path:
+    """A GC record of a dead session naming a 30-day-old folder in the user's temp folder."""
+    big = sandbox.user_tmp / "big"
+    for i in range(files // 50):
+        (big / f"d{i}").mkdir(parents=True)
+        for j in range(50):
+            (big / f"d{i}" / f"f{j}").write_text("x" * 100)
+    then = time.time() - 30 * 86400
+    os.utime(big, (then, then))
+    records = sandbox.state / "gc" / "dead1.json"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    records.write_text(json.dumps({"session": "dead1", "records": [
+        {"path": os.path.realpath(big), "kind": "temp", "session": "dead1", "time": 1.0, "cwd": "/nowhere"}]}))
+    return big
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes | str, int]]:
+    """Every entry under `root` with its bytes (a link's target) and mtime in ns."""
+    seen: dict[str, tuple[bytes | str, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            st = os.lstat(path)
+            if os.path.islink(path):
+                seen[path] = (os.readlink(path), st.st_mtime_ns)
+            elif os.path.isfile(path):
+                seen[path] = (Path(path).read_bytes(), st.st_mtime_ns)
+            else:
+                seen[path] = ("dir", st.st_mtime_ns)
+    return seen
+
+
+# --- the flags as typed ---------------------------------------------------------------------
+
+
+def test_json_before_the_command_name_is_json_too(sandbox: SandboxEnv) -> None:
+    for args in (["--json", "sessions"], ["--json", "gc", "--dry-run"], ["--json", "ledger"]):
+        done = cli(*args)
+        assert done.returncode == 0, done.stderr
+        json.loads(done.stdout)
+
+
+def test_json_without_a_command_is_a_usage_error_not_the_dashboard() -> None:
+    done = cli("--json", timeout=20)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "--json goes with a command" in done.stderr
+
+
+@pytest.mark.parametrize("args", [["gc", "--bogus"], ["sessions", "extra"], ["release", "a", "b"], ["clean", "-x"],
+                                  ["release"], ["supersede", "f", "--line", "x", "--correction", "c"]])
+def test_unknown_and_missing_arguments_are_usage_errors_without_a_traceback(args: list[str]) -> None:
+    done = cli(*args)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr and "usage:" in done.stderr
+
+
+def test_repeated_flags_are_the_flag_once(sandbox: SandboxEnv) -> None:
+    done = cli("gc", "--dry-run", "--dry-run", "--json", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["dry_run"] is True
+
+
+def test_a_project_after_double_dash_that_starts_with_a_dash_is_a_project(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    done = cli("clean", "--json", "--", "-x", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "claudetto clean: no such project folder: -x\n"
+    (tmp_path / "-x").mkdir()
+    assert cli("clean", "--dry-run", "--", "-x", cwd=tmp_path).returncode == 0
+
+
+# --- arguments that are not what they should be ----------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["clean", "worktrees", "memory"])
+def test_a_project_that_is_a_file_or_missing_is_one_line_and_no_json(sandbox: SandboxEnv, tmp_path: Path,
+                                                                   command: str) -> None:
+    (tmp_path / "file").write_text("x")
+    for project in ("file", "nope", "loop"):
+        if project == "loop":
+            os.symlink("loop", tmp_path / "loop")
+        done = cli(command, "--json", project, cwd=tmp_path)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr == f"claudetto {command}: no such project folder: {project}\n"
+
+
+@pytest.mark.parametrize("command", ["worktrees", "memory"])
+def test_a_newline_in_a_project_name_stays_on_one_line(sandbox: SandboxEnv, tmp_path: Path, command: str) -> None:
+    (tmp_path / "a\nCLEANED folders=9").mkdir()
+    done = cli(command, "a\nCLEANED folders=9", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1 and "a\\nCLEANED" in done.stdout
+
+
+@pytest.mark.parametrize("target", ["main", "root", "home", "dots", "file", "relative", "missing"])
+def test_release_of_what_is_no_session_checkout_changes_nothing(sandbox: SandboxEnv, tmp_path: Path,
+                                                                target: str) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "node_modules").mkdir()  # scratch a release would delete
+    (repo / "node_modules" / "x.js").write_text("x")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    path, cwd = {"main": (str(repo), tmp_path), "root": ("/", tmp_path), "home": (str(sandbox.home), tmp_path),
+                 "dots": ("repo/node_modules/..", tmp_path), "file": ("README.md", repo),
+                 "relative": ("../repo", other), "missing": ("gone", tmp_path)}[target]
+    before = snapshot(repo)
+    for extra in ([], ["--json"]):
+        done = cli("release", path, *extra, cwd=cwd)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.count("\n") == 1 and "is not a session checkout claudetto made; left alone" in done.stderr
+        if extra:
+            assert json.loads(done.stdout)["status"] == "not_managed"  # the one document, then the error line
+        else:
+            assert done.stdout == ""
+    assert snapshot(repo) == before
+
+
+# --- dry runs and --read-only write nothing -----------------------------------------------------
+
+
+def test_dry_runs_leave_every_byte_and_mtime_of_the_sandbox(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    old_output(sandbox, files=100)
+    repo = make_repo(tmp_path / "repo")
+    (sandbox.state / "ledger.json").write_text("{bad")
+    (sandbox.state / "checkouts.json").write_text("{bad")
+    (sandbox.state / "gc" / "dead2.json").write_text("{bad")
+    memory = sandbox.config / "projects" / str(repo).replace("/", "-") / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("- see notes.md\n")
+    log_root = Path(os.path.realpath(sandbox.claude_tmp_root)) / "claudetto"
+    before = snapshot(sandbox.root)
+    for args in (["gc", "--dry-run"], ["clean", "--dry-run"], ["clean", "--dry-run", ".", "/"],
+                 ["release", "--dry-run", "."], ["setup", "--dry-run"], ["setup", "--dry-run", "--uninstall"],
+                 ["supersede", "--dry-run", str(memory / "MEMORY.md"), "--line", "1", "--correction", "x"],
+                 ["--read-only", "gc"], ["--read-only", "clean"], ["--read-only", "worktrees"],
+                 ["--read-only", "ledger"], ["--read-only", "sessions"], ["--read-only", "memory"]):
+        done = cli(*args, cwd=repo)
+        assert "Traceback" not in done.stderr, (args, done.stderr)
+    after = snapshot(sandbox.root)
+    # a log line about the corrupt files is the one thing written (logged, never a lost record)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    assert {p for p in changed if not p.startswith(str(log_root))} <= {str(sandbox.claude_tmp_root)}
+
+
+# --- concurrency, pipes and signals ------------------------------------------------------------
+
+
+def test_gc_while_another_gc_holds_the_lock(sandbox: SandboxEnv) -> None:
+    lock = sandbox.state / "gc" / "sweep.lock"
+    lock.parent.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                               "print('held', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        for extra in ([], ["--json"]):
+            done = cli("gc", *extra)
+            assert done.returncode == 1 and done.stdout == ""
+            assert done.stderr == "claudetto gc: another GC sweep is running; try again in a moment\n"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert cli("gc", "--json").returncode == 0
+
+
+@pytest.mark.parametrize("args", [["sessions"], ["sessions", "--json"], ["gc"], ["clean", "--dry-run"], ["ledger"]])
+def test_a_closed_stdout_is_no_traceback(sandbox: SandboxEnv, args: list[str]) -> None:
+    for i in range(40):
+        sandbox.write_session(str(i), sessionId=f"s{i}", pid=999_999_00 + i, cwd=f"/x/{i}")
+    proc = subprocess.Popen([CLAUDETTO, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and "Traceback" not in err
+
+
+def test_ctrl_c_while_the_modules_load_is_one_line() -> None:
+    """A Ctrl-C lands while `app.cli` imports argparse: one line, no import traceback."""
+    probe = ("import sys\n"
+             "class Interrupt:\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        if name == 'argparse':\n"
+             "            raise KeyboardInterrupt\n"
+             "sys.meta_path.insert(0, Interrupt())\n"
+             "from app.cli import main\n")
+    done = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=30, check=False)
+    assert done.stderr == "claudetto: interrupted\n"
+    assert done.returncode in (-signal.SIGINT, 128 + signal.SIGINT)
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.35, 0.5])
+def test_ctrl_c_during_gc_is_all_or_nothing_and_frees_the_lock(sandbox: SandboxEnv, delay: float) -> None:
+    big = old_output(sandbox, files=3000)
+    proc = subprocess.Popen([CLAUDETTO, "gc"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    assert proc.returncode in (0, 1, -signal.SIGINT), err
+    if big.exists():  # cut short before the folder went: all of it is still there
+        assert sum(len(files) for _, _, files in os.walk(big)) == 3000
+    again = cli("gc", "--json", timeout=30)  # the lock is free: no "another GC sweep is running"
+    assert again.returncode == 0, again.stderr
+    assert not big.exists()
+
+
+def test_gc_lock_file_is_free_after_an_interrupted_sweep(sandbox: SandboxEnv) -> None:
+    old_output(sandbox, files=3000)
+    proc = subprocess.Popen([CLAUDETTO, "gc"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    lock = sandbox.state / "gc" / "sweep.lock"
+    if lock.exists():
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if a stray process still holds it
+        finally:
+            os.close(fd)
