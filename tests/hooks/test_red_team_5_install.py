@@ -343,3 +343,23 @@ def test_a_plugin_data_folder_that_cannot_be_written_is_said_at_session_start(tm
     create = run_as_claude(launcher, {**prompt_payload(tmp_path), "hook_event_name": "WorktreeCreate",
                                       "name": "feature"}, tmp_path, env)
     assert create.returncode == 1 and create.stderr.decode().startswith("claudetto: worktree not created: ")
+
+
+def test_two_worktree_removals_at_once_both_say_gone(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Both installs run WorktreeRemove in parallel: exit 0 means "gone", so once the folder is
+    gone neither may say it kept it."""
+    assert setup_from(ROOT).returncode == 0
+    project = make_repo(tmp_path / "project")
+    base = {"session_id": "s-install", "transcript_path": "", "cwd": str(project)}
+    made = run_as_claude(commands(sandbox, "WorktreeCreate")[0],
+                         {**base, "hook_event_name": "WorktreeCreate", "name": "agent-a1b2c3d"}, project)
+    assert made.returncode == 0, made.stderr
+    target = made.stdout.decode().strip().splitlines()[-1]
+    command = commands(sandbox, "WorktreeRemove")[0]
+    payload = {**base, "hook_event_name": "WorktreeRemove", "worktree_path": target}
+    procs = [subprocess.Popen(["sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=str(project)) for _ in range(2)]
+    results = [p.communicate(json.dumps(payload).encode(), timeout=120) + (p.returncode,) for p in procs]
+    assert not Path(target).exists()
+    for out, err, code in results:
+        assert (code, out, err) == (0, b"", b""), results
