@@ -164,7 +164,7 @@ class PluginEnv:
                       f"from {self.root} with {sys.executable}\n")
             log.flush()
             self._run([sys.executable, "-I", "-m", "venv", new], log, VENV_TIMEOUT_S, "python -m venv")
-            self._run([os.path.join(new, "bin", "python"), "-m", "pip", "install", "--no-input",
+            self._run([os.path.join(new, "bin", "python"), "-I", "-m", "pip", "install", "--no-input",
                        "--disable-pip-version-check", f"{self.root}[fast]"], log, PIP_TIMEOUT_S,
                       "pip install")
             # swapped in whole; the entry is asked of the environment where it now lies
@@ -185,8 +185,8 @@ class PluginEnv:
 
     def _run(self, argv: list[str], log: TextIO, timeout: float, what: str) -> str:
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=timeout, check=False)
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, cwd=self.data,
+                                  stderr=subprocess.STDOUT, timeout=timeout, check=False, env=build_env())
         except subprocess.TimeoutExpired:
             raise BuildError(f"{what} took more than {timeout:.0f} s") from None
         except OSError as exc:
@@ -265,6 +265,15 @@ class PluginEnv:
             return False
         os.close(fd)
         return False
+
+
+def build_env() -> dict[str, str]:
+    """The environment of the build's steps: the user's without PYTHON* variables. A hook starts
+    the build in the user's project with the user's environment, and pip starts further Pythons
+    of its own (its isolated build of the project) that no `-I` of ours reaches: a PYTHONHOME
+    there fails them all, a PYTHONPATH with `.` runs the project's code. PIP_* settings (an
+    index, a proxy, certificates) are the user's to give and stay."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
 
 
 def plugin_version(root: str) -> str:

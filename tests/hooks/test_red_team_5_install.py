@@ -363,3 +363,27 @@ def test_two_worktree_removals_at_once_both_say_gone(sandbox: SandboxEnv, tmp_pa
     assert not Path(target).exists()
     for out, err, code in results:
         assert (code, out, err) == (0, b"", b""), results
+
+
+def test_the_plugin_builds_in_a_hostile_project_with_python_variables_set(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The first WorktreeCreate waits for the build, which runs in the user's project with the
+    user's environment: PYTHONHOME/PYTHONPATH there, or the project's own sitecustomize.py,
+    must reach neither the venv's pip nor the hook."""
+    clone = tmp_path / "plugin"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True)
+    for name in ("bin/claudetto_env.py", "bin/claudetto-hook", "app/core/setup.py"):  # the tree under test
+        shutil.copy(ROOT / name, clone / name)
+    project = hostile_project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    data = tmp_path / "plugin-data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDETTO_", "CLAUDE_PLUGIN_"))}
+    env.update(CLAUDETTO_MANAGED_SETTINGS=os.environ["CLAUDETTO_MANAGED_SETTINGS"], CLAUDE_PLUGIN_ROOT=str(clone),
+               CLAUDE_PLUGIN_DATA=str(data), CLAUDETTO_HOME=os.environ["CLAUDETTO_HOME"],
+               PYTHONPATH=f".:{project}", PYTHONHOME=str(tmp_path / "nowhere"))
+    launcher = '. "${CLAUDE_PLUGIN_ROOT}/bin/claudetto-hook"'
+    made = subprocess.run(["sh", "-c", launcher], input=json.dumps(
+        {**prompt_payload(project), "hook_event_name": "WorktreeCreate", "name": "agent-a1b2c3d"}).encode(),
+        capture_output=True, cwd=str(project), env=env, timeout=600, check=False)
+    assert made.returncode == 0, (made.stderr, (data / "build.log").read_text()[-2000:])
+    assert made.stdout.decode().strip().splitlines()[-1] == str(project / ".claude" / "worktrees" / "agent-a1b2c3d")
