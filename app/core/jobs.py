@@ -1,17 +1,19 @@
 """Long work handed off by a hook: a detached process (own session, no stdin/stdout), so the
 hook returns at once and Claude's SessionEnd budget (1.5 s) is never the limit.
 
-`spawn(job, payload)` starts `python -P -m app.core.jobs <job>` with the payload on a
-temp file; the child runs the job and logs what it did to the session log.
+`spawn(job, payload)` starts `python -I -c <run app.core.jobs> <root> <job> <file>` with the
+payload on a temp file; the child runs the job and logs what it did to the session log.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any
 
 from app.core import paths
@@ -20,24 +22,87 @@ from app.core.log import bind, log
 
 def spawn(job: str, payload: dict[str, Any]) -> int | None:
     """Start `job` detached; returns the child's pid, or None (logged) when it cannot start."""
+    name = None
     try:
-        folder = paths.claudetto_home() / "jobs"
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f"{job}-", suffix=".json", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh)
+        name = _payload_file(job, payload)
         child = subprocess.Popen(
-            [sys.executable, "-P", "-m", "app.core.jobs", job, name],
+            [sys.executable, "-I", "-c", _CHILD, _package_root(), job, name],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # "/": a job left in the hook's folder (a checkout being released, a worktree the
+            # cleanup judges) would be a process working there, and keep it from going.
+            cwd="/",
             start_new_session=True,
             close_fds=True,
         )
         return child.pid
-    except OSError as exc:
+    except (OSError, ValueError, TypeError) as exc:
+        if name is not None:
+            _unlink(name)  # nobody will read it: not a file left behind per failed start
         log(f"jobs: cannot start {job}: {exc}")
         return None
+
+
+# The child's program. `-I`, not `-P -m`: the hook itself runs isolated (`-I -S`), and a
+# PYTHONPATH naming a project with its own `app` package must not pick the job's code; the
+# package root is passed on, as the hook command passes it, so a claudetto found only
+# through that folder still finds itself.
+_CHILD = "import sys;sys.path.insert(0,sys.argv[1]);from app.core.jobs import _child_main;sys.exit(_child_main(sys.argv[2:]))"
+
+
+def _package_root() -> str:
+    import app
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
+
+
+def _payload_file(job: str, payload: dict[str, Any]) -> str:
+    """The payload on a private temp file: in `CLAUDETTO_HOME/jobs`, or in the temp folder when
+    that cannot be a folder of ours (a file, a FIFO or a dangling link in its place)."""
+    data = json.dumps(payload)
+    try:
+        folder = paths.claudetto_home() / "jobs"
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f"{job}-", suffix=".json", dir=folder)
+    except OSError as exc:
+        log(f"jobs: {exc}; the payload of {job} goes to the temp folder")
+        fd, name = tempfile.mkstemp(prefix=f"claudetto-{job}-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+    except OSError:
+        _unlink(name)
+        raise
+    return name
+
+
+UNREAD_MAX_S = 3600  # a job reads its payload within a second of starting
+
+
+def _drop_unread(folder: str) -> None:
+    """Remove the payloads of jobs killed before they read them (an hour old): nobody reads
+    them any more, and a folder that only grows would be one more thing to clean up after."""
+    cutoff = time.time() - UNREAD_MAX_S
+    try:
+        mode = os.lstat(folder)
+        if not stat.S_ISDIR(mode.st_mode) or mode.st_uid != os.getuid():
+            return  # not claudetto's folder (a link to the user's own): never touched
+        with os.scandir(folder) as entries:
+            # `<job>-<8 characters of mkstemp>.json`, as spawn names them
+            stale = [e.path for e in entries if e.name.endswith(".json") and e.name[-14:-13] == "-"
+                     and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_mtime < cutoff]
+    except OSError:
+        return
+    for name in stale:
+        _unlink(name)
+
+
+def _unlink(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
 
 
 def run(job: str, payload: dict[str, Any]) -> None:
@@ -61,10 +126,8 @@ def _child_main(argv: list[str]) -> int:
     except (OSError, ValueError):
         payload = {}
     finally:
-        try:
-            os.unlink(payload_file)
-        except OSError:
-            pass
+        _unlink(payload_file)
+        _drop_unread(os.path.join(paths.claudetto_home_str(), "jobs"))
     if not isinstance(payload, dict):
         payload = {}
     cwd = payload.get("cwd")
