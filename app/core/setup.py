@@ -66,6 +66,8 @@ class SetupResult:
     plugin_enabled: bool = False
     #: the managed-settings key that keeps Claude from running these hooks, if one is set
     managed_block: str | None = None
+    #: the current project's settings files that hold a claudetto entry too (both would run)
+    also_in: tuple[str, ...] = ()
 
 
 def package_root() -> str:
@@ -256,7 +258,34 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     added = [] if uninstall or not changed else list(EVENTS)
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
                        plugin_enabled=not uninstall and plugin_enabled(new),
-                       managed_block=None if uninstall else managed_block())
+                       managed_block=None if uninstall else managed_block(),
+                       also_in=project_entries(target))
+
+
+def project_entries(user_file: Path) -> tuple[str, ...]:
+    """The current project's settings files (`.claude/settings.json`, `settings.local.json`, in
+    the folder and at its git root) that hold a claudetto entry: Claude runs those beside the
+    user's, and a project file committed with a teammate's clone path in it fails on every
+    event. Setup changes only the user's file; it names these so the user can take them out."""
+    cwd = os.getcwd()
+    found: list[str] = []
+    for folder in dict.fromkeys((cwd, paths.project_root_str(cwd))):
+        for name in ("settings.json", "settings.local.json"):
+            path = os.path.join(folder, ".claude", name)
+            if path in found or os.path.realpath(path) == str(user_file):
+                continue
+            try:
+                with open(path, encoding="utf-8-sig") as fh:
+                    data = json.loads(fh.read(1 << 22))
+            except (OSError, ValueError, RecursionError):
+                continue
+            hooks = data.get("hooks") if isinstance(data, dict) else None
+            if isinstance(hooks, dict) and any(
+                    is_ours(h) for entries in hooks.values() if isinstance(entries, list)
+                    for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list)
+                    for h in e["hooks"]):
+                found.append(path)
+    return tuple(found)
 
 
 def managed_block() -> str | None:
@@ -304,6 +333,7 @@ def setup_json(result: SetupResult) -> dict[str, Any]:
         "removed": sorted(set(result.removed)),
         "plugin_enabled": result.plugin_enabled,
         "managed_block": result.managed_block,
+        "also_in": list(result.also_in),
     }
 
 
@@ -327,6 +357,8 @@ def _plugin_note(result: SetupResult) -> str:
     if result.managed_block:
         note = (f"\nnote: the managed settings ({paths.managed_settings()}) set {result.managed_block}, "
                 "so Claude runs none of these hooks until your administrator allows them")
+    for path in result.also_in:
+        note += f"\nnote: {path} names claudetto's hooks too, so they would run twice; take them out there"
     if not result.plugin_enabled:
         return note
     return note + ("\nnote: the claudetto plugin is enabled too, so every hook would run twice; keep one "

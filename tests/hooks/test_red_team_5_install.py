@@ -387,3 +387,28 @@ def test_the_plugin_builds_in_a_hostile_project_with_python_variables_set(sandbo
         capture_output=True, cwd=str(project), env=env, timeout=600, check=False)
     assert made.returncode == 0, (made.stderr, (data / "build.log").read_text()[-2000:])
     assert made.stdout.decode().strip().splitlines()[-1] == str(project / ".claude" / "worktrees" / "agent-a1b2c3d")
+
+
+def test_setup_names_a_project_settings_file_that_runs_claudetto_too(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A project's committed `.claude/settings.json` with a teammate's claudetto entry: Claude
+    runs it beside the user's (twice, or a failing path on every event). Setup changes only the
+    user's file, so it says where the other one is, and leaves that file alone."""
+    project = make_repo(tmp_path / "project")
+    sub = project / "src"
+    sub.mkdir()
+    shared = project / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    theirs = "/home/alice/claudetto/.venv/bin/python -P -m hooks # claudetto"
+    shared.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": theirs}]}]}}))
+    before = shared.read_bytes()
+    code = f"import sys;sys.path.insert(0,{str(ROOT)!r});from app.cli import main;sys.exit(main())"
+    done = subprocess.run([sys.executable, "-I", "-c", code, "setup"], capture_output=True, text=True, timeout=60,
+                          check=False, env=dict(os.environ), cwd=str(sub))
+    assert done.returncode == 0 and f"note: {shared} names claudetto's hooks too" in done.stdout, done.stdout
+    listed = subprocess.run([sys.executable, "-I", "-c", code, "setup", "--json"], capture_output=True, text=True,
+                            timeout=60, check=False, env=dict(os.environ), cwd=str(sub))
+    assert json.loads(listed.stdout)["also_in"] == [str(shared)]
+    assert shared.read_bytes() == before
+    shared.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "x # claudetto"}]}]}}))
+    assert "note:" not in subprocess.run([sys.executable, "-I", "-c", code, "setup"], capture_output=True, text=True,
+                                         timeout=60, check=False, env=dict(os.environ), cwd=str(sub)).stdout
