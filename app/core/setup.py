@@ -263,29 +263,33 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
 
 
 def project_entries(user_file: Path) -> tuple[str, ...]:
-    """The current project's settings files (`.claude/settings.json`, `settings.local.json`, in
-    the folder and at its git root) that hold a claudetto entry: Claude runs those beside the
-    user's, and a project file committed with a teammate's clone path in it fails on every
-    event. Setup changes only the user's file; it names these so the user can take them out."""
+    """The other settings files that run claudetto's hooks too, by an entry of ours or by
+    enabling the plugin: the current project's (`.claude/settings.json`, `settings.local.json`,
+    in the folder and at its git root) and the managed policy's. Claude runs those beside the
+    user's file, and a project file committed with a teammate's clone path fails on every
+    event. Setup changes only the user's file; it names these so the user can act on them."""
     cwd = os.getcwd()
+    candidates = [os.path.join(folder, ".claude", name) for folder in dict.fromkeys((cwd, paths.project_root_str(cwd)))
+                  for name in ("settings.json", "settings.local.json")]
     found: list[str] = []
-    for folder in dict.fromkeys((cwd, paths.project_root_str(cwd))):
-        for name in ("settings.json", "settings.local.json"):
-            path = os.path.join(folder, ".claude", name)
-            if path in found or os.path.realpath(path) == str(user_file):
-                continue
-            try:
-                with open(path, encoding="utf-8-sig") as fh:
-                    data = json.loads(fh.read(1 << 22))
-            except (OSError, ValueError, RecursionError):
-                continue
-            hooks = data.get("hooks") if isinstance(data, dict) else None
-            if isinstance(hooks, dict) and any(
-                    is_ours(h) for entries in hooks.values() if isinstance(entries, list)
-                    for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list)
-                    for h in e["hooks"]):
-                found.append(path)
+    for path in dict.fromkeys([*candidates, str(paths.managed_settings())]):
+        if os.path.realpath(path) != str(user_file) and _runs_claudetto(path):
+            found.append(path)
     return tuple(found)
+
+
+def _runs_claudetto(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            data = json.loads(fh.read(1 << 22))
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    hooks = data.get("hooks")
+    return plugin_enabled(data) or isinstance(hooks, dict) and any(
+        is_ours(h) for entries in hooks.values() if isinstance(entries, list)
+        for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list) for h in e["hooks"])
 
 
 def managed_block() -> str | None:
@@ -358,7 +362,7 @@ def _plugin_note(result: SetupResult) -> str:
         note = (f"\nnote: the managed settings ({paths.managed_settings()}) set {result.managed_block}, "
                 "so Claude runs none of these hooks until your administrator allows them")
     for path in result.also_in:
-        note += f"\nnote: {path} names claudetto's hooks too, so they would run twice; take them out there"
+        note += f"\nnote: {path} runs claudetto's hooks too (an entry of claudetto's, or its plugin enabled), so each would run twice; keep one"
     if not result.plugin_enabled:
         return note
     return note + ("\nnote: the claudetto plugin is enabled too, so every hook would run twice; keep one "

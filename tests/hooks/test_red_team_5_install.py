@@ -404,7 +404,7 @@ def test_setup_names_a_project_settings_file_that_runs_claudetto_too(sandbox: Sa
     code = f"import sys;sys.path.insert(0,{str(ROOT)!r});from app.cli import main;sys.exit(main())"
     done = subprocess.run([sys.executable, "-I", "-c", code, "setup"], capture_output=True, text=True, timeout=60,
                           check=False, env=dict(os.environ), cwd=str(sub))
-    assert done.returncode == 0 and f"note: {shared} names claudetto's hooks too" in done.stdout, done.stdout
+    assert done.returncode == 0 and f"note: {shared} runs claudetto's hooks too" in done.stdout, done.stdout
     listed = subprocess.run([sys.executable, "-I", "-c", code, "setup", "--json"], capture_output=True, text=True,
                             timeout=60, check=False, env=dict(os.environ), cwd=str(sub))
     assert json.loads(listed.stdout)["also_in"] == [str(shared)]
@@ -412,3 +412,23 @@ def test_setup_names_a_project_settings_file_that_runs_claudetto_too(sandbox: Sa
     shared.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "x # claudetto"}]}]}}))
     assert "note:" not in subprocess.run([sys.executable, "-I", "-c", code, "setup"], capture_output=True, text=True,
                                          timeout=60, check=False, env=dict(os.environ), cwd=str(sub)).stdout
+
+
+def test_setup_names_the_plugin_enabled_by_the_project_and_an_entry_in_the_managed_policy(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "project")
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text(json.dumps({"enabledPlugins": {"claudetto@claudetto": True}}))
+    managed = Path(os.environ["CLAUDETTO_MANAGED_SETTINGS"])
+    managed.write_text(json.dumps({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": "/opt/claudetto/bin/python -P -m hooks # claudetto"}]}]}}))
+    code = f"import sys;sys.path.insert(0,{str(ROOT)!r});from app.cli import main;sys.exit(main())"
+    done = subprocess.run([sys.executable, "-I", "-c", code, "setup", "--json"], capture_output=True, text=True,
+                          timeout=60, check=False, env=dict(os.environ), cwd=str(project))
+    assert json.loads(done.stdout)["also_in"] == [str(local), str(managed)]
+    local.write_text(json.dumps({"enabledPlugins": {"claudetto@claudetto": False}}))
+    managed.write_text("{not json")
+    done = subprocess.run([sys.executable, "-I", "-c", code, "setup", "--json"], capture_output=True, text=True,
+                          timeout=60, check=False, env=dict(os.environ), cwd=str(project))
+    assert done.returncode == 0 and json.loads(done.stdout)["also_in"] == []
