@@ -432,3 +432,31 @@ def test_setup_names_the_plugin_enabled_by_the_project_and_an_entry_in_the_manag
     done = subprocess.run([sys.executable, "-I", "-c", code, "setup", "--json"], capture_output=True, text=True,
                           timeout=60, check=False, env=dict(os.environ), cwd=str(project))
     assert done.returncode == 0 and json.loads(done.stdout)["also_in"] == []
+
+
+def test_a_build_killed_half_way_is_built_again_from_scratch(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A build killed mid-way (pip killed, the machine shut down between the swap's two renames)
+    leaves a half venv.new, a venv.old and no venv: the next event that needs it builds anew,
+    and nothing of the half build is left."""
+    clone = tmp_path / "plugin"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True)
+    for name in ("bin/claudetto_env.py", "bin/claudetto-hook", "app/core/setup.py"):  # the tree under test
+        shutil.copy(ROOT / name, clone / name)
+    data = tmp_path / "plugin-data"
+    for half in ("venv.new", "venv.old"):
+        (data / half / "bin").mkdir(parents=True)
+        (data / half / "bin" / "python").write_text("#!/bin/sh\nexit 9\n")
+        (data / half / "bin" / "python").chmod(0o755)
+    (data / "build.lock").write_text("")
+    project = make_repo(tmp_path / "project")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDETTO_", "CLAUDE_PLUGIN_"))}
+    env.update(CLAUDETTO_MANAGED_SETTINGS=os.environ["CLAUDETTO_MANAGED_SETTINGS"], CLAUDE_PLUGIN_ROOT=str(clone),
+               CLAUDE_PLUGIN_DATA=str(data), CLAUDETTO_HOME=os.environ["CLAUDETTO_HOME"])
+    launcher = '. "${CLAUDE_PLUGIN_ROOT}/bin/claudetto-hook"'
+    made = subprocess.run(["sh", "-c", launcher], input=json.dumps(
+        {**prompt_payload(project), "hook_event_name": "WorktreeCreate", "name": "agent-a1b2c3d"}).encode(),
+        capture_output=True, cwd=str(project), env=env, timeout=600, check=False)
+    assert made.returncode == 0, made.stderr
+    assert not (data / "venv.new").exists() and not (data / "venv.old").exists()
+    version = json.loads((clone / ".claude-plugin" / "plugin.json").read_text())["version"]
+    assert (data / "venv" / "claudetto-entry").read_text().startswith(f"{version} import sys;")
