@@ -77,6 +77,7 @@ def _payload_file(job: str, payload: dict[str, Any]) -> str:
     return name
 
 
+MAX_RUNNING = 3  # jobs of one name at a time: one working, two waiting for its lock
 UNREAD_MAX_S = 3600  # a job reads its payload within a second of starting
 
 
@@ -133,12 +134,47 @@ def _child_main(argv: list[str]) -> int:
     cwd = payload.get("cwd")
     sid = payload.get("session_id")
     bind(cwd if isinstance(cwd, str) else None, sid if isinstance(sid, str) else None)
+    slot = _running_slot(job)
+    if slot is None:
+        log(f"jobs: {MAX_RUNNING} {job} jobs are running already; this one skipped")
+        return 0
     try:
         run(job, payload)
     except BaseException as exc:  # noqa: BLE001 - a detached job logs, never prints
         log(f"jobs: {job} failed: {type(exc).__name__}: {exc}")
         return 1
+    finally:
+        if slot >= 0:
+            os.close(slot)  # the kernel lets the flock go too when the job is killed
     return 0
+
+
+def _running_slot(job: str) -> int | None:
+    """One of MAX_RUNNING flocks for `job` (a descriptor held while it runs), None when all are
+    held, -1 when none can be had here (no jobs folder of ours): the job runs unbounded then.
+
+    Why a bound: every job takes one lock (the sweep's, the cleanup's) that all the others wait
+    for or skip at, so a hundred sessions starting at once would otherwise leave a hundred
+    interpreters waiting, each doing nothing the few first do not do."""
+    import fcntl
+
+    from app.core.state import open_regular
+
+    if not job.replace("-", "").isalpha() or len(job) > 40:
+        return -1  # run() logs it as unknown; no lock file named after anything else
+    folder = os.path.join(paths.claudetto_home_str(), "jobs")
+    for i in range(MAX_RUNNING):
+        try:
+            fd = open_regular(os.path.join(folder, f"{job}.running-{i}"), os.O_RDWR | os.O_CREAT)
+        except OSError:
+            return -1
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        return fd
+    return None
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -138,7 +139,7 @@ def test_a_payload_with_a_huge_field_is_handed_over_whole(sandbox: SandboxEnv, t
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert time.monotonic() - started < 10
     assert wait_for(lambda: "GC removed=1" in log_text(cwd, "s-huge"))
-    assert wait_for(lambda: not any((sandbox.state / "jobs").iterdir()))  # no payload left behind
+    assert wait_for(lambda: not list((sandbox.state / "jobs").glob("*.json")))  # no payload left behind
 
 
 def test_two_sessions_ending_at_once_remove_each_output_once(sandbox: SandboxEnv, tmp_path: Path) -> None:
@@ -176,9 +177,37 @@ def test_a_job_killed_while_it_waits_leaves_no_lock_and_the_next_one_sweeps(
     sweep_lock()
     assert mine.exists() and "GC removed=" not in log_text(cwd, "s-kill")
     # killed before it read its payload, the job left it: an hour later nobody will read it
-    for left in (sandbox.state / "jobs").iterdir():
+    for left in (sandbox.state / "jobs").glob("*.json"):
         set_mtime(left, 2 * 3600)
     assert run_hook(end_payload("s-kill", cwd), cwd=cwd).returncode == 0
     assert wait_for(lambda: "GC removed=1" in log_text(cwd, "s-kill"))
     assert not mine.exists()
-    assert wait_for(lambda: not any((sandbox.state / "jobs").iterdir()))
+    assert wait_for(lambda: not list((sandbox.state / "jobs").glob("*.json")))
+
+
+def test_a_burst_of_session_starts_keeps_a_bounded_number_of_jobs(
+        sandbox: SandboxEnv, tmp_path: Path, sweep_lock: Callable[[], None]) -> None:
+    # Dozens of sessions starting at once (a script launching `claude -p` in a loop) while a long
+    # sweep runs: each job would wait for the sweep lock; only a few may stay, the rest skip.
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    hooks = []
+    for i in range(30):
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "hooks"], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"hook_event_name": "SessionStart", "session_id": f"burst-{i}",
+                                     "cwd": str(cwd), "source": "startup"}).encode())
+        proc.stdin.close()
+        hooks.append(proc)
+    for proc in hooks:
+        assert proc.wait(60) == 0
+    from app.core.jobs import MAX_RUNNING
+
+    assert wait_for(lambda: len(job_pids(str(sandbox.state / "jobs"))) <= MAX_RUNNING, 4)
+    skipped = sum("jobs: " in log_text(cwd, f"burst-{i}") and "skipped" in log_text(cwd, f"burst-{i}")
+                  for i in range(30))
+    assert skipped >= 30 - MAX_RUNNING
+    sweep_lock()
+    # the jobs that stayed finish their sweep once the long one is done
+    assert wait_for(lambda: sum("GC removed=" in log_text(cwd, f"burst-{i}") for i in range(30)) >= 1)
