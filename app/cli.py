@@ -1,9 +1,7 @@
 """The command line: `claudetto [--demo|--read-only]` starts the TUI; subcommands print
 tables, or with `--json` one JSON document (CONTRACT "Commands"). Exit codes: 0 success, 1 an
 error (one clear line on stderr, no traceback), 2 a usage error. One function per subcommand;
-each calls the core and only formats what it returns.
-
-`--demo`, `--read-only` and `--json` hold before or after the subcommand's name (so
+each calls the core and only formats what it returns. `--demo`, `--read-only` and `--json` hold before or after the subcommand's name (so
 `claudetto-gc --read-only` works): `--read-only` turns every command that takes `--dry-run` into
 a dry run and says so in one stderr line; `--demo` runs the subcommand on a generated sandbox
 (the one the TUI's `--demo` uses) that is removed when it is done.
@@ -96,11 +94,14 @@ _NO_JOURNAL = ("claudetto {name}: the journal cannot be written, so nothing it c
 
 
 def _hygiene_projects(name: str, given: Sequence[str]) -> list[str] | None:
-    """PROJECT arguments checked (each an existing folder); None when none was given."""
+    """PROJECT arguments checked (each an existing folder), each once: a folder named again
+    through a symlink is the same project, not a second one; None when none was given."""
+    once: dict[str, str] = {}
     for project in given:
         if not os.path.isdir(project):
             raise CommandError(f"claudetto {name}: no such project folder: {project}")
-    return [os.path.abspath(p) for p in given] if given else None
+        once.setdefault(os.path.realpath(project), os.path.abspath(project))
+    return list(once.values()) or None
 
 
 def _here() -> str | None:
@@ -287,8 +288,7 @@ def _front_flags(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 class _ShowVersion(argparse.Action):
-    """`--version`: the installed version, looked up only when asked (every other command
-    starts without reading package metadata)."""
+    """`--version`, looked up only when asked: no other command reads package metadata."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:

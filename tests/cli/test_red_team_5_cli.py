@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import SandboxEnv, make_repo
+from tests.support import SandboxEnv, git, make_repo, set_mtime
 
 CLAUDETTO = str(Path(sys.executable).parent / "claudetto")
 
@@ -113,6 +113,20 @@ def test_a_newline_in_a_project_name_stays_on_one_line(sandbox: SandboxEnv, tmp_
     done = cli(command, "a\nCLEANED folders=9", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1 and "a\\nCLEANED" in done.stdout
+
+
+def test_a_project_named_again_through_a_symlink_is_one_project(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".claude" / "worktrees").mkdir(parents=True)
+    for name in ("w1", "w2"):
+        git(repo, "worktree", "add", "-q", "-b", name, str(repo / ".claude" / "worktrees" / name))
+        set_mtime(repo / ".claude" / "worktrees" / name, 40 * 86400)
+    os.symlink("repo", tmp_path / "link")
+    listed = cli("worktrees", "--json", "repo", "link", "repo/.claude/..", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(w["name"] for w in json.loads(listed.stdout)["worktrees"]) == ["w1", "w2"]
+    cleaned = cli("clean", "--dry-run", "--json", "link", "repo", cwd=tmp_path)
+    assert json.loads(cleaned.stdout)["cleaned"]["worktrees"] == 2  # not 4: each counted once
 
 
 @pytest.mark.parametrize("target", ["main", "root", "home", "dots", "file", "relative", "missing"])
