@@ -19,9 +19,13 @@ import pytest
 
 from app.core import paths
 from app.core.setup import hook_command
+from tests.hooks import test_checkouts
+from tests.hooks.test_checkouts import Claude, fill_scratch, released, scratch_gone
 from tests.hooks.test_gc_hooks import old_folder, wait_for
 from tests.support import SandboxEnv, run_hook, set_mtime
 from tests.support import add_record as record
+
+claudes, repo = test_checkouts.claudes, test_checkouts.repo  # the stand-in Claude and its repository
 
 
 def end_payload(session: str, cwd: Path, **extra: object) -> dict[str, object]:
@@ -211,3 +215,60 @@ def test_a_burst_of_session_starts_keeps_a_bounded_number_of_jobs(
     sweep_lock()
     # the jobs that stayed finish their sweep once the long one is done
     assert wait_for(lambda: sum("GC removed=" in log_text(cwd, f"burst-{i}") for i in range(30)) >= 1)
+
+
+def test_a_job_runs_in_the_hooks_environment_not_its_callers(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    # CLAUDETTO_HOME and TMPDIR set only for the hook (a settings `env`): the job must use them.
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    state, utmp = tmp_path / "hook-state", tmp_path / "hook-tmp"
+    utmp.mkdir()
+    env = {**os.environ, "CLAUDETTO_HOME": str(state), "TMPDIR": str(utmp)}
+    theirs = old_folder(utmp / "theirs")
+    record_env = subprocess.run(
+        [sys.executable, "-P", "-c", "import sys; from tests.support import add_record; "
+         "add_record('s-env', sys.argv[1], cwd=sys.argv[2])", str(theirs), str(cwd)],
+        env=env, cwd=str(Path(__file__).resolve().parents[2]), check=True)
+    assert record_env.returncode == 0
+    done = run_hook(end_payload("s-env", cwd), cwd=cwd, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert wait_for(lambda: "GC removed=1" in log_text(cwd, "s-env"))
+    assert not theirs.exists() and not (sandbox.state / "gc").exists()
+
+
+def test_a_hook_whose_folder_was_removed_still_hands_its_work_over(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    cwd = tmp_path / "gone"
+    cwd.mkdir()
+    mine = old_folder(sandbox.user_tmp / "mine")
+    record("s-gone", mine, cwd=cwd)
+    script = f'cd "{cwd}" && rmdir "{cwd}" && exec "{sys.executable}" -P -m hooks'
+    done = subprocess.run(["sh", "-c", script], input=json.dumps(end_payload("s-gone", cwd)).encode(),
+                          capture_output=True, timeout=30, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert wait_for(lambda: "GC removed=1" in log_text(cwd, "s-gone"))
+    assert not mine.exists()
+
+
+@pytest.mark.xfail(strict=True, reason="app/core/release.py spawn_release starts `python -P -m "
+                   "app.core.release`: a PYTHONPATH naming a project with its own `app` package "
+                   "runs that project's code instead of the release (fix: start it as jobs.spawn "
+                   "does, `-I -c` with the package root, cwd='/')")
+def test_a_pythonpath_with_its_own_app_package_does_not_take_the_release(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude], repo: Path) -> None:
+    other = tmp_path / "theirs"
+    (other / "app" / "core").mkdir(parents=True)
+    (other / "app" / "__init__.py").write_text("")
+    (other / "app" / "core" / "__init__.py").write_text("")
+    (other / "app" / "core" / "release.py").write_text("")
+    claude = claudes(repo)
+    claude.start()
+    checkout = claude.create("shadowed")
+    fill_scratch(checkout)
+    session = claude.session_id
+    claude.exit()
+    env = {**os.environ, "PYTHONPATH": str(other)}
+    done = subprocess.run(hook_command(), shell=True, input=json.dumps(end_payload(session, repo)).encode(),
+                          capture_output=True, cwd=repo, env=env, timeout=30, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert wait_for(lambda: released(sandbox, checkout), 15)
+    assert wait_for(lambda: scratch_gone(checkout))
