@@ -50,6 +50,7 @@ def _said_for_people(line: str) -> None:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    from app.core import paths
     from app.core.sessions import read_sessions, sessions_json
 
     sessions = read_sessions()
@@ -57,8 +58,6 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         emit_json(sessions_json(sessions))
         return 0
     if not sessions:
-        from app.core import paths
-
         print(f"no session files in {printable(str(paths.sessions_dir()))}")
         return 0
     emit_table(["SESSION", "PID", "LIVE", "STATUS", "CWD"], [(s.session_id or "-", s.pid or "-", "live" if s.live else "stale",
@@ -165,6 +164,8 @@ def _sessions_cell(sessions: dict[str, bool]) -> str:
 def cmd_release(args: argparse.Namespace) -> int:
     from app.core import release
 
+    if not args.path:  # `release "$DIR"` with DIR unset: never the current folder by accident
+        raise UsageError("claudetto release: PATH is empty; name the checkout (. for the current folder)")
     path = os.path.abspath(args.path)
     done = release.release_checkout(path, dry_run=args.dry_run)
     if args.json:
@@ -183,6 +184,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
+    from app.core import paths
     from app.core.ledger import ledger_files
 
     files = ledger_files()
@@ -191,8 +193,6 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                               "deleted": f.deleted, "session": f.session, "edited_ns": f.edited_ns} for f in files]})
         return 0
     if not files:
-        from app.core import paths
-
         print(f"the ledger is empty ({printable(str(paths.ledger_file()))})")
         return 0
     emit_table(["PATH", "AGENT", "SESSION", "HASH", "CHANGED", "TOLD"],

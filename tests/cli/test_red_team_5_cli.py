@@ -152,6 +152,23 @@ def test_release_of_what_is_no_session_checkout_changes_nothing(sandbox: Sandbox
     assert snapshot(repo) == before
 
 
+def test_an_empty_release_path_is_a_usage_error_not_the_current_checkout(sandbox: SandboxEnv,
+                                                                        tmp_path: Path) -> None:
+    """`claudetto release "$DIR"` with DIR unset, typed inside a session checkout."""
+    from app.core import checkouts
+
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    made = Path(checkouts.create_checkout(str(repo), "work", "sid-empty").path)
+    checkouts.session_ended("sid-empty", "prompt_input_exit")
+    (made / "node_modules").mkdir()
+    (made / "node_modules" / "x.js").write_text("x")
+    for extra in ([], ["--json"]):
+        done = cli("release", "", *extra, cwd=made)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr == "claudetto release: PATH is empty; name the checkout (. for the current folder)\n"
+    assert (made / "node_modules" / "x.js").exists()
+
+
 # --- dry runs and --read-only write nothing -----------------------------------------------------
 
 
