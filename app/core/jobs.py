@@ -64,10 +64,10 @@ def _payload_file(job: str, payload: dict[str, Any]) -> str:
     try:
         folder = paths.claudetto_home() / "jobs"
         folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f"{job}-", suffix=".json", dir=folder)
+        fd, name = tempfile.mkstemp(prefix=f"{_plain(job)}-", suffix=".json", dir=folder)
     except OSError as exc:
         log(f"jobs: {exc}; the payload of {job} goes to the temp folder")
-        fd, name = tempfile.mkstemp(prefix=f"claudetto-{job}-", suffix=".json")
+        fd, name = tempfile.mkstemp(prefix=f"claudetto-{_plain(job)}-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(data)
@@ -97,6 +97,12 @@ def _drop_unread(folder: str) -> None:
         return
     for name in stale:
         _unlink(name)
+
+
+def _plain(job: str) -> str:
+    """`job` when it can be part of a file name as it is (letters and dashes, as every job in
+    the table is named), else "job": a `/` would put the file in another folder."""
+    return job if job.replace("-", "").isalpha() and job.isascii() and len(job) <= 40 else "job"
 
 
 def _unlink(name: str) -> None:
@@ -160,7 +166,7 @@ def _running_slot(job: str) -> int | None:
 
     from app.core.state import open_regular
 
-    if not job.replace("-", "").isalpha() or len(job) > 40:
+    if _plain(job) != job:
         return -1  # run() logs it as unknown; no lock file named after anything else
     folder = os.path.join(paths.claudetto_home_str(), "jobs")
     for i in range(MAX_RUNNING):

@@ -272,3 +272,24 @@ def test_a_pythonpath_with_its_own_app_package_does_not_take_the_release(
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert wait_for(lambda: released(sandbox, checkout), 15)
     assert wait_for(lambda: scratch_gone(checkout))
+
+
+@pytest.mark.parametrize("job", ["../../escaped", "no/such", "x" * 300, "\u00e9t\u00e9", "-", ""])
+def test_a_job_with_an_odd_name_writes_nothing_outside_its_folder_and_is_logged(
+        sandbox: SandboxEnv, tmp_path: Path, job: str) -> None:
+    from app.core.jobs import _payload_file, spawn
+    from app.core.log import bind
+
+    kept = Path(_payload_file(job, {}))  # where its payload goes: in the jobs folder, whatever the name
+    assert kept.parent == sandbox.state / "jobs"
+    kept.unlink()
+
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    bind(str(cwd), "s-odd")
+    pid = spawn(job, {"cwd": str(cwd), "session_id": "s-odd"})
+    assert pid is not None
+    assert wait_for(lambda: "jobs: unknown job" in log_text(cwd, "s-odd"))
+    assert sorted(p.name for p in sandbox.state.iterdir()) == ["jobs"]
+    assert wait_for(lambda: not list((sandbox.state / "jobs").glob("*.json")))
+    assert not list((sandbox.state / "jobs").glob("*.running-*"))
