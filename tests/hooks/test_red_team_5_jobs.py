@@ -293,3 +293,33 @@ def test_a_job_with_an_odd_name_writes_nothing_outside_its_folder_and_is_logged(
     assert sorted(p.name for p in sandbox.state.iterdir()) == ["jobs"]
     assert wait_for(lambda: not list((sandbox.state / "jobs").glob("*.json")))
     assert not list((sandbox.state / "jobs").glob("*.running-*"))
+
+
+def test_two_sessions_of_one_checkout_ending_at_once_release_it_once(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    # Each ending session may see the other still running: whichever judges last must let go,
+    # and the scratch is deleted once (one journal line per folder).
+    import threading
+
+    from tests.hooks.test_checkouts import registry
+
+    first = claudes(repo)
+    checkout = first.create("both-end")
+    first.cwd = checkout
+    first.write_file()
+    first.start()
+    fill_scratch(checkout)
+    second = claudes(checkout)
+    second.start()
+    ends = [threading.Thread(target=claude.end) for claude in (first, second)]
+    for thread in ends:
+        thread.start()
+    for thread in ends:
+        thread.join(30)
+    first.exit()
+    second.exit()
+    assert wait_for(lambda: released(sandbox, checkout), 30), registry(sandbox)
+    assert wait_for(lambda: scratch_gone(checkout))
+    journal = [json.loads(x) for x in (sandbox.state / "journal.jsonl").read_text().splitlines()]
+    removed = [e["path"] for e in journal if e.get("rule") == "release" and e.get("result") == "removed"]
+    assert sorted(removed) == sorted(set(removed)) and len(removed) == 3
