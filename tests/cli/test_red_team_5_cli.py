@@ -308,3 +308,39 @@ def test_ctrl_c_before_the_journal_line_of_a_release_puts_the_scratch_back_at_on
     assert (done.returncode, done.stderr) == (1, "claudetto: interrupted\n")
     # nothing journaled as removed, so nothing removed: the folder is back, whole, right away
     assert sum(len(files) for _, _, files in os.walk(made / "node_modules")) == 1200
+
+
+def test_the_release_after_a_ctrl_c_before_the_journal_line_finishes_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    from app.core import checkouts
+
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    made = Path(checkouts.create_checkout(str(repo), "work", "sid-again").path)
+    checkouts.session_ended("sid-again", "prompt_input_exit")
+    for i in range(30):
+        (made / "node_modules" / f"p{i}").mkdir(parents=True)
+        for j in range(40):
+            (made / "node_modules" / f"p{i}" / f"f{j}").write_text("x")
+    cut = subprocess.run([sys.executable, "-P", "-c", _CTRL_C_AT_THE_JOURNAL_LINE, "release", str(made)],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert cut.returncode == 1
+    assert cli("worktrees", "--json", cwd=repo).stdout.count('"state": "cut_short"') == 1
+    again = cli("release", "--json", str(made))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["state"] == "released"
+    assert not (made / "node_modules").exists()
+    assert [p.name for p in made.iterdir() if "claudetto-kept" in p.name] == []
+    lines = [json.loads(line) for line in (sandbox.state / "journal.jsonl").read_text().splitlines()]
+    assert [e["result"] for e in lines if e["path"] == str(made / "node_modules") and e["result"] == "removed"] \
+        == ["removed"]
+
+
+def test_a_terminal_of_20_columns_leaves_the_report_lines_whole(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "a-project-with-a-rather-long-name")
+    env = {**os.environ, "COLUMNS": "20", "LINES": "5"}
+    done = subprocess.run([CLAUDETTO, "clean", "--dry-run"], capture_output=True, text=True, cwd=repo, env=env,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["CLEANED folders=0 bytes=0 files=0 worktrees=0 probes=0", "UNKNOWN_KEPT 0"]
+    listed = subprocess.run([CLAUDETTO, "worktrees", str(repo)], capture_output=True, text=True, env=env,
+                            timeout=60, check=False)
+    assert listed.stdout == f"no worktrees in {repo}/.claude/worktrees\n"
