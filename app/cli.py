@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import sys
 
-# Ctrl-C while Python still imports the modules below (before `main` runs) is one line, not an
-# import traceback; any other uncaught error keeps Python's own report.
+# Ctrl-C while the modules below load (before `main` runs): one line, not an import traceback.
 sys.excepthook = lambda kind, exc, tb: (sys.stderr.write("claudetto: interrupted\n") if issubclass(
     kind, KeyboardInterrupt) else sys.__excepthook__(kind, exc, tb))
 
@@ -150,15 +149,10 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
         sys.stdout.write(f"no worktrees in {printable(where) or 'any known project'}\n")
         return 0
     emit_table(["NAME", "BRANCH", "KIND", "STATE", "SESSIONS", "SIZE", "REMOVABLE", "REASON", "PATH"],
-               [(w.name, w.branch or "-", w.kind, w.state, _sessions_cell(w.sessions), size(w.size),
-                 "yes" if w.removable else "no", w.reason, w.path)
-                for w in rows])
+               [(w.name, w.branch or "-", w.kind, w.state, ",".join(f"{sid[:8]}:{'live' if on else 'ended'}"
+                                                          for sid, on in w.sessions.items()) or "-", size(w.size),
+                 "yes" if w.removable else "no", w.reason, w.path) for w in rows])
     return 0
-
-
-def _sessions_cell(sessions: dict[str, bool]) -> str:
-    """`<id prefix>:live` or `:ended` per recorded session (the whole ids are in --json)."""
-    return ",".join(f"{sid[:8]}:{'live' if live else 'ended'}" for sid, live in sessions.items()) or "-"
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -357,16 +351,22 @@ def run_command(args: argparse.Namespace) -> int:
         return int(args.func(args) or 0)
     from app.sandbox import DemoRun
 
-    for name in ("projects", "path", "file"):
-        given = getattr(args, name, None)
-        for value in given if isinstance(given, list) else [given] if given else []:
-            if os.path.isabs(value):
-                raise UsageError(f"claudetto {args.command}: --demo runs on a generated sandbox; give {value} "
-                                 "relative to its webshop repository, or leave --demo out")
+    _demo_paths(args, None)
     with DemoRun(cwd="project") as box:
         sys.stderr.write(f"claudetto {args.command}: --demo, so on a generated sandbox ({box.root}), "
                          "removed again when done\n")
+        _demo_paths(args, os.path.realpath(box.root))
         return int(args.func(args) or 0)
+
+
+def _demo_paths(args: argparse.Namespace, root: str | None) -> None:
+    """Refuse a PROJECT, PATH or FILE that names your environment under --demo: an absolute one
+    before the demo is built, one that leads out of it (`../..`, a symlink) once it is."""
+    given = [getattr(args, name, None) for name in ("projects", "path", "file")]
+    for value in [v for one in given for v in (one if isinstance(one, list) else [one]) if v]:
+        if os.path.isabs(value) if root is None else not os.path.realpath(value).startswith(root + os.sep):
+            raise UsageError(f"claudetto {args.command}: --demo runs on a generated sandbox; give {value} "
+                             "relative to its webshop repository, inside the sandbox, or leave --demo out")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

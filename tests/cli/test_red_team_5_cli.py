@@ -169,6 +169,22 @@ def test_an_empty_release_path_is_a_usage_error_not_the_current_checkout(sandbox
     assert (made / "node_modules" / "x.js").exists()
 
 
+def test_demo_refuses_a_relative_project_that_climbs_out_of_the_sandbox(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`--demo` promises nothing of yours is touched: `../../..` reaches your folders as surely
+    as an absolute path does."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".claude" / "worktrees").mkdir(parents=True)
+    git(repo, "worktree", "add", "-q", "-b", "old", str(repo / ".claude" / "worktrees" / "old"))
+    set_mtime(repo / ".claude" / "worktrees" / "old", 40 * 86400)
+    climbing = "../" * 60 + str(repo).lstrip("/")
+    for args in (["clean", climbing], ["worktrees", "--json", climbing], ["release", climbing + "/.claude/worktrees/old"]):
+        done = cli("--demo", *args)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stdout)
+        assert done.stderr.splitlines()[-1].endswith("inside the sandbox, or leave --demo out")
+    assert (repo / ".claude" / "worktrees" / "old" / "README.md").exists()
+    assert [p.name for p in sandbox.user_tmp.iterdir() if p.name.startswith("claudetto-demo-")] == []
+
+
 # --- dry runs and --read-only write nothing -----------------------------------------------------
 
 
