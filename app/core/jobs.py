@@ -23,6 +23,8 @@ from app.core.log import bind, log
 def spawn(job: str, payload: dict[str, Any]) -> int | None:
     """Start `job` detached; returns the child's pid, or None (logged) when it cannot start."""
     name = None
+    if not isinstance(payload.get("cwd"), str):
+        payload = {**payload, "cwd": _hook_folder()}  # the job runs from "/": the folder goes along
     try:
         name = _payload_file(job, payload)
         child = subprocess.Popen(
@@ -49,6 +51,13 @@ def spawn(job: str, payload: dict[str, Any]) -> int | None:
 # package root is passed on, as the hook command passes it, so a claudetto found only
 # through that folder still finds itself.
 _CHILD = "import sys;sys.path.insert(0,sys.argv[1]);from app.core.jobs import _child_main;sys.exit(_child_main(sys.argv[2:]))"
+
+
+def _hook_folder() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # removed meanwhile: the job judges without a folder of its own
+        return None
 
 
 def _package_root() -> str:

@@ -323,3 +323,12 @@ def test_two_sessions_of_one_checkout_ending_at_once_release_it_once(
     journal = [json.loads(x) for x in (sandbox.state / "journal.jsonl").read_text().splitlines()]
     removed = [e["path"] for e in journal if e.get("rule") == "release" and e.get("result") == "removed"]
     assert sorted(removed) == sorted(set(removed)) and len(removed) == 3
+
+
+def test_a_payload_without_cwd_gives_the_job_the_hooks_folder(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    # The job runs from "/", so the project it would have found as its own folder goes along.
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    done = run_hook({"hook_event_name": "SessionEnd", "session_id": "s-nocwd", "reason": "other"}, cwd=cwd)
+    assert done.returncode == 0
+    assert wait_for(lambda: "GC removed=" in log_text(cwd, "s-nocwd"))
