@@ -160,8 +160,9 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     if not args.path:  # `release "$DIR"` with DIR unset: never the current folder by accident
         raise UsageError("claudetto release: PATH is empty; name the checkout (. for the current folder)")
-    path = os.path.abspath(args.path)
-    done = release.release_checkout(path, dry_run=args.dry_run)
+    if not os.path.isabs(args.path) and _here() is None:
+        raise CommandError("claudetto release: the current folder is gone; give PATH as an absolute path")
+    done = release.release_checkout(os.path.abspath(args.path), dry_run=args.dry_run)
     if args.json:
         emit_json(release.release_json(done))
     elif done.status in ("released", "dry_run"):
@@ -227,8 +228,7 @@ def cmd_supersede(args: argparse.Namespace) -> int:
     from app.core import memory
 
     try:
-        done = memory.supersede(args.file, args.line, args.correction, expect=args.expect,
-                                dry_run=args.dry_run)
+        done = memory.supersede(args.file, args.line, args.correction, expect=args.expect, dry_run=args.dry_run)
     except memory.SupersedeRefused as exc:
         raise CommandError(f"claudetto supersede: {exc}") from None
     if args.json:
