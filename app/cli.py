@@ -370,10 +370,8 @@ def _demo_paths(args: argparse.Namespace, root: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return run_command(args)
+    try:  # parsing too: `--version` into a full disk or a closed pipe is no traceback either
+        return run_command(build_parser().parse_args(argv))
     except UsageError as exc:  # one line whatever a path in it holds (printable escapes a newline)
         sys.stderr.write(f"{printable(str(exc))}\n")
         return 2

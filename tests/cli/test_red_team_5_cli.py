@@ -395,3 +395,13 @@ def test_the_other_commands_from_a_removed_folder_are_clear(sandbox: SandboxEnv,
     if done.returncode:
         assert (done.returncode, done.stdout) == (1, "")
         assert done.stderr == "claudetto memory: the current folder is gone; name a PROJECT\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--version"], ["sessions", "--json"], ["gc", "--dry-run"]])
+def test_a_full_disk_under_stdout_is_one_line_and_exit_1(sandbox: SandboxEnv, args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([CLAUDETTO, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+                              check=False)
+    assert done.returncode == 1
+    assert done.stderr == "claudetto: OSError: [Errno 28] No space left on device\n"
