@@ -405,3 +405,28 @@ def test_a_full_disk_under_stdout_is_one_line_and_exit_1(sandbox: SandboxEnv, ar
                               check=False)
     assert done.returncode == 1
     assert done.stderr == "claudetto: OSError: [Errno 28] No space left on device\n"
+
+
+@pytest.mark.parametrize("delay", [0.15, 0.4])
+def test_ctrl_c_during_clean_leaves_no_half_removed_worktree(sandbox: SandboxEnv, tmp_path: Path,
+                                                           delay: float) -> None:
+    repo = make_repo(tmp_path / "repo")
+    for i in range(40):
+        where = repo / ".claude" / "worktrees" / f"w{i}"
+        git(repo, "worktree", "add", "-q", "-b", f"w{i}", str(where))
+        set_mtime(where, 40 * 86400)
+    proc = subprocess.Popen([CLAUDETTO, "clean", "--json", str(repo)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    if proc.returncode:
+        assert (proc.returncode, out, err) in ((1, "", "claudetto: interrupted\n"), (-signal.SIGINT, "", ""))
+    # each worktree git still lists has its folder, and each folder left is a worktree git lists
+    listed = {line.split(" ", 1)[1] for line in git(repo, "worktree", "list", "--porcelain").splitlines()
+              if line.startswith("worktree ") and "/.claude/worktrees/" in line}
+    assert listed == {str(p) for p in (repo / ".claude" / "worktrees").iterdir()}
+    again = cli("clean", "--json", str(repo))
+    assert again.returncode == 0, again.stderr
+    assert list((repo / ".claude" / "worktrees").iterdir()) == []
