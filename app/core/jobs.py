@@ -27,18 +27,7 @@ def spawn(job: str, payload: dict[str, Any]) -> int | None:
         payload = {**payload, "cwd": _hook_folder()}  # the job runs from "/": the folder goes along
     try:
         name = _payload_file(job, payload)
-        child = subprocess.Popen(
-            [sys.executable, "-I", "-c", _CHILD, _package_root(), job, name],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            # "/": a job left in the hook's folder (a checkout being released, a worktree the
-            # cleanup judges) would be a process working there, and keep it from going.
-            cwd="/",
-            start_new_session=True,
-            close_fds=True,
-        )
-        return child.pid
+        return start_detached("app.core.jobs", [job, name])
     except (OSError, ValueError, TypeError) as exc:
         if name is not None:
             _unlink(name)  # nobody will read it: not a file left behind per failed start
@@ -46,11 +35,25 @@ def spawn(job: str, payload: dict[str, Any]) -> int | None:
         return None
 
 
-# The child's program. `-I`, not `-P -m`: the hook itself runs isolated (`-I -S`), and a
-# PYTHONPATH naming a project with its own `app` package must not pick the job's code; the
-# package root is passed on, as the hook command passes it, so a claudetto found only
-# through that folder still finds itself.
-_CHILD = "import sys;sys.path.insert(0,sys.argv[1]);from app.core.jobs import _child_main;sys.exit(_child_main(sys.argv[2:]))"
+def start_detached(module: str, args: list[str]) -> int:
+    """Run `module`'s `_child_main(args)` in a detached process (own session, no stdin or
+    stdout, from "/"); its pid. Raises OSError when it cannot start.
+
+    `-I -c`, not `-P -m`: the hook itself runs isolated (`-I -S`), and a PYTHONPATH naming a
+    project with its own `app` package must not pick the child's code; the package root is
+    passed on, as the hook command passes it, so a claudetto found only through that folder
+    still finds itself. "/": a child left in the hook's folder (a checkout being released, a
+    worktree the cleanup judges) would be a process working there, and keep it from going."""
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-c", _CHILD, _package_root(), module, *args],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd="/", start_new_session=True, close_fds=True,
+    )
+    return child.pid
+
+
+_CHILD = ("import sys;sys.path.insert(0,sys.argv[1]);"
+          "sys.exit(__import__(sys.argv[2],fromlist=['_child_main'])._child_main(sys.argv[3:]))")
 
 
 def _hook_folder() -> str | None:

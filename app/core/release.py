@@ -285,22 +285,18 @@ def _now() -> float:
 
 def spawn_release(paths_: list[str], session: str, process: checkouts.Process | None,
                   cwd: str | None) -> int | None:
-    """Start `python -P -m app.core.release` detached (own session, no stdin/stdout) to
-    release `paths_` if nobody holds them; its pid, or None (logged) when it cannot start."""
-    import subprocess
-
+    """Start the release of `paths_` detached (`jobs.start_detached`), done if nobody holds
+    them; its pid, or None (logged) when it cannot start."""
     from app.core import fastjson
+    from app.core.jobs import start_detached
 
     order = fastjson.dumps({"paths": paths_, "session": session, "cwd": cwd,
                             "process": list(process) if process is not None else None}, ensure_ascii=True)
     try:
-        child = subprocess.Popen([sys.executable, "-P", "-m", "app.core.release", order],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-    except OSError as exc:
+        return start_detached("app.core.release", [order])
+    except (OSError, ValueError) as exc:
         log(f"release: cannot start the release of {', '.join(paths_)}: {exc}")
         return None
-    return child.pid
 
 
 def _child_main(argv: list[str]) -> int:

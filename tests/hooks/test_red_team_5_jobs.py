@@ -249,10 +249,6 @@ def test_a_hook_whose_folder_was_removed_still_hands_its_work_over(sandbox: Sand
     assert not mine.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/release.py spawn_release starts `python -P -m "
-                   "app.core.release`: a PYTHONPATH naming a project with its own `app` package "
-                   "runs that project's code instead of the release (fix: start it as jobs.spawn "
-                   "does, `-I -c` with the package root, cwd='/')")
 def test_a_pythonpath_with_its_own_app_package_does_not_take_the_release(
         sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude], repo: Path) -> None:
     other = tmp_path / "theirs"
