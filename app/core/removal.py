@@ -366,12 +366,7 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
     the purge here unless `detached`. A keep puts it back where it was."""
     trash_fd, slot, slot_path = moved
     try:
-        # a mount made since the first check moved with the folder: it is never emptied
-        reason = "in_use" if mounts.mounts_inside(slot_path) else job.ask(slot_path)
-        if reason is not None:
-            put_back(trash_fd, slot, parent_fd, name, job.token)
-            raise Kept(reason)
-        _commit_or_put_back(job, trash_fd, slot, parent_fd, name, detached)
+        _commit_or_put_back(job, trash_fd, slot, parent_fd, name, detached, slot_path)
         slot = to_purge(trash_fd, slot)
         if detached:
             return True
@@ -383,10 +378,16 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
 
 
 def _commit_or_put_back(job: _Removing, trash_fd: int, slot: str, parent_fd: int, name: str,
-                        trashed: bool) -> None:
+                        trashed: bool, where: str | None = None) -> None:
+    """The guard asked again where the entry now is (`where`), then its journal line; a keep,
+    or Ctrl-C before the line is written, puts it back where it was at once."""
     try:
+        # a mount made since the first check moved with the folder: it is never emptied
+        reason = None if where is None else "in_use" if mounts.mounts_inside(where) else job.ask(where)
+        if reason is not None:
+            raise Kept(reason)
         job.commit(trashed)
-    except Kept:
+    except (Kept, KeyboardInterrupt, SystemExit):
         put_back(trash_fd, slot, parent_fd, name, job.token)
         raise
 

@@ -268,8 +268,12 @@ def project_entries(user_file: Path) -> tuple[str, ...]:
     in the folder and at its git root) and the managed policy's. Claude runs those beside the
     user's file, and a project file committed with a teammate's clone path fails on every
     event. Setup changes only the user's file; it names these so the user can act on them."""
-    cwd = os.getcwd()
-    candidates = [os.path.join(folder, ".claude", name) for folder in dict.fromkeys((cwd, paths.project_root_str(cwd)))
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:  # the current folder is gone: no project around it
+        cwd = None
+    folders = dict.fromkeys((cwd, paths.project_root_str(cwd))) if cwd else {}
+    candidates = [os.path.join(folder, ".claude", name) for folder in folders
                   for name in ("settings.json", "settings.local.json")]
     found: list[str] = []
     for path in dict.fromkeys([*candidates, str(paths.managed_settings())]):

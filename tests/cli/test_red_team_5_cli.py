@@ -305,9 +305,6 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/removal.py puts a trashed folder back only on Kept, not on "
-                   "KeyboardInterrupt: it stays pending in the trash until the next claudetto run, which puts it "
-                   "beside a new one as <name>.claudetto-kept-<id> if the name was taken meanwhile")
 def test_ctrl_c_before_the_journal_line_of_a_release_puts_the_scratch_back_at_once(sandbox: SandboxEnv,
                                                                                     tmp_path: Path) -> None:
     from app.core import checkouts
@@ -377,9 +374,6 @@ def test_release_of_a_relative_path_from_a_removed_folder_says_so(sandbox: Sandb
         assert done.stderr == "claudetto release: the current folder is gone; give PATH as an absolute path\n"
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/setup.py project_entries() calls os.getcwd() unguarded: from a "
-                   "removed folder it should look for no project entries (FileNotFoundError now reaches the CLI "
-                   "as 'claudetto: FileNotFoundError: ...')")
 def test_setup_from_a_removed_folder_works(sandbox: SandboxEnv, tmp_path: Path) -> None:
     done = from_a_removed_folder(tmp_path, "setup", "--dry-run", "--json")
     assert done.returncode == 0, done.stderr
