@@ -8,7 +8,6 @@ dry run leaves the state folder byte-identical.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,10 +51,11 @@ def records_files() -> list[tuple[str, str]]:
 
 
 def _read_file(path: str) -> Any:
-    from app.core.state import read_regular  # a FIFO or device in gc/ never blocks a sweep
+    # read_regular: a FIFO or device in gc/ never blocks a sweep
+    from app.core.state import parse_state, read_regular
 
     try:
-        return json.loads(read_regular(path).decode("utf-8", "surrogateescape"))
+        return parse_state(read_regular(path))  # nested too deeply is a ValueError, not a failed sweep
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -126,7 +126,7 @@ def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes
         os.close(fd)
 
 
-def _parse(raw: bytes) -> Any:
+def parse_state(raw: bytes) -> Any:
     """JSON state as written here (ASCII) or by an older version (UTF-8 with raw bytes)."""
     if raw[:3] == b"\xef\xbb\xbf":
         raw = raw[3:]
@@ -149,7 +149,7 @@ def read_json(path: str | os.PathLike[str], default: Callable[[], Any], *, stric
         return default()
     if _dry_run[0]:
         try:
-            return _parse(raw)
+            return parse_state(raw)
         except ValueError as exc:
             log(f"state: {name} is corrupt: {exc}; left where it is (a dry run writes no state)")
             return default()
@@ -185,7 +185,7 @@ def _parsed(name: str, raw: bytes, default: Callable[[], Any]) -> Any:
     """The state `raw` holds; a file that is not JSON is moved aside (never deleted) and the
     state starts afresh."""
     try:
-        return _parse(raw)
+        return parse_state(raw)
     except ValueError as exc:
         move_aside(name, f"not JSON ({exc})")
         return default()
@@ -312,7 +312,7 @@ def remove_json_if(path: str | os.PathLike[str], condition: Callable[[Any], bool
     name = os.fspath(path)
     with locked(name, wait_s=1.0):
         try:
-            data = _parse(read_regular(name))
+            data = parse_state(read_regular(name))
         except FileNotFoundError:
             return False
         except (OSError, ValueError) as exc:  # not a state file it can judge: left as it is

@@ -265,9 +265,6 @@ def test_a_huge_bound_is_no_failed_sweep(monkeypatch: pytest.MonkeyPatch) -> Non
     assert json.loads(result.stdout)["dry_run"] is True
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/gc_records.py (not ours): `_read_file` parses with json.loads "
-                   "and catches ValueError only; a records file nested too deeply raises RecursionError and "
-                   "stops the whole sweep. Parse with app.core.fastjson.loads (it turns that into a ValueError)")
 def test_one_records_file_nested_too_deeply_does_not_stop_the_gc() -> None:
     gc_dir = paths.gc_dir()
     gc_dir.mkdir(parents=True)
