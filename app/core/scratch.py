@@ -96,15 +96,11 @@ def _the_users(checkout: str, project: str | None, base: str | None) -> bool:
 
 
 def _read_config(file: str) -> bytes:
-    """The first MiB of the config file; OSError when it is not a regular file (a FIFO in
-    its place is never waited on: the release, the dashboard and `claudetto worktrees` read it)."""
-    import stat
+    """The config file's bytes, as Claude's settings are read (a FIFO in its place is never
+    waited on: the release, the dashboard and `claudetto worktrees` read it)."""
+    from app.core.settings import read_config_bytes
 
-    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with open(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{file} is not a regular file")
-        return fh.read(1 << 20)
+    return read_config_bytes(file, 1 << 20)
 
 
 def _outermost(rels: list[str]) -> list[str]:

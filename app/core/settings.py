@@ -47,6 +47,13 @@ def read_settings(file: str | os.PathLike[str], limit: int | None = None) -> Any
     one); anything that is not JSON, nested too deeply included, raises ValueError."""
     from app.core import fastjson
 
+    return fastjson.loads(read_config_bytes(file, limit))
+
+
+def read_config_bytes(file: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of a config file, read as `read_settings` reads them: a symlink followed, a
+    FIFO, device or folder in its place an OSError without being read, and so is a file past
+    `limit` (SETTINGS_BYTES_MAX unless given)."""
     st = os.stat(file)
     if not stat.S_ISREG(st.st_mode):
         raise OSError(f"{os.fspath(file)} is not a regular file")
@@ -58,7 +65,7 @@ def read_settings(file: str | os.PathLike[str], limit: int | None = None) -> Any
         raw = fh.read(limit + 1)
     if len(raw) > limit:
         raise OSError(f"{os.fspath(file)} is longer than {limit} bytes")
-    return fastjson.loads(raw)
+    return raw
 
 
 def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
