@@ -283,10 +283,11 @@ def project_entries(user_file: Path) -> tuple[str, ...]:
 
 
 def _runs_claudetto(path: str) -> bool:
+    from app.core.settings import read_settings  # a FIFO in its place never hangs setup
+
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            data = json.loads(fh.read(1 << 22))
-    except (OSError, ValueError, RecursionError):
+        data = read_settings(path)
+    except (OSError, ValueError):
         return False
     if not isinstance(data, dict):
         return False
@@ -301,9 +302,10 @@ def managed_block() -> str | None:
     settings: `allowManagedHooksOnly` or `disableAllHooks`, or None. Setup still writes the
     entries (the policy may change) but must not look done when nothing will ever run. An
     unreadable or malformed policy file is left to Claude: no note."""
+    from app.core.settings import read_settings
+
     try:
-        with open(paths.managed_settings(), encoding="utf-8-sig") as fh:
-            policy = json.loads(fh.read(1 << 20))
+        policy = read_settings(paths.managed_settings())
     except (OSError, ValueError):
         return None
     if not isinstance(policy, dict):

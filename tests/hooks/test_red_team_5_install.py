@@ -460,3 +460,21 @@ def test_a_build_killed_half_way_is_built_again_from_scratch(sandbox: SandboxEnv
     assert not (data / "venv.new").exists() and not (data / "venv.old").exists()
     version = json.loads((clone / ".claude-plugin" / "plugin.json").read_text())["version"]
     assert (data / "venv" / "claudetto-entry").read_text().startswith(f"{version} import sys;")
+
+
+def test_setup_is_not_held_up_by_a_fifo_in_place_of_a_project_or_policy_settings_file(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Setup reads the project's and the policy's settings to name what runs claudetto too: a
+    FIFO in their place is passed over, never waited on."""
+    project = make_repo(tmp_path / "project")
+    (project / ".claude").mkdir()
+    os.mkfifo(project / ".claude" / "settings.json")
+    policy = tmp_path / "managed-settings.json"
+    os.mkfifo(policy)
+    code = f"import sys;sys.path.insert(0,{str(ROOT)!r});from app.cli import main;sys.exit(main())"
+    done = subprocess.run([sys.executable, "-I", "-c", code, "setup", "--json"], capture_output=True, text=True,
+                          timeout=30, check=False, env={**os.environ, "CLAUDETTO_MANAGED_SETTINGS": str(policy)},
+                          cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["also_in"] == [] and answer["managed_block"] is None
