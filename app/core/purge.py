@@ -261,9 +261,13 @@ def _started_after(pid: int, moment: float) -> bool:
     """Whether process `pid` started after `moment` (seconds since the epoch), well after (a
     second: the boot time is whole seconds): then it only got the pid of the process that
     moved a pending entry at that moment, which is gone. False when /proc cannot say."""
+    from app.core.claude_process import proc_stat
+
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        found = proc_stat(pid)
+        if found is None:
+            return False
+        ticks = int(found[2])  # field 22, the start in clock ticks since boot
         with open("/proc/stat", "rb") as fh:
             boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
         return boot + ticks / os.sysconf("SC_CLK_TCK") > moment + 1.0
