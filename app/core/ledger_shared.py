@@ -69,8 +69,12 @@ def drop_aliases(files: dict[str, Any], path: str, session: str, dev: int, inode
     Only a name that was this very file when it was hashed, or that reaches it through a
     symlinked folder: a name the user pointed at it since (`ln -f new.py old.py`, old.py
     made a symlink to new.py) is a change behind the model's back, and keeps its entry."""
+    # Only names that can pass the test below are stat'ed (this runs on every edit): the
+    # same file when hashed, or a name ending as the file's real one (a symlinked folder).
+    name = os.path.basename(os.path.realpath(path))
     for other, entry in [(p, e) for p, e in files.items()
-                         if p != path and isinstance(e, dict) and e.get("session") == session]:
+                         if p != path and isinstance(e, dict) and e.get("session") == session
+                         and ((e.get("dev"), e.get("inode")) == (dev, inode) or os.path.basename(p) == name)]:
         try:
             st = os.stat(other)
         except (OSError, ValueError):
