@@ -4,7 +4,8 @@ the release of the checkouts it let go of to detached processes, so the hook ret
 
 `reason: clear` and `reason: resume` (an interactive `/resume` switch) end the session but
 not Claude's process: its checkout is handed over, not let go, and its cwd stays in use.
-Whether anybody still holds a checkout let go of is judged by the detached release itself.
+Whether anybody still holds a checkout let go of is judged by the detached release itself;
+when the registry is too busy to mark the ending at once, that release marks it first.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ def handle(payload: dict[str, Any]) -> int:
         from app.core.checkouts import session_ended
 
         reason = payload.get("reason")
-        let_go = session_ended(session_id, reason if isinstance(reason, str) else None)
-        if let_go:
+        reason = reason if isinstance(reason, str) else None
+        let_go = session_ended(session_id, reason, process=claude)
+        if let_go or let_go is None:
             from app.core.release import spawn_release
 
+            # a busy registry: the detached release marks the ending first, waiting its turn
             cwd = payload.get("cwd")
-            spawn_release(let_go, session_id, claude, cwd if isinstance(cwd, str) else None)
+            spawn_release(let_go or [], session_id, claude, cwd if isinstance(cwd, str) else None,
+                          mark=let_go is None, reason=reason)
     return 0
 
 

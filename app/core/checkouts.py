@@ -1,8 +1,6 @@
-"""Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate), their
-registry `checkouts.json`, and who holds each one.
-
-A checkout is made as Claude's own creation would make it (app/core/worktree_create.py) and
-recorded here.
+"""Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate) as Claude's
+own creation would (app/core/worktree_create.py), their registry `checkouts.json`, and who
+holds each one.
 
 A *session checkout* is held by the sessions that made it or started in it. Its registry
 record keeps each session (`sessions`: id -> running) and the Claude process behind it
@@ -27,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import paths
+from app.core.log import log
 from app.core.paths import inside
 from app.core.state import StateBusy, locked, read_json, update_json, write_json_atomic
 
@@ -47,10 +46,8 @@ class Checkout:
 
 
 def checkout_kind(folder: str) -> str:
-    """What WorktreeCreate makes, by the folder name Claude chose: `agent` (a subagent's
-    `agent-a<hex>`), `workflow` (`wf_…`, `wf-<n>`, and Claude's other throwaway checkouts
-    `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`), else `session`: the checkout a
-    session asked for (`--worktree NAME`, EnterWorktree), held by that session."""
+    """What WorktreeCreate makes, by the folder name Claude chose: `agent`, `workflow` (the
+    throwaway names above), else `session` (`--worktree NAME`, EnterWorktree)."""
     from app.core.worktrees import worktree_kind
 
     return worktree_kind(folder, f"worktree-{folder}")
@@ -76,8 +73,6 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
         # a checkout somebody made there on a branch of their own (by hand, `git worktree
         # add`): Claude enters it, but no release or removal of ours may take it. One on
         # `worktree-<name>` is Claude's creation, or ours cut short before its record.
-        from app.core.log import log
-
         log(f"checkouts: {target} exists on a branch claudetto did not make; entered, not recorded")
         return checkout
     register(checkout, session_id if kind == "session" else None, process)
@@ -113,13 +108,15 @@ def edit_registry(change: Callable[[dict[str, Any]], Any]) -> Any:
     return answer[0]
 
 
-def _set_process(entry: dict[str, Any], session_id: str, process: Process | None) -> None:
-    if process is None:
-        return
-    processes = entry.get("processes")
-    if not isinstance(processes, dict):
-        processes = entry["processes"] = {}
-    processes[session_id] = [process[0], process[1]]
+def _hold(entry: dict[str, Any], session_id: str, process: Process | None) -> dict[str, Any]:
+    """Mark `session_id` running in `entry`, with its Claude process when known; the sessions."""
+    for key, value in (("sessions", True), ("processes", list(process) if process else None)):
+        if value is not None:
+            if not isinstance(entry.get(key), dict):
+                entry[key] = {}
+            entry[key][session_id] = value
+    sessions: dict[str, Any] = entry["sessions"]
+    return sessions
 
 
 def register(checkout: Checkout, session_id: str | None, process: Process | None = None) -> None:
@@ -132,11 +129,7 @@ def register(checkout: Checkout, session_id: str | None, process: Process | None
             entry = {"project": checkout.project, "name": checkout.name, "branch": checkout.branch,
                      "kind": checkout.kind, "created": time.time(), "state": "active", "sessions": {}}
         if session_id:
-            sessions = entry.get("sessions")
-            if not isinstance(sessions, dict):
-                sessions = entry["sessions"] = {}
-            sessions[session_id] = True
-            _set_process(entry, session_id, process)
+            _hold(entry, session_id, process)
         records[checkout.path] = entry
 
     edit_registry(change)
@@ -177,8 +170,7 @@ def as_process(value: object) -> Process | None:
 
 
 def _mapping(entry: dict[str, Any], key: str) -> dict[str, Any]:
-    value = entry.get(key)
-    return value if isinstance(value, dict) else {}
+    return entry[key] if isinstance(entry.get(key), dict) else {}
 
 
 def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = None,
@@ -195,9 +187,12 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
     # With its process known, the ending one is told by that process alone: the same id
     # resumed in a second Claude (`claude --resume ID` in another terminal) still runs there.
     live = liveness(ending_session=ending_session if ending_pid is None else None, ending_pid=ending_pid)
-    found = _recorded_holders(entry, live.ids, ending_session, ending_pid)
+    leaving = exiting(entry)
+    counted = [s for s in live.sessions if s.pid not in leaving]
+    found = _recorded_holders(entry, frozenset(s.session_id for s in counted if s.session_id),
+                              ending_session, ending_pid, leaving)
     real = os.path.realpath(path)
-    for session in live.sessions:
+    for session in counted:
         if session.session_id in found:
             continue
         if session.unreadable or (session.cwd and inside(os.path.realpath(session.cwd), real)):
@@ -205,8 +200,19 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
     return found
 
 
+def exiting(entry: dict[str, Any]) -> frozenset[int]:
+    """The Claude processes that ended a session of this checkout for good and still run:
+    each exits right after its hooks and holds nothing (two sessions ending at once would
+    each see the other running, and neither release let go). A reused pid is not one."""
+    from app.core.sessions import process_running
+
+    given = entry.get("exiting")
+    found = [as_process(p) for p in given] if isinstance(given, list) else []
+    return frozenset(p[0] for p in found if p is not None and process_running(*p))
+
+
 def _recorded_holders(entry: dict[str, Any], live_ids: frozenset[str], ending_session: str | None,
-                      ending_pid: int | None) -> list[str]:
+                      ending_pid: int | None, leaving: frozenset[int] = frozenset()) -> list[str]:
     """The sessions the record names that still run: a live sessions file names them, or
     they are marked running and the Claude process recorded for them still runs (marked
     running with no process recorded: held only when Claude writes no sessions files here,
@@ -218,7 +224,7 @@ def _recorded_holders(entry: dict[str, Any], live_ids: frozenset[str], ending_se
     found: list[str] = []
     for sid, marked in _mapping(entry, "sessions").items():
         proc = as_process(processes.get(sid))
-        if sid == ending_session or (proc is not None and proc[0] == ending_pid):
+        if sid == ending_session or (proc is not None and (proc[0] == ending_pid or proc[0] in leaving)):
             continue
         if sid in live_ids or (marked is True and (process_running(*proc) if proc is not None else not files_kept)):
             found.append(sid)
@@ -231,21 +237,19 @@ def process_goes_on(reason: object) -> bool:
     return reason in HANDOVER_REASONS
 
 
-def session_ended(session_id: str, reason: object, *, wait_s: float = 0.5) -> list[str]:
+def session_ended(session_id: str, reason: object, *, process: Process | None = None,
+                  wait_s: float = 0.5) -> list[str] | None:
     """SessionEnd: mark `session_id` in every checkout it holds. A hand-over (`clear`,
     `resume`) leaves it holding the checkout, noted as handed over, since the same process
-    goes on in the same folder; any other reason marks it ended. Returns the session
-    checkouts it let go of: whether anybody still holds them is for the release to judge.
+    goes on in the same folder; any other reason marks it ended, and its Claude `process`
+    as exiting (`exiting`). Returns the session checkouts it let go of: whether anybody
+    still holds them is for the release to judge.
 
-    Runs inside the SessionEnd hook, so the lock is waited for briefly, once: a busy
-    registry is logged and left as it is (an ended session still counts as gone once its
-    process is, since liveness comes from Claude's sessions files, not from here)."""
-    from app.core.log import log
-
+    Runs inside the SessionEnd hook, so the lock is waited for briefly, once: None when the
+    registry is busy (logged), so the caller hands the marking to a process that may wait."""
     name = paths.checkouts_file()
     if not os.path.exists(name):
         return []
-    handover = process_goes_on(reason)
     let_go: list[str] = []
     try:
         with locked(name, wait_s=wait_s):
@@ -259,23 +263,47 @@ def session_ended(session_id: str, reason: object, *, wait_s: float = 0.5) -> li
                 if not isinstance(sessions, dict) or session_id not in sessions:
                     continue
                 touched = True
-                if handover:
-                    sessions[session_id] = True
-                    entry["handover"] = {"session": session_id, "reason": reason, "time": time.time()}
-                    log(f"checkouts: {path}: handed over by {session_id} ({reason}); the process goes on")
-                    continue
-                sessions[session_id] = False
-                handed = entry.get("handover")
-                if isinstance(handed, dict) and handed.get("session") == session_id:
-                    del entry["handover"]  # that hand-over is over: the process itself ended
-                if entry.get("kind") == "session":
+                if _mark_ended(path, entry, session_id, reason, process):
                     let_go.append(path)
-                log(f"checkouts: {path}: session {session_id} ended ({reason})")
             if touched:
                 write_json_atomic(name, data)
     except StateBusy:
-        log(f"checkouts: registry busy at SessionEnd of {session_id}; not marked")
+        log(f"checkouts: registry busy at SessionEnd of {session_id}; marking it is handed on")
+        return None
     return let_go
+
+
+def _mark_ended(path: str, entry: dict[str, Any], session_id: str, reason: object,
+                process: Process | None) -> bool:
+    """One record's part of `session_ended`; whether the session let go of a session checkout."""
+    sessions = entry["sessions"]
+    if process_goes_on(reason):
+        sessions[session_id] = True
+        entry["handover"] = {"session": session_id, "reason": reason, "time": time.time()}
+        log(f"checkouts: {path}: handed over by {session_id} ({reason}); the process goes on")
+        return False
+    sessions[session_id] = False
+    handed = entry.get("handover")
+    if isinstance(handed, dict) and handed.get("session") == session_id:
+        del entry["handover"]  # that hand-over is over: the process itself ended
+    if process is not None and process[1] is not None:  # without its start, a reused pid would pass
+        _set_exiting(entry, process, True)
+    log(f"checkouts: {path}: session {session_id} ended ({reason})")
+    return entry.get("kind") == "session"
+
+
+def _set_exiting(entry: dict[str, Any], process: Process, on: bool) -> None:
+    """Add (or take back) `process` among the exiting ones; those gone are dropped."""
+    from app.core.sessions import process_running
+
+    given = entry.get("exiting")
+    kept = [p for p in (as_process(v) for v in (given if isinstance(given, list) else []))
+            if p is not None and p[0] != process[0] and process_running(*p)]
+    kept += [process] if on else []
+    if kept:
+        entry["exiting"] = [list(p) for p in kept]
+    else:
+        entry.pop("exiting", None)
 
 
 @dataclass(frozen=True)
@@ -308,8 +336,6 @@ def claim(session_id: str, cwd: str | None, process: Process | None, source: obj
     it or that holds its cwd. A hand-over noted by `/clear` or `/resume` ends there: the
     session that handed it over stops holding it once the same process starts anew in it.
     Records whose folder is gone are dropped quietly."""
-    from app.core.log import log
-
     real = os.path.realpath(cwd) if cwd else None
 
     def change(records: dict[str, Any]) -> list[Claim]:
@@ -324,13 +350,10 @@ def claim(session_id: str, cwd: str | None, process: Process | None, source: obj
                 continue
             if not _claims(key, entry, session_id, real):
                 continue
-            sessions = entry.get("sessions")
-            if not isinstance(sessions, dict):
-                sessions = entry["sessions"] = {}
             before = str(entry.get("state") or "active")
-            _end_handover(entry, sessions, session_id, process, source)
-            sessions[session_id] = True
-            _set_process(entry, session_id, process)
+            _end_handover(entry, _hold(entry, session_id, process), session_id, process, source)
+            if process is not None and "exiting" in entry:
+                _set_exiting(entry, process, False)  # a process starting a session goes on
             entry["state"] = "active"
             cut = entry.pop("cut_short", None)
             if isinstance(cut, dict):  # not finished: say what its first part took

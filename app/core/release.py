@@ -41,8 +41,13 @@ RULE = "release"
 KIND = "scratch"
 CUT_SHORT = ("release was cut short: the process releasing it ended before it finished; "
              "`claudetto release PATH` or the next session started there finishes it")
-#: How long a release waits for another release of the same checkout to end.
+#: How long a release waits for another release of the same checkout to end: `claudetto
+#: release` answers `busy` soon; SessionEnd's detached release has time, and must not give
+#: up on a checkout the other release left held.
 LOCK_WAIT_S = 2.0
+DETACHED_LOCK_WAIT_S = 60.0
+#: How long the detached release waits for the registry to mark a SessionEnd the hook could not.
+MARK_WAIT_S = 30.0
 
 @dataclass(frozen=True)
 class Release:
@@ -81,15 +86,18 @@ def _ours(entry: object) -> bool:
 def release_checkout(path: str, *, session: str | None = None,
                      process: checkouts.Process | None = None, trash: bool | None = False,
                      dry_run: bool = False, lock_wait_s: float = LOCK_WAIT_S,
-                     spawn: bool = True) -> Release:
+                     spawn: bool = True, again: bool = True) -> Release:
     """Release the session checkout at `path` now, or finish a release that was cut short.
 
     `session` and `process` (the session ending, or starting and about to claim it) hold
     nothing here. `trash`: True moves every folder into the trash for one detached purge
     (spawned here unless `spawn=False`), False purges here. `dry_run` judges and measures,
     and writes nothing. `lock_wait_s`: how long it waits for another release of it before
-    it answers `busy`. A purge running meanwhile never takes a folder it is still judging
-    (the trash keeps it pending until its journal line: app/core/trash.py)."""
+    it answers `busy`. `again=False` (a SessionEnd's release) does nothing to a checkout
+    released since nobody last claimed it: another ending's release did it. A purge running
+    meanwhile never takes a folder it is still judging (the trash keeps it pending until its
+    journal line: app/core/trash.py). A checkout whose folder (or the folder above it) is
+    now a symlink is `not_managed`: what it points at is not the checkout."""
     from app.core.state import StateBusy, locked
 
     found = checkouts.record_of(path)
@@ -103,16 +111,33 @@ def release_checkout(path: str, *, session: str | None = None,
             checkouts.unregister(key)
             log(f"release: {key} is gone; its record is dropped")
         return Release(key, "missing", dry_run=dry_run)
+    if swapped(key):
+        return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if dry_run:
         return _judge(key, entry, session, process, dry_run=True)
     try:
         with locked(_lock_of(key), wait_s=lock_wait_s):
+            if not again and (checkouts.registry().get(key) or {}).get("state") == "released":
+                log(f"release: {key}: already released by another ending; nothing to do")
+                return Release(key, "released", "released")
             result = _release(key, session, process, trash, spawn)
     except StateBusy:
         log(f"release: {key}: another release of it still runs; nothing done")
         return Release(key, "busy", str(entry.get("state") or ""))
     return result
 
+
+def swapped(key: str) -> bool:
+    """Whether the checkout at `key`, or the folder above it (`.claude/worktrees`), is now a
+    symlink, as WorktreeCreate never makes it: a release would delete the scratch of what
+    it points at (the main checkout's `node_modules`) and report it as this checkout's."""
+    try:
+        link = any(os.path.islink(p) for p in (key, os.path.dirname(key)))
+    except (OSError, ValueError):
+        link = True
+    if link:
+        log(f"release: {key} is a symlink now, not the checkout claudetto made; nothing released")
+    return link
 
 
 def _judge(key: str, entry: dict[str, Any], session: str | None,
@@ -226,9 +251,16 @@ def _released(key: str, record: dict[str, Any], verdicts: list[Verdict],
         entry = records.get(key)
         if not isinstance(entry, dict):
             return "missing"
-        entry["last_release"] = {"time": _now(), "session": session, "deleted": deleted, "bytes": freed,
+        last = entry.get("last_release")
+        # a release before this one that no starting session was told of yet: its note stays
+        untold: dict[str, Any] = last if isinstance(last, dict) and not last.get("told") else {}
+        gone = untold.get("deleted")
+        earlier = [r for r in gone if isinstance(r, str)] if isinstance(gone, list) else []
+        before = untold["bytes"] if type(untold.get("bytes")) is int else 0
+        entry["last_release"] = {"time": _now(), "session": session, "deleted": sorted(set(deleted) | set(earlier)),
+                                 "bytes": freed + before, "told": None,
                                  "kept": [{"path": os.path.relpath(v.path, key), "reason": v.reason}
-                                          for v in verdicts if v.action == "keep"], "told": None}
+                                          for v in verdicts if v.action == "keep"]}
         if _ours(entry):
             entry["state"] = "released"
             del entry["cut_short"]
@@ -255,6 +287,8 @@ def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Pr
 
         def guard(where: str, full: str = full, rel: str = rel, size: scanner.TreeSize = size) -> str | None:
             entry = checkouts.registry().get(key)
+            if swapped(key):
+                return "symlink"
             if not _ours(entry) or checkouts.holders(key, entry or {}, ending_session=session,
                                                      ending_process=process):
                 return "live"
@@ -284,18 +318,19 @@ def _now() -> float:
 
 
 def spawn_release(paths_: list[str], session: str, process: checkouts.Process | None,
-                  cwd: str | None) -> int | None:
+                  cwd: str | None, *, mark: bool = False, reason: str | None = None) -> int | None:
     """Start the release of `paths_` detached (`jobs.start_detached`), done if nobody holds
-    them; its pid, or None (logged) when it cannot start."""
+    them; its pid, or None (logged) when it cannot start. `mark`: the SessionEnd (`reason`)
+    could not be marked in the registry in time, so the release marks it first."""
     from app.core import fastjson
     from app.core.jobs import start_detached
 
-    order = fastjson.dumps({"paths": paths_, "session": session, "cwd": cwd,
+    order = fastjson.dumps({"paths": paths_, "session": session, "cwd": cwd, "mark": mark, "reason": reason,
                             "process": list(process) if process is not None else None}, ensure_ascii=True)
     try:
         return start_detached("app.core.release", [order])
     except (OSError, ValueError) as exc:
-        log(f"release: cannot start the release of {', '.join(paths_)}: {exc}")
+        log(f"release: cannot start the release of {', '.join(paths_) or session}: {exc}")
         return None
 
 
@@ -313,12 +348,15 @@ def _child_main(argv: list[str]) -> int:
     session = order.get("session") if isinstance(order.get("session"), str) else None
     bind(order.get("cwd") if isinstance(order.get("cwd"), str) else None, session)
     process = checkouts.as_process(order.get("process"))
+    wanted = list(order["paths"])
+    if order.get("mark") is True and session:
+        reason = order.get("reason")
+        wanted += checkouts.session_ended(session, reason, process=process, wait_s=MARK_WAIT_S) or []
     trashed = False
-    for path in order["paths"]:
-        if not isinstance(path, str):
-            continue
+    for path in dict.fromkeys(p for p in wanted if isinstance(p, str)):
         try:
-            done = release_checkout(path, session=session, process=process, trash=True, spawn=False)
+            done = release_checkout(path, session=session, process=process, trash=True, spawn=False,
+                                    lock_wait_s=DETACHED_LOCK_WAIT_S, again=False)
         except Exception as exc:  # noqa: BLE001 - a detached job logs, never prints
             log(f"release: {path} failed: {type(exc).__name__}: {exc}")
             continue
