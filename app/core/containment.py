@@ -28,12 +28,19 @@ def resolve_parents(path: PathLike) -> str:
     return paths.resolve_parents(text_path(path))
 
 
+def no_root(root_real: str) -> bool:
+    """Whether a real path is too wide to be any removal's root: `/`, the home, or a folder
+    above the home (each holds every project of the user). The sweeps refuse such roots on
+    their own; this keeps a caller that passes one from removing anything under it."""
+    return paths.inside(os.path.realpath(paths.home_str()), root_real)
+
+
 def containment(path: PathLike, root: PathLike) -> str | None:
     """THE containment rule: None when `path` may be removed under `root`, else why not.
 
     None: `path` is strictly inside `root` after resolving every parent, is not itself a
     symlink, and its real path stays inside realpath(root). Reasons: "outside_root" (not
-    strictly inside, or the root itself), "escapes_root" (a parent resolves outside the
+    strictly inside, the root itself, or a root that is none: `no_root`), "escapes_root" (a parent resolves outside the
     root), "missing" (nothing there), "symlink" (the path itself is a symlink).
     """
     from app.core.scanner import text_path
@@ -43,6 +50,8 @@ def containment(path: PathLike, root: PathLike) -> str | None:
         if not root_text.startswith("/"):
             return "outside_root"  # "" or a relative root is the working folder's: no root at all
         root_real = os.path.realpath(root_text)
+        if no_root(root_real):
+            return "outside_root"
         target = resolve_parents(text)
         if not strictly_inside(target, root_real):
             lexical = os.path.abspath(text)

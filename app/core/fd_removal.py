@@ -34,7 +34,7 @@ class Kept(Exception):
 
 class Refused(Exception):
     """The removal stops: the path is not what was checked (`symlink`, `changed`, `missing`,
-    `escapes_root`, `other_fs`, `outside_root`)."""
+    `escapes_root`, `other_fs`, `outside_root`, `owner`: another user's)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -150,26 +150,107 @@ def count_at_least(dir_fd: int, wanted: int) -> bool:
 def empty_dir(top_fd: int, dev: int, tally: Tally) -> None:
     """Remove everything inside the folder open as `top_fd`, fd-relative, never following
     a symlink, never entering another file system (a mount point is left, and counted).
-    Depth first with an explicit stack of open folders: no recursion limit, one fd a level."""
+    Depth first with an explicit stack of open folders: no recursion limit, one fd a level,
+    at most MAX_HELD levels (or as many as the process may open): a folder met deeper is
+    first moved up into the top folder (`_hoist`) and emptied from there, so a tree deeper
+    than PATH_MAX, or than a low RLIMIT_NOFILE allows, is still removed whole."""
     frames: list[tuple[int, list[os.DirEntry[str]], str]] = [(top_fd, _list(top_fd, tally), "")]
+    hoisted: list[str] = []
     while frames:
-        fd, entries, _ = frames[-1]
-        if not entries:
-            _, _, name = frames.pop()
-            if not frames:
-                return
+        fd, entries, name = frames[-1]
+        if entries:
+            entry = entries.pop()
+            try:
+                child = _take(fd, entry, dev, tally)
+                if child is not None:
+                    frames.append(_frame(child, entry.name, tally, held=len(frames)))
+            except _NoDescriptor as exc:
+                if len(frames) > 1:
+                    hoisted.extend(_hoist(fd, entry.name, top_fd, tally))
+                else:  # the top's own child: moving it up would put it where it is
+                    tally.error(exc, entry.name)
+        elif len(frames) > 1:
+            frames.pop()
             os.close(fd)
             tally.folders += _removed(os.rmdir, name, frames[-1][0], tally)
-            continue
-        entry = entries.pop()
-        child = _take(fd, entry, dev, tally)
-        if child is not None:
-            frames.append((child, _list(child, tally), entry.name))
+        elif hoisted:
+            moved = hoisted.pop()
+            try:
+                child = _open_child(top_fd, moved, dev, tally)
+                if child is not None:
+                    frames.append(_frame(child, moved, tally, held=1))
+            except _NoDescriptor as exc:
+                tally.error(exc, moved)
+        else:
+            return
+
+
+#: Folders held open at once while a tree is emptied (a deeper one is moved up first).
+MAX_HELD = 64
+_OUT_OF_FDS = (errno.EMFILE, errno.ENFILE)
+
+
+class _NoDescriptor(OSError):
+    """A folder that cannot be held open now: too deep (MAX_HELD), or no descriptor left."""
+
+
+def _frame(child: int, name: str, tally: Tally, held: int) -> tuple[int, list[os.DirEntry[str]], str]:
+    """The open folder `child` with its entries, to empty next; raises _NoDescriptor (closing
+    it) when `held` folders are open already, or when listing it finds no descriptor left."""
+    try:
+        if held >= MAX_HELD:
+            raise _NoDescriptor(errno.EMFILE, "too deep to hold open")
+        with os.scandir(child) as it:
+            return child, list(it), name
+    except OSError as exc:
+        if not isinstance(exc, _NoDescriptor) and exc.errno not in _OUT_OF_FDS:
+            tally.error(exc, "list")
+            return child, [], name
+        os.close(child)
+        raise _NoDescriptor(exc.errno, exc.strerror) from None
+
+
+def _hoist(fd: int, name: str, top_fd: int, tally: Tally) -> list[str]:
+    """Move the folder `name` of the folder `fd` up into the top folder of the removal (one
+    rename within the tree being removed, under a new name there), to be emptied from there
+    once the folders above it are closed. The new name, or none when it could not move."""
+    new = f".claudetto-deep-{os.getpid()}-{os.urandom(6).hex()}"
+    try:
+        os.rename(name, new, src_dir_fd=fd, dst_dir_fd=top_fd)
+    except OSError as exc:
+        tally.error(exc, name)
+        return []
+    return [new]
+
+
+def _open_child(fd: int, name: str, dev: int, tally: Tally) -> int | None:
+    """The folder `name` of the folder `fd`, opened to be emptied: None when it is gone, on
+    another file system or cannot be opened (counted); _NoDescriptor when no fd is left."""
+    try:
+        child = os.open(name, DIR_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in SWAPPED:  # a symlink now: unlink the link itself, follow nothing
+            tally.files += _removed(os.unlink, name, fd, tally)
+        elif exc.errno in _OUT_OF_FDS:
+            raise _NoDescriptor(exc.errno, exc.strerror) from None
+        else:
+            tally.error(exc, name)
+        return None
+    try:
+        if os.fstat(child).st_dev == dev:
+            return child
+        tally.other_fs += 1
+    except OSError as exc:
+        tally.error(exc, name)
+    os.close(child)
+    return None
 
 
 def _take(fd: int, entry: os.DirEntry[str], dev: int, tally: Tally) -> int | None:
-    """Unlink one entry of the folder `fd`; for a folder, its fd to empty first (None when
-    it is gone, is on another file system, or cannot be opened: counted)."""
+    """Unlink one entry of the folder `fd`; for a folder, its fd to empty first (see
+    `_open_child`)."""
     name = entry.name
     try:
         is_dir = entry.is_dir(follow_symlinks=False)
@@ -187,24 +268,7 @@ def _take(fd: int, entry: os.DirEntry[str], dev: int, tally: Tally) -> int | Non
         except OSError as exc:
             tally.error(exc, name)
             return None
-    try:
-        child = os.open(name, DIR_FLAGS, dir_fd=fd)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno in SWAPPED:  # a symlink now: unlink the link itself, follow nothing
-            tally.files += _removed(os.unlink, name, fd, tally)
-        else:
-            tally.error(exc, name)
-        return None
-    try:
-        if os.fstat(child).st_dev == dev:
-            return child
-        tally.other_fs += 1
-    except OSError as exc:
-        tally.error(exc, name)
-    os.close(child)
-    return None
+    return _open_child(fd, name, dev, tally)
 
 
 def _removed(remove: Callable[..., None], name: str, fd: int, tally: Tally) -> bool:

@@ -39,13 +39,7 @@ from app.core.log import log
 from app.core.paths import resolve_parents as _resolved
 from app.core.purge import leftovers_step, purge_entry, purge_step, purge_trash, spawn_purge
 from app.core.scanner import PathLike, TreeSize, scan, text_path
-from app.core.trash import (
-    ROOT_TRASH_NAME,
-    put_back,
-    to_purge,
-    to_trash,
-    trash_places,
-)
+from app.core.trash import ROOT_TRASH_NAME, put_back, to_purge, to_trash, trash_places
 
 #: The removal's whole API, so that its callers need one module.
 __all__ = ["ROOT_TRASH_NAME", "Guard", "Removal", "containment", "leftovers_step", "purge_step", "purge_trash",
@@ -64,7 +58,7 @@ class Removal:
     session: str | None
     status: str  # "removed" | "kept" | "refused" | "missing" | "failed" | "dry_run"
     # kept: the guard's reason, or `journal` (the journal could not be written first);
-    # refused: outside_root|symlink|escapes_root|other_fs|mount|changed; failed: the error
+    # refused: outside_root|symlink|escapes_root|other_fs|mount|changed|owner; failed: the error
     reason: str | None
     bytes: int  # disk bytes freed (or that would be)
     files: int  # non-directories removed
@@ -216,8 +210,11 @@ def _check(job: _Removing, root: PathLike) -> Removal | None:
     try:
         root_st = os.stat(job.root_real)
         job.root_dev, job.root_ino = root_st.st_dev, root_st.st_ino
-        if os.lstat(job.target).st_dev != job.root_dev:
+        target_st = os.lstat(job.target)
+        if target_st.st_dev != job.root_dev:
             return job.result("refused", "other_fs")
+        if target_st.st_uid != os.geteuid():
+            return job.result("refused", "owner")
     except OSError:
         return job.result("missing")
     held = mounts.mounts_crossed(job.root_real, job.target)
@@ -288,6 +285,8 @@ def _remove_at(parent_fd: int, name: str, trash: bool | None, job: _Removing) ->
         raise Refused("symlink")
     if st.st_dev != job.root_dev:
         raise Refused("other_fs")
+    if st.st_uid != os.geteuid():
+        raise Refused("owner")  # another user's by now: never root's to take
     if stat.S_ISDIR(st.st_mode):
         return _remove_dir(parent_fd, name, st, trash, job)
     return _remove_file(parent_fd, name, st, trash, job)

@@ -15,6 +15,7 @@ walks it a second time to find them.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -30,6 +31,7 @@ BUDGET_CHECK = 512  # entries between two looks at the clock
 BIG_FOLDER = 256 * 1024
 DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 NEVER = 1 << 62  # a progress cadence that never comes
+LONG_STEP = 1000  # characters of a path past PATH_MAX opened at a time (4 bytes each at most: < 4,096)
 
 _GIT = ".git"
 _HEAD = "HEAD"
@@ -102,9 +104,11 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
         folder = stack.pop() if spread is None else stack.pop(0)
         try:
             fd = os.open(folder, DIR_FLAGS)
-        except OSError:
-            tally.errors += 1
-            continue
+        except OSError as exc:
+            fd = _open_long(top, folder, exc)
+            if fd < 0:
+                tally.errors += 1
+                continue
         try:
             for chunk in _listing(fd, folder, tally, step):
                 tally_names(tally, fd, folder, chunk, stack, dev)
@@ -120,6 +124,40 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
             tally.errors += 1
         finally:
             os.close(fd)
+
+
+def _open_long(top: str, folder: str, failed: OSError) -> int:
+    """A folder whose path is longer than the system takes (`failed` says ENAMETOOLONG: a
+    tree thousands of folders deep), opened from the top down, a part of its path shorter
+    than LONG_STEP at a time, each as the whole path would be opened; -1 when it cannot be."""
+    if failed.errno != errno.ENAMETOOLONG:
+        return -1
+    base = top.rstrip("/") or "/"
+    try:
+        fd = os.open(base, DIR_FLAGS)
+    except OSError:
+        return -1
+    try:
+        for part in _parts(folder[len(base):].strip("/")):
+            child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def _parts(rest: str) -> Iterable[str]:
+    """`rest` cut at slashes into relative paths of at most LONG_STEP characters each."""
+    while len(rest) > LONG_STEP:
+        cut = rest.rfind("/", 0, LONG_STEP)
+        if cut <= 0:
+            cut = rest.index("/") if "/" in rest else len(rest)  # one long name: alone
+        yield rest[:cut]
+        rest = rest[cut + 1:]
+    if rest:
+        yield rest
 
 
 def _over(deadline: float | None, limit: int | None, done: int) -> bool:

@@ -34,6 +34,7 @@ ROOT_TRASH_NAME = ".claudetto-trash"
 #: The name prefix of an entry whose removal is not journaled yet: no purge takes it.
 PENDING = ".pending-"
 ORIGIN = ".origin"  # the note beside a pending entry: the path it came from
+NAME_MAX = 255  # bytes in one name, on every file system claudetto runs on
 
 
 def _places_file() -> Path:
@@ -202,6 +203,13 @@ def read_origin(trash_fd: int, slot: str) -> str | None:
         os.close(fd)
 
 
+def kept_name(name: str, token: str) -> str:
+    """`<name>.claudetto-kept-<token>`, the name cut short (by its bytes) so that the whole
+    still fits in a name (255 bytes): beside a 255-byte name, not lost to a name too long."""
+    suffix = os.fsencode(f".claudetto-kept-{token}")
+    return os.fsdecode(os.fsencode(name)[:NAME_MAX - len(suffix)] + suffix)
+
+
 def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "") -> None:
     """Move an entry out of the trash again (a swap, or a guard that said keep), never
     clobbering what took its place: then it goes beside it as `<name>.claudetto-kept-<id>`.
@@ -213,7 +221,7 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
         return
     except OSError:
         pass
-    for candidate in (name, f"{name}.claudetto-kept-{token or os.urandom(4).hex()}"):
+    for candidate in (name, kept_name(name, token or os.urandom(4).hex())):
         try:  # a folder cannot be hard-linked: rename back unless the name was taken again
             os.stat(candidate, dir_fd=parent_fd, follow_symlinks=False)
             continue
