@@ -346,21 +346,34 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
         for opened in reversed(newly):
             outside.append((opened, Shell(shell.cwd, shell.env)))
             entered.add(opened)
+        script = _shell_script(words)
         runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in _SHELLS
                         and "-c" not in words)
-        if not runs_heredoc:  # `bash <<EOF` runs its heredoc; any other heredoc is data
-            cwd = shell.cwd
-            read_simple(words, shell, reading)
-            reading.segment_read(words, segment.depth, cwd)
-            continue
-        before = Shell(shell.cwd, shell.env)
+        before = Shell(shell.cwd, shell.env) if runs_heredoc or script is not None else None
+        cwd = shell.cwd
         read_simple(words, shell, reading)
-        reading.segment_read(words, segment.depth, before.cwd)
-        if nesting >= MAX_NESTED_SHELLS:
-            reading.notes.append(f"a shell's heredoc nested deeper than {MAX_NESTED_SHELLS} not read")
+        reading.segment_read(words, segment.depth, cwd)
+        if before is None:  # `bash <<EOF` and `bash -c` run their script; any other heredoc is data
             continue
-        for body in segment.heredoc:
-            _read_chain("\n".join(body), Shell(before.cwd, before.env), reading, nesting + 1)
+        if nesting >= MAX_NESTED_SHELLS:
+            reading.notes.append(f"a shell's {'heredoc' if script is None else 'script'} nested deeper than "
+                                 f"{MAX_NESTED_SHELLS} not read")
+            continue
+        for body in [script] if script is not None else ["\n".join(body) for body in segment.heredoc]:
+            _read_chain(body, Shell(before.cwd, before.env), reading, nesting + 1)
+
+
+def _shell_script(words: list[str]) -> str | None:
+    """The script of `bash -c SCRIPT` (`sh -lc`, `sudo bash -c`, `xargs sh -c`): read as the command
+    around it is, since a copy and a removal inside one (`bash -c "cp -r ~/proj $d/" && rm -rf
+    ~/proj`) are a move all the same. None for another command or a shell running a file."""
+    at = next((i for i, word in enumerate(words) if os.path.basename(word) in _SHELLS), len(words))
+    k = at + 1
+    while k < len(words) and words[k][:1] in ("-", "+") and words[k] not in ("-", "--"):
+        if words[k][1:2] != "-" and "c" in words[k][1:]:
+            return words[k + 1] if k + 1 < len(words) else None
+        k += 2 if words[k][1:] in ("o", "O") else 1
+    return None
 
 
 def _bounded(notes: list[str]) -> list[str]:

@@ -183,3 +183,45 @@ def _remove_empty(path: str) -> None:
         remove_json_if(path, lambda data: isinstance(data, dict) and data.get("records") == [])
     except (OSError, ValueError) as exc:
         log(f"gc: left {path}: {exc}")
+
+
+def added_directories(cwds: tuple[str, ...] | list[str]) -> list[str]:
+    """The folders live sessions work in besides their cwd (real paths): the
+    `permissions.additionalDirectories` of the settings each one reads (the user's, its
+    project's at its cwd and at that cwd's git root, and the policy's). A session given a
+    temp output this way (`/add-dir`, remembered in `.claude/settings.local.json`) edits it
+    as its own project; `--add-dir` shows on Claude's command line instead (`processes`).
+    Relative entries are relative to the session's cwd; a settings file that cannot be read
+    names nothing (its reader logs nothing here: settings are read all day)."""
+    from app.core.settings import read_settings, settings_files
+
+    found: list[str] = []
+    for cwd in dict.fromkeys(cwds):
+        projects = dict.fromkeys([cwd, paths.git_root_str(cwd) or cwd])
+        files = dict.fromkeys(f for project in projects for f in settings_files(project))
+        for file in files:
+            try:
+                added = read_settings(file).get("permissions", {}).get("additionalDirectories", [])
+            except (OSError, ValueError, AttributeError):
+                continue
+            for entry in added if isinstance(added, list) else ():
+                if isinstance(entry, str) and entry:
+                    entry = paths.home_str() + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+                    found.append(os.path.realpath(os.path.join(cwd, entry)))
+    return list(dict.fromkeys(found))
+
+
+def tracked_around(path: str, outputs: tuple[str, ...]) -> bool:
+    """A git repository around `path` (not itself inside a recorded output) tracks a file at
+    or under it: a module a Write created in the user's repository on the scratch disk (TMPDIR
+    as `/scratch/$USER`), then committed; `cp -r lib repo/vendor`, then added. Those are the
+    repository's files, and removing them would leave a deletion in the user's work tree. Git
+    failing on it counts as tracked (when unsure, keep)."""
+    from app.core import git
+    from app.core.paths import inside
+
+    top = paths.git_root_str(os.path.dirname(path))
+    if top is None or any(inside(top, output) for output in outputs):
+        return False
+    done = git.run(["ls-files", "-z", "--", ":(literal)" + os.path.relpath(path, top)], cwd=top)
+    return not done.ok or bool(done.stdout)

@@ -9,14 +9,12 @@ every recorded path by these rules, in this order:
    repository of that checkout, so a worktree made from inside a worktree has a root too);
    never `/`, the home, Claude's config folder or a folder above one, nor a relative TMPDIR;
 3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
-4. nothing live needs it: its session is not live, the Claude process whose call made it
-   no longer runs (a session's id changes on `/clear` and `/resume`, its process does not),
-   no live session's folder (its cwd, or its Claude temp folder
-   `claude-<uid>/<slug>/<session>`) lies inside it, it is no config folder whose own
-   `sessions/` names a running Claude, and it holds no mount point (`in_use`); when a
-   running session's file cannot be read, nobody knows what it holds: everything is kept
-   (`in_use`); no session checkout a session holds by the registry is, holds or lies around
-   it (`live`), and it is or holds no folder Claude was started in (`in_use`);
+4. nothing live needs it (`live`, `in_use`): its session is not live, the Claude process whose
+   call made it no longer runs (an id changes on `/clear` and `/resume`, a process does not), no
+   live session's folder (cwd, `additionalDirectories`, Claude temp folder) lies inside it or,
+   in the root, around it; no running Claude's config folder, mount point, file a repository
+   around it tracks, checkout a session holds (registry) or folder Claude was started in is,
+   holds or lies around it; an unreadable running session's file keeps everything;
 5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
@@ -41,7 +39,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from app.core import mounts, paths, removal, scanner, sessions
+from app.core import gc_records, mounts, paths, removal, scanner, sessions
 from app.core.age import is_old, output_limit_s
 from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
@@ -101,7 +99,7 @@ class Facts:
         self.ending = None if goes_on else ending_session
         self.cwd = current_cwd
         self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
-        self.folders = [*self.live.cwds, *self.live.claude_folders()]
+        self.folders = [*self.live.cwds, *self.live.claude_folders(), *gc_records.added_directories(self.live.cwds)]
         self.mounts = mounts.mount_points()
         self.outputs: tuple[str, ...] = ()  # every recorded path (real), set when judging
 
@@ -236,7 +234,8 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
         return "live"
     if facts.live.unsure:
         return "in_use"
-    if any(inside(p, real) for p in facts.projects) or _in_a_project(item, real, facts):
+    if (any(inside(p, real) for p in facts.projects) or _in_a_project(item, real, facts)
+            or gc_records.tracked_around(real, facts.outputs)):
         return "in_use"  # a clone the user runs Claude in became a project: no output any more
     if facts.live.process_inside(real, os.path.realpath(where) if where else ""):
         return "in_use"  # a shell cd-ed there, a server started from it, a file held open
@@ -248,12 +247,13 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
 
 
 def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
-    """Inside the project its session worked in (the git root of a record's cwd, else that cwd; no output itself)
-    that lies in the root (TMPDIR as the scratch disk the projects live on): the project's files."""
+    """Inside the project its session worked in (the git root of a record's cwd, else that cwd; no output
+    itself), or a folder a live session works in (`Facts.folders`), that lies in the root (TMPDIR as the
+    scratch disk the projects live on): the project's files, or those a live session works on."""
     root = os.path.realpath(item.root or "/")
     tops = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
     ours = [p for p in (os.path.realpath(t) for t in tops if t) if not any(inside(p, o) for o in facts.outputs)]
-    return any(strictly_inside(real, p) and strictly_inside(p, root) for p in ours)
+    return any(strictly_inside(real, p) and strictly_inside(p, root) for p in [*ours, *facts.folders])
 
 
 def _made_live(item: Item, facts: Facts) -> bool:
