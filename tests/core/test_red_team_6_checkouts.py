@@ -11,9 +11,11 @@ projects with odd names, a moved checkout and a deleted main checkout.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,7 @@ from tests.hooks.test_checkouts import (
     tmp_intact,
     wait_for,
 )
-from tests.support import SandboxEnv, run_cli
+from tests.support import SandboxEnv, git, make_repo, run_cli
 
 claudes, repo = test_checkouts.claudes, test_checkouts.repo  # the stand-in Claude and its repository
 
@@ -52,7 +54,8 @@ def release_outcomes(sandbox: SandboxEnv, checkout: Path) -> list[str]:
         if f"release: {checkout}" not in line:
             continue
         for word, outcome in (("kept: held by", "held"), (": released; deleted", "released"),
-                              ("another release of it still runs", "busy"), ("already released", "done")):
+                              ("another release of it still runs", "busy"), ("already released", "done"),
+                              ("is gone; its record is dropped", "missing")):
             if word in line:
                 found.append(outcome)
     return found
@@ -114,6 +117,27 @@ def test_a_second_release_of_a_released_checkout_keeps_the_note_of_the_first(
     assert "node_modules" in note and "npm ci" in note, note
 
 
+
+def test_a_session_end_that_finds_the_registry_busy_still_lets_go(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    # SessionEnd waits for the registry only briefly (Claude gives it 1.5 s): another writer
+    # holding it then (a long release judging, a cleanup) must not leave the session holding
+    # its checkout for good. The detached release marks the ending once the lock is free.
+    import fcntl
+
+    claude, checkout = session_checkout(claudes, repo, "busy-end")
+    lock = os.open(sandbox.state / "checkouts.json.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        answer = claude.end()
+        assert answer["took"] < 1.5, answer
+        claude.exit()
+    finally:
+        os.close(lock)
+    assert wait_for(lambda: released(sandbox, checkout)), logs(sandbox)
+    assert scratch_gone(checkout) and tmp_intact(checkout)
+    assert registry(sandbox)[str(checkout)]["sessions"] == {claude.session_id: False}
+
 # --- a checkout swapped for a symlink ---------------------------------------------------------
 
 
@@ -136,3 +160,254 @@ def test_release_of_a_checkout_swapped_for_a_symlink_is_refused(
     assert (repo / "node_modules" / "dep" / "index.js").exists()
     assert (moved / "node_modules" / "pkg" / "f0").exists()
     assert str(checkout) in registry(sandbox)  # the record stays: the link may be undone
+
+
+# --- what unique work could be in the scratch ------------------------------------------------
+
+
+def ended(claude: Claude, sandbox: SandboxEnv, checkout: Path) -> None:
+    """The session ends for good and its Claude exits; its detached release has run."""
+    claude.end()
+    claude.exit()
+    assert wait_for(lambda: any(o != "busy" for o in release_outcomes(sandbox, checkout))), logs(sandbox)
+
+
+@pytest.fixture
+def mounted(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
+    """Mount a tmpfs on a folder (as a user's bind mount or a RAM disk for a cache)."""
+    done: list[Path] = []
+
+    def mount(where: Path) -> Path:
+        where.mkdir(parents=True, exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "claudetto-test", str(where)],
+                          capture_output=True, check=False).returncode != 0:
+            pytest.skip("no permission to mount here")
+        done.append(where)
+        return where
+
+    yield mount
+    for where in reversed(done):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("where", ["node_modules", "node_modules/.cache"])
+def test_scratch_that_is_or_holds_a_mount_point_keeps_what_is_mounted(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude],
+        mounted: Callable[[Path], Path], where: str) -> None:
+    claude, checkout = session_checkout(claudes, repo, "mounted")
+    mount = mounted(checkout / where)
+    (mount / "data.bin").write_text("what lives on the other file system\n")
+    declare(checkout, "node_modules")  # declared: the default never looks across a mount
+    ended(claude, sandbox, checkout)
+    assert (mount / "data.bin").read_text() == "what lives on the other file system\n"
+    assert os.path.ismount(mount)
+
+
+def declare(checkout: Path, *scratch: str) -> None:
+    for base in (checkout, checkout.parent.parent.parent):  # the checkout's and the project's: the user's list
+        (base / ".claude").mkdir(exist_ok=True)
+        (base / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": list(scratch)}))
+
+
+def test_a_clone_in_node_modules_with_unpushed_commits_survives_the_session_end(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    upstream = make_repo(tmp_path / "upstream", files={"index.js": "module.exports = 1\n"})
+    bare = tmp_path / "fork.git"
+    git(tmp_path, "clone", "-q", "--bare", str(upstream), str(bare))
+    claude, checkout = session_checkout(claudes, repo, "fork")
+    fork = checkout / "node_modules" / "my-fork"
+    git(checkout / "node_modules", "clone", "-q", str(bare), "my-fork")
+    (fork / "index.js").write_text("module.exports = 2 // the fix\n")
+    git(fork, "commit", "-qam", "the fix, not pushed")
+    only = git(fork, "rev-parse", "HEAD")
+    ended(claude, sandbox, checkout)
+    assert (fork / "index.js").read_text() == "module.exports = 2 // the fix\n"
+    assert git(fork, "cat-file", "-t", only) == "commit"
+    assert not (checkout / "src" / "__pycache__").exists()  # the rest of the scratch went
+
+
+def test_build_a_running_process_writes_into_is_kept(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude],
+        started: list[subprocess.Popen[bytes]]) -> None:
+    claude, checkout = session_checkout(claudes, repo, "building")
+    (checkout / "build").mkdir()
+    writer = subprocess.Popen(["sh", "-c", "exec 3>>build/out.log; while :; do echo line >&3; sleep 0.05; done"],
+                              cwd=checkout)
+    started.append(writer)
+    assert wait_for(lambda: (checkout / "build" / "out.log").exists())
+    ended(claude, sandbox, checkout)
+    assert (checkout / "build" / "out.log").exists()
+    size = (checkout / "build" / "out.log").stat().st_size
+    assert wait_for(lambda: (checkout / "build" / "out.log").stat().st_size > size)  # still its file
+    assert not (checkout / "node_modules").exists()
+
+
+# --- who else uses it now ----------------------------------------------------------------------
+
+
+def test_resume_of_an_old_session_into_a_released_checkout_holds_it_and_is_told(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    claude, checkout = session_checkout(claudes, repo, "resumed")
+    ended(claude, sandbox, checkout)
+    assert released(sandbox, checkout) and scratch_gone(checkout)
+    again = claudes(repo, claude.session_id)  # `claude --resume ID` from the launch folder
+    note = again.start("resume")
+    assert "node_modules" in note and "`npm ci` (package-lock.json)" in note, note
+    assert registry(sandbox)[str(checkout)]["state"] == "active"
+    again.cwd = checkout
+    again.write_file()
+    (checkout / "node_modules" / "pkg").mkdir(parents=True)
+    done = run_cli("release", str(checkout))
+    assert done.returncode == 1 and "held" in done.stderr and again.session_id in done.stderr
+    assert (checkout / "node_modules" / "pkg").is_dir()
+    assert again.start("resume") == ""  # told once
+
+
+# --- the registry file -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["corrupt", "truncated", "list", "symlink", "fifo", "folder", "huge_record"])
+def test_a_broken_registry_never_breaks_a_hook_nor_loses_a_record(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path, kind: str) -> None:
+    claude, checkout = session_checkout(claudes, repo, "broken")
+    file = sandbox.state / "checkouts.json"
+    good = file.read_text()
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text('{"the user": "file"}')
+    file.unlink()
+    if kind == "corrupt":
+        file.write_text("{not json")
+    elif kind == "truncated":
+        file.write_text(good[: len(good) // 2])
+    elif kind == "list":
+        file.write_text("[]")
+    elif kind == "symlink":
+        file.symlink_to(theirs)
+    elif kind == "fifo":
+        os.mkfifo(file)
+    elif kind == "folder":
+        file.mkdir()
+    else:
+        data = json.loads(good)
+        data["checkouts"][str(checkout)]["sessions"].update({f"s{i}": False for i in range(20000)})
+        file.write_text(json.dumps(data))
+    before = set(sandbox.state.iterdir())
+    note = claude.start("resume")
+    assert isinstance(note, str)
+    answer = claude.end()
+    assert answer["rc"] == 0
+    claude.exit()
+    other = claudes(repo)
+    made = other.create("after-" + kind)
+    assert made.is_dir()
+    assert theirs.read_text() == '{"the user": "file"}'
+    if kind != "huge_record":  # what was there is kept aside, never deleted
+        aside = [p for p in set(sandbox.state.iterdir()) - before if ".corrupt-" in p.name]
+        assert aside or kind == "list", sorted(p.name for p in sandbox.state.iterdir())
+    else:
+        assert wait_for(lambda: released(sandbox, checkout)), registry(sandbox)
+    assert str(made) in registry(sandbox)
+    assert (checkout / ".tmp" / "report.md").exists()
+
+
+def test_a_registry_written_by_an_older_version_is_read_and_released(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    # The first version wrote no `processes`, no `exiting`, no `last_release`, and sessions
+    # maps only; a record may miss `kind` (then it is not a session checkout: left alone).
+    claude, checkout = session_checkout(claudes, repo, "old")
+    file = sandbox.state / "checkouts.json"
+    data = json.loads(file.read_text())
+    entry = data["checkouts"][str(checkout)]
+    for key in ("processes", "exiting", "last_release", "handover", "created"):
+        entry.pop(key, None)
+    data["checkouts"]["/nowhere/.claude/worktrees/x"] = {"project": "/nowhere", "state": "active",
+                                                         "sessions": ["not", "a", "map"]}
+    file.write_text(json.dumps(data))
+    ended(claude, sandbox, checkout)
+    assert released(sandbox, checkout) and scratch_gone(checkout) and tmp_intact(checkout)
+
+
+# --- names and places -------------------------------------------------------------------------
+
+
+def test_a_project_with_spaces_and_unicode_in_its_path_is_released_and_told(
+        sandbox: SandboxEnv, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "my projects" / "caf\u00e9 \u65e5\u672c", files={
+        "README.md": "x\n", ".gitignore": test_checkouts.GITIGNORE, "package-lock.json": "{}\n"})
+    claude, checkout = session_checkout(claudes, project, "feature/login")
+    assert checkout.name == "feature+login"
+    ended(claude, sandbox, checkout)
+    assert released(sandbox, checkout) and scratch_gone(checkout) and tmp_intact(checkout)
+    later = claudes(checkout)
+    note = later.start()
+    assert str(checkout) in note and "npm ci" in note, note
+
+
+@pytest.mark.parametrize("name", ["with space", "new\nline", "caf\u00e9", "a/../b", ".git", "x" * 65, "tab\tname"])
+def test_a_worktree_name_claude_would_refuse_fails_loud_and_makes_nothing(
+        repo: Path, claudes: Callable[..., Claude], name: str) -> None:
+    claude = claudes(repo)
+    answer = claude.hook("WorktreeCreate", name=name)
+    assert answer["rc"] != 0 and answer["err"].count("\n") == 1 and "Traceback" not in answer["err"], answer
+    assert not (repo / ".claude" / "worktrees").exists() or not list((repo / ".claude" / "worktrees").iterdir())
+
+
+def test_a_project_path_with_a_newline_fails_loud(claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "two\nlines", files={"README.md": "x\n"})
+    claude = claudes(project)
+    answer = claude.hook("WorktreeCreate", name="work")
+    assert answer["rc"] != 0 and answer["err"].count("\n") == 1 and "Traceback" not in answer["err"], answer
+
+
+def test_worktrees_folder_that_is_a_symlink_is_never_written_through(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "worktrees").symlink_to(elsewhere, target_is_directory=True)
+    claude = claudes(repo)
+    answer = claude.hook("WorktreeCreate", name="linked")
+    assert answer["rc"] != 0 and "symlink" in answer["err"], answer
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_worktrees_folder_swapped_for_a_symlink_after_recording_releases_nothing(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    claude, checkout = session_checkout(claudes, repo, "swap-parent")
+    claude.exit()
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(str(repo / ".claude" / "worktrees"), elsewhere)
+    other = elsewhere / "swap-parent"
+    (repo / ".claude" / "worktrees").symlink_to(elsewhere, target_is_directory=True)
+    done = run_cli("release", str(checkout), "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)["status"] == "not_managed", done
+    assert (other / "node_modules" / "pkg" / "f0").exists()
+
+
+def test_a_checkout_moved_with_git_worktree_move_keeps_its_scratch(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    claude, checkout = session_checkout(claudes, repo, "moving")
+    moved = tmp_path / "moved"
+    git(repo, "worktree", "move", str(checkout), str(moved))
+    ended(claude, sandbox, checkout)
+    assert (moved / "node_modules" / "pkg" / "f0").exists() and (moved / ".tmp" / "report.md").exists()
+    done = run_cli("release", str(moved))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done
+    assert (moved / "node_modules" / "pkg" / "f0").exists()
+    again = claudes(moved, claude.session_id)
+    assert again.start("resume") == ""
+
+
+def test_a_checkout_whose_main_checkout_was_deleted_keeps_everything(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    claude, checkout = session_checkout(claudes, repo, "orphan")
+    kept = tmp_path / "kept-checkout"
+    shutil.move(str(checkout), kept)  # the worktree lives on outside; its project goes
+    shutil.rmtree(repo)
+    kept.parent.joinpath("repo", ".claude", "worktrees").mkdir(parents=True)
+    shutil.move(str(kept), checkout)
+    ended(claude, sandbox, checkout)
+    assert (checkout / "node_modules" / "pkg" / "f0").exists() and (checkout / ".tmp" / "report.md").exists()
+    done = run_cli("release", str(checkout))
+    assert "Traceback" not in done.stderr, done.stderr
+    assert (checkout / "node_modules" / "pkg" / "f0").exists()
