@@ -199,11 +199,32 @@ def held_only_here(git_dir: str) -> bool:
     if behind and git(["rev-list", "--max-count=1", "--ignore-missing", *behind, "--not", "--all"],
                       git_dir=git_dir).strip():
         return True
-    tips = reset_away(git_dir) + _orig_head(git_dir)
+    tips = reset_away(git_dir, limit=_RESET_SCAN) + _orig_head(git_dir)
     if not tips:
         return False
     only = set(git(["rev-list", "--ignore-missing", *tips, "--not", "--all"], git_dir=git_dir).split())
-    return bool(only) and _changes_lost(git_dir, [t for t in dict.fromkeys(tips) if t in only], only)
+    dropped = [t for t in dict.fromkeys(tips) if t in only]
+    head_tree = None
+    if len(dropped) > _RESET_MAX:
+        head_tree, dropped = _other_trees(git_dir, dropped)
+    return bool(dropped) and _changes_lost(git_dir, dropped[:_RESET_MAX], only, head_tree)
+
+
+def _other_trees(git_dir: str, tips: list[str]) -> tuple[str, list[str]]:
+    """HEAD's tree, and `tips` (newest first) less those whose tree is HEAD's or a newer
+    tip's: the "undo the last commit" habit (`git commit`, `git reset --soft HEAD~1`, again
+    and again) leaves many dropped commits that hold what HEAD holds, and they must not push
+    older work a reset dropped out of the few asked about. One git process."""
+    listing = git(["log", "--no-walk=unsorted", "--format=%H %T", "HEAD", *tips], git_dir=git_dir).split()
+    trees = dict(zip(listing[2::2], listing[3::2], strict=True))
+    seen = {listing[1]}
+    found: list[str] = []
+    for tip in tips:
+        tree = trees.get(tip)
+        if tree not in seen:
+            seen.add(tree or tip)
+            found.append(tip)
+    return listing[1], found
 
 
 def _orig_head(git_dir: str) -> list[str]:
@@ -220,7 +241,7 @@ def _orig_head(git_dir: str) -> list[str]:
     return [text]
 
 
-def _changes_lost(git_dir: str, tips: list[str], only: set[str]) -> bool:
+def _changes_lost(git_dir: str, tips: list[str], only: set[str], head_tree: str | None = None) -> bool:
     """Whether a commit of `only` (reachable from the dropped `tips` alone) brought changes
     HEAD does not hold: no commit since the fork point has the same patch, and a tip's tree
     is not the tree of one of HEAD's commits since then (several commits squashed into one).
@@ -239,7 +260,7 @@ def _changes_lost(git_dir: str, tips: list[str], only: set[str]) -> bool:
             ours.add(tree)
     if not theirs & only:
         return False
-    ours.add(git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip())
+    ours.add(head_tree or git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip())
     return any(trees.get(tip) not in ours for tip in tips)
 
 
@@ -249,9 +270,10 @@ _MADE = (b"commit", b"cherry-pick", b"revert", b"merge")
 #: `git branch -f`, `git checkout -B`): the commit it left may be work kept nowhere else. An
 #: amend (`commit (amend)`) or a rebase (`rebase (finish)`) replaced it on purpose.
 _RESET = (b"reset: moving to ", b"branch: Reset to ")
-_RESET_MAX = 32  # the newest commits reset away that are asked about
-#: How long a reset's entry counts: git's own `gc.reflogExpireUnreachable` (30 days), after
-#: which `git gc` drops the entry and, with it, the only way back to the commit.
+_RESET_MAX = 32  # the newest commits reset away whose changes are compared with HEAD's
+_RESET_SCAN = 4096  # the newest commits reset away that are looked at at all
+#: How long a reset's entry counts: git's own `gc.reflogExpireUnreachable` (30 days unless the
+#: user set it), after which `git gc` drops the entry and, with it, the only way back.
 _RESET_DAYS = 30
 _REFLOG_MAX = 1 << 20  # the newest part of a reflog read; older entries are left out
 
@@ -271,7 +293,7 @@ def left_behind(git_dir: str) -> list[str]:
     return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))[:100]
 
 
-def reset_away(git_dir: str) -> list[str]:
+def reset_away(git_dir: str, *, limit: int = _RESET_MAX) -> list[str]:
     """The commits a reset moved a ref away from, the newest first (at most `_RESET_MAX`): in
     this checkout's HEAD reflog and, for a repository's own git dir (not a linked worktree's,
     whose branches' reflogs stay with the repository), its branches' reflogs (`git branch -f`
@@ -280,11 +302,43 @@ def reset_away(git_dir: str) -> list[str]:
     logs = [os.path.join(git_dir, "logs", "HEAD")]
     if _common(git_dir) == git_dir:
         logs += _branch_reflogs(git_dir)
-    since = time.time() - _RESET_DAYS * 86_400
     found = [(when, i, old) for path in logs for i, (old, new, when, message) in enumerate(_reflog(path))
-             if message.startswith(_RESET) and when >= since and old != new and _is_sha(old) and old.strip("0")]
+             if message.startswith(_RESET) and old != new and _is_sha(old) and old.strip("0")]
+    since = time.time() - _RESET_DAYS * 86_400
+    if any(when < since for when, _, _ in found):  # only then is the user's setting asked
+        since = time.time() - _reflog_kept_s(git_dir)
+    found = [entry for entry in found if entry[0] >= since]
     found.sort(key=lambda entry: entry[:2], reverse=True)  # within a second, the later line is newer
-    return list(dict.fromkeys(old for _, _, old in found))[:_RESET_MAX]
+    return list(dict.fromkeys(old for _, _, old in found))[:limit]
+
+
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 7 * 86_400,
+          "month": 30 * 86_400, "year": 365 * 86_400}
+
+
+def _reflog_kept_s(git_dir: str) -> float:
+    """How long git keeps a reflog entry of a commit no ref holds: the longest
+    `gc.reflogExpireUnreachable` (or `gc.<pattern>.reflogExpireUnreachable`) set, else 30
+    days. `never` keeps them for good, and so does a value this cannot read (when unsure,
+    keep)."""
+    done = git_run(["config", "-z", "--get-regexp", r"^gc\..*reflogexpireunreachable$"], git_dir=git_dir)
+    if done.returncode == 1:
+        return _RESET_DAYS * 86_400.0  # none set: git's default
+    if not done.ok:
+        return float("inf")
+    items = (item.partition("\n") for item in done.text.split("\0"))
+    return max((_expiry_s(value) for key, _, value in items if key), default=_RESET_DAYS * 86_400.0)
+
+
+def _expiry_s(value: str) -> float:
+    """One expiry as git writes it (`never`, `now`, `90.days.ago`, `3 months`) in seconds;
+    endless for `never` and for anything else this cannot read."""
+    text = value.strip().lower().replace(".", " ").removesuffix(" ago").strip()
+    if text in ("now", "all"):
+        return 0.0
+    number, _, unit = text.partition(" ")
+    seconds = _UNITS.get(unit.strip().removesuffix("s"))
+    return float("inf") if seconds is None or not number.isdigit() else int(number) * float(seconds)
 
 
 def _is_sha(text: str) -> bool:

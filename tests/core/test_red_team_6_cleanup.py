@@ -8,6 +8,7 @@ repositories, worktrees, processes and symlinks are real."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -360,3 +361,56 @@ def test_a_cleared_sessions_background_output_its_claude_still_writes_is_kept(
     live_session(sandbox, claude.pid, str(uuid.uuid4()), tmp_path)
     report = clean()
     assert output.exists(), report
+
+
+# --- worktrees: work only the worktree's own reflog leads to ----------------------------------
+
+
+def test_work_a_reset_dropped_before_many_undone_commits_keeps_the_worktree(repo: Path) -> None:
+    """`git reset --hard HEAD~1` dropped a commit of work; then the usual "undo the last
+    commit" (`git commit`, `git reset --soft HEAD~1`) forty times while shaping the next one.
+    Only the worktree's HEAD reflog still leads to the dropped work."""
+    wt = old_worktree(repo, "undo")
+    work = commit(wt, "work.txt", "a day of work\n")
+    git(wt, "reset", "-q", "--hard", "HEAD~1")
+    (wt / "next.txt").write_text("next\n")
+    git(wt, "add", "next.txt")
+    for i in range(40):
+        git(wt, "commit", "-qm", f"wip {i}")
+        git(wt, "reset", "-q", "--soft", "HEAD~1")
+    git(wt, "commit", "-qm", "next")
+    git(repo, "merge", "-q", "--ff-only", "worktree-undo")
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir() and reachable(repo, work), report
+
+
+def test_a_reset_older_than_the_users_reflog_expiry_keeps_the_worktree(repo: Path) -> None:
+    """`git config gc.reflogExpireUnreachable never`: the user keeps every reflog entry.
+    Work a reset dropped 35 days ago is still there for git; only the worktree's reflog
+    leads to it (ORIG_HEAD moved on with a later reset)."""
+    git(repo, "config", "gc.reflogExpireUnreachable", "never")
+    wt = old_worktree(repo, "expiry")
+    work = commit(wt, "work.txt", "old work\n")
+    then = time.time() - 35 * DAY
+    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=wt, check=True,
+                   env={**os.environ, "GIT_COMMITTER_DATE": f"@{int(then)} +0000"})
+    git(wt, "reset", "-q", "--hard")  # ORIG_HEAD moves on: the reflog alone names the work
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir() and reachable(repo, work), report
+
+
+def test_a_reset_older_than_a_shorter_reflog_expiry_lets_the_worktree_go(repo: Path) -> None:
+    """The bound of the case above: with `gc.reflogExpireUnreachable 60.days` git itself
+    drops the entry of a reset made 90 days ago, so the merged worktree goes."""
+    git(repo, "config", "gc.reflogExpireUnreachable", "60.days.ago")
+    wt = old_worktree(repo, "expired")
+    commit(wt, "work.txt", "old work\n")
+    then = time.time() - 90 * DAY
+    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=wt, check=True,
+                   env={**os.environ, "GIT_COMMITTER_DATE": f"@{int(then)} +0000"})
+    git(wt, "reset", "-q", "--hard")
+    age(wt)
+    report = clean(repo)
+    assert not wt.exists(), report
