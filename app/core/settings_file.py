@@ -31,6 +31,11 @@ class SetupError(Exception):
     """settings.json cannot be read or changed safely; nothing was written."""
 
 
+class SettingsChanged(SetupError):
+    """settings.json changed between setup's read and its write: Claude (or an editor) saved
+    it, without claudetto's lock. Writing on would lose that save; setup reads again."""
+
+
 @dataclass(frozen=True)
 class Layout:
     """How the user's file is written, so that a rewrite changes only the hook entries."""
@@ -158,9 +163,21 @@ def parse_settings(raw: str, shown: Path) -> dict[str, Any]:
             raise SetupError(f"{shown}: a number of {len(token)} digits, too long to keep exactly; "
                              "nothing changed") from None
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # a rewrite keeps one value per key: the other (Claude reads only the last) would be
+        # lost from the file without a word
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise SetupError(f"{shown} holds the key {json.dumps(key)[:60]} twice in one object; "
+                                 "nothing changed (merge them by hand: Claude reads only the last)")
+            seen.add(key)
+        return dict(pairs)
+
     raw = raw.removeprefix("\ufeff")  # a BOM, as Claude's CLI reads the file (kept on write: Layout)
     try:
-        data = json.loads(raw, parse_float=number, parse_int=integer, parse_constant=refuse) if raw.strip() else {}
+        data = json.loads(raw, parse_float=number, parse_int=integer, parse_constant=refuse,
+                          object_pairs_hook=unique) if raw.strip() else {}
     except ValueError as exc:
         raise SetupError(f"{shown} is not valid JSON ({exc}); nothing changed") from exc
     except RecursionError:
@@ -206,14 +223,33 @@ def keep_backup(link: Path, raw: str, st: os.stat_result | None) -> str:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             os.fchmod(fh.fileno(), mode | 0o200)
             fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())  # the backup is the way back: on disk before the file changes
     except OSError as exc:
+        # a full disk (or a file size limit) cut it short: half a backup looks like a whole one
+        with contextlib.suppress(OSError):
+            os.unlink(name)
         raise SetupError(f"cannot write the backup {name}: {exc.strerror}; nothing changed") from exc
     return str(name)
 
 
-def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | None) -> None:
+def refuse_changed(target: Path, raw: str, st: os.stat_result | None) -> None:
+    """Raise SettingsChanged unless `target` still holds `raw` (or is still missing): the
+    compare of a compare-and-swap, made just before the rename. Claude writes settings.json
+    whole (a `/config` change, an "always allow"), so the text is what tells."""
+    try:
+        now, now_st = read_settings(target)
+    except SetupError as exc:
+        raise SettingsChanged(f"{target} changed while setup was writing it ({exc})") from None
+    if now != raw or (now_st is None) != (st is None):
+        raise SettingsChanged(f"{target} changed while setup was writing it (Claude or an editor saved it)")
+
+
+def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | None, *,
+                       expect: str | None = None) -> None:
     """Replace `target` atomically: a temp file in its own folder with its mode (and owner,
-    where we may set it), fsynced, renamed onto it."""
+    where we may set it), fsynced, renamed onto it; with `expect` (the text setup read), only
+    while the file still holds it (SettingsChanged otherwise, the file left as it is)."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
@@ -227,6 +263,8 @@ def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | 
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        if expect is not None:
+            refuse_changed(target, expect, st)
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):

@@ -25,6 +25,7 @@ from typing import Any
 
 from app.core import paths
 from app.core.settings_file import (
+    SettingsChanged,
     SetupError,
     folder_lock,
     keep_backup,
@@ -39,6 +40,8 @@ from app.core.settings_file import (
 )
 
 MARKER = "# claudetto"
+#: reads and writes of settings.json while Claude keeps saving it, before setup gives up
+WRITE_TRIES = 5
 
 # event -> matcher (None: every call). No `timeout`: a timeout in a settings file raises the
 # SessionEnd budget of EVERY SessionEnd hook of the user, and claudetto's SessionEnd hands
@@ -234,8 +237,16 @@ def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None 
                                  f"{exc.strerror or exc}; nothing changed") from None
     if dry_run:  # a dry run writes nothing and takes no lock
         return _setup(link, target, uninstall, True, python)
-    with folder_lock(target.parent):
-        return _setup(link, target, uninstall, False, python)
+    with folder_lock(target.parent):  # other setups wait; Claude does not: compare, then swap
+        for _ in range(WRITE_TRIES - 1):
+            try:
+                return _setup(link, target, uninstall, False, python)
+            except SettingsChanged:
+                continue
+        try:
+            return _setup(link, target, uninstall, False, python)
+        except SettingsChanged as exc:
+            raise SetupError(f"{exc} {WRITE_TRIES} times in a row; nothing changed, run setup again") from None
 
 
 def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str | None) -> SetupResult:
@@ -252,7 +263,12 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
         if raw:
             backup = keep_backup(link, raw, st)
-        write_keeping_form(target, text, mode, st)
+        try:
+            write_keeping_form(target, text, mode, st, expect=raw)
+        except SettingsChanged:
+            if backup:  # of a text that is no longer there: the next try keeps its own
+                os.unlink(backup)
+            raise
     if not dry_run:
         remove_old_lock(link)
     added = [] if uninstall or not changed else list(EVENTS)

@@ -216,7 +216,6 @@ def _copy_file(source: str, parent: int, name: str) -> bool:
     """The regular file `source` copied as `name` in the folder `parent`, with its mode and
     times; the name is created anew (O_EXCL, never through a link) and a partial copy is
     taken back. False when `source` is not a regular file (a FIFO is never waited on)."""
-    import shutil
     import stat
 
     src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -227,8 +226,7 @@ def _copy_file(source: str, parent: int, name: str) -> bool:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         dst = os.open(name, flags, 0o600, dir_fd=parent)
         try:
-            with open(src, "rb", closefd=False) as reader, open(dst, "wb", closefd=False) as writer:
-                shutil.copyfileobj(reader, writer)
+            _copy_data(src, dst, info.st_size)
             os.chmod(dst, stat.S_IMODE(info.st_mode))
             os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
         except BaseException:
@@ -238,6 +236,43 @@ def _copy_file(source: str, parent: int, name: str) -> bool:
             os.close(dst)
     finally:
         os.close(src)
+    return True
+
+
+def _copy_data(src: int, dst: int, size: int) -> None:
+    """The first `size` bytes of `src` into `dst`, holes kept as holes: a sparse file (a disk
+    image, a database's preallocated file) of gigabytes holding a few megabytes must not
+    become gigabytes of zeros in every new checkout, filling the disk Claude works on."""
+    import errno
+
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(src, offset, os.SEEK_DATA)
+            end = min(os.lseek(src, start, os.SEEK_HOLE), size)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # nothing but a hole from here to the end
+                break
+            if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            start, end = offset, size  # a file system that cannot tell holes: all of it is data
+        if not _copy_range(src, dst, start, end):
+            break
+        offset = end
+    os.ftruncate(dst, size)
+
+
+def _copy_range(src: int, dst: int, start: int, end: int) -> bool:
+    """Bytes `start` to `end` of `src` to the same place in `dst`; False when `src` ended
+    before (cut short while being copied: what was there is copied)."""
+    while start < end:
+        chunk = os.pread(src, min(end - start, 1 << 20), start)
+        if not chunk:
+            return False
+        view = memoryview(chunk)
+        while view:
+            written = os.pwrite(dst, view, start)
+            view, start = view[written:], start + written
     return True
 
 

@@ -22,6 +22,7 @@ from app.core.memory.supersede import (
     file_state,
     memory_file,
     memory_write_lock,
+    refuse_read_only,
     write_unchanged,
 )
 from app.core.memory_lint import (
@@ -66,20 +67,17 @@ def add_to_index(topic_file: str, *, dry_run: bool = False, seen: State | None =
     Raises IndexRefused for a topic file outside a memory folder (symlinks resolved), not a
     visible `.md` file or the index itself; an index that is missing, not a regular file (a
     symlink too), too large, already listing the file, or changed in between."""
-    from app.core.state import StateBusy
-
     folder, topic, real = _topic(topic_file)
     index = os.path.join(folder, INDEX_NAME)
     line = index_line(real, topic)
     if dry_run:
-        return _added(index, topic, line, *_read_index(index), seen=seen, dry_run=True)
-    try:
-        with memory_write_lock():
-            raw, before = _read_index(index)
-            added = _added(index, topic, line, raw, before, seen=seen, dry_run=False)
-            write_unchanged(index, appended(raw, line), before, IndexRefused)
-    except StateBusy:
-        raise IndexRefused("another memory write holds the lock; nothing changed, try again") from None
+        raw, before = _read_index(index)
+        refuse_read_only(index, before, IndexRefused)
+        return _added(index, topic, line, raw, before, seen=seen, dry_run=True)
+    with memory_write_lock(IndexRefused):
+        raw, before = _read_index(index)
+        added = _added(index, topic, line, raw, before, seen=seen, dry_run=False)
+        write_unchanged(index, appended(raw, line), before, IndexRefused, old=raw)
     return added
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.core import paths
@@ -15,7 +16,7 @@ from app.core.paths import strictly_inside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from app.core.state import locked
+    from collections.abc import Iterator
 
 MEMORY_FILE_BYTES_MAX = 1024 * 1024
 
@@ -60,6 +61,7 @@ def supersede(file: str, line: int, correction: str, *, expect: str | None = Non
     import time
 
     real = memory_file(file, SupersedeRefused)
+    _refuse_not_markdown(file, real)
     text = " ".join(correction.split())
     if not text:
         raise SupersedeRefused("the correction is empty")
@@ -74,7 +76,7 @@ def supersede(file: str, line: int, correction: str, *, expect: str | None = Non
         return _superseded(real, content, line, text, date, dry_run=True)
     from app.core.memory import shifts
 
-    with memory_write_lock():
+    with memory_write_lock(SupersedeRefused):
         content, before = _read_memory(real)
         refuse_read_only(real, before, SupersedeRefused)
         _still_meant(real, content, before, line, expect)
@@ -84,7 +86,7 @@ def supersede(file: str, line: int, correction: str, *, expect: str | None = Non
         first = lines[0][len(line_body(lines[0])):]
         ending = tail if tail.endswith("\n") else first if first.endswith("\n") else "\n"
         lines[line - 1: line] = [result.struck + ending, result.correction + tail]
-        write_unchanged(real, "".join(lines).encode("utf-8"), before, SupersedeRefused)
+        write_unchanged(real, "".join(lines).encode("utf-8"), before, SupersedeRefused, old=content.encode("utf-8"))
         shifts.remember(real, file_state(os.stat(real)), line)
     return result
 
@@ -105,9 +107,14 @@ def line_body(line: str) -> str:
 
 def refuse_read_only(real: str, st: os.stat_result, refused: type[MemoryWriteRefused]) -> None:
     """A rename replaces a read-only file regardless of its mode: no write bit at all counts
-    as read-only even for root, as for settings.json: the user made it so on purpose."""
+    as read-only even for root, as for settings.json: the user made it so on purpose. A rename
+    also splits a hard link: the other name (a note in the user's own folders) would keep the
+    old text while memory got the new, silently; such a file is refused the same way."""
     if not st.st_mode & 0o222 or not os.access(real, os.W_OK):
         raise refused(f"{real} is read-only; nothing changed (make it writable to correct it)")
+    if st.st_nlink > 1:
+        raise refused(f"{real} has {st.st_nlink} hard links (the same file under another name); a rewrite "
+                      "would split them, nothing changed (edit it by hand, or copy it in place of the link)")
 
 
 def _still_meant(real: str, content: str, before: os.stat_result, number: int, expect: str | None) -> None:
@@ -132,12 +139,27 @@ def _still_meant(real: str, content: str, before: os.stat_result, number: int, e
             "to strike it, say so with --expect TEXT)")
 
 
-def memory_write_lock() -> locked:
+@contextmanager
+def memory_write_lock(refused: type[MemoryWriteRefused] = MemoryWriteRefused) -> Iterator[None]:
     """The one lock every write into memory holds (in claudetto's own state, so nothing is
-    left in memory): a supersede and an index line never interleave their read and rename."""
-    from app.core.state import locked
+    left in memory): a supersede and an index line never interleave their read and rename.
+    A lock that cannot be had (another writer holds it, CLAUDETTO_HOME is a file, read-only,
+    another user's) is `refused` in one line: nothing was read or written yet."""
+    from app.core.state import StateBusy, locked
 
-    return locked(os.path.join(paths.claudetto_home_str(), "memory-supersede"))
+    home = paths.claudetto_home_str()
+    try:
+        held = locked(os.path.join(home, "memory-supersede"))
+        held.__enter__()
+    except StateBusy:
+        raise refused("another memory write holds the lock; nothing changed, try again") from None
+    except OSError as exc:
+        raise refused(f"cannot take the memory write lock in {home} (CLAUDETTO_HOME): "
+                      f"{exc.strerror or exc}; nothing changed") from None
+    try:
+        yield
+    finally:
+        held.__exit__()
 
 
 def memory_file(file: str, refused: type[MemoryWriteRefused]) -> str:
@@ -156,6 +178,16 @@ def memory_file(file: str, refused: type[MemoryWriteRefused]) -> str:
     if not os.path.isfile(real):
         raise refused(f"{file} is not a file")
     return real
+
+
+def _refuse_not_markdown(file: str, real: str) -> None:
+    """A memory folder linked to a dotfiles folder or to home reaches `.bashrc` and source
+    files too: only Markdown is memory (Claude writes nothing else there), by both names."""
+    given = os.path.abspath(file)
+    if not all(name.lower().endswith(".md") for name in (os.path.basename(given), os.path.basename(real))):
+        shown = file if real == given else f"{file} (-> {real})"
+        raise SupersedeRefused(f"{shown} is not a memory file (Claude's memory files are .md files); "
+                               "nothing changed")
 
 
 def _read_memory(real: str) -> tuple[str, os.stat_result]:
@@ -200,17 +232,26 @@ def file_state(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: type[MemoryWriteRefused]) -> None:
+def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: type[MemoryWriteRefused], *,
+                    old: bytes) -> None:
     """Replace `real` by `data` through a temp file beside it (fsync, rename), with its mode,
-    unless it changed since it was read (then nothing is written and `refused` says so)."""
+    unless it changed since it was read as `old` (then nothing is written and `refused` says
+    so). Claude writes memory without claudetto's lock, in place: an edit of the same length
+    within one tick of the file system's clock leaves size, time and inode as they were, so
+    the bytes themselves are compared too, just before the rename."""
     import stat
 
-    from app.core.state import write_atomic
+    from app.core.state import read_regular, write_atomic
 
     refuse_read_only(real, before, refused)
 
     def unchanged() -> None:
-        if file_state(os.lstat(real)) != file_state(before):
-            raise refused(f"{real} changed while it was being written; nothing changed, try again")
+        try:
+            same = file_state(os.lstat(real)) == file_state(before) and read_regular(real, limit=len(old)) == old
+        except OSError:  # gone, swapped for a link, grown past what was read
+            same = False
+        if not same:
+            raise refused(f"{real} changed while it was being written (Claude or an editor saved it); "
+                          "nothing changed, try again")
 
     write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged)
