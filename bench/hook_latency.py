@@ -7,8 +7,9 @@ interpreter started the same way (`sh -c "<python> -c pass"`), for both install 
   plugin    the plugin's launcher (`. bin/claudetto-hook`) with its environment built: a plain
             `pip install` of the repository in a venv under the plugin's data folder
 
-and two typical events: UserPromptSubmit with an empty ledger, and PostToolUse Write of a
-small file in the temp folder (a GC record and a ledger entry). The older entry
+and three typical events: UserPromptSubmit with an empty ledger, PostToolUse Write of a small
+file in the project (a ledger entry: where Claude writes most), and the same in the temp
+folder (a GC record and a ledger entry). The older entry
 (`python -P -m hooks`, what settings held before) is shown for comparison.
 
 Each figure is the median over RUNS runs, the cases taking turns with their baseline; the
@@ -79,14 +80,20 @@ def main() -> None:
         project = os.path.join(base, "project")
         os.makedirs(project)
         small = os.path.join(env["TMPDIR"], "notes.md")
-        with open(small, "w") as fh:
-            fh.write("# notes\n")
+        source = os.path.join(project, "parser.py")
+        for path in (small, source):
+            with open(path, "w") as fh:
+                fh.write("# notes\n")
         common = {"session_id": "0b6c3f8e-1c9d-4c1e-9f3a-6f7e2d1a9b00",
                   "transcript_path": os.path.join(base, "t.jsonl"), "cwd": project, "permission_mode": "default"}
         events = {
             "UserPromptSubmit (empty ledger)": json.dumps(
                 {**common, "hook_event_name": "UserPromptSubmit", "prompt": "Please refactor the parser."}).encode(),
-            "PostToolUse Write (small file)": json.dumps(
+            "PostToolUse Write (project file)": json.dumps(
+                {**common, "hook_event_name": "PostToolUse", "tool_name": "Write",
+                 "tool_input": {"file_path": source, "content": "# notes\n"},
+                 "tool_response": {"type": "create", "filePath": source}}).encode(),
+            "PostToolUse Write (temp file)": json.dumps(
                 {**common, "hook_event_name": "PostToolUse", "tool_name": "Write",
                  "tool_input": {"file_path": small, "content": "# notes\n"},
                  "tool_response": {"type": "create", "filePath": small}}).encode(),
@@ -128,7 +135,7 @@ def main() -> None:
                   f"{med(bare, 0) * 1000:.1f} ms wall, {med(bare, 1) * 1000:.1f} ms cpu")
         for route, event, _command, _e, _payload, bare in cases:
             key = f"{route}|{event}"
-            print(f"hook_latency: {route:18s} {event:32s} {med(key, 0) * 1000:5.1f} ms wall "
+            print(f"hook_latency: {route:18s} {event:33s} {med(key, 0) * 1000:5.1f} ms wall "
                   f"{med(key, 0) / med(bare, 0):.2f}x, cpu {med(key, 1) / med(bare, 1):.2f}x "
                   f"(target <= 1.2x), median of {runs}")
     finally:
