@@ -264,8 +264,9 @@ def _changes_lost(git_dir: str, tips: list[str], only: set[str], head_tree: str 
     return any(trees.get(tip) not in ours for tip in tips)
 
 
-#: Reflog entries that made a commit (an amend, a cherry-pick...), as git writes their message.
-_MADE = (b"commit", b"cherry-pick", b"revert", b"merge")
+#: Reflog entries that made a commit (an amend, a cherry-pick, a patch `git am` applied...),
+#: as git writes their message.
+_MADE = (b"commit", b"cherry-pick", b"revert", b"merge", b"am:")
 #: Reflog entries that moved a ref away from its commit without replacing it (`git reset`,
 #: `git branch -f`, `git checkout -B`): the commit it left may be work kept nowhere else. An
 #: amend (`commit (amend)`) or a rebase (`rebase (finish)`) replaced it on purpose.

@@ -414,3 +414,24 @@ def test_a_reset_older_than_a_shorter_reflog_expiry_lets_the_worktree_go(repo: P
     age(wt)
     report = clean(repo)
     assert not wt.exists(), report
+
+
+def test_a_patch_applied_with_git_am_on_a_detached_head_and_left_keeps_the_worktree(
+        repo: Path, tmp_path: Path) -> None:
+    """`git switch --detach` to try a patch from a mail or a PR (`git am`), then back to the
+    branch (git warns "you are leaving 1 commit behind"): only the worktree's HEAD reflog
+    leads to the applied commit."""
+    wt = old_worktree(repo, "patch")
+    mail = tmp_path / "mail"
+    sender = make_repo(tmp_path / "sender", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    git(sender, "fetch", "-q", str(repo), "main")
+    git(sender, "reset", "-q", "--hard", "FETCH_HEAD")
+    commit(sender, "fix.txt", "the fix\n", "a fix from the list")
+    git(sender, "format-patch", "-q", "-1", "-o", str(mail))
+    git(wt, "switch", "-q", "--detach")
+    git(wt, "am", "-q", *map(str, sorted(mail.iterdir())))
+    applied = git(wt, "rev-parse", "HEAD")
+    git(wt, "switch", "-q", "worktree-patch")
+    age(wt)
+    report = clean(repo)
+    assert wt.is_dir() and reachable(repo, applied), report
