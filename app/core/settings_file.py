@@ -189,12 +189,17 @@ def parse_settings(raw: str, shown: Path) -> dict[str, Any]:
 
 def refuse_read_only(link: Path, target: Path, st: os.stat_result | None) -> None:
     """A rename would replace a read-only file regardless of its mode: check it first. No
-    write bit at all counts as read-only even for root: the user made it so on purpose."""
+    write bit at all counts as read-only even for root: the user made it so on purpose. A
+    rename also splits a hard link, leaving the other name with the old text: refused too."""
     if st is None:
         return
+    shown = link if link == target else f"{link} (-> {target})"
     if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
-        shown = link if link == target else f"{link} (-> {target})"
         raise SetupError(f"{shown} is read-only; nothing changed (make it writable, or add the hooks by hand)")
+    if st.st_nlink > 1:  # a rename would split it from its other name (a dotfiles copy) silently
+        raise SetupError(f"{shown} has {st.st_nlink} hard links (the same file under another name, a dotfiles "
+                         "repository's copy?); a rewrite would split them, nothing changed (make it a symlink, "
+                         "or add the hooks by hand)")
 
 
 def umask() -> int:
@@ -221,6 +226,7 @@ def keep_backup(link: Path, raw: str, st: os.stat_result | None) -> str:
             raise SetupError(f"cannot write the backup {name}: {exc.strerror}; nothing changed") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            _keep_owner(fh.fileno(), st)  # a backup root made under sudo is still the user's to read
             os.fchmod(fh.fileno(), mode | 0o200)
             fh.write(raw)
             fh.flush()
@@ -256,10 +262,8 @@ def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | 
         raise SetupError(f"cannot write in {target.parent}: {exc.strerror}; nothing changed") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            _keep_owner(fh.fileno(), st)
             os.fchmod(fh.fileno(), mode)
-            if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                with contextlib.suppress(OSError):
-                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -272,6 +276,14 @@ def write_keeping_form(target: Path, text: str, mode: int, st: os.stat_result | 
         if isinstance(exc, OSError):
             raise SetupError(f"cannot write {target}: {exc.strerror}; nothing changed") from exc
         raise
+
+
+def _keep_owner(fd: int, st: os.stat_result | None) -> None:
+    """The old file's owner on the new one, where we may set it (before the mode: a chown
+    clears set-id bits)."""
+    if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(OSError):
+            os.fchown(fd, st.st_uid, st.st_gid)
 
 
 def remove_old_lock(link: Path) -> None:

@@ -210,12 +210,15 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any, *, durable: bool 
 
 
 def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o600,
-                 before_replace: Callable[[], None] | None = None, durable: bool = True) -> None:
+                 before_replace: Callable[[], None] | None = None, durable: bool = True,
+                 owner: tuple[int, int] | None = None) -> None:
     """Replace `path` by `payload`: a temp file in the same folder with `mode`, fsynced,
     renamed over it, so a reader sees the old file or the new one, never half of one.
     `before_replace` may still refuse (raise) once the temp file is written: then nothing
     is replaced. The temp file never outlives a failure. Not `durable`: no fsync; the rename
-    is still atomic against a killed process, but a power cut may lose the new content."""
+    is still atomic against a killed process, but a power cut may lose the new content.
+    `owner` (uid, gid): the new file's, where we may set it (a user's file rewritten by root
+    under sudo must stay theirs, or Claude can no longer write it)."""
     name = os.fspath(path)
     folder, base = os.path.split(name)
     os.makedirs(folder, exist_ok=True)
@@ -223,8 +226,13 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(fd, *owner)
+                except OSError:  # not ours to give away: the file is the writer's
+                    pass
             if mode != 0o600:
-                os.fchmod(fd, mode)
+                os.fchmod(fd, mode)  # after the chown, which clears set-id bits
             view = memoryview(payload)
             while view:
                 view = view[os.write(fd, view):]

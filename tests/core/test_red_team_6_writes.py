@@ -105,6 +105,26 @@ def test_a_hard_linked_memory_file_is_refused_and_both_names_keep_their_bytes(sa
     assert index.read_bytes() == b"- [Ports](ports.md) - ports\n" and os.stat(index).st_nlink == 2
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root (sudo claudetto) writes another user's file")
+def test_a_memory_file_rewritten_under_sudo_stays_the_users(sandbox: SandboxEnv) -> None:
+    """`sudo claudetto supersede` (or the dashboard run as root): the corrected file and the
+    index must stay the user's, or Claude, running as the user, can no longer write them."""
+    folder = memory(sandbox)
+    path = folder / "ports.md"
+    path.write_bytes(b"- The port is 8080\n")
+    (folder / "MEMORY.md").write_bytes(b"- [Ports](ports.md) - ports\n")
+    (folder / "deploy.md").write_text(FRONT)
+    for file in (path, folder / "MEMORY.md"):
+        os.chown(file, 65534, 65534)
+        file.chmod(0o640)
+    code, _out, err = supersede(path, 1, "use 9090")
+    assert code == 0, err
+    add_to_index(str(folder / "deploy.md"))
+    for file in (path, folder / "MEMORY.md"):
+        st = os.stat(file)
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o640), file
+
+
 def test_a_same_length_edit_in_one_clock_tick_is_not_overwritten(sandbox: SandboxEnv) -> None:
     """Claude's Edit rewrites a memory file in place, without claudetto's lock. An edit of the
     same length within one tick of the file system's clock leaves size, time and inode as they
@@ -251,6 +271,36 @@ def test_setup_refuses_a_key_written_twice_and_keeps_the_file(sandbox: SandboxEn
             assert done.returncode == 1 and '"env" twice' in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert settings.read_bytes() == body
     assert list(sandbox.config.glob("settings.json.bak-*")) == []
+
+
+def test_a_hard_linked_settings_file_is_refused_and_both_names_keep_their_bytes(sandbox: SandboxEnv) -> None:
+    """A dotfiles manager that hard-links settings.json: a rename would leave the repository's
+    copy without the change and the two names apart, without a word."""
+    dotfiles = sandbox.home / "dotfiles"
+    dotfiles.mkdir()
+    body = b'{\n  "model": "opus"\n}\n'
+    (dotfiles / "settings.json").write_bytes(body)
+    os.link(dotfiles / "settings.json", sandbox.config / "settings.json")
+    for args in ((), ("--dry-run",)):
+        done = run_cli("setup", *args)
+        assert done.returncode == 1 and "hard links" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert (dotfiles / "settings.json").read_bytes() == body and os.stat(dotfiles / "settings.json").st_nlink == 2
+    assert list(sandbox.config.glob("settings.json.bak-*")) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root (sudo claudetto setup) writes another user's file")
+def test_setup_under_sudo_leaves_the_settings_and_the_backup_the_users(sandbox: SandboxEnv) -> None:
+    settings = sandbox.config / "settings.json"
+    settings.write_bytes(b'{"env": {"TOKEN": "secret"}}\n')
+    os.chown(settings, 65534, 65534)
+    settings.chmod(0o600)
+    done = run_cli("setup")
+    assert done.returncode == 0, done.stderr
+    (backup,) = sandbox.config.glob("settings.json.bak-*")
+    for file in (settings, backup):
+        st = os.stat(file)
+        assert (st.st_uid, st.st_gid) == (65534, 65534) and st.st_mode & 0o077 == 0, file
+    assert backup.read_bytes() == b'{"env": {"TOKEN": "secret"}}\n'
 
 
 def _setup_with_file_size_limit(limit: int) -> subprocess.CompletedProcess[str]:

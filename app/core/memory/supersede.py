@@ -234,8 +234,8 @@ def file_state(st: os.stat_result) -> tuple[int, int, int]:
 
 def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: type[MemoryWriteRefused], *,
                     old: bytes) -> None:
-    """Replace `real` by `data` through a temp file beside it (fsync, rename), with its mode,
-    unless it changed since it was read as `old` (then nothing is written and `refused` says
+    """Replace `real` by `data` through a temp file beside it (fsync, rename), with its mode
+    and owner, unless it changed since it was read as `old` (then nothing is written and `refused` says
     so). Claude writes memory without claudetto's lock, in place: an edit of the same length
     within one tick of the file system's clock leaves size, time and inode as they were, so
     the bytes themselves are compared too, just before the rename."""
@@ -254,4 +254,5 @@ def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: typ
             raise refused(f"{real} changed while it was being written (Claude or an editor saved it); "
                           "nothing changed, try again")
 
-    write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged)
+    write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged,
+                 owner=(before.st_uid, before.st_gid))
