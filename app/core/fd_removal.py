@@ -4,9 +4,11 @@ Every step goes through a directory file descriptor reached from the root one `O
 open at a time, so a parent or an entry swapped for a symlink after the removal's checks
 stops it (the swapped entry is left alone) instead of following the link out of the root.
 Inside a tree nothing is ever followed (a symlink is unlinked, never entered) and no other
-file system is entered (a mount point is left, and counted). Nothing is chmodded, truncated
-or written through: a hard link to a file outside the root is only unlinked. The same walk
-empties a folder in place and purges the trash (app/core/trash.py).
+file system is entered (a mount point is left, and counted). No file is chmodded, truncated
+or written through: a hard link to a file outside the root is only unlinked (a folder of the
+remover's own that it may not write is opened up first: a folder has no other link). At most
+MAX_HELD folders are open at once, whatever the depth. The same walk empties a folder in
+place and purges the trash (app/core/trash.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,6 +157,8 @@ def empty_dir(top_fd: int, dev: int, tally: Tally) -> None:
     at most MAX_HELD levels (or as many as the process may open): a folder met deeper is
     first moved up into the top folder (`_hoist`) and emptied from there, so a tree deeper
     than PATH_MAX, or than a low RLIMIT_NOFILE allows, is still removed whole."""
+    with contextlib.suppress(OSError):
+        _let_in(top_fd, os.fstat(top_fd))
     frames: list[tuple[int, list[os.DirEntry[str]], str]] = [(top_fd, _list(top_fd, tally), "")]
     hoisted: list[str] = []
     while frames:
@@ -227,7 +232,7 @@ def _open_child(fd: int, name: str, dev: int, tally: Tally) -> int | None:
     """The folder `name` of the folder `fd`, opened to be emptied: None when it is gone, on
     another file system or cannot be opened (counted); _NoDescriptor when no fd is left."""
     try:
-        child = os.open(name, DIR_FLAGS, dir_fd=fd)
+        child = open_to_empty(fd, name, dev)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -239,13 +244,57 @@ def _open_child(fd: int, name: str, dev: int, tally: Tally) -> int | None:
             tally.error(exc, name)
         return None
     try:
-        if os.fstat(child).st_dev == dev:
+        st = os.fstat(child)
+        if st.st_dev == dev:
+            _let_in(child, st)
             return child
         tally.other_fs += 1
     except OSError as exc:
         tally.error(exc, name)
     os.close(child)
     return None
+
+
+def open_to_empty(fd: int, name: str, dev: int) -> int:
+    """The folder `name` of the folder `fd` opened (O_NOFOLLOW), to be emptied. One of the
+    remover's own that it may not read (mode 000, for a user who is not root) is first given
+    u+rwx through an O_PATH handle of it, never through its name (a symlink swapped in would
+    be followed): it goes anyway, and otherwise it would stay in the trash for ever."""
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=fd)
+    except PermissionError:
+        if not _unlock(fd, name, dev):
+            raise
+    return os.open(name, DIR_FLAGS, dir_fd=fd)
+
+
+def _unlock(fd: int, name: str, dev: int) -> bool:
+    o_path = getattr(os, "O_PATH", 0)
+    if not o_path or not os.path.isdir("/proc/self/fd"):
+        return False
+    try:
+        handle = os.open(name, o_path | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(handle)
+        if st.st_dev != dev or st.st_uid != os.geteuid():
+            return False
+        os.chmod(f"/proc/self/fd/{handle}", stat.S_IMODE(st.st_mode) | 0o700)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(handle)
+
+
+def _let_in(fd: int, st: os.stat_result) -> None:
+    """A folder of the remover's own that it may not write (0555: a Go module cache) gets
+    u+rwx, or none of its entries could be unlinked. A folder only: a file may be a hard link
+    to one outside the tree, and is never chmod-ed (nor does unlinking it need that)."""
+    if st.st_mode & 0o700 != 0o700 and st.st_uid == os.geteuid():
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) | 0o700)
 
 
 def _take(fd: int, entry: os.DirEntry[str], dev: int, tally: Tally) -> int | None:

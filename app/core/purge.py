@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import paths
-from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir, open_down
+from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir, open_down, open_to_empty
 from app.core.log import log
 from app.core.state import StateBusy, locked
 from app.core.trash import (
@@ -286,7 +286,7 @@ def _mounted_in(place: Path, name: str) -> bool:
 
 def purge_entry(trash_fd: int, name: str, dev: int, tally: Tally) -> None:
     try:
-        child = os.open(name, DIR_FLAGS, dir_fd=trash_fd)
+        child = open_to_empty(trash_fd, name, dev)
     except OSError as exc:
         if exc.errno in SWAPPED:
             os.unlink(name, dir_fd=trash_fd)

@@ -94,9 +94,10 @@ else:
 """
 
 
-def in_child(limit: int, action: str, path: Path, root: Path) -> list[object]:
-    """One scan, removal or purge in a process allowed only `limit` open descriptors."""
-    done = subprocess.run([sys.executable, "-P", "-c", _CHILD, str(limit), action, str(path), str(root)],
+def in_child(limit: int, action: str, path: Path, root: Path, wrap: tuple[str, ...] = ()) -> list[object]:
+    """One scan, removal or purge in a process allowed only `limit` open descriptors (run
+    through `wrap`, a command that takes root's powers away, when given)."""
+    done = subprocess.run([*wrap, sys.executable, "-P", "-c", _CHILD, str(limit), action, str(path), str(root)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -428,3 +429,82 @@ def test_purges_killed_at_random_moments_touch_nothing_outside_the_trash(sandbox
     assert sorted(os.listdir(root)) == ["keeper"]
     assert (keeper / "sub" / "f").read_text() == "keep\n"
     assert sum(e["result"] == "removed" for e in journal.read_entries()) == 10
+
+
+# --- folders the remover may not read or write ---------------------------------------------
+
+#: root without its power over permissions: what a user who is not root meets
+AS_A_USER = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner")
+
+
+def as_a_user_works() -> bool:
+    if os.geteuid() != 0:
+        return False
+    try:
+        return subprocess.run([*AS_A_USER, "true"], capture_output=True, check=False).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not as_a_user_works(), reason="needs root and setpriv to act as a plain user")
+@pytest.mark.parametrize("trash", [False, True], ids=["purged_here", "detached_purge"])
+def test_read_only_and_closed_folders_of_the_users_own_are_purged_whole(sandbox: SandboxEnv,
+                                                                         tmp_path: Path, trash: bool) -> None:
+    """A Go module cache makes its folders 0555, and a test suite may leave one at 000: a user
+    who is not root can rename the top into the trash, but could neither unlink what the
+    read-only folders hold nor list the closed one. The removal was journaled, the tree
+    stayed in the trash, and every later purge failed on it again. Folders of the user's own
+    get u+rwx in the trash (they go anyway); a file is never chmod-ed: a hard link to one
+    outside keeps its mode."""
+    root = sandbox.user_tmp
+    top = root / "gomod"
+    (top / "pkg" / "mod" / "x@v1" / "sub").mkdir(parents=True)
+    (top / "pkg" / "mod" / "x@v1" / "go.mod").write_text("module x\n")
+    (top / "pkg" / "mod" / "x@v1" / "sub" / "a.go").write_text("package sub\n")
+    outside = tmp_path / "linked.go"
+    outside.write_text("package linked\n")
+    outside.chmod(0o444)
+    os.link(outside, top / "pkg" / "mod" / "x@v1" / "linked.go")
+    (top / "closed" / "inner").mkdir(parents=True)
+    (top / "closed" / "inner" / "c").write_text("x")
+    for folder in ("pkg/mod/x@v1/sub", "pkg/mod/x@v1", "pkg/mod"):
+        (top / folder).chmod(0o555)
+    (top / "closed").chmod(0)
+    with cleaned(top, paths.trash_dir()):
+        status = in_child(256, "trash" if trash else "here", top, root, AS_A_USER)
+        if trash:
+            in_child(256, "purge", top, root, AS_A_USER)
+        assert status[:2] == ["removed", None]
+        assert not os.path.lexists(top) and trash_entries() == []
+        assert stat.S_IMODE(outside.stat().st_mode) == 0o444 and outside.stat().st_nlink == 1
+
+
+@needs_root
+def test_an_immutable_file_in_a_purged_tree_stays_alone_and_is_tried_once_a_purge(sandbox: SandboxEnv) -> None:
+    """`chattr +i` on one file: the folder was journaled and moved, the purge takes all the
+    rest and leaves that file (and the folders down to it) in the trash, tried once by each
+    later purge and logged; once the flag is cleared, the next purge finishes it."""
+    root = sandbox.user_tmp
+    top = root / "out"
+    (top / "a" / "b").mkdir(parents=True)
+    for i in range(20):
+        (top / "a" / f"f{i}").write_text("x")
+    stuck = top / "a" / "b" / "stuck"
+    stuck.write_text("x")
+    if subprocess.run(["chattr", "+i", str(stuck)], capture_output=True, check=False).returncode:
+        pytest.skip("chattr +i is not supported here")
+    try:
+        done = removal.remove(top, root, "gc", trash=True, spawn=False)
+        assert done.status == "removed" and not top.exists()
+        for _ in range(2):
+            removal.purge_trash(wait_s=5)
+            [entry] = trash_entries()
+            left = [str(p.relative_to(paths.trash_dir() / entry)) for p in (paths.trash_dir() / entry).rglob("*")]
+            assert sorted(left) == ["a", "a/b", "a/b/stuck"]
+    finally:
+        for place in paths.trash_dir().rglob("stuck"):
+            subprocess.run(["chattr", "-i", str(place)], capture_output=True, check=False)
+        subprocess.run(["chattr", "-i", str(stuck)], capture_output=True, check=False)
+    removal.purge_trash(wait_s=5)
+    assert trash_entries() == []
+    assert [e["result"] for e in journal.read_entries()] == ["removed"]
