@@ -108,6 +108,7 @@ class _Reading(Reading):
             call = _cp_call(words[at + 1:]) if os.path.basename(words[at]) != "rsync" else None
             sources = _rsync_sources(words[at + 1:]) if call is None else call.plain if call.target else call.plain[:-1]
             self.copied.extend((source, cwd) for source in sources[:MAX_OUTPUTS - len(self.copied)])
+            self.removing(sources if "--remove-source-files" in words else [], cwd)  # rsync's own move
         if not self._watch:
             return
         ran, self._ran = self._ran, None
@@ -367,8 +368,7 @@ def _shell_script(words: list[str]) -> str | None:
     """The script of `bash -c SCRIPT` (`sh -lc`, `sudo bash -c`, `xargs sh -c`): read as the command
     around it is, since a copy and a removal inside one (`bash -c "cp -r ~/proj $d/" && rm -rf
     ~/proj`) are a move all the same. None for another command or a shell running a file."""
-    at = next((i for i, word in enumerate(words) if os.path.basename(word) in _SHELLS), len(words))
-    k = at + 1
+    k = next((i + 1 for i, word in enumerate(words) if os.path.basename(word) in _SHELLS), len(words))
     while k < len(words) and words[k][:1] in ("-", "+") and words[k] not in ("-", "--"):
         if words[k][1:2] != "-" and "c" in words[k][1:]:
             return words[k + 1] if k + 1 < len(words) else None

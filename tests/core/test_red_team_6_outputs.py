@@ -281,3 +281,43 @@ def test_an_output_moved_away_and_a_user_folder_made_at_its_name_stays(sandbox: 
     set_mtime(folder, OLD)
     entries = gc_entries()
     assert (folder / "mine").exists() and (sandbox.home / "kept").is_dir(), entries
+
+
+# --- a move by rsync itself -----------------------------------------------------------------------
+
+
+def test_rsync_remove_source_files_into_a_temp_folder_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`rsync -a --remove-source-files ~/proj/ "$d"/` is a move with no `rm`: the files are born
+    anew in `$d` (no older birth time shows they came from elsewhere) and gone at home, whose
+    folder stays (so no source looks gone). A week later `$d` went with the only copy."""
+    if subprocess.run(["which", "rsync"], capture_output=True).returncode != 0:
+        pytest.skip("rsync is not installed")
+    project = home_project(sandbox)
+    command = 'd=$(mktemp -d) && rsync -a --remove-source-files ~/proj/ "$d"/ && echo "$d"'
+    folder = Path(run_and_record(command, tmp_path).strip())
+    assert not (project / "notes.txt").exists()
+    assert recorded() == []
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert (folder / "notes.txt").exists(), entries
+
+
+@pytest.mark.xfail(strict=True, reason="a move into an older temp output in a later call (rsync "
+                                       "--remove-source-files, or cp then rm a call after) is not tied to that "
+                                       "output: the files are born anew and the output goes with the only copy")
+@pytest.mark.parametrize("later", ['rsync -a --remove-source-files ~/proj/ "{d}"/',
+                                   'cp ~/proj/notes.txt "{d}"/ && rm ~/proj/notes.txt'])
+def test_a_move_into_an_older_temp_output_a_call_later_keeps_it(
+        sandbox: SandboxEnv, tmp_path: Path, later: str) -> None:
+    """`d=$(mktemp -d)` in one call, the move into it in a later one: nothing ties the move's
+    source to `$d` (only the copies of the call that made an output are stored with it)."""
+    if subprocess.run(["which", "rsync"], capture_output=True).returncode != 0:
+        pytest.skip("rsync is not installed")
+    project = home_project(sandbox)
+    folder = Path(run_and_record('d=$(mktemp -d) && echo "$d"', tmp_path).strip())
+    run_and_record(later.format(d=folder), tmp_path)
+    assert recorded() == [str(folder)]  # the later call makes no output, so it records nothing
+    assert not (project / "notes.txt").exists()
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert (folder / "notes.txt").exists(), entries
