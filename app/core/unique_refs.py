@@ -211,20 +211,13 @@ def held_only_here(git_dir: str) -> bool:
 
 
 def _other_trees(git_dir: str, tips: list[str]) -> tuple[str, list[str]]:
-    """HEAD's tree, and `tips` (newest first) less those whose tree is HEAD's or a newer
-    tip's: the "undo the last commit" habit (`git commit`, `git reset --soft HEAD~1`, again
-    and again) leaves many dropped commits that hold what HEAD holds, and they must not push
-    older work a reset dropped out of the few asked about. One git process."""
+    """HEAD's tree, and `tips` (newest first) less those whose tree is HEAD's (they hold
+    exactly what HEAD holds): the "undo the last commit" habit (`git commit`, `git reset
+    --soft HEAD~1`, again and again) leaves many such dropped commits, and they must not push
+    older work a reset dropped out of the few compared. One git process."""
     listing = git(["log", "--no-walk=unsorted", "--format=%H %T", "HEAD", *tips], git_dir=git_dir).split()
     trees = dict(zip(listing[2::2], listing[3::2], strict=True))
-    seen = {listing[1]}
-    found: list[str] = []
-    for tip in tips:
-        tree = trees.get(tip)
-        if tree not in seen:
-            seen.add(tree or tip)
-            found.append(tip)
-    return listing[1], found
+    return listing[1], [tip for tip in tips if trees.get(tip) != listing[1]]
 
 
 def _orig_head(git_dir: str) -> list[str]:
