@@ -46,6 +46,7 @@ CUT_SHORT = ("release was cut short: the process releasing it ended before it fi
 #: up on a checkout the other release left held.
 LOCK_WAIT_S = 2.0
 DETACHED_LOCK_WAIT_S = 60.0
+UNRELEASED = frozenset({"active", "cut_short"})
 #: How long the detached release waits for the registry to mark a SessionEnd the hook could not.
 MARK_WAIT_S = 30.0
 
@@ -86,15 +87,16 @@ def _ours(entry: object) -> bool:
 def release_checkout(path: str, *, session: str | None = None,
                      process: checkouts.Process | None = None, trash: bool | None = False,
                      dry_run: bool = False, lock_wait_s: float = LOCK_WAIT_S,
-                     spawn: bool = True, again: bool = True) -> Release:
+                     spawn: bool = True, states: frozenset[str] | None = None) -> Release:
     """Release the session checkout at `path` now, or finish a release that was cut short.
 
     `session` and `process` (the session ending, or starting and about to claim it) hold
     nothing here. `trash`: True moves every folder into the trash for one detached purge
     (spawned here unless `spawn=False`), False purges here. `dry_run` judges and measures,
     and writes nothing. `lock_wait_s`: how long it waits for another release of it before
-    it answers `busy`. `again=False` (a SessionEnd's release) does nothing to a checkout
-    released since nobody last claimed it: another ending's release did it. A purge running
+    it answers `busy`. `states`: the record states in which it runs, judged under that lock
+    (None: any): a SessionEnd's release leaves one released by another ending's since the
+    last claim; a SessionStart finishes only a `cut_short` one. A purge running
     meanwhile never takes a folder it is still judging (the trash keeps it pending until its
     journal line: app/core/trash.py). A checkout whose folder (or the folder above it) is
     now a symlink is `not_managed`: what it points at is not the checkout."""
@@ -117,9 +119,10 @@ def release_checkout(path: str, *, session: str | None = None,
         return _judge(key, entry, session, process, dry_run=True)
     try:
         with locked(_lock_of(key), wait_s=lock_wait_s):
-            if not again and (checkouts.registry().get(key) or {}).get("state") == "released":
-                log(f"release: {key}: already released by another ending; nothing to do")
-                return Release(key, "released", "released")
+            now = str((checkouts.registry().get(key) or {}).get("state") or "active")
+            if states is not None and now not in states:
+                log(f"release: {key}: already {now}; nothing to do")
+                return Release(key, "released" if now == "released" else "held", now)
             result = _release(key, session, process, trash, spawn)
     except StateBusy:
         log(f"release: {key}: another release of it still runs; nothing done")
@@ -356,7 +359,7 @@ def _child_main(argv: list[str]) -> int:
     for path in dict.fromkeys(p for p in wanted if isinstance(p, str)):
         try:
             done = release_checkout(path, session=session, process=process, trash=True, spawn=False,
-                                    lock_wait_s=DETACHED_LOCK_WAIT_S, again=False)
+                                    lock_wait_s=DETACHED_LOCK_WAIT_S, states=UNRELEASED)
         except Exception as exc:  # noqa: BLE001 - a detached job logs, never prints
             log(f"release: {path} failed: {type(exc).__name__}: {exc}")
             continue

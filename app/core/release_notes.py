@@ -38,12 +38,26 @@ def session_start_context(session_id: str, cwd: str | None, source: object) -> s
         return ""
     process = claude_process()
     for key, entry in checkouts.claimable(session_id, cwd).items():
-        if entry.get("state") == "cut_short":
-            done = release_checkout(key, session=session_id, process=process, trash=True)
+        if entry.get("state") == "cut_short" and not _still_releasing(entry):
+            # only one whose process is gone: a release still running is stopped by the claim
+            # below, never finished here with this session's own hold left out
+            done = release_checkout(key, session=session_id, process=process, trash=True,
+                                    states=frozenset({"cut_short"}))
             log(f"release: {key}: a release cut short, finished at session start: {done.status}")
     notes = [reinstall_note(c.path, c.last_release) for c in checkouts.claim(session_id, cwd, process, source)
              if c.last_release]
     return "\n\n".join(n for n in notes if n)
+
+
+def _still_releasing(entry: dict[str, Any]) -> bool:
+    """Whether the process that wrote the record's `cut_short` still runs (mid-release)."""
+    from app.core.sessions import process_running
+
+    cut = entry.get("cut_short")
+    pid = cut.get("pid") if isinstance(cut, dict) else None
+    start = cut.get("proc_start") if isinstance(cut, dict) else None
+    return (type(pid) is int and (start is None or isinstance(start, str))
+            and process_running(pid, start))
 
 
 def _size(count: int) -> str:

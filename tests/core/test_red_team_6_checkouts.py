@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -262,6 +264,50 @@ def test_resume_of_an_old_session_into_a_released_checkout_holds_it_and_is_told(
     assert (checkout / "node_modules" / "pkg").is_dir()
     assert again.start("resume") == ""  # told once
 
+
+
+def test_a_session_starting_while_the_release_runs_stops_the_rest_and_is_told_what_went(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    # SessionStart racing SessionEnd's detached release: the new session's claim stops the
+    # deletions not yet done. Its own SessionStart must not finish that release for it (with
+    # its own hold left out) once the running one lets go of the lock.
+    claude, checkout = session_checkout(claudes, repo, "racing")
+    for i in range(40):
+        folder = checkout / f"pkg{i:02d}" / "node_modules"
+        folder.mkdir(parents=True)
+        for j in range(150):
+            (folder / f"f{j}").write_text("x")
+    claude.end()
+    claude.exit()
+    pid: list[int] = []
+
+    def caught() -> bool:
+        cut = registry(sandbox)[str(checkout)].get("cut_short")
+        if isinstance(cut, dict) and isinstance(cut.get("pid"), int):
+            os.kill(cut["pid"], signal.SIGSTOP)  # the release, midway
+            pid.append(cut["pid"])
+        return bool(pid)
+
+    assert wait_for(caught, 20), registry(sandbox)
+    try:
+        newcomer = claudes(checkout)
+        notes: list[str] = []
+        starting = threading.Thread(target=lambda: notes.append(newcomer.start()))
+        starting.start()
+        time.sleep(0.5)  # its SessionStart waits for the release's lock
+    finally:
+        os.kill(pid[0], signal.SIGCONT)
+    starting.join(60)
+    assert wait_for(lambda: not os.path.exists(f"/proc/{pid[0]}") or
+                    Path(f"/proc/{pid[0]}/stat").read_text().split()[2] == "Z", 30)
+    left = sorted(p.parent.name for p in checkout.glob("pkg*/node_modules"))
+    assert left, "the release was caught after its last folder: nothing to test"
+    entry = registry(sandbox)[str(checkout)]
+    assert entry["state"] == "active" and entry["sessions"][newcomer.session_id] is True
+    gone = {f"pkg{i:02d}" for i in range(40)} - set(left)
+    journaled = {Path(str(p)).parent.name for p in released_paths() if "/pkg" in str(p)}
+    assert journaled == gone
+    assert all(f"pkg{i}/node_modules" not in notes[0] for i in left), notes
 
 # --- the registry file -------------------------------------------------------------------------
 
