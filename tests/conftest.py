@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from app.core.bounds import DEFAULTS
+from tests import support
 from tests.support import SandboxEnv, make_sandbox
+
+
+@pytest.fixture(scope="session", autouse=True)
+def repo_templates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """make_repo copies the repositories it made before from here (see make_repo)."""
+    support.REPO_TEMPLATES = tmp_path_factory.mktemp("repo-templates")
 
 
 @pytest.fixture(autouse=True)
