@@ -396,6 +396,38 @@ def test_an_immutable_journal_keeps_the_folder(sandbox: SandboxEnv) -> None:
     assert (root / "second" / "sub").is_dir() and trash_entries() == []
 
 
+@needs_root
+def test_an_append_only_journal_still_takes_its_lines(sandbox: SandboxEnv) -> None:
+    """`chattr +a` on the journal: lines are only ever appended, so removals go on."""
+    root = sandbox.user_tmp
+    (root / "first").mkdir()
+    (root / "second" / "sub").mkdir(parents=True)
+    removal.remove(root / "first", root, "gc", trash=False)
+    journal_file = paths.journal_file()
+    if subprocess.run(["chattr", "+a", str(journal_file)], capture_output=True, check=False).returncode:
+        pytest.skip("chattr +a is not supported here")
+    try:
+        done = removal.remove(root / "second", root, "gc", trash=True, spawn=False)
+    finally:
+        subprocess.run(["chattr", "-a", str(journal_file)], capture_output=True, check=False)
+    assert done.status == "removed" and not (root / "second").exists()
+    assert [e["result"] for e in journal.read_entries()] == ["removed", "removed"]
+
+
+@needs_root
+def test_what_another_user_put_inside_the_removers_own_folder_goes_with_it(sandbox: SandboxEnv) -> None:
+    """The decision written down: the owner check is on the removed path itself. root's own
+    output goes whole, another user's file inside it too, as `rm -r` by its owner would."""
+    root = sandbox.user_tmp
+    top = root / "mine"
+    (top / "shared").mkdir(parents=True)
+    (top / "shared").chmod(0o1777)
+    (top / "shared" / "theirs.txt").write_text("x")
+    os.chown(top / "shared" / "theirs.txt", 4242, 4242)
+    done = removal.remove(top, root, "gc", trash=False)
+    assert (done.status, done.files) == ("removed", 1) and not top.exists()
+
+
 # --- a purge killed at random moments --------------------------------------------------------
 
 
@@ -480,10 +512,13 @@ def test_read_only_and_closed_folders_of_the_users_own_are_purged_whole(sandbox:
 
 
 @needs_root
-def test_an_immutable_file_in_a_purged_tree_stays_alone_and_is_tried_once_a_purge(sandbox: SandboxEnv) -> None:
-    """`chattr +i` on one file: the folder was journaled and moved, the purge takes all the
-    rest and leaves that file (and the folders down to it) in the trash, tried once by each
-    later purge and logged; once the flag is cleared, the next purge finishes it."""
+@pytest.mark.parametrize(("flag", "on"), [("+i", "a/b/stuck"), ("+a", "a/b/stuck"), ("+a", "a/b")])
+def test_an_immutable_file_in_a_purged_tree_stays_alone_and_is_tried_once_a_purge(
+        sandbox: SandboxEnv, flag: str, on: str) -> None:
+    """`chattr +i` or `+a` on one file, or `+a` on a folder (nothing in it can be unlinked):
+    the folder was journaled and moved, the purge takes all the rest and leaves that file
+    (and the folders down to it) in the trash, tried once by each later purge; once the flag
+    is cleared, the next purge finishes it."""
     root = sandbox.user_tmp
     top = root / "out"
     (top / "a" / "b").mkdir(parents=True)
@@ -491,8 +526,9 @@ def test_an_immutable_file_in_a_purged_tree_stays_alone_and_is_tried_once_a_purg
         (top / "a" / f"f{i}").write_text("x")
     stuck = top / "a" / "b" / "stuck"
     stuck.write_text("x")
-    if subprocess.run(["chattr", "+i", str(stuck)], capture_output=True, check=False).returncode:
-        pytest.skip("chattr +i is not supported here")
+    flagged = top / on
+    if subprocess.run(["chattr", flag, str(flagged)], capture_output=True, check=False).returncode:
+        pytest.skip(f"chattr {flag} is not supported here")
     try:
         done = removal.remove(top, root, "gc", trash=True, spawn=False)
         assert done.status == "removed" and not top.exists()
@@ -502,9 +538,8 @@ def test_an_immutable_file_in_a_purged_tree_stays_alone_and_is_tried_once_a_purg
             left = [str(p.relative_to(paths.trash_dir() / entry)) for p in (paths.trash_dir() / entry).rglob("*")]
             assert sorted(left) == ["a", "a/b", "a/b/stuck"]
     finally:
-        for place in paths.trash_dir().rglob("stuck"):
-            subprocess.run(["chattr", "-i", str(place)], capture_output=True, check=False)
-        subprocess.run(["chattr", "-i", str(stuck)], capture_output=True, check=False)
+        for place in [*paths.trash_dir().rglob(os.path.basename(on)), flagged]:
+            subprocess.run(["chattr", "-" + flag[1:], str(place)], capture_output=True, check=False)
     removal.purge_trash(wait_s=5)
     assert trash_entries() == []
     assert [e["result"] for e in journal.read_entries()] == ["removed"]
