@@ -105,6 +105,48 @@ def test_a_hard_linked_memory_file_is_refused_and_both_names_keep_their_bytes(sa
     assert index.read_bytes() == b"- [Ports](ports.md) - ports\n" and os.stat(index).st_nlink == 2
 
 
+_CLAUDE_EDITS_IN_PLACE = """
+import os, sys, time
+path, stop, report = sys.argv[1], sys.argv[2], sys.argv[3]
+folder = os.path.dirname(path)
+
+def temp_there():
+    return any(name.endswith(".tmp") for name in os.listdir(folder))
+
+while not os.path.exists(stop):
+    if temp_there():  # supersede has read the file and is writing its new text
+        before = os.stat(path)
+        with open(path, "r+b") as fh:  # the Edit tool: same file, same length
+            fh.write(b"- The port is 9090")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # one clock tick
+        with open(report, "w") as fh:
+            fh.write("before the rename" if temp_there() else "too late")
+        break
+    time.sleep(0.0002)
+"""
+
+
+def test_an_edit_claude_makes_while_supersede_writes_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude edits the memory file in place right after supersede read it (while supersede's
+    temp file is there), keeping its length and, within one clock tick, its time: supersede
+    must see the new bytes and write nothing."""
+    path = memory(sandbox) / "ports.md"
+    path.write_bytes(b"- The port is 8080\n- The host is a\n")
+    stop, report = tmp_path / "stop", tmp_path / "report"
+    claude = subprocess.Popen([sys.executable, "-c", _CLAUDE_EDITS_IN_PLACE, str(path), str(stop), str(report)])
+    try:
+        time.sleep(0.3)  # its interpreter is up and watching
+        code, out, err = supersede(path, 1, "use 9090")
+    finally:
+        stop.touch()
+        claude.wait(30)
+    if not report.exists() or report.read_text() != "before the rename":
+        pytest.skip("supersede's temp file came and went faster than the watcher (a file system without fsync cost)")
+    one_line_refusal(code, out, err, "changed while it was being written", "nothing changed")
+    assert path.read_bytes() == b"- The port is 9090\n- The host is a\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["ports.md"]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root (sudo claudetto) writes another user's file")
 def test_a_memory_file_rewritten_under_sudo_stays_the_users(sandbox: SandboxEnv) -> None:
     """`sudo claudetto supersede` (or the dashboard run as root): the corrected file and the
