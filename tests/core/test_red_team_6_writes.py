@@ -490,3 +490,52 @@ def test_a_checkout_that_cannot_be_recorded_is_not_left_behind(
     assert not (repo / ".claude" / "worktrees" / "feat").exists()
     assert "worktree-feat" not in subprocess.run(["git", "branch", "--list"], cwd=repo, capture_output=True,
                                                  text=True, check=True).stdout
+
+
+def test_claudetto_home_through_a_symlink_is_written_where_it_points(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "dotfiles-state"
+    real.mkdir()
+    link = tmp_path / "state-link"
+    link.symlink_to(real)
+    monkeypatch.setenv("CLAUDETTO_HOME", str(link))
+    project = make_repo(tmp_path / "project")
+    done = run_hook({"hook_event_name": "PostToolUse", "session_id": "s-6", "transcript_path": "",
+                     "cwd": str(project), "tool_name": "Edit", "tool_response": {},
+                     "tool_input": {"file_path": str(project / "README.md"), "old_string": "a", "new_string": "b"}},
+                    cwd=project)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert link.is_symlink() and str(project / "README.md") in (real / "ledger.json").read_text()
+
+
+def _immutable(folder: Path, on: bool) -> bool:
+    return subprocess.run(["chattr", "+i" if on else "-i", str(folder)], capture_output=True, check=False).returncode == 0
+
+
+def test_a_read_only_claudetto_home_loses_nothing_and_says_so(sandbox: SandboxEnv, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLAUDETTO_HOME on a file system that takes no write (here: an immutable folder, which
+    refuses even root): the prompt and tool hooks stay silent, the state keeps its bytes, and
+    supersede says in one line why it wrote nothing."""
+    state = tmp_path / "ro-state"
+    state.mkdir()
+    ledger = b'{"version": 1, "files": {}}'
+    (state / "ledger.json").write_bytes(ledger)
+    monkeypatch.setenv("CLAUDETTO_HOME", str(state))
+    path = memory(sandbox) / "ports.md"
+    path.write_bytes(b"- The port is 8080\n")
+    project = make_repo(tmp_path / "project")
+    if not _immutable(state, True):
+        pytest.skip("chattr +i is not available here")
+    try:
+        base = {"session_id": "s-6", "transcript_path": "", "cwd": str(project)}
+        for payload in ({**base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_response": {},
+                         "tool_input": {"file_path": str(project / "README.md"), "old_string": "a", "new_string": "b"}},
+                        {**base, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}):
+            done = run_hook(payload, cwd=project)
+            assert (done.returncode, done.stdout, done.stderr) == (0, b"", b""), payload["hook_event_name"]
+        one_line_refusal(*supersede(path, 1), "cannot take the memory write lock", "nothing changed")
+    finally:
+        _immutable(state, False)
+    assert (state / "ledger.json").read_bytes() == ledger and sorted(p.name for p in state.iterdir()) == ["ledger.json"]
+    assert path.read_bytes() == b"- The port is 8080\n"
