@@ -539,3 +539,24 @@ def test_a_read_only_claudetto_home_loses_nothing_and_says_so(sandbox: SandboxEn
         _immutable(state, False)
     assert (state / "ledger.json").read_bytes() == ledger and sorted(p.name for p in state.iterdir()) == ["ledger.json"]
     assert path.read_bytes() == b"- The port is 8080\n"
+
+
+def test_an_included_file_the_disk_cannot_hold_leaves_no_half_copy(tmp_path: Path) -> None:
+    """The disk fills up half way through a `.worktreeinclude` copy (here: a file size limit on
+    the hook's process): the half copy is taken back, the rest of the checkout is made."""
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": "*.bin\n.env\n",
+                                               ".worktreeinclude": "*.bin\n.env\n"})
+    (repo / "model.bin").write_bytes(os.urandom(3 << 20))
+    (repo / ".env").write_bytes(b"TOKEN=1\n")
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    made = subprocess.run([sys.executable, "-P", "-m", "hooks"], input=json.dumps(
+        {"hook_event_name": "WorktreeCreate", "cwd": str(repo), "name": "agent-a1b2c3d", "session_id": "s-6",
+         "transcript_path": "/t"}).encode(), capture_output=True, cwd=str(repo), preexec_fn=limited, timeout=120,
+        check=False)
+    assert made.returncode == 0, made.stderr
+    target = Path(made.stdout.decode().strip().splitlines()[-1])
+    assert not (target / "model.bin").exists()
+    assert (target / ".env").read_bytes() == b"TOKEN=1\n" and (target / "README.md").read_bytes() == b"x\n"
