@@ -17,7 +17,7 @@ import pytest
 
 from app.core import gc, journal, paths, removal
 from app.core.sessions import proc_start_time
-from tests.support import SandboxEnv, git, make_repo, run_cli, set_mtime
+from tests.support import SandboxEnv, git, make_repo, many_files, run_cli, set_mtime
 from tests.support import add_record as record
 
 DAY = 86_400
@@ -290,8 +290,7 @@ def test_a_removal_killed_halfway_is_all_or_nothing(sandbox: SandboxEnv) -> None
     for d in range(40):
         sub = temp / f"d{d}"
         sub.mkdir(parents=True)
-        for f in range(1000):
-            (sub / f"f{f}").write_bytes(b"")
+        many_files(sub, [f"f{f}" for f in range(1000)])
     total = files_under(temp)
     set_mtime(temp, OLD)
     record("s1", temp)

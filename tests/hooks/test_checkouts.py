@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from app.core.sessions import proc_start_time
-from tests.support import SandboxEnv, git, make_repo
+from tests.support import SandboxEnv, git, make_repo, many_files
 
 # A stand-in for Claude: it runs each hook payload it reads (one JSON line) as its own child,
 # the way Claude runs a command hook, and answers with the hook's exit code and output.
@@ -371,8 +371,7 @@ def test_session_end_returns_at_once_whatever_the_size(
     modules = checkout / "node_modules"
     for d in range(100):
         (modules / f"p{d}").mkdir(parents=True)
-        for i in range(200):  # 20,000 files
-            (modules / f"p{d}" / f"f{i}.js").write_bytes(b"x")
+        many_files(modules / f"p{d}", [f"f{i}.js" for i in range(200)], b"x")  # 20,000 files
     answer = claude.end()
     assert answer["took"] < 1.5, answer
     assert wait_for(lambda: released(sandbox, checkout), 60)
