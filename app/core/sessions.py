@@ -267,15 +267,18 @@ def _other_configs_sessions() -> list[Session]:
     (`CLAUDE_CONFIG_DIR=~/.claude-work claude`, for a second account): they share Claude's
     temp folder, which depends on the uid only. Found in the environment each running process
     of the same home started with (another home is another user's world, a sandbox, a test
-    of its own). Only what such a session is known to hold counts (its id, its cwd); a file
-    there that cannot be read makes nothing unsure, since nothing says it is a Claude's."""
-    own = os.path.realpath(paths.sessions_dir())
+    of its own). The default `~/.claude` is read too: a Claude started without
+    CLAUDE_CONFIG_DIR names no folder in its environment. Only what such a session is known to
+    hold counts (its id, its cwd); a file there that cannot be read makes nothing unsure, since
+    nothing says it is a Claude's."""
+    seen = {os.path.realpath(paths.sessions_dir())}
     found: list[Session] = []
     from app.core.processes import config_dirs_of_processes
 
-    for config in config_dirs_of_processes(os.environ.get("HOME")):
+    for config in [os.path.join(paths.home_str(), ".claude"), *config_dirs_of_processes(os.environ.get("HOME"))]:
         folder = os.path.realpath(os.path.join(config, "sessions"))
-        if folder != own:
+        if folder not in seen:
+            seen.add(folder)
             found += [s for s in read_sessions(folder=Path(folder)) if not s.unreadable]
     return found
 

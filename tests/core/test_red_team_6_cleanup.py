@@ -440,9 +440,6 @@ def test_a_patch_applied_with_git_am_on_a_detached_head_and_left_keeps_the_workt
 # --- two accounts: the cleanup runs in the second one, a session of the first one runs --------
 
 
-@pytest.mark.xfail(strict=True, reason="sessions.liveness reads the other config folders only of processes "
-                   "started WITH CLAUDE_CONFIG_DIR; a Claude on the default ~/.claude is never read when "
-                   "the cleanup runs under a custom one (fix in app/core/sessions.py, see the round-six report)")
 def test_a_live_session_of_the_default_config_keeps_its_folder_when_the_cleanup_runs_in_another(
         sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`claude` (the personal account, `~/.claude`) resumed an old session; a session of the
