@@ -187,7 +187,7 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
     # With its process known, the ending one is told by that process alone: the same id
     # resumed in a second Claude (`claude --resume ID` in another terminal) still runs there.
     live = liveness(ending_session=ending_session if ending_pid is None else None, ending_pid=ending_pid)
-    leaving = exiting(entry)
+    leaving = frozenset(p[0] for p in exiting(entry))
     counted = [s for s in live.sessions if s.pid not in leaving]
     found = _recorded_holders(entry, frozenset(s.session_id for s in counted if s.session_id),
                               ending_session, ending_pid, leaving)
@@ -200,7 +200,7 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
     return found
 
 
-def exiting(entry: dict[str, Any]) -> frozenset[int]:
+def exiting(entry: dict[str, Any]) -> list[Process]:
     """The Claude processes that ended a session of this checkout for good and still run:
     each exits right after its hooks and holds nothing (two sessions ending at once would
     each see the other running, and neither release let go). A reused pid is not one."""
@@ -208,7 +208,12 @@ def exiting(entry: dict[str, Any]) -> frozenset[int]:
 
     given = entry.get("exiting")
     found = [as_process(p) for p in given] if isinstance(given, list) else []
-    return frozenset(p[0] for p in found if p is not None and process_running(*p))
+    return [p for p in found if p is not None and process_running(*p)]
+
+
+def strings(value: object) -> list[str]:
+    """The text items of a recorded list; [] for anything else (a record of another shape)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _recorded_holders(entry: dict[str, Any], live_ids: frozenset[str], ending_session: str | None,
@@ -294,12 +299,7 @@ def _mark_ended(path: str, entry: dict[str, Any], session_id: str, reason: objec
 
 def _set_exiting(entry: dict[str, Any], process: Process, on: bool) -> None:
     """Add (or take back) `process` among the exiting ones; those gone are dropped."""
-    from app.core.sessions import process_running
-
-    given = entry.get("exiting")
-    kept = [p for p in (as_process(v) for v in (given if isinstance(given, list) else []))
-            if p is not None and p[0] != process[0] and process_running(*p)]
-    kept += [process] if on else []
+    kept = [p for p in exiting(entry) if p[0] != process[0]] + ([process] if on else [])
     if kept:
         entry["exiting"] = [list(p) for p in kept]
     else:
@@ -358,8 +358,8 @@ def claim(session_id: str, cwd: str | None, process: Process | None, source: obj
             cut = entry.pop("cut_short", None)
             if isinstance(cut, dict):  # not finished: say what its first part took
                 entry["last_release"] = {"time": cut.get("time"), "session": cut.get("session"),
-                                         "deleted": [r for r in cut.get("planned") or []
-                                                     if isinstance(r, str) and not os.path.lexists(os.path.join(key, r))],
+                                         "deleted": [r for r in strings(cut.get("planned"))
+                                                     if not os.path.lexists(os.path.join(key, r))],
                                          "bytes": None, "kept": [], "cut_short": True}
             last = entry.get("last_release")
             told = None

@@ -231,11 +231,10 @@ def _cut_short(records: dict[str, Any], key: str, plan: list[str], session: str 
     if who:
         return str(entry.get("state") or "active"), who
     before = entry.get("cut_short")
-    earlier = before.get("planned") if isinstance(before, dict) else None
+    earlier = checkouts.strings(before.get("planned") if isinstance(before, dict) else None)
     entry["state"] = "cut_short"
     entry["cut_short"] = {"time": _now(), "pid": os.getpid(), "proc_start": start_of(os.getpid()),
-                          "session": session, "failure": CUT_SHORT,
-                          "planned": sorted(set(plan) | {r for r in earlier or [] if isinstance(r, str)})}
+                          "session": session, "failure": CUT_SHORT, "planned": sorted(set(plan) | set(earlier))}
     return "cut_short", []
 
 
@@ -245,8 +244,8 @@ def _released(key: str, record: dict[str, Any], verdicts: list[Verdict],
     last release, and the checkout `released` unless somebody claimed it meanwhile.
     (state, deleted paths, bytes freed)."""
     cut = record.get("cut_short")
-    earlier = cut.get("planned") if isinstance(cut, dict) else None
-    gone = [rel for rel in (earlier or []) if isinstance(rel, str) and not os.path.lexists(os.path.join(key, rel))]
+    earlier = checkouts.strings(cut.get("planned") if isinstance(cut, dict) else None)
+    gone = [rel for rel in earlier if not os.path.lexists(os.path.join(key, rel))]
     deleted = sorted(set(gone) | {os.path.relpath(v.path, key) for v in verdicts if v.action == "remove"})
     freed = sum(v.size or 0 for v in verdicts if v.action == "remove")
 
@@ -257,8 +256,7 @@ def _released(key: str, record: dict[str, Any], verdicts: list[Verdict],
         last = entry.get("last_release")
         # a release before this one that no starting session was told of yet: its note stays
         untold: dict[str, Any] = last if isinstance(last, dict) and not last.get("told") else {}
-        gone = untold.get("deleted")
-        earlier = [r for r in gone if isinstance(r, str)] if isinstance(gone, list) else []
+        earlier = checkouts.strings(untold.get("deleted"))
         before = untold["bytes"] if type(untold.get("bytes")) is int else 0
         entry["last_release"] = {"time": _now(), "session": session, "deleted": sorted(set(deleted) | set(earlier)),
                                  "bytes": freed + before, "told": None,

@@ -90,7 +90,7 @@ def reinstall_commands(checkout: str, deleted: list[str]) -> list[str]:
 
 def reinstall_note(checkout: str, last: dict[str, Any]) -> str:
     """What the last release of `checkout` deleted and how to reinstall it, for the model."""
-    deleted = [rel for rel in last.get("deleted") or [] if isinstance(rel, str)]
+    deleted = checkouts.strings(last.get("deleted"))
     if not deleted:
         return ""
     shown = ", ".join(printable(rel) for rel in deleted[:NOTE_MAX_PATHS])

@@ -373,6 +373,38 @@ def test_a_registry_written_by_an_older_version_is_read_and_released(
     assert released(sandbox, checkout) and scratch_gone(checkout) and tmp_intact(checkout)
 
 
+
+@pytest.mark.parametrize("odd", [
+    {"cut_short": {"planned": 5, "pid": "x"}, "state": "cut_short"},
+    {"cut_short": {"planned": "node_modules"}, "state": "cut_short"},
+    {"last_release": {"deleted": 7, "bytes": "many"}},
+    {"last_release": {"deleted": "node_modules", "told": None}},
+    {"exiting": {"1": 2}, "processes": ["not", "a", "map"], "handover": "yes"},
+    {"exiting": [[True, None], [-1, 5], "x"], "sessions": {"gone-id": "yes"}},
+])
+def test_a_record_with_fields_of_another_shape_is_still_claimed_and_released(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], odd: dict[str, object]) -> None:
+    # A record another version wrote (or a hand edit): a field of another type must never stop
+    # a session from claiming its checkout, nor the release once every session has ended.
+    claude, checkout = session_checkout(claudes, repo, "odd-fields")
+    file = sandbox.state / "checkouts.json"
+    data = json.loads(file.read_text())
+    entry = data["checkouts"][str(checkout)]
+    entry.update(odd)
+    if "sessions" in odd:
+        entry["sessions"][claude.session_id] = True
+    file.write_text(json.dumps(data))
+    claude.start("resume")
+    entry = registry(sandbox)[str(checkout)]
+    assert entry["state"] == "active" and entry["sessions"][claude.session_id] is True, entry
+    if "cut_short" not in odd:  # a cut-short release is finished first, by design
+        assert (checkout / "node_modules" / "pkg" / "f0").exists()
+    claude.end()
+    claude.exit()
+    assert wait_for(lambda: logs(sandbox).count(": released;") == 1 + ("cut_short" in odd)), logs(sandbox)
+    assert released(sandbox, checkout) and scratch_gone(checkout) and tmp_intact(checkout), logs(sandbox)
+    assert "failed" not in logs(sandbox) and "Traceback" not in logs(sandbox), logs(sandbox)
+
 # --- names and places -------------------------------------------------------------------------
 
 
