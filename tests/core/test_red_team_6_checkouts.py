@@ -179,10 +179,10 @@ def mounted(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
     """Mount a tmpfs on a folder (as a user's bind mount or a RAM disk for a cache)."""
     done: list[Path] = []
 
-    def mount(where: Path) -> Path:
+    def mount(where: Path, source: Path | None = None) -> Path:
         where.mkdir(parents=True, exist_ok=True)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "claudetto-test", str(where)],
-                          capture_output=True, check=False).returncode != 0:
+        how = ["--bind", str(source)] if source else ["-t", "tmpfs", "-o", "size=8m", "claudetto-test"]
+        if subprocess.run(["mount", *how, str(where)], capture_output=True, check=False).returncode != 0:
             pytest.skip("no permission to mount here")
         done.append(where)
         return where
@@ -202,7 +202,33 @@ def test_scratch_that_is_or_holds_a_mount_point_keeps_what_is_mounted(
     declare(checkout, "node_modules")  # declared: the default never looks across a mount
     ended(claude, sandbox, checkout)
     assert (mount / "data.bin").read_text() == "what lives on the other file system\n"
-    assert os.path.ismount(mount)
+    assert mounted_at(mount)
+
+
+@pytest.mark.parametrize("declared", [False, True])
+@pytest.mark.parametrize("where", ["node_modules", "web/node_modules", "node_modules/.cache"])
+def test_a_bind_mount_of_the_users_folder_in_scratch_keeps_the_users_files(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path,
+        mounted: Callable[..., Path], where: str, declared: bool) -> None:
+    # A bind mount of a folder on the same file system has the same st_dev: only the mount
+    # table tells it. Its files are the user's, wherever else they are seen.
+    claude, checkout = session_checkout(claudes, repo, "bound")
+    users = tmp_path / "users-own"
+    users.mkdir()
+    (users / "thesis.tex").write_text("the only copy\n")
+    mount = mounted(checkout / where, users)
+    if declared:
+        declare(checkout, "node_modules", "web/node_modules")
+    ended(claude, sandbox, checkout)
+    assert (users / "thesis.tex").read_text() == "the only copy\n", logs(sandbox)
+    assert (mount / "thesis.tex").exists() and mounted_at(mount), logs(sandbox)
+
+
+def mounted_at(path: Path) -> bool:
+    """Whether the mount table names `path` (a bind mount of the same file system shares its
+    st_dev, so `os.path.ismount` cannot tell)."""
+    points = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    return str(path) in points
 
 
 def declare(checkout: Path, *scratch: str) -> None:
