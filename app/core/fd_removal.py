@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import stat
 
@@ -47,11 +48,12 @@ class Refused(Exception):
 class Tally:
     """What a removal took: non-directories and folders removed, errors, mount points left."""
 
-    __slots__ = ("files", "folders", "errors", "other_fs", "first_error")
+    __slots__ = ("files", "folders", "errors", "other_fs", "first_error", "moved")
 
     def __init__(self) -> None:
         self.files = 0
         self.folders = 0
+        self.moved = 0  # folders moved up to the top (too deep to hold open)
         self.errors = 0
         self.other_fs = 0
         self.first_error: str | None = None
@@ -156,13 +158,15 @@ def empty_dir(top_fd: int, dev: int, tally: Tally) -> None:
     Depth first with an explicit stack of open folders: no recursion limit, one fd a level,
     at most MAX_HELD levels (or as many as the process may open): a folder met deeper is
     first moved up into the top folder (`_hoist`) and emptied from there, so a tree deeper
-    than PATH_MAX, or than a low RLIMIT_NOFILE allows, is still removed whole."""
+    than PATH_MAX, or than a low RLIMIT_NOFILE allows, is still removed whole. A folder of
+    millions of entries is listed LIST_CHUNK at a time (each entry listed costs ~150 bytes
+    until it is taken), again while a chunk takes something."""
     with contextlib.suppress(OSError):
         _let_in(top_fd, os.fstat(top_fd))
-    frames: list[tuple[int, list[os.DirEntry[str]], str]] = [(top_fd, _list(top_fd, tally), "")]
+    frames = [_top_frame(top_fd, tally)]
     hoisted: list[str] = []
     while frames:
-        fd, entries, name = frames[-1]
+        fd, entries, name, mark = frames[-1]
         if entries:
             entry = entries.pop()
             try:
@@ -174,6 +178,8 @@ def empty_dir(top_fd: int, dev: int, tally: Tally) -> None:
                     hoisted.extend(_hoist(fd, entry.name, top_fd, tally))
                 else:  # the top's own child: moving it up would put it where it is
                     tally.error(exc, entry.name)
+        elif mark >= 0 and _progress(tally) > mark:  # a big folder: its next chunk
+            frames[-1] = _top_frame(fd, tally, name)
         elif len(frames) > 1:
             frames.pop()
             os.close(fd)
@@ -192,25 +198,51 @@ def empty_dir(top_fd: int, dev: int, tally: Tally) -> None:
 
 #: Folders held open at once while a tree is emptied (a deeper one is moved up first).
 MAX_HELD = 64
+#: Entries of one folder listed at once (~10 MB); the rest is listed once these are taken.
+LIST_CHUNK = 65_536
 _OUT_OF_FDS = (errno.EMFILE, errno.ENFILE)
+#: An open folder being emptied: its fd, its entries listed and not taken yet, its name in
+#: its parent, and (when only a chunk of it was listed) the progress made before that listing,
+#: else -1.
+_Frame = tuple[int, list[os.DirEntry[str]], str, int]
+
+
+def _progress(tally: Tally) -> int:
+    return tally.files + tally.folders + tally.moved
+
+
+def _chunk(fd: int, name: str, tally: Tally) -> _Frame:
+    """The folder open as `fd` with its first LIST_CHUNK entries (a closed listing of an fd
+    starts again from the top: what was taken is gone from it). Raises OSError."""
+    with os.scandir(fd) as it:
+        entries = list(itertools.islice(it, LIST_CHUNK))
+    return fd, entries, name, _progress(tally) if len(entries) == LIST_CHUNK else -1
+
+
+def _top_frame(fd: int, tally: Tally, name: str = "") -> _Frame:
+    """`_chunk`, with a folder that cannot be listed counted and left with no entries."""
+    try:
+        return _chunk(fd, name, tally)
+    except OSError as exc:
+        tally.error(exc, "list")
+        return fd, [], name, -1
 
 
 class _NoDescriptor(OSError):
     """A folder that cannot be held open now: too deep (MAX_HELD), or no descriptor left."""
 
 
-def _frame(child: int, name: str, tally: Tally, held: int) -> tuple[int, list[os.DirEntry[str]], str]:
+def _frame(child: int, name: str, tally: Tally, held: int) -> _Frame:
     """The open folder `child` with its entries, to empty next; raises _NoDescriptor (closing
     it) when `held` folders are open already, or when listing it finds no descriptor left."""
     try:
         if held >= MAX_HELD:
             raise _NoDescriptor(errno.EMFILE, "too deep to hold open")
-        with os.scandir(child) as it:
-            return child, list(it), name
+        return _chunk(child, name, tally)
     except OSError as exc:
         if not isinstance(exc, _NoDescriptor) and exc.errno not in _OUT_OF_FDS:
             tally.error(exc, "list")
-            return child, [], name
+            return child, [], name, -1
         os.close(child)
         raise _NoDescriptor(exc.errno, exc.strerror) from None
 
@@ -225,6 +257,7 @@ def _hoist(fd: int, name: str, top_fd: int, tally: Tally) -> list[str]:
     except OSError as exc:
         tally.error(exc, name)
         return []
+    tally.moved += 1
     return [new]
 
 
@@ -331,12 +364,3 @@ def _removed(remove: Callable[..., None], name: str, fd: int, tally: Tally) -> b
     except OSError as exc:
         tally.error(exc, name)
         return False
-
-
-def _list(fd: int, tally: Tally) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(fd) as it:
-            return list(it)
-    except OSError as exc:
-        tally.error(exc, "list")
-        return []

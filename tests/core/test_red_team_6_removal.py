@@ -172,6 +172,40 @@ def test_a_folder_of_100000_entries_goes_whole_through_the_trash(sandbox: Sandbo
     assert not top.exists() and trash_entries() == []
 
 
+@pytest.mark.parametrize("stuck", [False, True], ids=["all_go", "one_file_refuses"])
+def test_a_folder_bigger_than_one_listing_is_emptied_a_chunk_at_a_time(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, stuck: bool) -> None:
+    """A folder of millions of entries listed whole costs ~150 bytes an entry in the purge
+    (1.5 GB for ten million). Listed a chunk at a time (a chunk of 100 here), it still goes
+    whole; with a file that refuses to go (listed again with every chunk), the purge stops
+    once a chunk takes nothing more, and leaves only that file."""
+    from app.core import fd_removal
+
+    monkeypatch.setattr(fd_removal, "LIST_CHUNK", 100)
+    root = sandbox.user_tmp
+    top = root / "wide"
+    (top / "sub").mkdir(parents=True)
+    for i in range(1050):
+        (top / f"e{i}").write_text("x")
+    for i in range(250):
+        (top / "sub" / f"e{i}").write_text("x")
+    refusing = top / "sub" / "e7"
+    if stuck and subprocess.run(["chattr", "+i", str(refusing)], capture_output=True, check=False).returncode:
+        pytest.skip("chattr +i is not supported here")
+    try:
+        done = removal.remove(top, root, "gc", trash=False)
+        left = [str(p.relative_to(paths.trash_dir())) for p in paths.trash_dir().rglob("*")]
+    finally:
+        for place in paths.trash_dir().rglob("e7"):
+            subprocess.run(["chattr", "-i", str(place)], capture_output=True, check=False)
+    assert done.status == "removed" and not top.exists()
+    if stuck:
+        assert [name.split("/", 1)[1] for name in left if "/" in name] == ["sub", "sub/e7"]
+        assert done.files == 1299
+    else:
+        assert left == [] and (done.files, done.folders) == (1300, 2)
+
+
 def test_sparse_files_and_hard_links_count_as_du_counts_them(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """A 1 GiB sparse file takes a few blocks; a file linked five times inside and once
     outside counts once; the removal reports what du reports, and the link outside stays."""
