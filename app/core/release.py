@@ -71,7 +71,8 @@ class Release:
 # --- the release ----------------------------------------------------------------------------
 
 
-def _lock_of(key: str) -> str:
+def lock_of(key: str) -> str:
+    """The lock one release of the checkout `key` holds while it runs (WorktreeRemove too)."""
     from app.core.fnv import fnv1a_64, hex64
 
     return os.path.join(paths.claudetto_home_str(), "releases", hex64(fnv1a_64(os.fsencode(key))))
@@ -118,7 +119,7 @@ def release_checkout(path: str, *, session: str | None = None,
     if dry_run:
         return _judge(key, entry, session, process, dry_run=True)
     try:
-        with locked(_lock_of(key), wait_s=lock_wait_s):
+        with locked(lock_of(key), wait_s=lock_wait_s):
             now = str((checkouts.registry().get(key) or {}).get("state") or "active")
             if states is not None and now not in states:
                 log(f"release: {key}: already {now}; nothing to do")

@@ -65,13 +65,19 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
     project = entries[key].get("project")
     if not isinstance(project, str):
         return kept("no_project")
+    from app.core.release import LOCK_WAIT_S, lock_of
     from app.core.sessions import liveness
+    from app.core.state import StateBusy, locked
     from app.core.worktrees import remove_worktree
 
-    others = liveness(ending_session=session_id if process is None else None,
-                      ending_pid=process[0] if process is not None else None).cwds
-    result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id,
-                             asking_session=session_id)
+    try:  # a release moving its scratch aside meanwhile would judge, and put back, in a gone folder
+        with locked(lock_of(key), wait_s=LOCK_WAIT_S):
+            others = liveness(ending_session=session_id if process is None else None,
+                              ending_pid=process[0] if process is not None else None).cwds
+            result = remove_worktree(real, project, live_cwds=others, period_s=0, session=session_id,
+                                     asking_session=session_id)
+    except StateBusy:
+        return kept("not_removed", "a release of its scratch is running")
     if folder_gone(path) is not True:
         if result.status == "kept":
             return kept(result.verdict.reason)

@@ -305,16 +305,7 @@ def test_a_session_starting_while_the_release_runs_stops_the_rest_and_is_told_wh
             (folder / f"f{j}").write_text("x")
     claude.end()
     claude.exit()
-    pid: list[int] = []
-
-    def caught() -> bool:
-        cut = registry(sandbox)[str(checkout)].get("cut_short")
-        if isinstance(cut, dict) and isinstance(cut.get("pid"), int):
-            os.kill(cut["pid"], signal.SIGSTOP)  # the release, midway
-            pid.append(cut["pid"])
-        return bool(pid)
-
-    assert wait_for(caught, 20), registry(sandbox)
+    pid = [stop_the_release(sandbox, checkout)]
     try:
         newcomer = claudes(checkout)
         notes: list[str] = []
@@ -334,6 +325,47 @@ def test_a_session_starting_while_the_release_runs_stops_the_rest_and_is_told_wh
     journaled = {Path(str(p)).parent.name for p in released_paths() if "/pkg" in str(p)}
     assert journaled == gone
     assert all(f"pkg{i}/node_modules" not in notes[0] for i in left), notes
+
+
+def stop_the_release(sandbox: SandboxEnv, checkout: Path) -> int:
+    """SIGSTOP the detached release of `checkout` once it has said "cut short": midway."""
+    pid: list[int] = []
+
+    def caught() -> bool:
+        cut = registry(sandbox)[str(checkout)].get("cut_short")
+        if isinstance(cut, dict) and isinstance(cut.get("pid"), int):
+            os.kill(cut["pid"], signal.SIGSTOP)
+            pid.append(cut["pid"])
+        return bool(pid)
+
+    assert wait_for(caught, 20), registry(sandbox)
+    return pid[0]
+
+
+def test_worktree_remove_while_the_release_runs_keeps_the_checkout_until_it_ends(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    # The release moves each scratch folder aside, judges it there and may put it back: a
+    # removal of the whole checkout meanwhile would leave it nowhere to go back to.
+    claude, checkout = session_checkout(claudes, repo, "removing")
+    shutil.rmtree(checkout / ".tmp")  # nothing but regenerable output: a removable checkout
+    git(repo, "merge", "-q", "--ff-only", "worktree-removing")
+    for i in range(40):
+        (checkout / f"pkg{i:02d}" / "node_modules").mkdir(parents=True)
+        for j in range(150):
+            (checkout / f"pkg{i:02d}" / "node_modules" / f"f{j}").write_text("x")
+    claude.end()
+    claude.exit()
+    pid = stop_the_release(sandbox, checkout)
+    try:
+        other = claudes(repo)
+        answer = other.hook("WorktreeRemove", worktree_path=str(checkout))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert answer["rc"] == 1 and "release" in answer["err"], answer
+    assert checkout.is_dir()
+    assert wait_for(lambda: released(sandbox, checkout)), registry(sandbox)
+    answer = other.hook("WorktreeRemove", worktree_path=str(checkout))
+    assert answer["rc"] == 0 and not checkout.exists(), answer
 
 # --- the registry file -------------------------------------------------------------------------
 
