@@ -120,13 +120,15 @@ def lost_source(records: list[OutputRecord]) -> str | None:
     any `cp` of the call that made it copied, which may lie in it) when it is
     gone now: then the copy is the only one left (`cp -r data "$TMPDIR/bak"`, and a later
     call removed `data`; a clone whose origin was removed even looks pushed). A source in the
-    user's temp folder or a worktrees folder is passed over: outputs go, that is no loss."""
+    user's temp folder or a worktrees folder is passed over: outputs go, that is no loss;
+    unless the hook found it was none (`user_sources`: a project on the scratch disk)."""
     tmp = paths.user_tmp_str()
     for record in records:
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
-        more = evidence.get("sources")
+        more, theirs = evidence.get("sources"), evidence.get("user_sources")
+        theirs = theirs if isinstance(theirs, list) else []
         for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
-            if (isinstance(source, str) and source.startswith("/") and not paths.inside(source, tmp)
+            if (isinstance(source, str) and source.startswith("/") and (source in theirs or not paths.inside(source, tmp))
                     and "/.claude/worktrees/" not in source and not os.path.lexists(source)):
                 return source
     return None

@@ -140,9 +140,40 @@ def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool,
                 made["source"] = source  # gone later, the copy is the only one: the GC keeps it
             if copied:
                 made["sources"] = copied
+            theirs = _users_temp_sources([source, *copied] if source is not None else copied, since)
+            if theirs:
+                made["user_sources"] = theirs
             evidence[path] = made
             kept.append((kind, path))
     return kept
+
+
+def _users_temp_sources(sources: list[str], since: float) -> list[str]:
+    """The sources lying in the user's temp folder that were no output: neither inside a
+    recorded path nor born in this call (`mkdir a && cp -r a b`). A source in the temp folder
+    is passed over when it goes (`gc_records.lost_source`: an output went, no loss), unless
+    it is listed here: on a cluster the temp folder is the scratch disk the projects live on,
+    and a clone of one whose origin the user removed is the only copy left. Only a call copying
+    out of the temp folder pays for this look."""
+    from app.core.paths import inside
+
+    tmp = paths.user_tmp_str()
+    found = [s for s in sources if strictly_inside(s, tmp) and os.path.lexists(s)]
+    if not found:
+        return []
+    from app.core.created import CLOCK_SLACK_S, birth_time
+    from app.core.gc_records import read_records
+
+    outputs = [r.path for r in read_records()]
+    theirs = []
+    for source in found:
+        try:
+            born = birth_time(source) or os.lstat(source).st_ctime
+        except OSError:
+            continue
+        if born < since - CLOCK_SLACK_S and not any(inside(source, o) for o in outputs):
+            theirs.append(source)
+    return theirs
 
 
 #: At most this many copied paths are stored with the outputs of one command.

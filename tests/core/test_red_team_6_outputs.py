@@ -22,13 +22,13 @@ def bash(command: str, cwd: Path, check: bool = True) -> str:
     return subprocess.run(["bash", "-c", command], cwd=cwd, check=check, capture_output=True, text=True).stdout
 
 
-def run_and_record(command: str, cwd: Path, session: str = "s1", check: bool = True) -> str:
+def run_and_record(command: str, cwd: Path, session: str = "s1", check: bool = True, duration_ms: int = 2000) -> str:
     """The Bash call, then the PostToolUse hook Claude runs after it; the call's stdout."""
     out = bash(command, cwd, check)
     payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(cwd), "tool_name": "Bash",
                "tool_input": {"command": command},
                "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
-               "duration_ms": 2000}
+               "duration_ms": duration_ms}
     done = run_hook(payload, cwd=cwd)
     assert done.returncode == 0 and done.stdout == b"", done.stderr
     return out
@@ -321,3 +321,42 @@ def test_a_move_into_an_older_temp_output_a_call_later_keeps_it(
     set_mtime(folder, OLD)
     entries = gc_entries()
     assert (folder / "notes.txt").exists(), entries
+
+
+# --- a project on the scratch disk, copied, then removed -----------------------------------------
+
+
+@pytest.mark.parametrize("copy", ['git clone -q "{src}" "{dst}"', 'cp -r "{src}" "{dst}"'])
+def test_a_copy_of_a_scratch_disk_project_whose_original_the_user_removed_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path, copy: str) -> None:
+    """TMPDIR is the scratch disk (`/scratch/$USER`) where the user's project lives. A session
+    clones it beside it (`$TMPDIR/proj-copy`); later the user removes the original. A source in
+    the temp folder was taken for an output that went ("no loss"), and the clone, whose
+    commits all sit on `origin/main`, looked pushed: a week later the only copy went."""
+    import time
+
+    project = sandbox.user_tmp / "proj"
+    if copy.startswith("git"):
+        make_repo(project, files={"thesis.tex": "the only copy\n"})
+    else:  # a folder without git (a copy of a repository would keep its own commits: `unmerged`)
+        project.mkdir()
+        (project / "thesis.tex").write_text("the only copy\n")
+    time.sleep(3.5)  # the project was there long before the call (its birth outside the window)
+    target = sandbox.user_tmp / "proj-copy"
+    run_and_record(copy.format(src=project, dst=target), tmp_path, duration_ms=100)
+    assert recorded() == [str(target)]
+    run_and_record(f'rm -rf "{project}"', tmp_path)
+    set_mtime(target, OLD)
+    entries = gc_entries()
+    assert (target / "thesis.tex").exists(), entries
+    assert entries[str(target)] == ("kept", "dirty"), entries
+
+
+def test_a_copy_of_a_folder_the_same_call_made_in_the_temp_folder_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """What held: `mkdir a && cp -r a b`, `a` removed later: `a` was the call's own, no loss."""
+    first, second = sandbox.user_tmp / "a", sandbox.user_tmp / "b"
+    run_and_record(f'mkdir "{first}" && echo x > "{first}/f" && cp -r "{first}" "{second}"', tmp_path)
+    assert recorded() == [str(second)]
+    run_and_record(f'rm -rf "{first}"', tmp_path)
+    set_mtime(second, OLD)
+    assert gc_entries()[str(second)] == ("removed", "age")
