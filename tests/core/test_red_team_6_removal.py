@@ -151,6 +151,22 @@ def test_a_deep_tree_is_measured_with_few_descriptors(sandbox: SandboxEnv) -> No
         assert in_child(64, "scan", top, sandbox.user_tmp) == [1500, 1501, 0]
 
 
+def test_clean_reports_a_deep_old_session_folder_whole(sandbox: SandboxEnv) -> None:
+    """`claudetto clean` on a session folder whose scratchpad is 3,000 folders deep: gone,
+    and the report counts every file in it (the scan stopped at PATH_MAX: 2,035 of them)."""
+    session = sandbox.claude_tmp / "-proj" / "0b6f2f4e-1111-2222-3333-444455556666"
+    (session / "tasks").mkdir(parents=True)
+    with cleaned(session):
+        deep_tree(session / "scratchpad", 3000)
+        for path in (session / "scratchpad", session / "tasks", session):
+            set_mtime(path, 60 * 86_400)
+        done = run_cli("clean", "--json", timeout=300)
+        assert done.returncode == 0, done.stderr
+        cleaned_counts = json.loads(done.stdout)["cleaned"]
+        assert (cleaned_counts["folders"], cleaned_counts["files"]) == (1, 3000)
+        assert not session.exists()
+
+
 # --- wide, sparse, linked -------------------------------------------------------------------
 
 
@@ -656,3 +672,15 @@ def test_an_old_output_deeper_than_path_max_is_collected(sandbox: SandboxEnv) ->
         [entry] = [e for e in json.loads(done.stdout)["entries"] if e["path"] == str(top)]
         assert (entry["status"], entry["reason"]) == ("removed", "age")
         assert not top.exists()
+
+
+@pytest.mark.skipif(not as_a_user_works(), reason="needs root and setpriv to act as a plain user")
+def test_a_journal_made_read_only_between_two_removals_keeps_the_second_folder(sandbox: SandboxEnv) -> None:
+    root = sandbox.user_tmp
+    (root / "first").mkdir()
+    (root / "second" / "sub").mkdir(parents=True)
+    assert in_child(256, "here", root / "first", root, AS_A_USER)[0] == "removed"
+    paths.journal_file().chmod(0o444)
+    assert in_child(256, "trash", root / "second", root, AS_A_USER)[:2] == ["kept", "journal"]
+    assert (root / "second" / "sub").is_dir() and trash_entries() == []
+    assert [e["result"] for e in journal.read_entries()] == ["removed"]
