@@ -221,7 +221,7 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
         else:
             files += 1
             if marked and name in _FILE_MARKS:
-                _note_repo(folder, name, repos)
+                _note_repo(folder, fd, name, repos)
             if est.st_nlink > 1 and not tally.first_link(est):
                 continue  # a hard link met before: its blocks count once
         apparent += est.st_size
@@ -229,17 +229,17 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
     tally.add(apparent, blocks, files, folders, errors)
 
 
-def _note_repo(folder: str, name: str, repos: list[str]) -> None:
+def _note_repo(folder: str, fd: int, name: str, repos: list[str]) -> None:
     """A `.git` file marks a linked worktree or a submodule; a `HEAD` file beside `objects/`
-    and `refs/` a bare repository (a `.git` folder itself is its holder's, not one more)."""
-    if name == _GIT or (os.path.basename(folder) != _GIT and _is_dir(folder + "/objects")
-                        and _is_dir(folder + "/refs")):
+    and `refs/` a bare repository (a `.git` folder itself is its holder's, not one more).
+    Looked at relative to the open folder `fd`: a path past PATH_MAX still shows them."""
+    if name == _GIT or (os.path.basename(folder) != _GIT and _is_dir(fd, "objects") and _is_dir(fd, "refs")):
         repos.append(folder)
 
 
-def _is_dir(path: str) -> bool:
+def _is_dir(fd: int, name: str) -> bool:
     try:
-        return _S_ISDIR(os.lstat(path).st_mode)
+        return _S_ISDIR(os.lstat(name, dir_fd=fd).st_mode)
     except OSError:
         return False
 

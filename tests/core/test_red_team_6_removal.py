@@ -167,6 +167,35 @@ def test_clean_reports_a_deep_old_session_folder_whole(sandbox: SandboxEnv) -> N
         assert not session.exists()
 
 
+def test_a_bare_repository_past_path_max_keeps_its_old_session_folder(sandbox: SandboxEnv) -> None:
+    """A bare repository (HEAD beside objects/ and refs/) 2,500 folders down an old session
+    folder: the scan looked for objects/ and refs/ by path, found neither past PATH_MAX, noted
+    no repository, and `clean` removed the folder with whatever commits it held. Looked at
+    beside the open folder, it is noted, git cannot judge it there, and the folder stays."""
+    session = sandbox.claude_tmp / "-proj" / "0b6f2f4e-1111-2222-3333-444455556666"
+    (session / "tasks").mkdir(parents=True)
+    with cleaned(session):
+        deep_tree(session / "scratchpad", 2500)
+        fd = os.open(session / "scratchpad", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for _ in range(2500):
+                child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = child
+            for name in ("objects", "refs"):
+                os.mkdir(name, dir_fd=fd)
+            os.close(os.open("HEAD", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+        finally:
+            os.close(fd)
+        assert len(scan(session).repos) == 1
+        for path in (session / "scratchpad", session / "tasks", session):
+            set_mtime(path, 60 * 86_400)
+        done = run_cli("clean", "--json", timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["cleaned"]["folders"] == 0
+        assert session.is_dir() and scan(session).files == 2501
+
+
 # --- wide, sparse, linked -------------------------------------------------------------------
 
 
