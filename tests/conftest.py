@@ -3,6 +3,8 @@ CLAUDETTO_HOME all point under tmp_path, and no CLAUDETTO_<BOUND> leaks in."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -90,3 +92,55 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     with open(out, "a", encoding="utf-8") as f:
         f.write(f"{_cpu() - before:.3f}\t{item.nodeid}\n")
     return result
+
+
+# --- the longest tests first -----------------------------------------------------------------
+# The suite runs on two cores: a long test that starts near the end leaves a core idle while it
+# runs alone. Each run keeps how long each test took (this machine's venv, not the repository);
+# the next run starts the longest ones first and ends with the short ones.
+DURATIONS = Path(__file__).resolve().parent.parent / ".venv" / "test-durations.json"
+_TOOK: dict[str, float] = {}
+
+
+def _read_durations() -> dict[str, float]:
+    try:
+        data = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, (int, float))} \
+        if isinstance(data, dict) else {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: object) -> None:
+    """Every xdist worker orders its collection by the same durations, read once here: workers
+    that collected in different orders could not share the work."""
+    config = node.config  # type: ignore[attr-defined]
+    if not hasattr(config, "_claudetto_durations"):
+        config._claudetto_durations = _read_durations()
+    node.workerinput["claudetto_durations"] = config._claudetto_durations  # type: ignore[attr-defined]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    worker = getattr(config, "workerinput", None)
+    took = worker.get("claudetto_durations", {}) if worker is not None else _read_durations()
+    items.sort(key=lambda item: -took.get(item.nodeid, 0.0))  # stable: the rest in file order
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if len(report.nodeid) <= 500:  # some ids spell a generated megabyte: not worth keeping
+        _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or a run without workers) keeps the durations it saw, beside those of
+    tests this run did not run."""
+    if hasattr(session.config, "workerinput") or not _TOOK or not DURATIONS.parent.is_dir():
+        return
+    merged = {**_read_durations(), **{k: round(v, 3) for k, v in _TOOK.items()}}
+    part = DURATIONS.with_name(f"{DURATIONS.name}.{os.getpid()}")
+    try:
+        part.write_text(json.dumps(merged, sort_keys=True), encoding="utf-8")
+        os.replace(part, DURATIONS)
+    except OSError:
+        part.unlink(missing_ok=True)
