@@ -15,15 +15,18 @@ from typing import Any
 
 
 def handle(payload: dict[str, Any]) -> int:
-    from app.core.claude_process import claude_process
+    from app.core.checkouts import claude_of
     from app.core.jobs import spawn
 
-    claude = _ending_claude(claude_process)
+    session_id = payload.get("session_id")
+    session_id = session_id if isinstance(session_id, str) and session_id else None
+    # the Claude above only when it runs this session: a `claude -p` with no sessions file of
+    # its own, started by another Claude's Bash tool, would otherwise end its parent's holds
+    claude = _ending_claude(lambda: claude_of(session_id or ""))
     # first: the sweep must start whatever happens below. The ending Claude's pid tells it from
     # a second Claude resumed into the same session, whose outputs stay while it runs.
     spawn("session-end", {**payload, "claude_pid": claude[0]} if claude else payload)
-    session_id = payload.get("session_id")
-    if isinstance(session_id, str) and session_id:
+    if session_id:
         from app.core.checkouts import session_ended
 
         reason = payload.get("reason")

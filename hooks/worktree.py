@@ -67,12 +67,14 @@ def remove(payload: dict[str, object]) -> int:
     if not isinstance(path, str) or not path:
         log("hook: WorktreeRemove without worktree_path; nothing removed")
         return fail_loud("claudetto: kept: WorktreeRemove named no worktree_path (bad_input); nothing removed")
+    from app.core.checkouts import claude_of
     from app.core.claude_process import claude_process
     from app.core.worktree_remove import remove_checkout
 
     session_id = payload.get("session_id")
-    done = remove_checkout(path, session_id if isinstance(session_id, str) and session_id else None,
-                           claude_process())
+    session_id = session_id if isinstance(session_id, str) and session_id else None
+    # the asking Claude only when it runs this session (not a parent of a `claude -p`)
+    done = remove_checkout(path, session_id, claude_of(session_id) if session_id else claude_process())
     if done.gone:
         return 0
     why = done.detail or KEPT_BECAUSE.get(done.reason, done.reason)

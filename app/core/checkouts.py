@@ -9,11 +9,10 @@ record keeps each session (`sessions`: id -> running) and the Claude process beh
 and `wf-<n>`, `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`) are made and recorded
 so WorktreeRemove can take them, but never as a session's: nothing releases them.
 
-The lifecycle: SessionStart claims (`claim`), SessionEnd lets go (`session_ended`),
-`holders` says who still holds a checkout, and app/core/release.py frees its scratch when
-nobody does. WorktreeRemove removes a registered checkout (app/core/worktree_remove.py).
-Claude's startup sweep removes throwaway worktrees without any hook: a record whose folder
-is gone is dropped quietly.
+SessionStart claims (`claim`), SessionEnd lets go (`session_ended`), `holders` says who
+still holds a checkout, app/core/release.py frees its scratch when nobody does, and
+app/core/worktree_remove.py removes it. Claude's startup sweep removes throwaway worktrees
+without any hook: a record whose folder is gone is dropped quietly.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from app.core import paths
 from app.core.log import log
@@ -69,7 +68,7 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
         raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
     repo, target, branch, made = make_checkout(cwd, folder)
     checkout = Checkout(target, repo, folder, branch, kind)
-    if not made and record_of(target) is None and not _on_branch(target, branch):
+    if not made and record_of(target) is None and not _on_branch(target, f"refs/heads/{branch}"):
         # a checkout somebody made there on a branch of their own (by hand, `git worktree
         # add`): Claude enters it, but no release or removal of ours may take it. One on
         # `worktree-<name>` is Claude's creation, or ours cut short before its record.
@@ -79,11 +78,10 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
     return checkout
 
 
-def _on_branch(path: str, branch: str) -> bool:
-    from app.core import git
+def _on_branch(path: str, ref: str) -> bool:
+    from app.core.git import run
 
-    done = git.run(["symbolic-ref", "-q", "HEAD"], cwd=path)
-    return done.ok and done.text.strip() == f"refs/heads/{branch}"
+    return (done := run(["symbolic-ref", "-q", "HEAD"], cwd=path)).ok and done.text.strip() == ref
 
 
 # --- the registry ---------------------------------------------------------------------------
@@ -115,14 +113,12 @@ def _hold(entry: dict[str, Any], session_id: str, process: Process | None) -> di
             if not isinstance(entry.get(key), dict):
                 entry[key] = {}
             entry[key][session_id] = value
-    sessions: dict[str, Any] = entry["sessions"]
-    return sessions
+    return cast("dict[str, Any]", entry["sessions"])
 
 
 def register(checkout: Checkout, session_id: str | None, process: Process | None = None) -> None:
-    """Record `checkout`; a session that asked for it holds it (running). A checkout found
-    again keeps its state: a release cut short is finished, and a released one's note told,
-    by the SessionStart that follows."""
+    """Record `checkout`; a session that asked for it holds it (running). One found again keeps
+    its state: the SessionStart that follows finishes a cut-short release, or tells its note."""
     def change(records: dict[str, Any]) -> None:
         entry = records.get(checkout.path)
         if not isinstance(entry, dict):
@@ -143,14 +139,10 @@ def registry() -> dict[str, dict[str, Any]]:
 
 def record_of(path: str) -> tuple[str, dict[str, Any]] | None:
     """(key, record) of the checkout at `path` (spelled as recorded, or its real path)."""
-    entries = registry()
-    for key in (path, os.path.realpath(path)):
+    entries, real = registry(), os.path.realpath(path)
+    for key in (path, real, *(k for k in entries if os.path.realpath(k) == real)):
         if key in entries:
             return key, entries[key]
-    real = os.path.realpath(path)
-    for key, entry in entries.items():
-        if os.path.realpath(key) == real:
-            return key, entry
     return None
 
 
@@ -236,6 +228,21 @@ def _recorded_holders(entry: dict[str, Any], live_ids: frozenset[str], ending_se
     return found
 
 
+def claude_of(session_id: str) -> Process | None:
+    """The Claude process running `session_id`: the nearest Claude above this hook, unless its
+    sessions file names other sessions only. A `claude -p` that another Claude's Bash tool runs
+    may keep no file: the nearest is then its parent's, which works on when that session ends."""
+    from app.core.claude_process import claude_process
+    from app.core.sessions import read_sessions
+
+    found = claude_process()
+    theirs = {s.session_id for s in read_sessions() if found and s.pid == found[0] and s.session_id}
+    if found is None or not theirs or session_id in theirs:
+        return found
+    log(f"checkouts: the Claude above (pid {found[0]}) runs {', '.join(sorted(theirs))}, not {session_id}")
+    return None
+
+
 def process_goes_on(reason: object) -> bool:
     """Whether Claude's process keeps running after a SessionEnd with this `reason`: then its
     cwd is still in use and what it holds is handed over, not released."""
@@ -244,14 +251,11 @@ def process_goes_on(reason: object) -> bool:
 
 def session_ended(session_id: str, reason: object, *, process: Process | None = None,
                   wait_s: float = 0.5) -> list[str] | None:
-    """SessionEnd: mark `session_id` in every checkout it holds. A hand-over (`clear`,
-    `resume`) leaves it holding the checkout, noted as handed over, since the same process
-    goes on in the same folder; any other reason marks it ended, and its Claude `process`
-    as exiting (`exiting`). Returns the session checkouts it let go of: whether anybody
-    still holds them is for the release to judge.
-
-    Runs inside the SessionEnd hook, so the lock is waited for briefly, once: None when the
-    registry is busy (logged), so the caller hands the marking to a process that may wait."""
+    """SessionEnd: mark `session_id` in every checkout it holds. A hand-over (`clear`, `resume`)
+    leaves it holding it, noted as handed over (the same process goes on in the same folder);
+    any other reason marks it ended, and its Claude `process` exiting. Returns the session
+    checkouts it let go of (whether anybody still holds them is the release's to judge), or
+    None when the registry stays busy for `wait_s` (the caller hands the marking on)."""
     name = paths.checkouts_file()
     if not os.path.exists(name):
         return []
@@ -260,10 +264,8 @@ def session_ended(session_id: str, reason: object, *, process: Process | None = 
         with locked(name, wait_s=wait_s):
             data = read_json(name, _empty)
             checkouts = data.get("checkouts") if isinstance(data, dict) else None
-            if not isinstance(checkouts, dict):
-                return []
             touched = False
-            for path, entry in checkouts.items():
+            for path, entry in checkouts.items() if isinstance(checkouts, dict) else ():
                 sessions = entry.get("sessions") if isinstance(entry, dict) else None
                 if not isinstance(sessions, dict) or session_id not in sessions:
                     continue
@@ -310,7 +312,6 @@ def _set_exiting(entry: dict[str, Any], process: Process, on: bool) -> None:
 class Claim:
     """A session checkout a starting session took: its `state` before, and the release
     nobody starting there has been told of yet (`last_release`), if any."""
-
     path: str
     state: str
     last_release: dict[str, Any] | None
@@ -362,10 +363,9 @@ def claim(session_id: str, cwd: str | None, process: Process | None, source: obj
                                                      if not os.path.lexists(os.path.join(key, r))],
                                          "bytes": None, "kept": [], "cut_short": True}
             last = entry.get("last_release")
-            told = None
-            if isinstance(last, dict) and not last.get("told"):
-                last["told"] = session_id
-                told = dict(last)
+            told = dict(last) if isinstance(last, dict) and not last.get("told") else None
+            if told is not None:
+                entry["last_release"]["told"] = session_id
             claimed.append(Claim(key, before, told))
             log(f"checkouts: {key}: claimed by {session_id} (was {before})")
         return claimed

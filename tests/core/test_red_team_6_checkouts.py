@@ -367,6 +367,28 @@ def test_worktree_remove_while_the_release_runs_keeps_the_checkout_until_it_ends
     answer = other.hook("WorktreeRemove", worktree_path=str(checkout))
     assert answer["rc"] == 0 and not checkout.exists(), answer
 
+
+def test_a_nested_claude_without_its_own_sessions_file_never_lets_go_for_its_parent(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    # `claude -p` run by the Bash tool of a Claude working in the checkout: a Claude that
+    # keeps no sessions file of its own (an older one, or a print run) finds the outer Claude
+    # as the nearest one. Its session ending is not the outer Claude ending: the outer one,
+    # still working there, keeps the checkout and its node_modules.
+    outer, checkout = session_checkout(claudes, repo, "nested")
+    inner = "9e0f1a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b"
+    answer = outer.hook("SessionStart", session_id=inner, source="startup")
+    assert answer["rc"] == 0, answer
+    answer = outer.hook("SessionEnd", session_id=inner, reason="other")
+    assert answer["rc"] == 0, answer
+    assert wait_for(lambda: bool(release_outcomes(sandbox, checkout))), logs(sandbox)
+    assert wait_for(lambda: "GC removed=" in logs(sandbox))
+    assert (checkout / "node_modules" / "pkg" / "f0").exists(), logs(sandbox)
+    done = run_cli("release", str(checkout))
+    assert done.returncode == 1 and outer.session_id in done.stderr, done
+    assert (checkout / "node_modules" / "pkg" / "f0").exists()
+    outer.end()
+    assert wait_for(lambda: released(sandbox, checkout)), logs(sandbox)
+
 # --- the registry file -------------------------------------------------------------------------
 
 
