@@ -47,8 +47,10 @@ def containment(path: PathLike, root: PathLike) -> str | None:
 
     try:
         text, root_text = text_path(path), text_path(root)
-        if not root_text.startswith("/"):
-            return "outside_root"  # "" or a relative root is the working folder's: no root at all
+        if not root_text.startswith("/") or not text.startswith("/"):
+            # "" or a relative root or path names a place below wherever the program runs (a
+            # hook runs in the user's project): no root at all, nothing of a sweep's
+            return "outside_root"
         root_real = os.path.realpath(root_text)
         if no_root(root_real):
             return "outside_root"

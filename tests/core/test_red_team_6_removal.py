@@ -385,6 +385,21 @@ def test_a_trailing_slash_or_doubled_slashes_name_the_same_folder(sandbox: Sandb
     assert sorted(os.listdir(root)) == ["keep"]
 
 
+def test_a_relative_path_is_never_resolved_against_the_working_folder(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook runs in the user's project, and a project may lie in the temp folder: `src`
+    (or `./src`, `sub/../src`) named the project's own `src/`, strictly inside the root."""
+    root = sandbox.user_tmp
+    project = root / "scratch-project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('mine')\n")
+    monkeypatch.chdir(project)
+    for spelling in ("src", "./src", "src/", "../scratch-project/src"):
+        done = removal.remove(spelling, root, "gc", trash=False)
+        assert (done.status, done.reason) == ("refused", "outside_root"), spelling
+    assert (project / "src" / "main.py").read_text() == "print('mine')\n"
+
+
 def test_the_root_renamed_while_its_child_is_removed_removes_nothing(sandbox: SandboxEnv) -> None:
     root = sandbox.user_tmp / "root"
     (root / "child" / "sub").mkdir(parents=True)
