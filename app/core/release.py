@@ -132,16 +132,17 @@ def release_checkout(path: str, *, session: str | None = None,
 
 
 def swapped(key: str) -> bool:
-    """Whether the checkout at `key`, or the folder above it (`.claude/worktrees`), is now a
-    symlink, as WorktreeCreate never makes it: a release would delete the scratch of what
-    it points at (the main checkout's `node_modules`) and report it as this checkout's."""
+    """Whether the checkout at `key` is no folder now, or it, `.claude/worktrees` or `.claude`
+    is a symlink (WorktreeCreate makes none): a release would delete the scratch of what it
+    points at (the main checkout's `node_modules`) and report it as this checkout's."""
+    parent = os.path.dirname(key)
     try:
-        link = any(os.path.islink(p) for p in (key, os.path.dirname(key)))
+        odd = any(os.path.islink(p) for p in (key, parent, os.path.dirname(parent))) or not os.path.isdir(key)
     except (OSError, ValueError):
-        link = True
-    if link:
-        log(f"release: {key} is a symlink now, not the checkout claudetto made; nothing released")
-    return link
+        odd = True
+    if odd:
+        log(f"release: {key} is a symlink or no folder now, not the checkout claudetto made; nothing released")
+    return odd
 
 
 def _judge(key: str, entry: dict[str, Any], session: str | None,

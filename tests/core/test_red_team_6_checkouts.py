@@ -143,6 +143,32 @@ def test_a_session_end_that_finds_the_registry_busy_still_lets_go(
 # --- a checkout swapped for a symlink ---------------------------------------------------------
 
 
+@pytest.mark.parametrize("what", ["file", "fifo"])
+def test_release_of_a_checkout_that_is_no_folder_now_is_refused(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], what: str) -> None:
+    claude, checkout = session_checkout(claudes, repo, "no-folder")
+    claude.exit()
+    shutil.rmtree(checkout)
+    if what == "file":
+        checkout.write_text("a file now\n")
+    else:
+        os.mkfifo(checkout)
+    done = run_cli("release", str(checkout), "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)["status"] == "not_managed", done
+    assert registry(sandbox)[str(checkout)]["state"] == "active"
+
+
+def test_release_through_a_symlinked_claude_folder_is_refused(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    claude, checkout = session_checkout(claudes, repo, "linked-claude")
+    claude.exit()
+    shutil.move(str(repo / ".claude"), tmp_path / "dot-claude")
+    (repo / ".claude").symlink_to(tmp_path / "dot-claude", target_is_directory=True)
+    done = run_cli("release", str(checkout), "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)["status"] == "not_managed", done
+    assert (tmp_path / "dot-claude" / "worktrees" / "linked-claude" / "node_modules" / "pkg" / "f0").exists()
+
+
 @pytest.mark.parametrize("target", ["main", "elsewhere"])
 def test_release_of_a_checkout_swapped_for_a_symlink_is_refused(
         sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path, target: str) -> None:
