@@ -171,9 +171,26 @@ def fingerprint(top: Path, skip: tuple[Path, ...] = ()) -> dict[str, tuple[Any, 
             if stat.S_ISLNK(st_.st_mode):
                 found[rel] = ("link", os.readlink(full))
             else:
-                with open(full, "rb") as fh:
-                    found[rel] = ("file", st_.st_mode, hashlib.sha1(fh.read()).hexdigest())
+                found[rel] = ("file", st_.st_mode, _digest(full, st_))
     return found
+
+
+# Most files are looked at before and after every sweep, and most sweeps leave them be: a file
+# is read again only when its stats moved (a write changes its ctime, a replacement its inode)
+# or changed too recently for its timestamps to be trusted.
+_DIGESTS: dict[str, tuple[tuple[int, ...], str]] = {}
+
+
+def _digest(full: str, st_: os.stat_result) -> str:
+    stats = (st_.st_dev, st_.st_ino, st_.st_size, st_.st_mtime_ns, st_.st_ctime_ns)
+    known = _DIGESTS.get(full)
+    if known is not None and known[0] == stats:
+        return known[1]
+    with open(full, "rb") as fh:
+        digest = hashlib.sha1(fh.read()).hexdigest()
+    if time.time_ns() - max(st_.st_mtime_ns, st_.st_ctime_ns) >= _RACY_NS:
+        _DIGESTS[full] = (stats, digest)
+    return digest
 
 
 def _diff(before: dict[str, tuple[Any, ...]], after: dict[str, tuple[Any, ...]]) -> list[str]:
