@@ -96,10 +96,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 # --- the longest tests first -----------------------------------------------------------------
 # The suite runs on two cores: a long test that starts near the end leaves a core idle while it
-# runs alone. Each run keeps how long each test took (this machine's venv, not the repository);
-# the next run starts the longest ones first and ends with the short ones.
+# runs alone. Each run keeps what each test cost (this machine's venv, not the repository); the
+# next run starts the costliest first and ends with the cheap ones. The cost is its CPU and a
+# fifth of its waits: tests that mostly wait (the dashboard's pauses) are not bunched at the
+# start, where three of them at once would leave both cores idle.
 DURATIONS = Path(__file__).resolve().parent.parent / ".venv" / "test-durations.json"
-_TOOK: dict[str, float] = {}
+WAIT_SHARE = 0.2
+_COST: dict[str, float] = {}
+_STARTED = pytest.StashKey[float]()
 
 
 def _read_durations() -> dict[str, float]:
@@ -113,7 +117,7 @@ def _read_durations() -> dict[str, float]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: object) -> None:
-    """Every xdist worker orders its collection by the same durations, read once here: workers
+    """Every xdist worker orders its collection by the same costs, read once here: workers
     that collected in different orders could not share the work."""
     config = node.config  # type: ignore[attr-defined]
     if not hasattr(config, "_claudetto_durations"):
@@ -123,21 +127,41 @@ def pytest_configure_node(node: object) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     worker = getattr(config, "workerinput", None)
-    took = worker.get("claudetto_durations", {}) if worker is not None else _read_durations()
-    items.sort(key=lambda item: -took.get(item.nodeid, 0.0))  # stable: the rest in file order
+    cost = worker.get("claudetto_durations", {}) if worker is not None else _read_durations()
+    items.sort(key=lambda item: -cost.get(item.nodeid, 0.0))  # stable: the rest in file order
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_STARTED] = _cpu()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, object, object]:
+    """The teardown's report carries the test's CPU seconds to the controller."""
+    report = yield
+    if call.when == "teardown" and _STARTED in item.stash and isinstance(report, pytest.TestReport):
+        report.user_properties.append(("cpu", round(_cpu() - item.stash[_STARTED], 3)))
+    return report
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if len(report.nodeid) <= 500:  # some ids spell a generated megabyte: not worth keeping
-        _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+    if len(report.nodeid) > 500:  # some ids spell a generated megabyte: not worth keeping
+        return
+    cpu = next((v for k, v in report.user_properties if k == "cpu"), None)
+    if not isinstance(cpu, (int, float)):  # setup and call: their wall time, until the teardown tells the CPU
+        _COST[report.nodeid] = _COST.get(report.nodeid, 0.0) + report.duration
+        return
+    wall = _COST.get(report.nodeid, 0.0) + report.duration
+    _COST[report.nodeid] = round(cpu + WAIT_SHARE * max(wall - cpu, 0.0), 3)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The controller (or a run without workers) keeps the durations it saw, beside those of
+    """The controller (or a run without workers) keeps the costs it saw, beside those of
     tests this run did not run."""
-    if hasattr(session.config, "workerinput") or not _TOOK or not DURATIONS.parent.is_dir():
+    if hasattr(session.config, "workerinput") or not _COST or not DURATIONS.parent.is_dir():
         return
-    merged = {**_read_durations(), **{k: round(v, 3) for k, v in _TOOK.items()}}
+    merged = {**_read_durations(), **_COST}
     part = DURATIONS.with_name(f"{DURATIONS.name}.{os.getpid()}")
     try:
         part.write_text(json.dumps(merged, sort_keys=True), encoding="utf-8")
