@@ -4,8 +4,8 @@ the release of the checkouts it let go of to detached processes, so the hook ret
 
 `reason: clear` and `reason: resume` (an interactive `/resume` switch) end the session but
 not Claude's process: its checkout is handed over, not let go, and its cwd stays in use.
-Whether anybody still holds a checkout let go of is judged by the detached release itself;
-when the registry is too busy to mark the ending at once, that release marks it first.
+The detached release marks an ending for good itself, then judges whether anybody still
+holds each checkout let go of.
 """
 
 from __future__ import annotations
@@ -27,19 +27,27 @@ def handle(payload: dict[str, Any]) -> int:
     # a second Claude resumed into the same session, whose outputs stay while it runs.
     spawn("session-end", {**payload, "claude_pid": claude[0]} if claude else payload)
     if session_id:
-        from app.core.checkouts import session_ended
-
-        reason = payload.get("reason")
-        reason = reason if isinstance(reason, str) else None
-        let_go = session_ended(session_id, reason, process=claude)
-        if let_go or let_go is None:
-            from app.core.release import spawn_release
-
-            # a busy registry: the detached release marks the ending first, waiting its turn
-            cwd = payload.get("cwd")
-            spawn_release(let_go or [], session_id, claude, cwd if isinstance(cwd, str) else None,
-                          mark=let_go is None, reason=reason)
+        _let_go(payload, session_id, claude)
     return 0
+
+
+def _let_go(payload: dict[str, Any], session_id: str, claude: tuple[int, str | None] | None) -> None:
+    """An ending for good is marked by the detached release itself, started before anything
+    else, so a hook Claude kills at its 1.5 s (a loaded machine) never leaves the session
+    holding its checkout. A hand-over is marked here: the SessionStart that follows reads it."""
+    from app.core.checkouts import process_goes_on, registry, session_ended
+    from app.core.release import spawn_release
+
+    reason = payload.get("reason")
+    reason = reason if isinstance(reason, str) else None
+    cwd = payload.get("cwd")
+    cwd = cwd if isinstance(cwd, str) else None
+    if not process_goes_on(reason):
+        named = any(isinstance(e.get("sessions"), dict) and session_id in e["sessions"] for e in registry().values())
+        if named:
+            spawn_release([], session_id, claude, cwd, mark=True, reason=reason)
+    elif session_ended(session_id, reason, process=claude) is None:
+        spawn_release([], session_id, claude, cwd, mark=True, reason=reason)  # busy: marked there
 
 
 def _ending_claude(find: Callable[[], tuple[int, str | None] | None]) -> tuple[int, str | None] | None:
