@@ -26,6 +26,7 @@ from app.core.trash import (
     drop_origin,
     put_back,
     read_origin,
+    safe_parent,
     to_purge,
     trash_places,
 )
@@ -110,8 +111,10 @@ def purge_trash(*, wait_s: float = PURGE_WAIT_S) -> None:
 def _purge_place(place: Path) -> int:
     """Empty one trash folder; the count of entries removed from it. A trash reached through
     a symlinked parent, or not this user's, is left alone: it is not ours to empty."""
-    if os.path.islink(os.path.dirname(place)):  # the folder itself: O_NOFOLLOW below
-        log(f"removal: {place} is reached through a symlink; not purged")
+    if not os.path.lexists(place):
+        return 0
+    if not safe_parent(place):  # the folder itself: O_NOFOLLOW below
+        log(f"removal: {place} is reached through a symlink or a folder of another user's; not purged")
         return 0
     fd = _open_place(place)
     if fd is None:
@@ -175,7 +178,7 @@ def settle_leftovers() -> None:
     it came from when it was never journaled, else handed to the purge. A release that
     finishes one cut short calls it before it plans, so what comes back is planned again."""
     for place in trash_places():
-        if os.path.islink(os.path.dirname(place)):
+        if not safe_parent(place):
             continue
         fd = _open_place(place)
         if fd is None:

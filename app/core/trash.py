@@ -76,15 +76,35 @@ def open_trash(root_real: str, dev: int) -> Iterator[tuple[int, str]]:
     yield fd, key
 
 
+def safe_parent(place: Path) -> bool:
+    """Whether the folder holding a trash is one nobody else can rename things in: a real
+    folder (not a symlink: `<tmp>/claudetto` made one) of this user's, or root's that no one
+    else may write or that is sticky (`/tmp`). In a folder of another user's (the first user
+    of a shared machine makes `/tmp/claudetto`), that user could swap the trash for another
+    folder of ours between the move and the last check, which would then look at the wrong
+    place, or have the purge empty one of our folders that is no trash."""
+    try:
+        st = os.lstat(os.path.dirname(place))
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if st.st_uid == os.getuid():
+        return True
+    return st.st_uid == 0 and (not st.st_mode & 0o022 or bool(st.st_mode & stat.S_ISVTX))
+
+
 def _open_owned_dir(place: Path, dev: int, *, make: bool) -> int | None:
     """`place` as a folder fd when it is a real folder of ours on file system `dev`, reached
     through no symlink (a trash must never be somewhere a link points at)."""
-    if os.path.islink(os.path.dirname(place)):  # e.g. `<tmp>/claudetto` made a symlink
-        return None
+    if os.path.lexists(os.path.dirname(place)) and not safe_parent(place):
+        return None  # before anything is made in it
     try:
         if make:
             with contextlib.suppress(FileExistsError):
                 os.makedirs(place, mode=0o700, exist_ok=True)
+        if not safe_parent(place):
+            return None
         fd = os.open(place, DIR_FLAGS)
     except OSError:
         return None

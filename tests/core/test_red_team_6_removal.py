@@ -728,3 +728,28 @@ def test_a_journal_made_read_only_between_two_removals_keeps_the_second_folder(s
     assert in_child(256, "trash", root / "second", root, AS_A_USER)[:2] == ["kept", "journal"]
     assert (root / "second" / "sub").is_dir() and trash_entries() == []
     assert [e["result"] for e in journal.read_entries()] == ["removed"]
+
+
+@needs_root
+def test_a_trash_in_a_folder_another_user_owns_is_neither_used_nor_purged(sandbox: SandboxEnv) -> None:
+    """On a shared machine the first user to run claudetto makes `<tmp>/claudetto`; made
+    0777, its owner can rename whatever lies in it: swap our trash for another folder of ours
+    between the move and the last check, or have the purge empty it. A trash there is passed
+    over (the next place is used) and never purged."""
+    root = sandbox.user_tmp
+    paths.trash_dir().parent.mkdir(parents=True, exist_ok=True)
+    paths.trash_dir().write_text("not a folder\n")  # claudetto's own trash cannot be had
+    theirs = paths.log_root()
+    theirs.mkdir(parents=True)
+    os.chown(theirs, 4242, 4242)
+    theirs.chmod(0o777)
+    (theirs / "trash" / "ours-already" / "sub").mkdir(parents=True)  # ours, as if made before
+    (theirs / "trash" / "ours-already" / "sub" / "f").write_text("x")
+    (root / "out" / "sub").mkdir(parents=True)
+    done = removal.remove(root / "out", root, "gc", trash=True, spawn=False)
+    assert (done.status, done.trashed) == ("removed", True)
+    assert os.listdir(root / removal.ROOT_TRASH_NAME)  # the root's own trash took it
+    assert os.listdir(theirs / "trash") == ["ours-already"]
+    removal.purge_trash(wait_s=5)
+    assert (theirs / "trash" / "ours-already" / "sub" / "f").read_text() == "x"
+    assert os.listdir(root / removal.ROOT_TRASH_NAME) == []
