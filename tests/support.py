@@ -119,7 +119,7 @@ def make_repo(path: Path, *, files: dict[str, str] | None = None) -> Path:
     chosen = files or {"README.md": "hello\n"}
     template = _repo_template(path, chosen)
     if template is not None:
-        _copy_fresh(template, path)
+        copy_fresh(template, path)
         return path
     _init_repo(path, chosen)
     return path
@@ -168,9 +168,11 @@ def _repo_template(path: Path, files: dict[str, str]) -> Path | None:
     return _TEMPLATES[key]
 
 
-def _copy_fresh(source: Path, target: Path) -> None:
-    """Copy a tree (no symlinks in a template) with every file and folder new: new inodes,
-    and times of now, not the template's."""
+def copy_fresh(source: Path, target: Path) -> None:
+    """Copy a tree of folders and regular files (a repository git made: no symlinks) with
+    every file and folder new: new inodes, and times of now, not the source's. A repository's
+    index is refreshed: the stats it keeps are the source's, and git's plumbing (diff-files)
+    would call every tracked file changed until a porcelain command refreshed them."""
     target.mkdir(parents=True, exist_ok=True)
     for folder, dirs, names in os.walk(source):
         into = os.path.join(target, os.path.relpath(folder, source))
@@ -179,6 +181,8 @@ def _copy_fresh(source: Path, target: Path) -> None:
         for name in names:
             shutil.copyfile(os.path.join(folder, name), os.path.join(into, name))
             shutil.copymode(os.path.join(folder, name), os.path.join(into, name))
+    if (target / ".git" / "index").is_file():
+        git(target, "update-index", "-q", "--refresh")
 
 
 def many_files(folder: Path, names: list[str], content: bytes = b"") -> None:

@@ -20,6 +20,7 @@ def test_a_copied_repository_is_a_whole_repository_of_its_own(tmp_path: Path) ->
     second = make_repo(tmp_path / "second", files=files)
     assert support.REPO_TEMPLATES is not None and len(list(support.REPO_TEMPLATES.iterdir())) >= 1
     for repo in (first, second):
+        assert git(repo, "diff-files", "--name-only") == ""  # the index holds the copy's stats
         assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
         assert git(repo, "branch", "--show-current") == "main"
         assert git(repo, "log", "--format=%s") == "initial"
