@@ -32,7 +32,7 @@ from app.core.bash_commands import (
 from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
-from app.core.shell_words import absolute_path, clone_dir_name, rx, split_words
+from app.core.shell_words import absolute_path, clone_dir_name, rsync_words, rx, split_words
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class _Reading(Reading):
     """A `Reading` that also knows, for the mktemp guess, how many times each distinct call
     is written, which variable each went into, and which variables the command removes."""
 
-    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied")
+    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into")
 
     def __init__(self, watch: bool) -> None:
         super().__init__()
@@ -87,6 +87,7 @@ class _Reading(Reading):
         # what every `cp` (with or without -r, its target known or not) copied, in which folder:
         # a command that also removes one of those moved it, maybe into any of its outputs
         self.copied: list[tuple[str, str | None]] = []
+        self.into: list[tuple[str, str | None, list[str]]] = []  # each target, with what it moves there
 
     def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
         before = len(self.calls)
@@ -105,10 +106,7 @@ class _Reading(Reading):
         notes what it copied (`copied`), and so do `mv` (across file systems a copy born anew) and `rsync`."""
         at = next((i for i, word in enumerate(words) if os.path.basename(word) in ("cp", "mv", "rsync")), None)
         if at is not None and len(self.copied) < MAX_OUTPUTS:
-            call = _cp_call(words[at + 1:]) if os.path.basename(words[at]) != "rsync" else None
-            sources = _rsync_sources(words[at + 1:]) if call is None else call.plain if call.target else call.plain[:-1]
-            self.copied.extend((source, cwd) for source in sources[:MAX_OUTPUTS - len(self.copied)])
-            self.removing(sources if "--remove-source-files" in words else [], cwd)  # rsync's own move
+            self._copying(words, at, cwd)
         if not self._watch:
             return
         ran, self._ran = self._ran, None
@@ -122,22 +120,21 @@ class _Reading(Reading):
             for word in words:
                 self._removing.update(_variables().findall(word))
 
+    def _copying(self, words: list[str], at: int, cwd: str | None) -> None:
+        """What a `cp`, `mv` or `rsync` copies (`copied`), into which target with what it moves
+        there (`into`); `rsync --remove-source-files` removes its sources, a move by itself."""
+        call = _cp_call(words[at + 1:]) if os.path.basename(words[at]) != "rsync" else None
+        plain = rsync_words(words[at + 1:]) if call is None else [*call.plain, call.target] if call.target else call.plain
+        self.copied.extend((source, cwd) for source in plain[:-1][:MAX_OUTPUTS - len(self.copied)])
+        moves = "--remove-source-files" in words or call is not None and os.path.basename(words[at]) == "mv"
+        if len(plain) > 1 and len(self.into) < MAX_OUTPUTS:
+            self.into.append((plain[-1], cwd, plain[:-1][:MAX_OUTPUTS] if moves else []))
+        self.removing(plain[:-1] if "--remove-source-files" in words else [], cwd)
+
     def mark_removed(self) -> None:
         for name in self._removing:
             for call in self._bound.get(name, ()):
                 call.removed = True
-
-
-#: The options of rsync that take the next word as their value.
-_RSYNC_VALUES = frozenset({"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "-T",
-                           "--include-from", "--files-from", "--temp-dir", "--log-file", "--chmod", "--rsync-path",
-                           "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest", "-M"})
-
-
-def _rsync_sources(args: list[str]) -> list[str]:
-    """The local sources of `rsync [options] SRC... DEST` (not `host:path`)."""
-    plain = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _RSYNC_VALUES)]
-    return [a for a in plain[:-1] if ":" not in a.split("/", 1)[0]]
 
 
 def _variables() -> re.Pattern[str]:
@@ -169,7 +166,7 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
 
 
 def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str] | None = None,
-              copied: list[tuple[str, str | None]] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
+              copied: list[tuple[str, str | None]] | None = None, into: list[tuple[str, str | None, list[str]]] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
     recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
     recorder records one only with evidence this call made it, app/core/created.py):
@@ -178,7 +175,8 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     be taken instead when DEST itself was born in the call. `origins`, when given, gets the
     absolute local path each copy or clone was made from; `copied`, when given, every word
     any `cp`, `rsync` or `git clone` of the command copied, with its folder
-    (`recorder.copied_paths`)."""
+    (`recorder.copied_paths`); `into`, when given, the target of each `cp`, `mv` and `rsync`, with the sources
+    it moves there (`mv`, `rsync --remove-source-files`)."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -197,13 +195,15 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     notes = reading.notes
     notes.extend(reading.left_out())
     outputs, claims = _named(reading, notes, {} if origins is None else origins)
+    if copied is not None:
+        copied.extend([*reading.copied, *(s for made in reading.sources.values() for s in made)])
+    if into is not None:
+        into.extend(reading.into)
     moved = _Removals(reading, {}).moved(reading.copied, {}) if reading.copied and reading.removed else None
     if moved is not None:
         notes.append(f"nothing recorded: the command copies {shown(moved)} and removes it, a move: the only "
                      "copy may lie in any folder it made")
         return [], _bounded(notes), [], {}
-    if copied is not None:
-        copied.extend([*reading.copied, *(s for made in reading.sources.values() for s in made)])
     unprinted: list[MktempCall] = []
     if reading.calls:
         from app.core.mktemp import printed_paths
@@ -347,7 +347,7 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
         for opened in reversed(newly):
             outside.append((opened, Shell(shell.cwd, shell.env)))
             entered.add(opened)
-        script = _shell_script(words)
+        script = _shell_script(words) if "sh" in segment.text else None  # each shell's name ends so
         runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in _SHELLS
                         and "-c" not in words)
         before = Shell(shell.cwd, shell.env) if runs_heredoc or script is not None else None

@@ -127,6 +127,8 @@ def lost_source(records: list[OutputRecord]) -> str | None:
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
         more, theirs = evidence.get("sources"), evidence.get("user_sources")
         theirs = theirs if isinstance(theirs, list) else []
+        if evidence.get("moved_in") is True:  # a later `mv`/`rsync --remove-source-files` into it
+            return f"what was moved into {record.path}"
         for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
             if (isinstance(source, str) and source.startswith("/") and (source in theirs or not paths.inside(source, tmp))
                     and "/.claude/worktrees/" not in source and not os.path.lexists(source)):

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 KINDS = ("temp", "worktree", "copy", "config", "scratch")
 
 #: A command none of these words appear in makes no output: it costs no parsing, no import.
-TRIGGERS = ("mktemp", "worktree", "clone", "cp", "CLAUDE_CONFIG_DIR")
+TRIGGERS = ("mktemp", "worktree", "clone", "cp", "rsync", "CLAUDE_CONFIG_DIR")
 
 
 def scratch_of_write(file_path: str) -> str | None:
@@ -80,26 +80,12 @@ def record_outputs(payload: dict[str, Any]) -> None:
         cwd = None
     outputs: list[tuple[str, str]] = []
     evidence: dict[str, dict[str, object]] = {}
+    later: _Into | None = None
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str) or not any(word in command for word in TRIGGERS):
             return
-        from app.core.bash_outputs import read_bash
-
-        origins: dict[str, str] = {}
-        copied: list[tuple[str, str | None]] = []
-        named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins,
-                                                    copied)
-        if named or unprinted:
-            from app.core.created import window_s
-
-            window = window_s(tool_input, payload.get("duration_ms"))
-            if unprinted:
-                found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
-                named.extend(("temp", path) for path in found)
-            outputs = _with_evidence(named, claims, window, notes, evidence, origins, copied_paths(copied))
-        for note in notes:
-            log(f"gc recorder: {note}")
+        outputs, later = _bash_outputs(command, payload, tool_input, cwd, evidence)
     elif tool == "Write":
         file_path = tool_input.get("file_path")
         path = scratch_of_write(file_path) if isinstance(file_path, str) else None
@@ -107,6 +93,38 @@ def record_outputs(payload: dict[str, Any]) -> None:
         outputs = [("scratch", p) for p in evidence]
     if outputs:
         _store(payload, outputs, cwd or "", evidence)
+    if later is not None:  # after this call's own records: they are never lost to it
+        _copied_into_outputs(*later)
+
+
+#: What a Bash call copied or moved into which targets (`_copied_into_outputs`).
+_Into = tuple["list[tuple[str, str | None, list[str]]]", "list[str]"]
+
+
+def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, Any], cwd: str | None,
+                  evidence: dict[str, dict[str, object]]) -> tuple[list[tuple[str, str]], _Into | None]:
+    """The outputs a Bash call made (each with its evidence put into `evidence`), and what
+    it copied into which targets."""
+    from app.core.bash_outputs import read_bash
+
+    origins: dict[str, str] = {}
+    copied: list[tuple[str, str | None]] = []
+    into: list[tuple[str, str | None, list[str]]] = []
+    named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins,
+                                                copied, into)
+    outputs: list[tuple[str, str]] = []
+    sources = copied_paths(copied) if copied else []
+    if named or unprinted:
+        from app.core.created import window_s
+
+        window = window_s(tool_input, payload.get("duration_ms"))
+        if unprinted:
+            found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
+            named.extend(("temp", path) for path in found)
+        outputs = _with_evidence(named, claims, window, notes, evidence, origins, sources)
+    for note in notes:
+        log(f"gc recorder: {note}")
+    return outputs, (into, sources) if copied and into else None
 
 
 def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
@@ -176,6 +194,64 @@ def _users_temp_sources(sources: list[str], since: float) -> list[str]:
     return theirs
 
 
+def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: list[str]) -> None:
+    """A copy or move into an output recorded before (`cp ~/proj/notes.txt /tmp/d/`, `rsync
+    --remove-source-files ~/proj/ /tmp/d/`, a call after `d=$(mktemp -d)`): its sources join
+    that output's `evidence.sources`, so it stays once they are gone (`gc_records.lost_source`),
+    and a move from outside the temp folder (or from where the hook cannot tell) marks it
+    `moved_in`: the source's files went at once, though its folder may stay. The files were
+    born anew in it, and nothing else shows where they came from. Only a target inside the
+    user's temp folder costs a look at the records; only a match writes."""
+    from app.core.paths import inside
+    from app.core.shell_words import absolute_path
+
+    tmp = paths.user_tmp_str()
+    targets: list[str] = []
+    moved: list[str] = []
+    for word, base, moving in into:
+        target = absolute_path(base, word, {})
+        if target is not None and strictly_inside(os.path.normpath(target), tmp):
+            targets.append(os.path.normpath(target))
+            known = copied_paths([(source, base) for source in moving])
+            if len(known) < len(set(moving)) or any(not inside(k, tmp) for k in known):
+                moved.append(targets[-1])  # a source the hook cannot expand, or one outside: the user's
+    if not targets or not (sources or moved):
+        return
+    from app.core.gc_records import _read_file, records_files
+    from app.core.state import update_json
+
+    def matches(data: Any, session: str) -> list[dict[str, Any]]:
+        return [r for r in normal_records(data, session)["records"] if isinstance(r.get("evidence"), dict)
+                and isinstance(r.get("path"), str) and any(inside(t, r["path"]) for t in targets)]
+
+    def news(record: dict[str, Any]) -> bool:  # this call's own output has all of it already
+        known = record["evidence"].get("sources")
+        return (not set(sources) <= {k for k in (known if isinstance(known, list) else ()) if isinstance(k, str)}
+                or (record["evidence"].get("moved_in") is not True and any(inside(t, record["path"]) for t in moved)))
+
+    for session, file in records_files():
+        try:
+            if not any(news(r) for r in matches(_read_file(file), session)):
+                continue
+        except (OSError, ValueError):
+            continue
+
+        def change(data: Any, session: str = session) -> Any:
+            data = normal_records(data, session)
+            for record in matches(data, session):
+                known = record["evidence"].get("sources")
+                known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
+                record["evidence"]["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
+                if any(inside(t, record["path"]) for t in moved):
+                    record["evidence"]["moved_in"] = True
+            return data
+
+        def empty(session: str = session) -> Any:
+            return {"session": session, "records": []}
+
+        update_json(file, change, empty, durable=False)
+
+
 #: At most this many copied paths are stored with the outputs of one command.
 MAX_COPIED = 32
 
@@ -189,10 +265,12 @@ def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
 
     found: dict[str, None] = {}
     for source, base in copied:
+        if len(found) >= MAX_COPIED:
+            break
         word = home_spelled(source)
         word = paths.home_str() + word[5:] if word.startswith("$HOME") and word[5:6] in ("", "/") else word
         path = absolute_path(base, word, {})
-        if path is not None and len(found) < MAX_COPIED:
+        if path is not None:
             found[os.path.normpath(path)] = None
     return list(found)
 

@@ -157,3 +157,15 @@ def local_source(url: str) -> str | None:
     if url.startswith("file://"):
         return url[len("file://"):]
     return None if ":" in url else url
+
+
+#: The options of rsync that take the next word as their value.
+_RSYNC_VALUES = frozenset({"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "-T",
+                           "--include-from", "--files-from", "--temp-dir", "--log-file", "--chmod", "--rsync-path",
+                           "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest", "-M"})
+
+
+def rsync_words(args: list[str]) -> list[str]:
+    """The local sources of `rsync [options] SRC... DEST` (not `host:path`), then DEST."""
+    plain = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _RSYNC_VALUES)]
+    return [a for a in plain[:-1] if ":" not in a.split("/", 1)[0]] + plain[-1:]

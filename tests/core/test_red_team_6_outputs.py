@@ -302,15 +302,13 @@ def test_rsync_remove_source_files_into_a_temp_folder_keeps_it(sandbox: SandboxE
     assert (folder / "notes.txt").exists(), entries
 
 
-@pytest.mark.xfail(strict=True, reason="a move into an older temp output in a later call (rsync "
-                                       "--remove-source-files, or cp then rm a call after) is not tied to that "
-                                       "output: the files are born anew and the output goes with the only copy")
 @pytest.mark.parametrize("later", ['rsync -a --remove-source-files ~/proj/ "{d}"/',
                                    'cp ~/proj/notes.txt "{d}"/ && rm ~/proj/notes.txt'])
 def test_a_move_into_an_older_temp_output_a_call_later_keeps_it(
         sandbox: SandboxEnv, tmp_path: Path, later: str) -> None:
-    """`d=$(mktemp -d)` in one call, the move into it in a later one: nothing ties the move's
-    source to `$d` (only the copies of the call that made an output are stored with it)."""
+    """`d=$(mktemp -d)` in one call, the move into it in a later one: nothing tied the move's
+    source to `$d` (only the copies of the call that made an output were stored with it), the
+    files were born anew in it, and `$d` went with the only copy a week later."""
     if subprocess.run(["which", "rsync"], capture_output=True).returncode != 0:
         pytest.skip("rsync is not installed")
     project = home_project(sandbox)
@@ -360,3 +358,14 @@ def test_a_copy_of_a_folder_the_same_call_made_in_the_temp_folder_still_goes(san
     run_and_record(f'rm -rf "{first}"', tmp_path)
     set_mtime(second, OLD)
     assert gc_entries()[str(second)] == ("removed", "age")
+
+
+def test_a_copy_into_an_older_temp_output_whose_source_stays_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """What held: a later `cp ~/proj/notes.txt "$d"/` while `~/proj/notes.txt` stays, and a
+    rename inside the temp folder, leave `$d` an output: it goes at its age."""
+    home_project(sandbox)
+    folder = Path(run_and_record('d=$(mktemp -d) && echo "$d"', tmp_path).strip())
+    run_and_record(f'cp ~/proj/notes.txt "{folder}"/ && mv "{folder}/notes.txt" "{folder}/n.txt"', tmp_path)
+    set_mtime(folder, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("removed", "age"), entries
