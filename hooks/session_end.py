@@ -35,7 +35,7 @@ def _let_go(payload: dict[str, Any], session_id: str, claude: tuple[int, str | N
     """An ending for good is marked by the detached release itself, started before anything
     else, so a hook Claude kills at its 1.5 s (a loaded machine) never leaves the session
     holding its checkout. A hand-over is marked here: the SessionStart that follows reads it."""
-    from app.core.checkouts import process_goes_on, registry, session_ended
+    from app.core.checkouts import names, process_goes_on, session_ended
     from app.core.release import spawn_release
 
     reason = payload.get("reason")
@@ -43,8 +43,7 @@ def _let_go(payload: dict[str, Any], session_id: str, claude: tuple[int, str | N
     cwd = payload.get("cwd")
     cwd = cwd if isinstance(cwd, str) else None
     if not process_goes_on(reason):
-        named = any(isinstance(e.get("sessions"), dict) and session_id in e["sessions"] for e in registry().values())
-        if named:
+        if names(session_id, claude):
             spawn_release([], session_id, claude, cwd, mark=True, reason=reason)
     elif session_ended(session_id, reason, process=claude) is None:
         spawn_release([], session_id, claude, cwd, mark=True, reason=reason)  # busy: marked there

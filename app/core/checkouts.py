@@ -2,12 +2,11 @@
 own creation would (app/core/worktree_create.py), their registry `checkouts.json`, and who
 holds each one.
 
-A *session checkout* is held by the sessions that made it or started in it. Its registry
-record keeps each session (`sessions`: id -> running) and the Claude process behind it
-(`processes`: id -> [pid, start]), because one process outlives its session ids (`/clear`,
-`/resume`). Claude's own throwaway names (a subagent's `agent-a<hex>`, a workflow's `wf_…`
-and `wf-<n>`, `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`) are made and recorded
-so WorktreeRemove can take them, but never as a session's: nothing releases them.
+A *session checkout* is held by the sessions that made it or started in it. Its record keeps
+each session (`sessions`: id -> running) and its Claude process (`processes`: id -> [pid,
+start]): one process outlives its ids (`/clear`, `/resume`). Claude's throwaway names
+(`agent-a<hex>`, `wf_…`, `wf-<n>`, `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`)
+are recorded for WorktreeRemove, never as a session's: nothing releases them.
 
 SessionStart claims (`claim`), SessionEnd lets go (`session_ended`), `holders` says who
 still holds a checkout, app/core/release.py frees its scratch when nobody does, and
@@ -28,8 +27,7 @@ from app.core.log import log
 from app.core.paths import inside
 from app.core.state import StateBusy, locked, read_json, update_json, write_json_atomic
 
-#: SessionEnd reasons after which Claude's process goes on (a `/clear`, an interactive
-#: `/resume` switch): the session ends, the process and its cwd do not.
+#: SessionEnd reasons after which Claude's process and its cwd go on: `/clear`, a `/resume` switch.
 HANDOVER_REASONS = frozenset({"clear", "resume"})
 
 Process = tuple[int, "str | None"]  # (pid, start time as Claude writes procStart)
@@ -54,9 +52,8 @@ def checkout_kind(folder: str) -> str:
 
 def create_checkout(cwd: str, name: str, session_id: str | None,
                     process: Process | None = None) -> Checkout:
-    """Make (or find again) the checkout `name` of the repository that holds `cwd`, and
-    record it; a session checkout with the session that asked and its Claude process.
-    Raises CheckoutError (app/core/worktree_create.py) when it cannot be made."""
+    """Make (or find again) and record the checkout `name` of the repository holding `cwd`, a
+    session's with it and its Claude process; CheckoutError when it cannot be made."""
     from app.core.worktree_create import CheckoutError, folder_name, make_checkout, name_problem
 
     problem = name_problem(name)
@@ -69,9 +66,8 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
     repo, target, branch, made = make_checkout(cwd, folder)
     checkout = Checkout(target, repo, folder, branch, kind)
     if not made and record_of(target) is None and not _on_branch(target, f"refs/heads/{branch}"):
-        # a checkout somebody made there on a branch of their own (by hand, `git worktree
-        # add`): Claude enters it, but no release or removal of ours may take it. One on
-        # `worktree-<name>` is Claude's creation, or ours cut short before its record.
+        # made there by hand on a branch of its own: Claude enters it, no release or removal of
+        # ours takes it (one on `worktree-<name>` is Claude's, or ours cut short before its record)
         log(f"checkouts: {target} exists on a branch claudetto did not make; entered, not recorded")
         return checkout
     register(checkout, session_id if kind == "session" else None, process)
@@ -92,8 +88,7 @@ def _empty() -> dict[str, Any]:
 
 
 def edit_registry(change: Callable[[dict[str, Any]], Any]) -> Any:
-    """Change the records (path -> record) under the registry's lock; returns what `change`
-    returns. Raises StateBusy when the lock cannot be had."""
+    """`change` the records (path -> record) under the registry's lock (StateBusy: not had)."""
     answer: list[Any] = [None]
 
     def apply(data: Any) -> Any:
@@ -167,12 +162,11 @@ def _mapping(entry: dict[str, Any], key: str) -> dict[str, Any]:
 
 def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = None,
             ending_process: Process | None = None) -> list[str]:
-    """THE rule of who holds a session checkout; nobody means it may be released.
-
-    A recorded session holds it while it runs (`_recorded_holders`). Any other live session
-    whose cwd is inside holds it too, and so does a running session whose file cannot be
-    read (unsure: keep). The process that is ending holds nothing (`/clear` leaves earlier
-    ids on it), and neither does the ending session, unless another Claude runs it too."""
+    """THE rule of who holds a session checkout; nobody means it may be released. A recorded
+    session holds it while it runs (`_recorded_holders`); so does any other live session whose
+    cwd is inside, or a running one whose file cannot be read (unsure). The ending process
+    holds nothing (`/clear` leaves earlier ids on it), nor do exiting ones (`exiting`), nor
+    the ending session, unless another Claude runs it too."""
     from app.core.sessions import liveness
 
     ending_pid = ending_process[0] if ending_process is not None else None
@@ -184,20 +178,16 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
     found = _recorded_holders(entry, frozenset(s.session_id for s in counted if s.session_id),
                               ending_session, ending_pid, leaving)
     real = os.path.realpath(path)
-    for session in counted:
-        if session.session_id in found:
-            continue
-        if session.unreadable or (session.cwd and inside(os.path.realpath(session.cwd), real)):
-            found.append(session.session_id or f"pid {session.pid}")
-    return found
+    inside_it = [s for s in counted if s.session_id not in found
+                 and (s.unreadable or (s.cwd and inside(os.path.realpath(s.cwd), real)))]
+    return list(dict.fromkeys(found + [s.session_id or f"pid {s.pid}" for s in inside_it]))
 
 
 def exiting(entry: dict[str, Any]) -> list[Process]:
-    """The Claude processes that ended a session of this checkout for good and still run:
-    each exits right after its hooks and holds nothing (two sessions ending at once would
-    each see the other running, and neither release let go). A reused pid is not one."""
+    """The Claude processes that ended a session of this checkout for good and still run: each
+    exits right after its hooks and holds nothing (two sessions ending at once would each see
+    the other running, and neither release let go). A reused pid is not one."""
     from app.core.sessions import process_running
-
     given = entry.get("exiting")
     found = [as_process(p) for p in given] if isinstance(given, list) else []
     return [p for p in found if p is not None and process_running(*p)]
@@ -210,10 +200,9 @@ def strings(value: object) -> list[str]:
 
 def _recorded_holders(entry: dict[str, Any], live_ids: frozenset[str], ending_session: str | None,
                       ending_pid: int | None, leaving: frozenset[int] = frozenset()) -> list[str]:
-    """The sessions the record names that still run: a live sessions file names them, or
-    they are marked running and the Claude process recorded for them still runs (marked
-    running with no process recorded: held only when Claude writes no sessions files here,
-    since nothing can tell)."""
+    """The sessions the record names that still run: a live sessions file names them, or they
+    are marked running and their recorded Claude process runs (with no process recorded: held
+    only when Claude writes no sessions files here, since nothing can tell)."""
     from app.core.sessions import process_running
 
     processes = _mapping(entry, "processes")
@@ -234,7 +223,6 @@ def claude_of(session_id: str) -> Process | None:
     may keep no file: the nearest is then its parent's, which works on when that session ends."""
     from app.core.claude_process import claude_process
     from app.core.sessions import read_sessions
-
     found = claude_process()
     theirs = {s.session_id for s in read_sessions() if found and s.pid == found[0] and s.session_id}
     if found is None or not theirs or session_id in theirs:
@@ -244,8 +232,8 @@ def claude_of(session_id: str) -> Process | None:
 
 
 def process_goes_on(reason: object) -> bool:
-    """Whether Claude's process keeps running after a SessionEnd with this `reason`: then its
-    cwd is still in use and what it holds is handed over, not released."""
+    """Whether Claude's process goes on after a SessionEnd with this `reason`: what it holds is
+    handed over, not released."""
     return reason in HANDOVER_REASONS
 
 
@@ -266,18 +254,32 @@ def session_ended(session_id: str, reason: object, *, process: Process | None = 
             checkouts = data.get("checkouts") if isinstance(data, dict) else None
             touched = False
             for path, entry in checkouts.items() if isinstance(checkouts, dict) else ():
-                sessions = entry.get("sessions") if isinstance(entry, dict) else None
-                if not isinstance(sessions, dict) or session_id not in sessions:
-                    continue
-                touched = True
-                if _mark_ended(path, entry, session_id, reason, process):
-                    let_go.append(path)
+                for sid in _ending_ids(entry, session_id, reason, process):
+                    touched = True
+                    if _mark_ended(path, entry, sid, reason, process) and path not in let_go:
+                        let_go.append(path)
             if touched:
                 write_json_atomic(name, data)
     except StateBusy:
         log(f"checkouts: registry busy at SessionEnd of {session_id}; marking it is handed on")
         return None
     return let_go
+
+
+def _ending_ids(entry: object, session_id: str, reason: object, process: Process | None) -> list[str]:
+    """The sessions of `entry` an ending marks: its own, and, when the Claude process ends for
+    good, the session whose hand-over (a `/resume` switch elsewhere) it still carries."""
+    sessions = entry.get("sessions") if isinstance(entry, dict) else None
+    if not isinstance(entry, dict) or not isinstance(sessions, dict):
+        return []
+    found = _handed(entry) if process and not process_goes_on(reason) else None
+    carried = found[0] if found and found[1] and process and found[1][0] == process[0] else None
+    return [sid for sid in dict.fromkeys((session_id, carried or session_id)) if sid in sessions]
+
+
+def names(session_id: str, process: Process | None) -> bool:
+    """Whether an ending for good of `session_id` (in `process`) has anything to mark."""
+    return any(_ending_ids(e, session_id, None, process) for e in registry().values())
 
 
 def _mark_ended(path: str, entry: dict[str, Any], session_id: str, reason: object,
@@ -302,16 +304,12 @@ def _mark_ended(path: str, entry: dict[str, Any], session_id: str, reason: objec
 def _set_exiting(entry: dict[str, Any], process: Process, on: bool) -> None:
     """Add (or take back) `process` among the exiting ones; those gone are dropped."""
     kept = [p for p in exiting(entry) if p[0] != process[0]] + ([process] if on else [])
-    if kept:
-        entry["exiting"] = [list(p) for p in kept]
-    else:
-        entry.pop("exiting", None)
+    entry["exiting"] = [list(p) for p in kept]
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A session checkout a starting session took: its `state` before, and the release
-    nobody starting there has been told of yet (`last_release`), if any."""
+    """A checkout a starting session took: its `state` before, and its untold `last_release`."""
     path: str
     state: str
     last_release: dict[str, Any] | None
@@ -333,9 +331,8 @@ def claimable(session_id: str, cwd: str | None) -> dict[str, dict[str, Any]]:
 
 
 def claim(session_id: str, cwd: str | None, process: Process | None, source: object) -> list[Claim]:
-    """SessionStart: the session claims (running) every session checkout whose record names
-    it or that holds its cwd. A hand-over noted by `/clear` or `/resume` ends there: the
-    session that handed it over stops holding it once the same process starts anew in it.
+    """SessionStart: the session claims (running) every session checkout whose record names it
+    or that holds its cwd; a hand-over by the same process (`/clear`, `/resume`) ends there.
     Records whose folder is gone are dropped quietly."""
     real = os.path.realpath(cwd) if cwd else None
 
@@ -373,17 +370,20 @@ def claim(session_id: str, cwd: str | None, process: Process | None, source: obj
     return list(edit_registry(change) or [])
 
 
+def _handed(entry: dict[str, Any]) -> tuple[str, Process | None] | None:
+    """The session a pending hand-over names, with the Claude process recorded for it."""
+    handed = entry.get("handover")
+    old = handed.get("session") if isinstance(handed, dict) else None
+    return (old, as_process(_mapping(entry, "processes").get(old))) if isinstance(old, str) else None
+
+
 def _end_handover(entry: dict[str, Any], sessions: dict[str, Any], session_id: str,
                   process: Process | None, source: object) -> None:
-    handed = entry.get("handover")
-    if not isinstance(handed, dict) or handed.get("session") == session_id:
+    found = _handed(entry)
+    if found is None or found[0] == session_id:
         return
-    old = handed.get("session")
-    if not isinstance(old, str):
-        return
-    theirs = as_process(_mapping(entry, "processes").get(old))
-    same = (theirs[0] == process[0]) if theirs is not None and process is not None else source == handed.get("reason")
-    if same:
+    old, theirs = found
+    if (theirs[0] == process[0]) if theirs and process else source == entry["handover"].get("reason"):
         sessions[old] = False
         del entry["handover"]
 

@@ -140,6 +140,26 @@ def test_a_session_end_that_finds_the_registry_busy_still_lets_go(
     assert scratch_gone(checkout) and tmp_intact(checkout)
     assert registry(sandbox)[str(checkout)]["sessions"] == {claude.session_id: False}
 
+
+def test_a_resume_switch_to_a_session_elsewhere_lets_go_when_that_claude_ends(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude], tmp_path: Path) -> None:
+    # An interactive `/resume` hands the checkout over (the process goes on); the session it
+    # switches to works elsewhere and never claims it. When that Claude ends for good, the
+    # hold it handed over ends with it: the checkout is released, not held until some other
+    # release happens by.
+    claude, checkout = session_checkout(claudes, repo, "switched")
+    claude.end("resume")
+    elsewhere = make_repo(tmp_path / "other-project", files={"README.md": "y\n"})
+    claude.session_id = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
+    claude.cwd = elsewhere
+    claude.write_file()
+    assert claude.start("resume") == ""
+    assert registry(sandbox)[str(checkout)]["state"] == "active"
+    claude.end()
+    claude.exit()
+    assert wait_for(lambda: released(sandbox, checkout)), logs(sandbox)
+    assert scratch_gone(checkout) and tmp_intact(checkout)
+
 # --- a checkout swapped for a symlink ---------------------------------------------------------
 
 
