@@ -203,22 +203,12 @@ def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources:
     born anew in it, and nothing else shows where they came from. Only a target inside the
     user's temp folder costs a look at the records; only a match writes."""
     from app.core.paths import inside
-    from app.core.shell_words import absolute_path
 
-    tmp = paths.user_tmp_str()
-    targets: list[str] = []
-    moved: list[str] = []
-    for word, base, moving in into:
-        target = absolute_path(base, word, {})
-        if target is not None and strictly_inside(os.path.normpath(target), tmp):
-            targets.append(os.path.normpath(target))
-            known = copied_paths([(source, base) for source in moving])
-            if len(known) < len(set(moving)) or any(not inside(k, tmp) for k in known):
-                moved.append(targets[-1])  # a source the hook cannot expand, or one outside: the user's
+    targets, moved = _targets_in_temp(into)
     if not targets or not (sources or moved):
         return
-    from app.core.gc_records import _read_file, records_files
-    from app.core.state import update_json
+    # the records read here, not through gc_records: that loads dataclasses on a hot hook
+    from app.core.state import parse_state, read_regular, update_json
 
     def matches(data: Any, session: str) -> list[dict[str, Any]]:
         return [r for r in normal_records(data, session)["records"] if isinstance(r.get("evidence"), dict)
@@ -229,9 +219,15 @@ def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources:
         return (not set(sources) <= {k for k in (known if isinstance(known, list) else ()) if isinstance(k, str)}
                 or (record["evidence"].get("moved_in") is not True and any(inside(t, record["path"]) for t in moved)))
 
-    for session, file in records_files():
+    folder = os.path.join(paths.claudetto_home_str(), "gc")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
+    except OSError:
+        return
+    for name in names:
+        session, file = name[:-len(".json")], os.path.join(folder, name)
         try:
-            if not any(news(r) for r in matches(_read_file(file), session)):
+            if not any(news(r) for r in matches(parse_state(read_regular(file)), session)):
                 continue
         except (OSError, ValueError):
             continue
@@ -250,6 +246,25 @@ def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources:
             return {"session": session, "records": []}
 
         update_json(file, change, empty, durable=False)
+
+
+def _targets_in_temp(into: list[tuple[str, str | None, list[str]]]) -> tuple[list[str], list[str]]:
+    """The copies' targets inside the user's temp folder, and those of them a move from
+    outside it (or from a source the hook cannot expand: the user's, maybe) went into."""
+    from app.core.paths import inside
+    from app.core.shell_words import absolute_path
+
+    tmp = paths.user_tmp_str()
+    targets: list[str] = []
+    moved: list[str] = []
+    for word, base, moving in into:
+        target = absolute_path(base, word, {})
+        if target is not None and strictly_inside(os.path.normpath(target), tmp):
+            targets.append(os.path.normpath(target))
+            known = copied_paths([(source, base) for source in moving])
+            if len(known) < len(set(moving)) or any(not inside(k, tmp) for k in known):
+                moved.append(targets[-1])
+    return targets, moved
 
 
 #: At most this many copied paths are stored with the outputs of one command.
