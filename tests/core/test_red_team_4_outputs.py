@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,12 +27,16 @@ def bash(command: str, cwd: Path) -> str:
 
 
 def run_and_record(command: str, cwd: Path, session: str = "s1") -> str:
-    """The Bash call, then the PostToolUse hook Claude runs after it; the call's stdout."""
+    """The Bash call, then the PostToolUse hook Claude runs after it; the call's stdout. The
+    call's duration is the one it took, as Claude reports it (a loaded machine may need more
+    than a couple of seconds to split 12,000 files)."""
+    started = time.monotonic()
     out = bash(command, cwd)
+    took_ms = int((time.monotonic() - started) * 1000) + 200
     payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(cwd), "tool_name": "Bash",
                "tool_input": {"command": command},
                "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
-               "duration_ms": 2000}
+               "duration_ms": max(2000, took_ms)}
     done = run_hook(payload, cwd=cwd)
     assert done.returncode == 0 and done.stdout == b"", done.stderr
     return out
