@@ -51,6 +51,14 @@ def deep_tree(top: Path, depth: int) -> None:
         os.close(fd)
 
 
+def folders_of_files(top: Path, folders: int, files: int) -> Path:
+    for j in range(folders):
+        (top / f"d{j}").mkdir(parents=True)
+        for k in range(files):
+            (top / f"d{j}" / f"f{k}").write_text("x")
+    return top
+
+
 @contextlib.contextmanager
 def cleaned(*places: Path) -> Iterator[None]:
     """Deep trees left by a failing test go with `rm -rf` (shutil.rmtree recurses, and the
@@ -474,38 +482,29 @@ def test_a_journal_swapped_for_a_symlink_between_lines_keeps_the_folder(sandbox:
 
 
 @needs_root
-def test_an_immutable_journal_keeps_the_folder(sandbox: SandboxEnv) -> None:
+@pytest.mark.parametrize("flag", ["+i", "+a"])
+def test_an_immutable_journal_keeps_the_folder_and_an_append_only_one_takes_its_line(
+        sandbox: SandboxEnv, flag: str) -> None:
+    """`chattr +i` on the journal between two removals: no line can be written, the second
+    folder comes back out of the trash. `chattr +a`: lines are only ever appended, it goes."""
     root = sandbox.user_tmp
     (root / "first").mkdir()
     (root / "second" / "sub").mkdir(parents=True)
     removal.remove(root / "first", root, "gc", trash=False)
     journal_file = paths.journal_file()
-    if subprocess.run(["chattr", "+i", str(journal_file)], capture_output=True, check=False).returncode:
-        pytest.skip("chattr +i is not supported here")
+    if subprocess.run(["chattr", flag, str(journal_file)], capture_output=True, check=False).returncode:
+        pytest.skip(f"chattr {flag} is not supported here")
     try:
         done = removal.remove(root / "second", root, "gc", trash=True, spawn=False)
     finally:
-        subprocess.run(["chattr", "-i", str(journal_file)], capture_output=True, check=False)
-    assert (done.status, done.reason) == ("kept", "journal")
-    assert (root / "second" / "sub").is_dir() and trash_entries() == []
-
-
-@needs_root
-def test_an_append_only_journal_still_takes_its_lines(sandbox: SandboxEnv) -> None:
-    """`chattr +a` on the journal: lines are only ever appended, so removals go on."""
-    root = sandbox.user_tmp
-    (root / "first").mkdir()
-    (root / "second" / "sub").mkdir(parents=True)
-    removal.remove(root / "first", root, "gc", trash=False)
-    journal_file = paths.journal_file()
-    if subprocess.run(["chattr", "+a", str(journal_file)], capture_output=True, check=False).returncode:
-        pytest.skip("chattr +a is not supported here")
-    try:
-        done = removal.remove(root / "second", root, "gc", trash=True, spawn=False)
-    finally:
-        subprocess.run(["chattr", "-a", str(journal_file)], capture_output=True, check=False)
-    assert done.status == "removed" and not (root / "second").exists()
-    assert [e["result"] for e in journal.read_entries()] == ["removed", "removed"]
+        subprocess.run(["chattr", "-" + flag[1:], str(journal_file)], capture_output=True, check=False)
+    if flag == "+i":
+        assert (done.status, done.reason) == ("kept", "journal")
+        assert (root / "second" / "sub").is_dir() and trash_entries() == []
+        assert [e["result"] for e in journal.read_entries()] == ["removed"]
+    else:
+        assert done.status == "removed" and not (root / "second").exists()
+        assert [e["result"] for e in journal.read_entries()] == ["removed", "removed"]
 
 
 @needs_root
@@ -534,11 +533,7 @@ def test_purges_killed_at_random_moments_touch_nothing_outside_the_trash(sandbox
     ones are gone, each with its one line, and the keeper is whole."""
     root = sandbox.user_tmp
     for i in range(10):
-        deep = root / f"out{i}"
-        for j in range(30):
-            (deep / f"d{j}").mkdir(parents=True)
-            for k in range(20):
-                (deep / f"d{j}" / f"f{k}").write_text("x")
+        deep = folders_of_files(root / f"out{i}", 30, 20)
         assert removal.remove(deep, root, "gc", trash=True, spawn=False).trashed
     keeper = root / "keeper"
     (keeper / "sub").mkdir(parents=True)
@@ -649,11 +644,7 @@ def test_a_scan_and_a_removal_of_one_tree_at_once_both_finish(sandbox: SandboxEn
 
     root = sandbox.user_tmp
     for attempt in range(3):
-        top = root / f"busy{attempt}"
-        for j in range(100):
-            (top / f"d{j}").mkdir(parents=True)
-            for k in range(60):
-                (top / f"d{j}" / f"f{k}").write_text("x")
+        top = folders_of_files(root / f"busy{attempt}", 100, 60)
         sizes: list[object] = []
         reader = threading.Thread(target=lambda top=top, sizes=sizes: sizes.append(scan(top, parallel=True)))
         reader.start()
