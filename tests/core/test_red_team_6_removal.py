@@ -744,3 +744,25 @@ def test_a_trash_in_a_folder_another_user_owns_is_neither_used_nor_purged(sandbo
     removal.purge_trash(wait_s=5)
     assert (theirs / "trash" / "ours-already" / "sub" / "f").read_text() == "x"
     assert os.listdir(root / removal.ROOT_TRASH_NAME) == []
+
+
+def test_a_deep_purge_killed_while_it_moves_folders_up_is_finished_by_the_next(sandbox: SandboxEnv) -> None:
+    """3,000 folders deep, so the purge moves folders up into the top as it goes; killed with
+    SIGKILL at random moments, the next purge finds a tree of another shape and finishes it,
+    and nothing beside the trash is touched."""
+    root = sandbox.user_tmp
+    top = root / "deep"
+    keeper = folders_of_files(root / "keeper", 3, 3)
+    with cleaned(top, paths.trash_dir()):
+        deep_tree(top, 3000)
+        assert removal.remove(top, root, "gc", trash=True, spawn=False).trashed
+        rng = random.Random(66)
+        for _ in range(5):
+            proc = subprocess.Popen([sys.executable, "-P", "-c", _PURGE], cwd=ROOT)
+            time.sleep(rng.uniform(0.05, 0.3))
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        subprocess.run([sys.executable, "-P", "-c", _PURGE], cwd=ROOT, check=True, timeout=300)
+        assert trash_entries() == []
+        assert sorted(os.listdir(root)) == ["keeper"] and scan(keeper).files == 9
