@@ -126,9 +126,15 @@ def pytest_configure_node(node: object) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Costliest first. Under xdist the sorted tests are dealt out like cards: the scheduler
+    gives each worker one contiguous share of the collection, and each share should start
+    with its part of the long tests, not one worker get all of them in a row."""
     worker = getattr(config, "workerinput", None)
     cost = worker.get("claudetto_durations", {}) if worker is not None else _read_durations()
     items.sort(key=lambda item: -cost.get(item.nodeid, 0.0))  # stable: the rest in file order
+    workers = int(worker.get("workercount", 1)) if worker is not None else 1
+    if workers > 1:
+        items[:] = [item for share in range(workers) for item in items[share::workers]]
 
 
 @pytest.hookimpl(tryfirst=True)
