@@ -1,18 +1,14 @@
 """Session checkouts: the worktrees claudetto makes for Claude (WorktreeCreate) as Claude's
 own creation would (app/core/worktree_create.py), their registry `checkouts.json`, and who
-holds each one.
-
-A *session checkout* is held by the sessions that made it or started in it. Its record keeps
-each session (`sessions`: id -> running) and its Claude process (`processes`: id -> [pid,
-start]): one process outlives its ids (`/clear`, `/resume`). Claude's throwaway names
-(`agent-a<hex>`, `wf_…`, `wf-<n>`, `bridge-*`, `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`)
-are recorded for WorktreeRemove, never as a session's: nothing releases them.
-
+holds each one. A *session checkout* is held by the sessions that made it or started in it.
+Its record keeps each session (`sessions`: id -> running) and its Claude process
+(`processes`: id -> [pid, start]): one process outlives its ids (`/clear`, `/resume`).
+Claude's throwaway names (`agent-a<hex>`, `wf_…`, `wf-<n>`, `bridge-*`, `job-<name>-<8
+hex>`, `bg-<name>-<8 hex>`) are recorded for WorktreeRemove, never as a session's.
 SessionStart claims (`claim`), SessionEnd lets go (`session_ended`), `holders` says who
 still holds a checkout, app/core/release.py frees its scratch when nobody does, and
 app/core/worktree_remove.py removes it. Claude's startup sweep removes throwaway worktrees
-without any hook: a record whose folder is gone is dropped quietly.
-"""
+without any hook: a record whose folder is gone is dropped quietly."""
 
 from __future__ import annotations
 
@@ -63,6 +59,11 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
     kind = checkout_kind(folder)
     if kind == "session" and not session_id:
         raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
+    try:  # a checkout nobody could release or remove is not made: its registry must be writable first
+        with locked(paths.checkouts_file()):
+            pass
+    except OSError as exc:
+        raise CheckoutError(f"claudetto: cannot record the checkout in {paths.claudetto_home_str()} (CLAUDETTO_HOME): {exc.strerror or exc}; worktree not created") from exc
     repo, target, branch, made = make_checkout(cwd, folder)
     checkout = Checkout(target, repo, folder, branch, kind)
     if not made and record_of(target) is None and not _on_branch(target, f"refs/heads/{branch}"):
@@ -105,8 +106,7 @@ def _hold(entry: dict[str, Any], session_id: str, process: Process | None) -> di
     """Mark `session_id` running in `entry`, with its Claude process when known; the sessions."""
     for key, value in (("sessions", True), ("processes", list(process) if process else None)):
         if value is not None:
-            if not isinstance(entry.get(key), dict):
-                entry[key] = {}
+            entry[key] = entry[key] if isinstance(entry.get(key), dict) else {}
             entry[key][session_id] = value
     return cast("dict[str, Any]", entry["sessions"])
 

@@ -472,8 +472,6 @@ def test_a_state_file_linked_to_a_user_file_never_writes_the_user_file(sandbox: 
 
 
 
-@pytest.mark.xfail(strict=True, reason="app/core/checkouts.py (not this round's file) makes the checkout before it "
-                   "knows its record can be written; see the round-six report")
 def test_a_checkout_that_cannot_be_recorded_is_not_left_behind(
         sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """CLAUDETTO_HOME unwritable (a file in its place, a read-only or full file system):
