@@ -38,7 +38,8 @@ Reason = Literal[
 KEEP_REASONS: dict[str, Reason] = {r: r for r in ("live", "in_use", "dirty", "unmerged", "not_removed", "journal")}
 #: Refusals of `removal.remove` that make a path none of the sweep's business, as reasons.
 _NOT_OURS: dict[str, Reason] = {"outside_root": "outside_root", "symlink": "symlink",
-                                "escapes_root": "escapes_root", "other_fs": "escapes_root"}
+                                "escapes_root": "escapes_root", "other_fs": "escapes_root",
+                                "owner": "outside_root"}  # another user's path is not ours to remove
 #: Worktrees speak the keep reasons of CONTRACT `clean` only.
 _WORKTREE_REASONS = frozenset({"live", "young", "not_a_worktree", "dirty", "unmerged", "not_removed",
                                "in_use", "journal"})
