@@ -105,7 +105,7 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
         try:
             fd = os.open(folder, DIR_FLAGS)
         except OSError as exc:
-            fd = _open_long(top, folder, exc)
+            fd = open_long(top, folder, exc)
             if fd < 0:
                 tally.errors += 1
                 continue
@@ -126,7 +126,7 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
             os.close(fd)
 
 
-def _open_long(top: str, folder: str, failed: OSError) -> int:
+def open_long(top: str, folder: str, failed: OSError) -> int:
     """A folder whose path is longer than the system takes (`failed` says ENAMETOOLONG: a
     tree thousands of folders deep), opened from the top down, a part of its path shorter
     than LONG_STEP at a time, each as the whole path would be opened; -1 when it cannot be."""

@@ -96,8 +96,7 @@ def first_secret(top: str, parts: list[str]) -> str | None:
     while stack:
         folder, where = stack.pop()
         try:
-            with os.scandir(folder) as it:
-                entries = list(it)
+            entries = _listed(top, folder)
         except FileNotFoundError:
             continue
         except OSError:
@@ -110,9 +109,29 @@ def first_secret(top: str, parts: list[str]) -> str | None:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if not installed([*child, ""]):
-                        stack.append((entry.path, child))
+                        stack.append((f"{folder}/{entry.name}", child))
                 elif looks_secret(entry.name) and entry.is_file(follow_symlinks=False) and not installed(child):
                     return "/".join(child)
             except OSError:
                 return "/".join(child)
     return None
+
+
+def _listed(top: str, folder: str) -> list[os.DirEntry[str]]:
+    """The entries of `folder`; one deeper than the system's path limit is opened from `top`
+    down a part at a time (an output thousands of folders deep is still judged, not kept
+    for ever as unlistable)."""
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError as exc:
+        from app.core.scan_walk import open_long
+
+        fd = open_long(top, folder, exc)
+        if fd < 0:
+            raise
+    try:
+        with os.scandir(fd) as it:
+            return list(it)
+    finally:
+        os.close(fd)

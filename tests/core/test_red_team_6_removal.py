@@ -694,8 +694,6 @@ def test_a_folder_that_fills_while_the_purge_empties_it_is_finished_by_the_next_
 # --- a gap in another module, kept visible ------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="secret_files.first_secret lists folders by path: past PATH_MAX it "
-                   "cannot, names the folder as unsure and keeps the output `dirty` for ever")
 def test_an_old_output_deeper_than_path_max_is_collected(sandbox: SandboxEnv) -> None:
     top = sandbox.user_tmp / "deep-out"
     with cleaned(top):
