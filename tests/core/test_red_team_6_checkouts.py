@@ -78,8 +78,8 @@ def journal() -> list[dict[str, object]]:
     return [json.loads(line) for line in file.read_text().splitlines()] if file.exists() else []
 
 
-def released_paths() -> list[object]:
-    return [e["path"] for e in journal() if e.get("rule") == "release" and e.get("result") == "removed"]
+def released_paths() -> list[str]:
+    return [str(e["path"]) for e in journal() if e.get("rule") == "release" and e.get("result") == "removed"]
 
 
 # --- two sessions of one checkout ending at the same instant --------------------------------
@@ -107,7 +107,8 @@ def test_two_sessions_ending_at_once_each_let_go_and_one_release_runs(
     assert scratch_gone(checkout) and tmp_intact(checkout)
     entry = registry(sandbox)[str(checkout)]
     assert entry["sessions"] == {first.session_id: False, second.session_id: False}
-    assert sorted(entry["last_release"]["deleted"]) == ["node_modules", "src/__pycache__", "web/node_modules"]
+    assert sorted(str(p) for p in entry["last_release"]["deleted"]) == ["node_modules", "src/__pycache__",
+                                                                       "web/node_modules"]
     removed = released_paths()
     assert sorted(removed) == sorted(set(removed)) and len(removed) == 3
 

@@ -74,8 +74,9 @@ def test_supersede_refuses_whatever_lies_outside_memory(where: str, sandbox: San
     rc = sandbox.home / ".bashrc.md"
     rc.write_bytes(b"- export A=1\n")
     folder = memory(sandbox)
-    path: Path | str = {"home": rc, "dotdot": f"{folder}/../../../../.bashrc.md", "link": folder / "rc.md",
-                        "etc": "/etc/hostname"}[where]
+    choices: dict[str, Path | str] = {"home": rc, "dotdot": f"{folder}/../../../../.bashrc.md",
+                                      "link": folder / "rc.md", "etc": "/etc/hostname"}
+    path = choices[where]
     if where == "link":
         (folder / "rc.md").symlink_to(rc)
     before = Path("/etc/hostname").read_bytes() if os.path.exists("/etc/hostname") else None
