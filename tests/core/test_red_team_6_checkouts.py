@@ -214,6 +214,7 @@ def test_release_of_a_checkout_swapped_for_a_symlink_is_refused(
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     text = run_cli("release", str(checkout))
     assert text.returncode == 1 and "RELEASED" not in text.stdout and "freed=" not in text.stdout
+    assert "left alone (it is a symlink or no folder now)" in text.stderr, text.stderr
     assert (repo / "node_modules" / "dep" / "index.js").exists()
     assert (moved / "node_modules" / "pkg" / "f0").exists()
     assert str(checkout) in registry(sandbox)  # the record stays: the link may be undone
