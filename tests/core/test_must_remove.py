@@ -1,0 +1,357 @@
+"""The other side of every keep rule: what the seeds and the contract say goes, goes, in a
+realistic machine. The commands run as a user or Claude runs them (`claudetto clean`,
+`claudetto gc`, `python -P -m hooks`) from inside a git repository, while an unrelated
+session runs in another project, an interactive shell sits in the home, a dev server runs
+in the project, the user's temp folder holds other people's files and Claude's temp folder
+holds the outputs of live, dead and young sessions. Each rule that keeps something must
+not fire on these ordinary facts; the counts reported must match what went."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core import paths
+from app.core.sessions import proc_start_time
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+
+DAY = 86_400
+OLD_CLEAN = 40 * DAY  # past cleanupPeriodDays (30)
+OLD_GC = 10 * DAY  # past GC_MAX_AGE_DAYS (7)
+
+
+def _sleeper(cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], cwd=str(cwd),
+                            env=env if env is not None else dict(os.environ))
+
+
+class World:
+    """One ordinary machine: a project pushed to its remote, another project with a live
+    session, a shell in the home, a dev server in the project, strangers' files in TMPDIR."""
+
+    def __init__(self, sandbox: SandboxEnv, tmp_path: Path) -> None:
+        self.sandbox = sandbox
+        self.proj = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+        self.origin = tmp_path / "origin.git"
+        git(tmp_path, "init", "-q", "--bare", str(self.origin))
+        git(self.proj, "remote", "add", "origin", str(self.origin))
+        git(self.proj, "push", "-q", "-u", "origin", "main")
+        self.other = make_repo(tmp_path / "other", files={"a.txt": "a\n"})
+        self.running: list[subprocess.Popen[bytes]] = []
+        # a live session in another project, its Claude a real process
+        claude = _sleeper(self.other)
+        self.running.append(claude)
+        self.live_id = str(uuid.uuid4())
+        sandbox.write_session(str(claude.pid), pid=claude.pid, sessionId=self.live_id, cwd=str(self.other),
+                              procStart=proc_start_time(claude.pid), status="idle")
+        # an interactive shell in the home, with TMPDIR naming the temp root as every shell does
+        self.running.append(_sleeper(sandbox.home))
+        # a dev server started in the project
+        self.running.append(_sleeper(self.proj))
+        # other people's files in the user's temp folder
+        strangers = sandbox.user_tmp / "someone-elses"
+        strangers.mkdir()
+        (strangers / "keep.txt").write_text("not ours\n")
+        set_mtime(strangers, OLD_CLEAN)
+        self.strangers = strangers
+
+    def stop(self) -> None:
+        for proc in self.running:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def world(sandbox: SandboxEnv, tmp_path: Path) -> Iterator[World]:
+    w = World(sandbox, tmp_path)
+    try:
+        yield w
+    finally:
+        w.stop()
+
+
+def wait_for(check: Callable[[], bool], deadline_s: float = 30.0) -> bool:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def _du(path: Path) -> tuple[int, int]:
+    """(disk bytes, regular files) of a tree or file, hard links once, symlinks not followed."""
+    seen: set[tuple[int, int]] = set()
+    total = files = 0
+    every = [str(path)]
+    for where, dirs, names in os.walk(path):
+        every += [os.path.join(where, name) for name in [*dirs, *names]]
+    for full in every:
+        st = os.lstat(full)
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+            files += stat.S_ISREG(st.st_mode)
+    return total, files
+
+
+# --- the session-start cleanup ------------------------------------------------------------
+
+
+def _session_folder(sandbox: SandboxEnv, project: Path, sid: str, age_s: float) -> Path:
+    folder = sandbox.claude_tmp / paths.project_slug(project) / sid
+    (folder / "tasks").mkdir(parents=True)
+    (folder / "scratchpad").mkdir()
+    (folder / "tasks" / "b1.output").write_bytes(b"o" * 20_000)
+    (folder / "scratchpad" / "notes.md").write_text("n\n")
+    for part in (folder / "tasks", folder / "scratchpad", folder):
+        set_mtime(part, age_s)
+    return folder
+
+
+def _merged_worktree(world: World) -> Path:
+    """An old worktree whose branch was merged into main and pushed."""
+    path = world.proj / ".claude" / "worktrees" / "done"
+    git(world.proj, "worktree", "add", "-q", "-b", "worktree-done", str(path))
+    (path / "feature.txt").write_text("f\n")
+    git(path, "add", "feature.txt")
+    git(path, "commit", "-qm", "feature")
+    git(world.proj, "merge", "-q", "--ff-only", "worktree-done")
+    git(world.proj, "push", "-q", "origin", "main")
+    (path / "node_modules" / "pkg").mkdir(parents=True)  # ignored build output: regenerable
+    (path / "node_modules" / "pkg" / "index.js").write_text("x\n")
+    set_mtime(path, OLD_CLEAN)
+    return path
+
+
+def test_clean_removes_what_the_seed_names_on_a_busy_machine(world: World, sandbox: SandboxEnv) -> None:
+    proj = world.proj
+    dead = _session_folder(sandbox, proj, str(uuid.uuid4()), OLD_CLEAN)
+    dead_other = _session_folder(sandbox, world.other, str(uuid.uuid4()), OLD_CLEAN)
+    live = _session_folder(sandbox, world.other, world.live_id, OLD_CLEAN)
+    young = _session_folder(sandbox, proj, str(uuid.uuid4()), DAY)
+    probe = sandbox.claude_tmp / "fswatch-probe-abc123"
+    probe.mkdir()
+    (probe / "x").write_text("p")
+    set_mtime(probe, 2 * 3600)
+    (sandbox.claude_tmp / "claude-prompt-1a2b.md").write_text("p\n")  # no rule's: unknown
+    gate_log = paths.log_root() / paths.project_slug(proj) / f"{uuid.uuid4()}.log"
+    gate_log.parent.mkdir(parents=True)
+    gate_log.write_text("CLEANED ...\n")
+    set_mtime(gate_log, OLD_CLEAN)
+    tree = _merged_worktree(world)
+    expected = [_du(p) for p in (dead, dead_other, probe, gate_log, tree)]
+
+    result = run_cli("clean", "--json", cwd=proj)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+
+    for gone in (dead, dead_other, probe, gate_log, tree):
+        assert not gone.exists(), (gone, report)
+    for stays in (live, young, world.strangers):
+        assert stays.exists()
+    assert "worktree-done" not in git(proj, "worktree", "list")
+    cleaned = report["cleaned"]
+    assert cleaned["probes"] == 1 and cleaned["worktrees"] == 1
+    assert cleaned["folders"] == 4  # two session folders, the probe folder and the worktree
+    assert (cleaned["bytes"], cleaned["files"]) == (sum(b for b, _ in expected), sum(f for _, f in expected))
+    assert report["worktrees_kept"] == []
+    assert report["unknown_kept"] == 1
+
+
+def test_session_start_hook_cleans_in_the_background_and_logs_it(world: World, sandbox: SandboxEnv) -> None:
+    proj = world.proj
+    dead = _session_folder(sandbox, proj, str(uuid.uuid4()), OLD_CLEAN)
+    tree = _merged_worktree(world)
+    sid = str(uuid.uuid4())
+    payload = {"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(proj), "source": "startup",
+               "transcript_path": str(sandbox.config / "projects" / "x.jsonl")}
+    done = run_hook(payload, cwd=proj)
+    assert done.returncode == 0 and done.stderr == b""
+    log = paths.session_log(str(proj), sid)
+    assert wait_for(lambda: log.exists() and "UNKNOWN_KEPT" in log.read_text())
+    text = log.read_text()
+    assert "worktrees=1" in text and "WORKTREES_KEPT" not in text, text
+    assert not dead.exists() and not tree.exists()
+
+
+# --- the output GC --------------------------------------------------------------------------
+
+
+def _bash(world: World, command: str, session: str) -> str:
+    """Run `command` as Claude's Bash tool does (in the project), then PostToolUse."""
+    ran = subprocess.run(["bash", "-c", command], cwd=world.proj, capture_output=True, text=True, check=True,
+                         env=dict(os.environ))
+    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(world.proj),
+               "tool_name": "Bash", "tool_input": {"command": command},
+               "tool_response": {"stdout": ran.stdout, "stderr": ran.stderr, "interrupted": False, "isImage": False}}
+    hooked = run_hook(payload, cwd=world.proj)
+    assert hooked.returncode == 0 and hooked.stderr == b"", hooked.stderr
+    return ran.stdout.strip()
+
+
+def _age_tree_top(path: str, age_s: float = OLD_GC) -> None:
+    set_mtime(Path(path), age_s)
+
+
+def _outputs_of_a_dead_session(world: World, sandbox: SandboxEnv) -> dict[str, Path]:
+    dead = str(uuid.uuid4())
+    public = make_repo(sandbox.root / "public" / "lib", files={"lib.py": "x = 1\n"})
+    made = {
+        "mktemp": Path(_bash(world, "d=$(mktemp -d) && echo data > $d/out.txt && echo $d", dead)),
+        "clone": Path(_bash(world, f"d=$(mktemp -d) && git clone -q {public} $d/lib && echo $d", dead)),
+        "venv": Path(_bash(world, "d=$(mktemp -d) && python3 -m venv --without-pip $d/env && echo $d", dead)),
+    }
+    source = world.proj / "assets"
+    source.mkdir()
+    (source / "a.bin").write_bytes(b"a" * 10_000)
+    copy = sandbox.user_tmp / "assets-copy"
+    _bash(world, f"cp -r {source} {copy}", dead)
+    made["copy"] = copy
+    scratch = sandbox.user_tmp / "scratch-notes.md"
+    write = {"hook_event_name": "PostToolUse", "session_id": dead, "cwd": str(world.proj), "tool_name": "Write",
+             "tool_input": {"file_path": str(scratch), "content": "notes\n"}, "tool_response": {"type": "create"}}
+    scratch.write_text("notes\n")
+    assert run_hook(write, cwd=world.proj).returncode == 0
+    made["scratch"] = scratch
+    for path in made.values():
+        _age_tree_top(str(path))
+    return made
+
+
+def test_gc_removes_every_kind_of_old_output_of_a_dead_session(world: World, sandbox: SandboxEnv) -> None:
+    made = _outputs_of_a_dead_session(world, sandbox)
+    sizes = {str(path): _du(path)[0] for path in made.values()}
+    result = run_cli("gc", "--json", cwd=world.proj)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    left = {name: path for name, path in made.items() if path.exists()}
+    rows = {e["path"]: (e["status"], e["reason"]) for e in report["entries"]}
+    assert left == {}, {name: rows.get(str(path)) for name, path in left.items()}
+    removed = [e for e in report["entries"] if e["status"] == "removed"]
+    assert all(e["reason"] == "age" for e in removed)
+    assert report["removed"] == len(removed) == len(made)
+    assert {e["path"]: e["size"] for e in removed} == sizes
+    assert report["freed"] == sum(sizes.values())
+    assert world.strangers.exists()
+
+
+def test_gc_size_bound_removes_young_outputs_over_the_bound(world: World, sandbox: SandboxEnv,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    dead = str(uuid.uuid4())
+    first = Path(_bash(world, "d=$(mktemp -d) && head -c 300000 /dev/zero > $d/big && echo $d", dead))
+    _age_tree_top(str(first), 3 * DAY)
+    second = Path(_bash(world, "d=$(mktemp -d) && head -c 300000 /dev/zero > $d/big && echo $d", dead))
+    _age_tree_top(str(second), 1 * DAY)
+    monkeypatch.setenv("CLAUDETTO_GC_MAX_BYTES", "400000")
+    report = json.loads(run_cli("gc", "--json", cwd=world.proj).stdout)
+    rows = {e["path"]: (e["status"], e["reason"]) for e in report["entries"]}
+    assert rows[str(first)] == ("removed", "size"), rows
+    assert rows[str(second)] == ("kept", "young"), rows
+    assert not first.exists() and second.exists()
+    assert report["removed"] == 1
+
+
+def test_session_end_sweeps_the_ending_sessions_old_outputs(world: World, sandbox: SandboxEnv) -> None:
+    ending = str(uuid.uuid4())
+    folder = Path(_bash(world, "d=$(mktemp -d) && echo x > $d/f && echo $d", ending))
+    _age_tree_top(str(folder))
+    payload = {"hook_event_name": "SessionEnd", "session_id": ending, "cwd": str(world.proj), "reason": "other"}
+    assert run_hook(payload, cwd=world.proj).returncode == 0
+    log = paths.session_log(str(world.proj), ending)
+    assert wait_for(lambda: log.exists() and "GC removed=" in log.read_text())
+    assert "GC removed=1 " in log.read_text(), log.read_text()
+    assert not folder.exists()
+
+
+# --- probes: ordinary facts that must not keep anything -------------------------------------
+
+
+def _public_repo(sandbox: SandboxEnv) -> Path:
+    """A public project: tags, a second branch, build output it ignores."""
+    public = make_repo(sandbox.root / "public" / "lib", files={"lib.py": "x = 1\n",
+                                                                ".gitignore": "build/\n*.pyc\n"})
+    git(public, "tag", "v1.0")
+    git(public, "tag", "-a", "v1.0-annotated", "-m", "release")
+    git(public, "branch", "dev")
+    return public
+
+
+def _gc_rows(world: World) -> dict[str, tuple[str, str]]:
+    result = run_cli("gc", "--json", cwd=world.proj)
+    assert result.returncode == 0, result.stderr
+    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(result.stdout)["entries"]}
+
+
+def test_gc_removes_a_clone_of_a_public_repository_that_was_built(world: World, sandbox: SandboxEnv) -> None:
+    """Tags and branches fetched from the remote, ignored build output, `__pycache__`."""
+    public = _public_repo(sandbox)
+    clone = Path(_bash(world, f"d=$(mktemp -d) && git clone -q {public} $d/lib && cd $d/lib && "
+                              "git fetch -q --tags && git checkout -q dev && git checkout -q main && "
+                              "mkdir -p build __pycache__ && echo b > build/out && "
+                              "echo c > __pycache__/m.pyc && echo $d", str(uuid.uuid4())))
+    _age_tree_top(str(clone))
+    rows = _gc_rows(world)
+    assert rows[str(clone)] == ("removed", "age") and not clone.exists()
+
+
+def test_gc_removes_a_copy_of_a_pushed_project_whose_source_remains(world: World, sandbox: SandboxEnv) -> None:
+    copy = sandbox.user_tmp / "proj-copy"
+    _bash(world, f"cp -r {world.proj} {copy}", str(uuid.uuid4()))
+    _age_tree_top(str(copy))
+    rows = _gc_rows(world)
+    assert rows[str(copy)] == ("removed", "age") and not copy.exists()
+
+
+@pytest.mark.xfail(strict=True, reason="over-keep: an untracked .venv (Python < 3.13 writes no "
+                   ".gitignore in it) reads as dirty; the fix is in app/core/repository_rules.py")
+def test_gc_removes_a_clone_with_an_untracked_venv(world: World, sandbox: SandboxEnv) -> None:
+    public = _public_repo(sandbox)
+    clone = Path(_bash(world, f"d=$(mktemp -d) && git clone -q {public} $d/lib && "
+                              "python3 -m venv --without-pip $d/lib/.venv && rm -f $d/lib/.venv/.gitignore && "
+                              "echo $d", str(uuid.uuid4())))
+    _age_tree_top(str(clone))
+    rows = _gc_rows(world)
+    assert rows[str(clone)] == ("removed", "age") and not clone.exists()
+
+
+@pytest.mark.xfail(strict=True, reason="over-keep: a copy of a project with uncommitted work "
+                   "reads as dirty though every file of it is still at its source")
+def test_gc_removes_an_unchanged_copy_of_a_dirty_project_whose_source_remains(
+        world: World, sandbox: SandboxEnv) -> None:
+    (world.proj / "wip.txt").write_text("not committed\n")
+    copy = sandbox.user_tmp / "proj-copy"
+    _bash(world, f"cp -r {world.proj} {copy}", str(uuid.uuid4()))
+    _age_tree_top(str(copy))
+    rows = _gc_rows(world)
+    assert rows[str(copy)] == ("removed", "age") and not copy.exists()
+
+
+def test_clean_and_gc_remove_when_the_home_is_a_git_repository_holding_the_temp_folders(
+        world: World, sandbox: SandboxEnv) -> None:
+    """A dotfiles repository in the home, TMPDIR and Claude's temp below it, a shell `cd`-ed
+    into TMPDIR itself: a repository above a folder and a process above it keep nothing."""
+    top = sandbox.root  # above HOME, TMPDIR and Claude's temp root alike
+    git(top, "init", "-q")
+    (top / ".bashrc").write_text("alias ll='ls -l'\n")
+    git(top, "add", ".bashrc")
+    git(top, "commit", "-qm", "dotfiles")
+    world.running.append(_sleeper(sandbox.user_tmp))
+    world.running.append(_sleeper(sandbox.claude_tmp_root))
+    dead = str(uuid.uuid4())
+    folder = Path(_bash(world, "d=$(mktemp -d) && echo x > $d/f && echo $d", dead))
+    _age_tree_top(str(folder))
+    session = _session_folder(sandbox, world.proj, str(uuid.uuid4()), OLD_CLEAN)
+    gc = json.loads(run_cli("gc", "--json", cwd=world.proj).stdout)
+    assert not folder.exists(), gc
+    clean = json.loads(run_cli("clean", "--json", cwd=world.proj).stdout)
+    assert not session.exists(), clean
