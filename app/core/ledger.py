@@ -64,6 +64,12 @@ SUBAGENT = "subagent"  # a subagent call that does not say its agent_type
 # prompt (still untold) rather than being cut off after they were marked told.
 CONTEXT_BUDGET = 9_000
 
+# Claude kills a UserPromptSubmit hook after 30 s, and the user waits on it. Rehashing is
+# the content's cost (~0.3 s for 256 MiB with fnv-c, ~3 s for 32 MiB without): past this
+# much time the files still to be read wait for the next prompt, untold and unmarked. A
+# hook killed at 30 s would store nothing and do the very same reads at every prompt after.
+PROMPT_BUDGET_NS = 5_000_000_000
+
 
 class LedgerFile:
     """One ledger entry judged against the disk now (for the CLI and the TUI). Read-only by
@@ -230,15 +236,24 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
 
     This runs at every prompt, so the common case is made cheap: a file whose stat equals
     the one its hash was taken with (and was old enough then, see `ledger_entry`) and that
-    holds no told record costs one stat and no read; only the others go through `_judge`."""
+    holds no told record costs one stat and no read; only the others go through `_judge`,
+    and only until PROMPT_BUDGET_NS is spent (each prompt reads at least one file, and what
+    it learns is stored, so the next prompt goes on where this one stopped)."""
     files = files_of(read_json(paths.ledger_file_str(), empty))
     lines: list[str] = []
     updates: dict[str, tuple[int, dict[str, Any]]] = {}
     room = CONTEXT_BUDGET
+    deadline = time.monotonic_ns() + PROMPT_BUDGET_NS
+    read = False
+    late = 0
     for path, entry in trusted(files, session):
         if entry.get("told") is None and unmoved(path, entry):
             continue  # unchanged since it was hashed: what `_judge` would say, without a read
-        judged, fields, tell = _judge(path, entry)
+        if read and time.monotonic_ns() > deadline:
+            late += 1
+            continue
+        judged, fields, tell, fresh = _judge(path, entry)
+        read = read or fresh
         if tell:
             from app.core.ledger_line import change_line, utf16_len
 
@@ -253,19 +268,30 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
             updates[path] = (entry["edited_ns"], fields)
     told_earlier: list[tuple[str, int, str]] = []
     if any("earlier" in e for e in files.values() if isinstance(e, dict)):
-        from app.core.ledger_line import utf16_len
-        from app.core.ledger_shared import check_pending
-
-        for line, record in zip(*check_pending(files, session), strict=True):
-            if utf16_len(line) + 1 <= room:  # no room left: told at the next prompt
-                room -= utf16_len(line) + 1
-                lines.append(line)
-                told_earlier.append(record)
+        told_earlier = _told_earlier(files, session, lines, room, deadline, read)
+    if late:
+        log(f"ledger: {late} file(s) left for the next prompt: this one spent its {PROMPT_BUDGET_NS // 10**9} s")
     if lines and deliver is not None:
         deliver(lines)  # first: a line that never reached the model must not be marked told
     if updates or told_earlier:
         _apply(updates, session, told_earlier)
     return lines
+
+
+def _told_earlier(files: dict[str, Any], session: str, lines: list[str], room: int, deadline: int,
+                  read: bool) -> list[tuple[str, int, str]]:
+    """Add to `lines` what another session changed in files `session` edited before it (see
+    `ledger_shared`), as room allows; the records of the lines added."""
+    from app.core.ledger_line import utf16_len
+    from app.core.ledger_shared import check_pending
+
+    told: list[tuple[str, int, str]] = []
+    for line, record in zip(*check_pending(files, session, deadline, read), strict=True):
+        if utf16_len(line) + 1 <= room:  # no room left: told at the next prompt
+            room -= utf16_len(line) + 1
+            lines.append(line)
+            told.append(record)
+    return told
 
 
 def ledger_files() -> list[LedgerFile]:
@@ -279,8 +305,9 @@ def ledger_files() -> list[LedgerFile]:
 # --- judging one entry ----------------------------------------------------------------------
 
 
-def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any], bool]:
-    """One entry against the disk: (the verdict, the fields to store, whether to tell now).
+def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any], bool, bool]:
+    """One entry against the disk: (the verdict, the fields to store, whether to tell now,
+    whether the file was read).
 
     The content the entry was edited with is looked for first, then the content the model
     was last told of: either one, seen with a stat stored beside it, needs no read."""
@@ -306,7 +333,7 @@ def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any]
     tell = changed and not was_told
     verdict = LedgerFile(path, entry["agent"], entry["session"], entry["hash"], changed, deleted, was_told,
                          entry["edited_ns"], entry["size"], entry["mtime_ns"])
-    return verdict, fields, tell
+    return verdict, fields, tell, seen.fresh
 
 
 def _as_edited(seen: Look, told: dict[str, Any] | None) -> dict[str, Any]:

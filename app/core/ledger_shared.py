@@ -98,9 +98,15 @@ def pending(files: dict[str, Any], session: str) -> list[tuple[str, int, str, st
     return found
 
 
-def check_pending(files: dict[str, Any], session: str) -> tuple[list[str], list[tuple[str, int, str]]]:
+def check_pending(files: dict[str, Any], session: str, deadline: int | None = None,
+                  read: bool = False) -> tuple[list[str], list[tuple[str, int, str]]]:
     """The lines for `session` about files another session changed after its edit, and the
-    records to drop once they are told: (path, edited_ns, hash known)."""
+    records to drop once they are told: (path, edited_ns, hash known).
+
+    Each record costs a read: once a file has been read (`read`: the prompt read one
+    before) and `time.monotonic_ns()` is past `deadline`, the rest wait for the next prompt."""
+    import time
+
     from app.core.ledger_line import change_line
     from app.core.ledger_look import read_and_hash
     from app.core.log import log
@@ -108,7 +114,11 @@ def check_pending(files: dict[str, Any], session: str) -> tuple[list[str], list[
     lines: list[str] = []
     told: list[tuple[str, int, str]] = []
     for path, edited_ns, agent, known in pending(files, session):
+        if read and deadline is not None and time.monotonic_ns() > deadline:
+            log("ledger: files another session changed are left for the next prompt (time spent)")
+            break
         seen = read_and_hash(path)
+        read = read or seen.fresh
         if seen.kind == "unreadable":
             log(f"ledger: cannot read {path}; not judged this time")
             continue

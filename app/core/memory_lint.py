@@ -219,7 +219,7 @@ def lint_write(payload: dict[str, Any]) -> str | None:
     if folder is None or not path.lower().endswith(".md"):
         return None
     old = _current(path)
-    new = _after(tool, tool_input, old)
+    new = _after(tool, tool_input, old, missing=old is None and not os.path.lexists(path))
     if new is None:
         return None
     is_index = os.path.basename(path) == INDEX_NAME and os.path.dirname(os.path.abspath(path)) == os.path.abspath(folder)
@@ -235,12 +235,18 @@ def _current(path: str) -> str | None:
         return None
 
 
-def _after(tool: object, tool_input: dict[str, Any], old: str | None) -> str | None:
-    """The file's text once the write is done, or None when it cannot be known."""
+def _after(tool: object, tool_input: dict[str, Any], old: str | None, missing: bool = False) -> str | None:
+    """The file's text once the write is done, or None when it cannot be known.
+
+    Claude's Edit with an empty `old_string` creates the file (or fills an empty one) with
+    `new_string`: a memory file made that way is a whole new file, judged like a Write."""
     if tool == "Write":
         content = tool_input.get("content")
         return content if isinstance(content, str) else None
     if tool == "Edit":
+        after = tool_input.get("new_string")
+        if tool_input.get("old_string") == "" and isinstance(after, str) and (missing or old == ""):
+            return after
         edits: object = [tool_input]
     else:
         edits = tool_input.get("edits")
