@@ -242,28 +242,30 @@ def _current(path: str) -> str | None:
 def _after(tool: object, tool_input: dict[str, Any], old: str | None, missing: bool = False) -> str | None:
     """The file's text once the write is done, or None when it cannot be known.
 
-    Claude's Edit with an empty `old_string` creates the file (or fills an empty one) with
-    `new_string`: a memory file made that way is a whole new file, judged like a Write."""
+    An edit with an empty `old_string` creates the file, or fills one that holds only
+    blanks, with its `new_string` (Claude's Edit and MultiEdit refuse it on a file with
+    content): a memory file made that way is judged as a whole new file, like a Write."""
     if tool == "Write":
         content = tool_input.get("content")
         return content if isinstance(content, str) else None
-    if tool == "Edit":
-        after = tool_input.get("new_string")
-        if tool_input.get("old_string") == "" and isinstance(after, str) and (missing or old == ""):
-            return after
-        edits: object = [tool_input]
-    else:
-        edits = tool_input.get("edits")
-    if old is None or not isinstance(edits, list):
+    edits = [tool_input] if tool == "Edit" else tool_input.get("edits")
+    text = "" if missing else old
+    if text is None or not isinstance(edits, list):
         return None
-    text = old
     for edit in edits:
         if not isinstance(edit, dict):
             return None
         before, after = edit.get("old_string"), edit.get("new_string")
-        if not isinstance(before, str) or not isinstance(after, str) or not before or before not in text:
+        if not isinstance(before, str) or not isinstance(after, str):
             return None
-        text = text.replace(before, after) if edit.get("replace_all") is True else text.replace(before, after, 1)
+        if not before:
+            if text.strip():
+                return None
+            text = after
+        elif before not in text:
+            return None
+        else:
+            text = text.replace(before, after) if edit.get("replace_all") is True else text.replace(before, after, 1)
     return text
 
 

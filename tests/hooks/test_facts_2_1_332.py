@@ -176,8 +176,20 @@ def test_an_edit_creating_a_memory_file_is_judged_as_a_whole_new_file() -> None:
     reason = pre_edit(target, "", "- Uses make since last week.\n")
     assert reason is not None and "there is no frontmatter" in reason and '"last week"' in reason
     assert pre_edit(target, "", GOOD) is None
-    target.write_text("")
+    target.write_text(" \n")
     assert pre_edit(target, "", "no frontmatter\n") is not None
+
+
+def test_a_multiedit_creating_a_memory_file_is_judged_as_a_whole_new_file() -> None:
+    """MultiEdit (legacy) creates a file from a first edit with an empty `old_string`."""
+    target = memory_dir() / "deploy.md"
+    edits = [{"old_string": "", "new_string": "Deploys yesterday.\n"},
+             {"old_string": "Deploys", "new_string": "Deployed"}]
+    payload = common("PreToolUse", paths.home(), tool_name="MultiEdit", tool_use_id="toolu_1",
+                     tool_input={"file_path": str(target), "edits": edits})
+    result = run_hook(payload, cwd=ROOT)
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"] if result.stdout else ""
+    assert "there is no frontmatter" in reason and '"yesterday"' in reason
 
 
 def test_an_edit_with_an_empty_old_string_on_a_written_file_is_left_to_the_tool() -> None:
