@@ -104,8 +104,8 @@ def test_optional_fields_and_an_agent_session_leave_the_line_as_the_contract_wri
     object for UserPromptSubmit."""
     f = tmp_path / "m.py"
     f.write_text("a\n")
-    extra = {"permission_mode": "acceptEdits", "prompt_id": "p-1", "agent_type": "reviewer",
-             "scratchpad_dir": str(tmp_path / "claude-0" / "slug" / SID / "scratchpad")}
+    extra: dict[str, Any] = {"permission_mode": "acceptEdits", "prompt_id": "p-1", "agent_type": "reviewer",
+                             "scratchpad_dir": str(tmp_path / "claude-0" / "slug" / SID / "scratchpad")}
     post_edit(str(f), tmp_path, **extra)
     aged(f, "changed\n")
     assert context_of(prompt_raw(tmp_path, **extra)) == LINE.format(f, "main")
@@ -232,3 +232,52 @@ def test_a_pointer_past_the_25_kb_claude_loads_is_refused() -> None:
     reason = pre_write(index, "\n".join(lines) + "\n")
     assert reason is not None and "line 138 lies past" in reason and "25,000 bytes" in reason
     assert pre_write(index, "\n".join(lines[:130]) + "\n") is None
+
+
+# --- tool_input fields missing, null or of another type --------------------------------------
+
+INNER = {
+    "Write": ["file_path", "content"],
+    "Edit": ["file_path", "old_string", "new_string", "replace_all"],
+    "MultiEdit": ["file_path", "edits"],
+    "NotebookEdit": ["notebook_path", "new_source"],
+}
+
+
+@pytest.mark.parametrize("tool", sorted(INNER))
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse"])
+def test_a_tool_input_field_of_another_type_is_silence_and_no_failure(tool: str, event: str) -> None:
+    """Each field of each edit tool's `tool_input`, missing or of another type, on a memory
+    file (where the lint judges) is no refusal, no output and no internal failure."""
+    target = memory_dir() / "build.md"
+    target.write_text(GOOD)
+    base: dict[str, Any] = {"file_path": str(target), "notebook_path": str(target), "content": GOOD,
+                            "old_string": "make", "new_string": "ninja", "replace_all": True, "new_source": "x",
+                            "edits": [{"old_string": "make", "new_string": "ninja"}]}
+    for field in INNER[tool]:
+        for value in ([1], {"a": None}, 7, None, "", True, [{"old_string": 1}]):
+            tool_input = {**base, field: value}
+            payload = common(event, paths.home(), tool_name=tool, tool_use_id="toolu_1", tool_input=tool_input,
+                             tool_response={"filePath": str(target)})
+            result = run_hook(payload, cwd=ROOT)
+            assert (result.returncode, result.stderr) == (0, b""), (field, value, result)
+            assert result.stdout == b"" or b'"deny"' in result.stdout, (field, value, result)
+    assert " failed: " not in log_text()
+
+
+@pytest.mark.parametrize("response", [
+    {"stdout": "", "stderr": "", "interrupted": False, "isImage": False, "backgroundTaskId": "b1x2"},
+    "Command running in background with ID: b1x2",
+    None,
+])
+def test_a_background_bash_call_of_any_response_shape_is_silence(response: object, tmp_path: Path) -> None:
+    """Bash `{command, description?, timeout?, run_in_background?}`: a background call's
+    output goes to Claude's task file, and its response is a dict or a plain string."""
+    out = tmp_path / "utmp-out.log"
+    payload = common("PostToolUse", tmp_path, tool_name="Bash", tool_use_id="toolu_1", duration_ms=3,
+                     tool_input={"command": f"sleep 1 > {out}", "description": "wait", "timeout": 1000,
+                                 "run_in_background": True},
+                     tool_response=response)
+    result = run_hook(payload, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert " failed: " not in log_text()
