@@ -28,6 +28,8 @@ _PROC = "/proc"
 _LINKS = ("cwd", "root", "exe")
 #: The variables that name a process's temp folder (`mktemp`, Python's `tempfile`, ...).
 _TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/")
+#: The variables that list folders a process loads from as it goes, `:`-separated.
+_SEARCH_KEYS = (b"\0PATH=", b"\0LD_LIBRARY_PATH=", b"\0PYTHONPATH=", b"\0NODE_PATH=")
 #: How much of a process's environment is read: a few KiB as a rule.
 _ENVIRON_MAX = 1 << 20
 #: How old a reading `judging_paths_in_use` may hand out: judging many folders in one go
@@ -66,22 +68,20 @@ def paths_in_use() -> tuple[str, ...]:
     # The command lines of this process's callers name what they asked it to act on
     # (`uv run claudetto release PATH`): that is no use of the path.
     callers = _ancestors(me)
+    here = _Namespaces()
     for pid in pids:
-        if pid == me or (_parent(pid) == me and _cmdline(pid) == mine):
+        parent, threads, state = _stat(pid)
+        if pid == me or (parent == me and _cmdline(pid) == mine):
             continue
         base = f"{_PROC}/{pid}"
-        for link in _LINKS:
-            _add(found, f"{base}/{link}")
-        _add_maps(found, f"{base}/maps")
-        _add_temp_folders(found, f"{base}/environ", real)
+        held: set[str] = set()
+        cwd_read = _add_tables(held, base)
+        if threads > 1 and (cwd_read or state == b"Z"):  # unreadable: so are its threads
+            _add_threads(held, pid, whole=not cwd_read)
+        _add_environment(held, f"{base}/environ", real)
         if pid not in callers:
-            _add_arguments(found, _cmdline(pid), f"{base}/cwd")
-        try:
-            fds = os.listdir(f"{base}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            _add(found, f"{base}/fd/{fd}")
+            _add_arguments(held, _cmdline(pid), f"{base}/cwd")
+        found.update(here.translated(pid, held))
     _add_bound_sockets(found)
     placed, unplaced = bound_socket_files()
     found.update(placed)
@@ -91,24 +91,99 @@ def paths_in_use() -> tuple[str, ...]:
     return used
 
 
-def _add_temp_folders(found: set[str], environ: str, real: dict[bytes, str]) -> None:
-    """The temp folders a process's environment names, as it began (real paths). A temp
-    folder of `/tmp` or of `claude-<uid>` lies above the folders judged: it keeps none."""
+class _Namespaces:
+    """The names of a process's paths here. `/proc/<pid>/cwd` and the rest read as the
+    process sees them: in another mount namespace (a container started with `-v
+    $PWD:/app`, rootless podman, `unshare -m`) the folder it works in reads `/app`. Each
+    such path is named here through both mount tables: the mount it lies on there gives
+    its device and its path on that file system, and every mount of that device here
+    holding that path gives a name here. A path with no name here is kept as it reads."""
+
+    def __init__(self) -> None:
+        self.own = _namespace("self")
+        self.tables: dict[str, list[tuple[str, str, str]]] = {}
+
+    def translated(self, pid: int, held: set[str]) -> set[str]:
+        theirs = _namespace(str(pid))
+        if theirs is None or theirs == self.own or not held:
+            return held
+        if theirs not in self.tables:
+            self.tables[theirs] = _mounts(f"{_PROC}/{pid}/mountinfo")
+        if "self" not in self.tables:
+            self.tables["self"] = _mounts(f"{_PROC}/self/mountinfo")
+        named: set[str] = set()
+        for path in held:
+            named.update(_name_here(path, self.tables[theirs], self.tables["self"]) or (path,))
+        return named
+
+
+def _namespace(pid: str) -> str | None:
+    try:
+        return os.readlink(f"{_PROC}/{pid}/ns/mnt")
+    except OSError:
+        return None
+
+
+def _mounts(mountinfo: str) -> list[tuple[str, str, str]]:
+    """(mount point, device, root on its file system) of each line of a mount table."""
+    try:
+        with open(mountinfo, "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(b" ", 5)
+        if len(fields) == 6:
+            found.append((_unescaped(fields[4]), os.fsdecode(fields[2]), _unescaped(fields[3])))
+    return found
+
+
+def _unescaped(field: bytes) -> str:
+    """A mount table's path: blanks and backslashes are written as octal escapes."""
+    for escape, char in ((b"\\040", b" "), (b"\\011", b"\t"), (b"\\012", b"\n"), (b"\\134", b"\\")):
+        field = field.replace(escape, char)
+    return os.fsdecode(field)
+
+
+def _name_here(path: str, theirs: list[tuple[str, str, str]], ours: list[tuple[str, str, str]]) -> list[str]:
+    """The names here of `path` as a process of the mount table `theirs` sees it."""
+    from app.core.paths import inside
+
+    on = None  # the mount it lies on: the last at the longest mount point above it
+    for mount in theirs:
+        if inside(path, mount[0]) and (on is None or len(mount[0]) >= len(on[0])):
+            on = mount
+    if on is None:
+        return []
+    point, device, root = on
+    on_fs = os.path.normpath(os.path.join(root, os.path.relpath(path, point)))
+    return [os.path.normpath(os.path.join(p, os.path.relpath(on_fs, r))) for p, d, r in ours
+            if d == device and inside(on_fs, r)]
+
+
+def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> None:
+    """The temp folders a process's environment names, as it began, and the folders it
+    loads programs and libraries from (`PATH` holding a venv's `bin`, `LD_LIBRARY_PATH`,
+    `PYTHONPATH`, `NODE_PATH`: read lazily, nothing held open meanwhile); real paths. A
+    folder of `/tmp`, `/usr/bin` or `claude-<uid>` lies above the folders judged: it keeps
+    none."""
     data = _read_environ(environ)
     if data is None:
         return  # gone meanwhile, or another user's
     data = b"\0" + data  # each key is found as NUL + name
-    for key in _TEMP_KEYS:
+    for key in (*_TEMP_KEYS, *_SEARCH_KEYS):
         at = data.find(key)
         if at < 0:
             continue
-        start = at + len(key) - 1
+        start = at + len(key) - key.endswith(b"/")  # the `/` a temp key ends with is the value's
         end = data.find(b"\0", start)
         value = data[start:end if end >= 0 else len(data)]
-        if value not in real and len(value) < 4096:
-            real[value] = os.path.realpath(os.fsdecode(value))
-        if value in real:
-            found.add(real[value])
+        for entry in value.split(b":") if key in _SEARCH_KEYS else (value,):
+            if entry not in real and entry.startswith(b"/") and len(entry) < 4096:
+                real[entry] = os.path.realpath(os.fsdecode(entry))
+            if entry in real:
+                found.add(real[entry])
 
 
 def _read_environ(environ: str) -> bytes | None:
@@ -190,15 +265,65 @@ def judging_paths_in_use() -> tuple[str, ...]:
     return _last[1]
 
 
-def _add(found: set[str], link: str) -> None:
+def _add_tables(found: set[str], base: str) -> bool:
+    """The working folder, root, program, mapped and open files of one process (or thread,
+    `base` = `/proc/<pid>/task/<tid>`); False when its working folder cannot be read."""
+    cwd = _add(found, f"{base}/cwd", deleted_too=True)
+    _add(found, f"{base}/root")
+    _add(found, f"{base}/exe", deleted_too=True)
+    _add_maps(found, f"{base}/maps")
+    try:
+        fds = os.listdir(f"{base}/fd")
+    except OSError:
+        return cwd
+    for fd in fds:
+        _add(found, f"{base}/fd/{fd}")
+    return cwd
+
+
+def _add_threads(found: set[str], pid: int, *, whole: bool) -> None:
+    """The working folders of a process's other threads: one that unshared its file system
+    context (`unshare(CLONE_FS)`) works in a folder of its own, and a process whose main
+    thread ended shows nothing at `/proc/<pid>` but keeps all of it in its other threads.
+    Their open and mapped files are read too when the main thread's could not be."""
+    try:
+        tids = [t for t in os.listdir(f"{_PROC}/{pid}/task") if t != str(pid)]
+    except OSError:
+        return
+    for tid in tids:
+        base = f"{_PROC}/{pid}/task/{tid}"
+        if whole:
+            whole = not _add_tables(found, base)
+        else:
+            _add(found, f"{base}/cwd", deleted_too=True)
+
+
+def _stat(pid: int) -> tuple[int | None, int, bytes]:
+    """(parent pid, number of threads, state) of `pid`: fields 4, 20 and 3 of
+    /proc/<pid>/stat (the command name before them may hold blanks and parentheses)."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as fh:
+            rest = fh.read().rpartition(b")")[2].split()
+        return int(rest[1]), int(rest[17]), rest[0]
+    except (OSError, ValueError, IndexError):
+        return None, 1, b""
+
+
+def _add(found: set[str], link: str, *, deleted_too: bool = False) -> bool:
     try:
         target = os.readlink(link)
     except OSError:
-        return  # gone meanwhile, or another user's
+        return False  # gone meanwhile, or another user's
     # Sockets, pipes and anonymous inodes read `socket:[...]` and the like; a deleted
-    # file reads `<path> (deleted)` and holds nothing on disk a removal could break.
+    # file reads `<path> (deleted)` and holds nothing on disk a removal could break. A
+    # deleted working folder or program is still where the process works and runs from:
+    # it climbs out with `..`, goes on in a folder made again at that name (`rm -rf build
+    # && mkdir build`), loads what lies beside its program.
+    if deleted_too and target.endswith(" (deleted)"):
+        target = target[: -len(" (deleted)")]
     if target.startswith("/") and not target.endswith(" (deleted)"):
         found.add(target)
+    return True
 
 
 def _add_maps(found: set[str], maps: str) -> None:
@@ -250,13 +375,7 @@ def _ancestors(pid: int) -> set[int]:
 
 
 def _parent(pid: int) -> int | None:
-    from app.core.claude_process import proc_stat
-
-    try:
-        found = proc_stat(pid)
-    except OSError:
-        return None
-    return found[1] if found is not None else None
+    return _stat(pid)[0]
 
 
 def _cmdline(pid: int) -> bytes | None:

@@ -54,30 +54,55 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
     """Whether `pid` names a running process (not a zombie), started at `proc_start` if given.
     A pid that cannot name a process (0, negative, too big) is not running. Where the start
     time cannot be compared (no /proc and no `ps`), a running pid counts as the same process."""
-    if not 0 < pid <= MAX_PID:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    except (OSError, OverflowError, ValueError):
+    if not 0 < pid <= MAX_PID or not _signalable(pid):
         return False
     try:
         found = proc_stat(pid)
     except FileNotFoundError:
         if os.path.isdir("/proc/self"):
-            return False  # /proc is there and the process is not: it just ended
+            # /proc is there and the process is not: it just ended, unless /proc hides
+            # other users' processes (`hidepid`) and the pid still answers: unsure, so keep
+            return _signalable(pid)
         return proc_start is None or _ps_start_matches(pid, proc_start)
     except OSError:
         return True  # it runs (kill said so); its start cannot be read: unsure, so keep
     if found is None:
         return True  # a stat line of another shape: unsure, so keep
     state, _, start = found
-    if state in ("Z", "X"):
+    if state in ("Z", "X") and not _a_thread_runs(pid):
         return False
-    return proc_start is None or start == str(proc_start).strip()
+    # Field 22 is a number of clock ticks. An empty value, or the `ps -o lstart` text of
+    # another platform or version, cannot be compared with it: unsure, so the same process.
+    return proc_start is None or start == str(proc_start).strip() or not str(proc_start).strip().isdigit()
+
+
+def _signalable(pid: int) -> bool:
+    """Whether `pid` names a process (this user's or another's)."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (OSError, OverflowError, ValueError):
+        return False  # ProcessLookupError among them: no such process
+    return True
+
+
+def _a_thread_runs(pid: int) -> bool:
+    """Whether a thread of `pid` other than its first still runs: a process whose main
+    thread ended (`pthread_exit`) shows as a zombie while its other threads work on."""
+    try:
+        tids = [t for t in os.listdir(f"/proc/{pid}/task") if t != str(pid)]
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                state = fh.read().rpartition(b")")[2].split()[:1]
+        except OSError:
+            continue
+        if state and state[0] not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def _ps_start_matches(pid: int, proc_start: str) -> bool:
@@ -260,8 +285,6 @@ def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
     return [s for s in read_sessions(current_session_id) if s.unreadable]
 
 
-
-
 def _other_configs_sessions() -> list[Session]:
     """The readable live sessions of the other config folders running Claudes use
     (`CLAUDE_CONFIG_DIR=~/.claude-work claude`, for a second account): they share Claude's
@@ -281,8 +304,6 @@ def _other_configs_sessions() -> list[Session]:
             seen.add(folder)
             found += [s for s in read_sessions(folder=Path(folder)) if not s.unreadable]
     return found
-
-
 
 
 @dataclass(frozen=True)

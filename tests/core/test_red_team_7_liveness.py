@@ -1,0 +1,240 @@
+"""Red team, round seven: liveness and "in use" under odd processes. Each case drives the
+question every sweep asks before a removal (`sessions.liveness()`, `process_inside`) with a
+real process in an odd state: stopped, chrooted, in another mount namespace, with its main
+thread gone, running a deleted program, loading from a folder its environment names."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core import processes, sessions
+from tests.core.test_processes import until_found
+from tests.support import SandboxEnv
+
+SLEEP = ["sleep", "60"]
+SID = "7e1d2c3b-4a5f-4e6d-8c7b-9a0f1e2d3c4b"
+
+
+def folder_in(sandbox: SandboxEnv, name: str = "work") -> Path:
+    folder = sandbox.claude_tmp / "-work-proj" / SID / name
+    folder.mkdir(parents=True)
+    return folder
+
+
+def ready(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    return proc
+
+
+def python(code: str, **kwargs: object) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, **kwargs)  # type: ignore[call-overload]
+
+
+def session_file(sandbox: SandboxEnv, pid: int, **fields: object) -> None:
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    data = {"pid": pid, "sessionId": SID, "cwd": "/work/proj", **fields}
+    (sandbox.sessions / f"{pid}.json").write_text(json.dumps(data))
+
+
+# --- what held: these are found as they are -----------------------------------------------------
+
+
+def test_a_stopped_process_still_holds_its_folder_and_its_session_is_live(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    folder = folder_in(sandbox)
+    proc = subprocess.Popen(SLEEP, cwd=folder)
+    try:
+        os.kill(proc.pid, signal.SIGSTOP)
+        os.kill(live_pid, signal.SIGSTOP)
+        session_file(sandbox, live_pid)
+        assert until_found(folder) == os.path.realpath(folder)
+        assert SID in sessions.liveness().ids
+    finally:
+        os.kill(live_pid, signal.SIGCONT)
+        proc.kill()
+        proc.wait()
+
+
+def test_a_directory_held_only_as_an_o_path_handle_or_a_closed_mapping_is_found(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    by_handle, by_map = folder_in(sandbox, "handle"), folder_in(sandbox, "mapped")
+    (by_map / "data.bin").write_bytes(b"x" * 4096)
+    started.append(ready(python(
+        "import mmap, os, time\n"
+        "h = os.open(os.environ['HANDLE'], os.O_PATH | os.O_DIRECTORY)\n"
+        "fd = os.open(os.environ['MAP'], os.O_RDONLY); m = mmap.mmap(fd, 4096, prot=mmap.PROT_READ); os.close(fd)\n"
+        "print('ready', flush=True); time.sleep(60)",
+        cwd="/", env={**os.environ, "HANDLE": str(by_handle), "MAP": str(by_map / "data.bin")})))
+    used = processes.paths_in_use()
+    assert str(by_handle) in used
+    assert str(by_map / "data.bin") in used
+
+
+def test_a_chrooted_process_is_found_at_its_folder_as_seen_from_here(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    if os.getuid() != 0:
+        pytest.skip("chroot needs root")
+    folder = folder_in(sandbox, "jail")
+    started.append(ready(python(
+        "import os, time; os.chroot(os.environ['JAIL']); os.chdir('/'); print('ready', flush=True); time.sleep(60)",
+        cwd="/", env={"JAIL": str(folder), "PATH": os.environ["PATH"]})))
+    assert until_found(folder) == os.path.realpath(folder)
+
+
+def test_a_shell_of_a_tmux_server_working_in_the_folder_keeps_it(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("no tmux")
+    folder = folder_in(sandbox)
+    sock = tmp_path / "tmux.sock"
+    subprocess.run(["tmux", "-S", str(sock), "new-session", "-d", "-c", str(folder), "sleep 60"], check=True,
+                   cwd="/")
+    try:
+        assert until_found(folder) == os.path.realpath(folder)
+    finally:
+        subprocess.run(["tmux", "-S", str(sock), "kill-server"], check=False)
+
+
+# --- what went wrong, now fixed ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("start", ["", "  ", "Mon Nov 30 20:25:40 2026", "12a"])
+def test_a_proc_start_of_another_format_cannot_be_compared_so_the_running_session_is_live(
+        sandbox: SandboxEnv, live_pid: int, start: str) -> None:
+    """An empty procStart, or one in the `ps -o lstart` text of another platform, says
+    nothing about the process now running under the pid: unsure, so live. A number that
+    differs is still a reused pid."""
+    session_file(sandbox, live_pid, procStart=start)
+    assert SID in sessions.liveness().ids
+    session_file(sandbox, live_pid, procStart="1")
+    assert SID not in sessions.liveness().ids
+
+
+LEADER_GONE = (
+    "import ctypes, os, sys, threading, time\n"
+    "def work():\n"
+    "    os.chdir(os.environ['WORK']); f = open('notes.txt'); print('ready', flush=True); time.sleep(60)\n"
+    "threading.Thread(target=work).start(); time.sleep(0.3)\n"
+    "ctypes.CDLL(None).pthread_exit(None)\n"
+)
+
+
+@pytest.fixture
+def leader_gone(sandbox: SandboxEnv) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A process whose main thread ended while another thread works on: /proc/<pid> shows
+    a zombie with no cwd, no open files, no mappings; its threads hold all of them."""
+    folder = folder_in(sandbox)
+    (folder / "notes.txt").write_text("n\n")
+    proc = ready(python(LEADER_GONE, cwd="/", env={**os.environ, "WORK": str(folder)}))
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.02)
+    try:
+        yield proc, folder
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_process_whose_main_thread_ended_is_live_and_holds_its_threads_folder(
+        sandbox: SandboxEnv, leader_gone: tuple[subprocess.Popen[bytes], Path]) -> None:
+    proc, folder = leader_gone
+    session_file(sandbox, proc.pid)
+    assert SID in sessions.liveness().ids
+    assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is not None
+
+
+def test_a_thread_with_a_folder_of_its_own_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """`unshare(CLONE_FS)` gives a thread its own working folder: /proc/<pid>/cwd shows only
+    the main thread's."""
+    folder = folder_in(sandbox)
+    started.append(ready(python(
+        "import ctypes, os, threading, time\n"
+        "def work():\n"
+        "    assert ctypes.CDLL(None).unshare(0x200) == 0; os.chdir(os.environ['WORK'])\n"
+        "    print('ready', flush=True); time.sleep(60)\n"
+        "threading.Thread(target=work).start(); time.sleep(60)",
+        cwd="/", env={**os.environ, "WORK": str(folder)})))
+    assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is not None
+
+
+def test_a_program_deleted_while_it_runs_keeps_the_folder_it_runs_from(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """A rebuilt binary (or a venv's python replaced by an upgrade) leaves the running one
+    reading `<path> (deleted)`: it still runs from that folder and loads from it."""
+    folder = folder_in(sandbox, "build")
+    program = folder / "server"
+    shutil.copy2(shutil.which("sleep") or "/bin/sleep", program)
+    started.append(subprocess.Popen(["server", "60"], executable=program, cwd="/"))
+    time.sleep(0.1)
+    program.unlink()
+    assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is not None
+
+
+def test_a_folder_removed_and_made_again_under_a_shell_is_kept(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """`rm -rf build && mkdir build` under a shell: its cwd reads `<path> (deleted)`; the
+    shell goes on at that name (`cd .`), and it can still climb to the folder above."""
+    folder = folder_in(sandbox, "build")
+    started.append(subprocess.Popen(SLEEP, cwd=folder))
+    time.sleep(0.1)
+    folder.rmdir()
+    folder.mkdir()
+    used = processes.paths_in_use()
+    assert processes.first_inside(os.path.realpath(folder), used) is not None
+    assert processes.first_inside(os.path.realpath(folder.parent), used) is not None
+
+
+@pytest.mark.parametrize("key", ["PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "NODE_PATH"])
+def test_a_folder_a_process_loads_from_by_its_environment_is_in_use(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], key: str) -> None:
+    """A shell with a venv's `bin` on its PATH, a server with its libraries on
+    LD_LIBRARY_PATH, PYTHONPATH or NODE_PATH: it loads from there lazily, holding nothing
+    open meanwhile. An entry above the folders (`/usr/bin`, `/tmp`) keeps none of them."""
+    folder = folder_in(sandbox, "venv")
+    env = {"PATH": "/usr/bin:/bin", key: f"/usr/lib:{folder / 'bin'}:relative/x"}
+    started.append(subprocess.Popen(["/bin/sleep", "60"], cwd="/", env=env))
+    assert until_found(folder) == os.path.realpath(folder / "bin")
+    started.append(subprocess.Popen(["/bin/sleep", "60"], cwd="/", env={"PATH": f"/tmp:{sandbox.claude_tmp}"}))
+    started.pop(0).kill()
+    time.sleep(0.1)
+    assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is None
+
+
+def _unshare_works() -> bool:
+    if os.getuid() != 0 or shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "true"], check=False,
+                          capture_output=True).returncode == 0
+
+
+def test_a_process_in_another_mount_namespace_is_found_at_the_folder_it_works_in_here(
+        sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    """A container (`docker run -v $PWD:/app`, rootless podman) works in a folder bind-mounted
+    under another name: its cwd reads `/app`, the name in its own mount namespace. The mount
+    tables of both namespaces give the folder's name here."""
+    if not _unshare_works():
+        pytest.skip("no mount namespaces here")
+    folder = folder_in(sandbox)
+    (folder / "sub").mkdir()
+    app = tmp_path / "app"
+    app.mkdir()
+    started.append(subprocess.Popen(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f"mount --bind '{folder}' '{app}' && cd '{app}/sub' && echo ready && exec sleep 60"],
+        stdout=subprocess.PIPE, cwd="/"))
+    ready(started[-1])
+    time.sleep(0.1)
+    used = processes.paths_in_use()
+    assert processes.first_inside(os.path.realpath(folder), used) == os.path.realpath(folder / "sub")
