@@ -22,12 +22,11 @@ every recorded path by these rules, in this order:
 And no unique work is ever lost (`work_lost`): a git repository or worktree with
 uncommitted, untracked or secret files, a secret, an entry moved in, a config folder's
 login or memory (`dirty`), or commits, a stash or linked worktrees found nowhere else
-(`unmerged`, app/core/unique_work.py) keep the path.
-
-Outside every root, a symlink, or a real path that escapes: `skip`; gone: `missing`. Rules
-1 to 5 are `recorded`, `place`, `unused_of` (`in_use`), `without_unique_work`, `by_age` and
-`by_size`, run by `judge`; `in_use` and `work_lost` are asked again at each removal, where
-the folder now is, with the sessions read again.
+(`unmerged`, app/core/unique_work.py) keep the path, unless it is a copy its source still
+holds unchanged (`gc_records.still_at_source`). Outside every root, a symlink, or a real
+path that escapes: `skip`; gone: `missing`. Rules 1 to 5 are `recorded`, `place`,
+`unused_of`, `without_unique_work`, `by_age` and `by_size`, run by `judge`; `in_use` and
+`work_lost` are asked again at each removal, where the folder now is, sessions read anew.
 """
 
 from __future__ import annotations
@@ -326,20 +325,21 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
     """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
     repository or worktree in it (found by the sweep's one walk) with work nowhere else; and
     `dirty` when it is or holds a secret-looking file outside every repository (a key
-    generated in a temp folder is lost with it). `where`: the folder as it is now (moved
-    aside for removal)."""
+    generated in a temp folder is lost with it). `where`: the folder now (moved aside)."""
     from app.core.secret_files import first_secret
     from app.core.unique_work import unique_work
 
-    # a partial walk may have missed a repository: then unique_work walks for itself
-    repos = item.tree.repos if item.tree is not None and not item.tree.partial else None
+    repos = item.tree.repos if item.tree is not None and not item.tree.partial else None  # partial: it walks
     if where is not None and repos is not None:
         repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
-    lost = unique_work(where or item.path, repos, original=item.path)
-    if lost is None and first_secret(where or item.path, [os.path.basename(item.path)]) is not None:
-        return "dirty"
-    if lost is None and (user_state(item.records, where or item.path) or lost_source(item.records) or output_moved_in(
-            where or item.path, [r.evidence for r in item.records], _budget(item, where), item.path,
+    here = where or item.path
+    lost = unique_work(here, repos, original=item.path)
+    if lost is None and first_secret(here, [os.path.basename(item.path)]) is not None:
+        lost = "dirty"
+    if lost in ("dirty", "unmerged") and gc_records.still_at_source(item.records, here):
+        lost = None  # a copy its source still holds unchanged: nothing of it is lost
+    if lost is None and (user_state(item.records, here) or lost_source(item.records) or output_moved_in(
+            here, [r.evidence for r in item.records], _budget(item, where), item.path,
             first_look=where is None) is not None):  # an entry moved in (`created.output_moved_in`)
         return "dirty"
     return lost

@@ -324,16 +324,59 @@ def test_gc_removes_a_clone_with_an_untracked_venv(world: World, sandbox: Sandbo
     assert rows[str(clone)] == ("removed", "age") and not clone.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="over-keep: a copy of a project with uncommitted work "
-                   "reads as dirty though every file of it is still at its source")
-def test_gc_removes_an_unchanged_copy_of_a_dirty_project_whose_source_remains(
-        world: World, sandbox: SandboxEnv) -> None:
+def _dirty_copy(world: World, sandbox: SandboxEnv) -> Path:
+    """`cp -r` of a project with uncommitted work, an unpushed commit and a `.env`."""
     (world.proj / "wip.txt").write_text("not committed\n")
+    (world.proj / ".env").write_text("TOKEN=abc\n")
+    (world.proj / "done.txt").write_text("d\n")
+    git(world.proj, "add", "done.txt")
+    git(world.proj, "commit", "-qm", "not pushed")
     copy = sandbox.user_tmp / "proj-copy"
     _bash(world, f"cp -r {world.proj} {copy}", str(uuid.uuid4()))
+    return copy
+
+
+def test_gc_removes_an_unchanged_copy_of_a_dirty_project_whose_source_remains(
+        world: World, sandbox: SandboxEnv) -> None:
+    """Its untracked file, unpushed commit and secret are all still at the source."""
+    copy = _dirty_copy(world, sandbox)
     _age_tree_top(str(copy))
     rows = _gc_rows(world)
     assert rows[str(copy)] == ("removed", "age") and not copy.exists()
+    assert (world.proj / "wip.txt").exists() and (world.proj / ".env").exists()
+
+
+@pytest.mark.parametrize("change", [
+    "echo edited > wip.txt",  # the copy's version exists nowhere else
+    "echo new > mine.txt",
+    "echo more >> done.txt && git add done.txt && git commit -qm here",
+    "git tag mine",
+    "git worktree add -q ../copy-tree",  # a worktree elsewhere needs the copy's objects
+])
+def test_gc_keeps_a_copy_that_changed_since_it_was_made(world: World, sandbox: SandboxEnv, change: str) -> None:
+    copy = _dirty_copy(world, sandbox)
+    subprocess.run(["bash", "-c", change], cwd=copy, check=True, capture_output=True, env=dict(os.environ))
+    _age_tree_top(str(copy))
+    status, reason = _gc_rows(world)[str(copy)]
+    assert (status, reason in ("dirty", "unmerged")) == ("kept", True) and copy.exists()
+
+
+def test_gc_keeps_an_unchanged_copy_another_repository_borrows_objects_from(
+        world: World, sandbox: SandboxEnv) -> None:
+    copy = _dirty_copy(world, sandbox)
+    borrower = sandbox.home / "borrower"  # directly in the home: a repository claudetto knows
+    git(sandbox.home, "clone", "-q", "--shared", str(copy), str(borrower))
+    _age_tree_top(str(copy))
+    status, reason = _gc_rows(world)[str(copy)]
+    assert (status, reason in ("dirty", "unmerged")) == ("kept", True) and copy.exists()
+
+
+def test_gc_keeps_a_copy_whose_source_moved_on(world: World, sandbox: SandboxEnv) -> None:
+    """The source's file changed after the copy: the copy's version is the only one left."""
+    copy = _dirty_copy(world, sandbox)
+    (world.proj / "wip.txt").write_text("rewritten\n")
+    _age_tree_top(str(copy))
+    assert _gc_rows(world)[str(copy)] == ("kept", "dirty") and copy.exists()
 
 
 def test_clean_and_gc_remove_when_the_home_is_a_git_repository_holding_the_temp_folders(
