@@ -213,6 +213,8 @@ def _add_bound_sockets(found: set[str]) -> None:
     """The files of the unix sockets some process has bound and still holds open (a dev
     server's `$TMPDIR/tmp.X/dev.sock`): its open files read `socket:[...]`, so only the
     kernel's list of sockets names the path. Removing it cuts every new client off."""
+    from app.core.socket_files import names_a_path
+
     try:
         with open(f"{_PROC}/net/unix", "rb") as fh:
             data = fh.read()
@@ -221,7 +223,7 @@ def _add_bound_sockets(found: set[str]) -> None:
     real: dict[str, str] = {}  # a desktop binds hundreds of sockets in a few folders
     for line in data.splitlines()[1:]:
         fields = line.split(None, 7)
-        if len(fields) == 8 and fields[7].startswith(b"/"):
+        if len(fields) == 8 and names_a_path(fields[7]):
             bound = os.path.normpath(os.fsdecode(fields[7]))  # as it was bound: parents unresolved
             folder = os.path.dirname(bound)
             if folder not in real:
@@ -367,15 +369,11 @@ def _add_arguments(found: set[str], cmdline: bytes | None, cwd_link: str) -> Non
 
 def _ancestors(pid: int) -> set[int]:
     found: set[int] = set()
-    parent = _parent(pid)
+    parent = _stat(pid)[0]
     while parent is not None and parent > 1 and parent not in found and len(found) < 64:
         found.add(parent)
-        parent = _parent(parent)
+        parent = _stat(parent)[0]
     return found
-
-
-def _parent(pid: int) -> int | None:
-    return _stat(pid)[0]
 
 
 def _cmdline(pid: int) -> bytes | None:

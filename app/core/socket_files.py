@@ -98,7 +98,7 @@ def _place(name: bytes, ident: Identity, listing: dict[bytes, dict[Identity, str
     at each folder for all its sockets. "" when that folder was seen whole and holds no
     such file: it was removed (the server listens on, unreachable), not moved with a
     renamed folder. None: unknown."""
-    if not name.startswith(b"/"):
+    if not names_a_path(name):
         return None
     folder = name.rpartition(b"/")[0] or b"/"
     if folder not in listing:
@@ -108,6 +108,14 @@ def _place(name: bytes, ident: Identity, listing: dict[bytes, dict[Identity, str
         path = os.fsdecode(name)
         return path if _identity(path) == ident else None
     return sockets.get(ident, "")
+
+
+def names_a_path(name: bytes) -> bool:
+    """Whether a bound socket's name is a path here. A relative name is the binder's
+    folder's; so is `/proc/self/fd/<n>/srv.sock` (or `/dev/fd/...`): a server in a folder
+    too deep for the 108-byte limit binds through a handle on it, and read here that names
+    the reader's own handle <n>, another folder altogether."""
+    return name.startswith(b"/") and not name.startswith((b"/proc/", b"/dev/fd/"))
 
 
 def _sockets_in(folder: str) -> dict[Identity, str] | None:

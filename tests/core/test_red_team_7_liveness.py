@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import processes, sessions
+from app.core import processes, sessions, socket_files
 from tests.core.test_processes import until_found
 from tests.support import SandboxEnv
 
@@ -238,3 +238,32 @@ def test_a_process_in_another_mount_namespace_is_found_at_the_folder_it_works_in
     time.sleep(0.1)
     used = processes.paths_in_use()
     assert processes.first_inside(os.path.realpath(folder), used) == os.path.realpath(folder / "sub")
+
+
+def test_a_socket_bound_through_a_folder_handle_past_the_108_byte_limit_is_found_by_its_file(
+        sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    """A socket path is limited to 108 bytes: a server in a deep folder binds
+    `/proc/self/fd/<n>/srv.sock` through a handle on it, then closes it. That name is the
+    server's own: read here, `/proc/self` is the reader, whose handle <n> may be another
+    folder altogether (here: one with no socket). Only the file's identity places it."""
+    from tests.core.test_process_env_sockets import sock_diag  # noqa: F401 - skips without netlink
+
+    folder = folder_in(sandbox, "d" * 60) / ("e" * 60)
+    folder.mkdir()
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    handle = os.open(decoy, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        started.append(ready(python(
+            "import os, socket, time\n"
+            f"fd = os.open(os.environ['DEEP'], os.O_RDONLY)\nassert fd == {handle}\n"
+            "s = socket.socket(socket.AF_UNIX); s.bind(f'/proc/self/fd/{fd}/srv.sock'); s.listen()\n"
+            "os.close(fd); print('ready', flush=True); time.sleep(60)",
+            cwd="/", env={**os.environ, "DEEP": str(folder)}, pass_fds=tuple(range(3, handle)))))
+        assert len(str(folder / "srv.sock")) > 108 and (folder / "srv.sock").is_socket()
+        used = processes.paths_in_use()
+        if not socket_files._dump():
+            pytest.skip("no netlink sock_diag here")
+        assert processes.first_inside(os.path.realpath(folder), used) == str(folder / "srv.sock")
+    finally:
+        os.close(handle)
