@@ -32,10 +32,6 @@ MEMORY_TYPES = ("user", "feedback", "project", "reference")
 INDEX_NAME = "MEMORY.md"
 #: an index line is a pointer, not a paragraph squeezed onto one line
 INDEX_LINE_MAX = 200
-#: what Claude loads of MEMORY.md each session: its first 200 lines or 25 KB (the lower
-#: reading, 25,000 bytes); a pointer past either is never read
-INDEX_LOADED_LINES = 200
-INDEX_LOADED_BYTES = 25_000
 #: a memory file past this is not one Claude wrote through its tools: not judged
 READ_MAX = 4 * 1024 * 1024
 
@@ -299,7 +295,6 @@ def _verdict(name: str, is_index: bool, old: str, new: str) -> str | None:
             problems.append(f"{INDEX_NAME} stays an index of one-line pointers "
                             "(`- [Title](topic.md) — one-line hook`), no paragraphs: " + "; ".join(bad)
                             + ". Move the content into a topic file and add one pointer line for it")
-        problems.extend(unloaded(new, added))
     else:
         missing = frontmatter_problems(new)
         if missing:
@@ -315,22 +310,6 @@ def _verdict(name: str, is_index: bool, old: str, new: str) -> str | None:
     if not problems:
         return None
     return f"claudetto memory lint refused this write of `{name}`:\n" + "\n".join(f"- {p}" for p in problems)
-
-
-def unloaded(text: str, added: list[tuple[int, str]]) -> list[str]:
-    """The added lines of an index that Claude will not load (past its first
-    INDEX_LOADED_LINES lines or INDEX_LOADED_BYTES bytes), as one phrase; [] when none."""
-    ends: dict[int, int] = {}
-    offset = 0
-    for number, line in enumerate(text.split("\n"), start=1):
-        offset += len(line.encode("utf-8", "surrogatepass")) + 1
-        ends[number] = offset - 1
-    late = [n for n, line in added if line.strip() and (n > INDEX_LOADED_LINES or ends[n] > INDEX_LOADED_BYTES)]
-    if not late:
-        return []
-    return [f"{INDEX_NAME} line {late[0]} lies past what Claude loads of it each session (the first {INDEX_LOADED_LINES} "
-            f"lines or {INDEX_LOADED_BYTES:,} bytes), so it would never be read: merge or remove pointers above "
-            "it that are no longer needed"]
 
 
 def fenced_lines(text: str) -> set[int]:

@@ -199,41 +199,6 @@ def test_an_edit_with_an_empty_old_string_on_a_written_file_is_left_to_the_tool(
     assert pre_edit(target, "", "no frontmatter\n") is None
 
 
-# --- PreToolUse: Claude loads the first 200 lines or 25 KB of MEMORY.md -------------------
-
-
-def pre_write(path: Path, content: str) -> str | None:
-    payload = common("PreToolUse", paths.home(), tool_name="Write", tool_use_id="toolu_1",
-                     tool_input={"file_path": str(path), "content": content})
-    result = run_hook(payload, cwd=ROOT)
-    assert result.returncode == 0 and result.stderr == b"", result
-    return str(json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]) if result.stdout else None
-
-
-def pointers(count: int, hook: str = "how the shop builds") -> list[str]:
-    return [f"- [Topic {i}](topic-{i}.md) — {hook}" for i in range(1, count + 1)]
-
-
-def test_a_pointer_past_the_200_lines_claude_loads_is_refused() -> None:
-    index = memory_dir() / "MEMORY.md"
-    index.write_text("\n".join(pointers(200)) + "\n")
-    reason = pre_write(index, "\n".join(pointers(201)) + "\n")
-    assert reason is not None and "MEMORY.md line 201 lies past what Claude loads" in reason
-    # rewriting the same 200 lines, or trimming, is let through
-    assert pre_write(index, "\n".join(pointers(200)) + "\n") is None
-    assert pre_write(index, "\n".join(pointers(150)) + "\n") is None
-
-
-def test_a_pointer_past_the_25_kb_claude_loads_is_refused() -> None:
-    index = memory_dir() / "MEMORY.md"
-    long_hook = "x" * 150  # each line ~180 bytes: the 25,000th byte lies in line 138
-    lines = pointers(140, long_hook)
-    index.write_text("\n".join(lines[:130]) + "\n")
-    reason = pre_write(index, "\n".join(lines) + "\n")
-    assert reason is not None and "line 138 lies past" in reason and "25,000 bytes" in reason
-    assert pre_write(index, "\n".join(lines[:130]) + "\n") is None
-
-
 # --- tool_input fields missing, null or of another type --------------------------------------
 
 INNER = {
