@@ -107,7 +107,7 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
             removed += 1  # went with a folder around it that was marked too: counted there
             gone.append(verdict.path)
         elif now is None or now.action != "remove":
-            refused.append((verdict.path, now.reason if now else "missing"))
+            refused.append((verdict.path, now.reason if now else unlisted(verdict.path)))
         elif pinned is not None and identity(now.path) != pinned.get(now.path):
             refused.append((verdict.path, "replaced"))
         else:
@@ -124,12 +124,25 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
     return Outcome(removed, freed, refused, gone)
 
 
+def unlisted(path: str) -> str:
+    """Why a marked path the sweeps no longer list stays: `missing` only when it is gone (a
+    GC record passed over since, its folder now another user's, names a folder still there)."""
+    return "not judged removable now" if os.path.lexists(path) else "missing"
+
+
 def outcome_line(outcome: Outcome) -> str:
     line = f"freed {fmt.size(outcome.freed)} in {outcome.removed} item{'s' if outcome.removed != 1 else ''}"
     if outcome.not_removed:
         reasons = ", ".join(sorted({why for _p, why in outcome.not_removed}))
         line += f"; {len(outcome.not_removed)} kept ({reasons})"
     return line
+
+
+def outcome_title(outcome: Outcome, sweep: bool) -> str:
+    """The toast's title: a refusal never reads as a success."""
+    if not outcome.not_removed:
+        return "Sweep done" if sweep else "Removed"
+    return "Nothing removed" if not outcome.removed else "Some kept"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.worker import Worker
 
 from app import format as fmt
-from app.core.release import Release
+from app.core.release import Release, swapped
 from app.core.worktrees import WorktreeInfo
 from app.data import checkouts, removals
 from app.screens.base import ClaudettoScreen
@@ -217,15 +217,21 @@ class CheckoutsScreen(ClaudettoScreen):
                 self.notify(f"{name}: more would be deleted than you said yes to; asked again.", severity="warning")
             self.ask_release(done)
             return
+        kept = [v for v in done.verdicts if v.action == "keep"]
         line = {
-            "released": f"{name}: released, freed {fmt.size(done.freed)}; .tmp/ and everything else kept",
+            "released": f"{name}: released, freed {fmt.size(done.freed)}; "
+                        + "".join(f"{visible(os.path.relpath(v.path, done.path))} kept ({v.reason}); " for v in kept)
+                        + ".tmp/ and everything else kept",
             "held": f"{name}: held by {', '.join(h[:8] for h in done.holders)}; nothing released",
             "busy": f"{name}: another release of it is running; try again when it ends",
             "not_managed": f"{name}: not a session checkout claudetto made; left alone",
             "missing": f"{name}: gone; its record was dropped",
         }.get(done.status, f"{name}: {done.status}")
+        if done.status == "not_managed" and swapped(done.path):
+            line = f"{name}: a symlink or no folder now, not the checkout claudetto made; nothing released"
         self.query_one(WorkLine).ended(line)
-        self.notify(line, title="Release", severity="information" if done.status == "released" else "warning")
+        self.notify(line, title="Release",
+                    severity="information" if done.status == "released" and not kept else "warning")
         self.action_refresh()
 
     def ask_release(self, plan: Release) -> None:

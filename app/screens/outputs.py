@@ -261,7 +261,8 @@ class OutputsScreen(ClaudettoScreen):
             self.working = ""
             self.store.marked.clear()
             self.query_one(WorkLine).ended(line)
-            self.notify(line, title="Sweep done" if worker.name == "The sweep" else "Removed")
+            self.notify(line, title=removals.outcome_title(worker.result, worker.name == "The sweep"),
+                        severity="warning" if worker.result.not_removed else "information")
             self.store.forget(worker.result.gone)
             self.store.refresh()
 

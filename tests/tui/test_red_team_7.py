@@ -1,0 +1,202 @@
+"""Red team, round seven, on the dashboard after round six's core: a removal refuses a path
+another user owns, a release refuses a checkout that became a symlink or runs elsewhere, a
+supersede refuses a hard link or a file saved meanwhile. Each refusal must read as one
+(never a success toast, never a row gone while its folder stays), the Overview must agree
+with the CLI's dry runs, and the screens must hold at odd sizes and counts. Real sandbox,
+real folders, real processes, the pilot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.sandbox import Sandbox
+from app.screens.confirm import ConfirmModal
+from app.tui import ClaudettoApp
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
+from tests.support import run_cli
+from tests.tui.conftest import goto, settle, wait_for
+
+SIZE = (120, 36)
+NOBODY = 65534  # another user: the tests run as root (chown needs it), as round six's core does
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
+
+
+def last_note(app: ClaudettoApp) -> Any:
+    return list(app._notifications)[-1]  # noqa: SLF001 - what the user saw last
+
+
+def reclaimable(app: ClaudettoApp) -> int:
+    """The Overview's "Reclaimable now", in bytes, as the screen sums it."""
+    from app.data import overview
+
+    store = app.store
+    sizes = {v.path: store.size(v) for v in store.rows.values()}
+    return sum(k.size for k in overview.reclaimable_by_kind(store.rows.values(), sizes))
+
+
+def cli_reclaimable(box: Sandbox) -> int:
+    """What `gc --dry-run --json` and `clean --dry-run --json` say would go, for the same state."""
+    gc = run_cli("gc", "--dry-run", "--json", cwd=box.project)
+    clean = run_cli("clean", "--dry-run", "--json", str(box.project), cwd=box.project)
+    assert gc.returncode == 0 and clean.returncode == 0, gc.stderr + clean.stderr
+    return int(json.loads(gc.stdout)["freed"]) + int(json.loads(clean.stdout)["cleaned"]["bytes"])
+
+
+def removal_ended(app: ClaudettoApp) -> bool:
+    from app.screens.outputs import OutputsScreen
+
+    screen = app.screen
+    return isinstance(screen, OutputsScreen) and not screen.working and "freed" in screen.query_one(WorkLine).text
+
+
+def session_folder_row(app: ClaudettoApp) -> tuple[str, str]:
+    key, verdict = next((k, v) for k, v in app.store.rows.items()
+                        if v.kind == "session_folder" and v.action == "remove")
+    return key, verdict.path
+
+
+# --- Outputs: a removal refused --------------------------------------------------------------
+
+
+async def test_a_marked_folder_another_user_took_is_kept_and_said_so_not_toasted_as_removed(box: Sandbox) -> None:
+    """A session folder marked, then given to another user before the yes: the core refuses
+    it (`owner`, shown as `outside_root`). The toast must not read "Removed" in green; the row
+    stays (its folder is there), and the Overview, now counting it out, agrees with the CLI."""
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        key, path = session_folder_row(app)
+        app.store.marked.add(key)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        os.chown(path, NOBODY, NOBODY)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: removal_ended(app))
+        note = last_note(app)
+        assert note.severity == "warning" and note.title == "Nothing removed", (note.title, note.message)
+        assert "1 kept (outside_root)" in note.message and "\n" not in note.message
+        await settle(pilot, app)
+        assert os.path.isdir(path)
+        assert app.store.rows[key].action == "skip" and app.store.rows[key].reason == "outside_root"
+        assert key in app.screen.query_one("#outputs", Table).keys_in_order()
+        shown = reclaimable(app)
+    assert shown == cli_reclaimable(box)
+
+
+async def test_a_marked_record_the_gc_no_longer_owns_is_not_called_missing_while_it_is_there(box: Sandbox) -> None:
+    """A GC output given to another user after it was marked: its record no longer proves it
+    the call's own, so the GC passes it over and the re-judge no longer lists it. It is kept,
+    and the toast must not say `missing` of a folder that is still there."""
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        key, path = next((k, v.path) for k, v in app.store.rows.items()
+                         if v.rule == "gc" and v.action == "remove" and os.path.isdir(v.path))
+        app.store.marked.add(key)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        os.chown(path, NOBODY, NOBODY)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: removal_ended(app))
+        note = last_note(app)
+    assert os.path.isdir(path)
+    assert "missing" not in note.message and "kept (not judged removable now)" in note.message, note.message
+    assert note.severity == "warning"
+
+
+# --- Checkouts: a release refused or cut short -------------------------------------------------
+
+
+def bold_oak(box: Sandbox) -> Path:
+    return box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+
+
+async def ask_release(pilot: Any, app: ClaudettoApp, checkout: Path) -> None:
+    await goto(pilot, "checkouts")
+    listing = app.screen.query_one("#checkouts", Table)
+    await wait_for(pilot, lambda: listing.row_count > 0)
+    assert listing.move_to(str(checkout))
+    await pilot.press("r")
+
+
+async def test_a_release_that_kept_scratch_another_user_took_says_what_stayed(box: Sandbox) -> None:
+    """The release is asked and said yes to; meanwhile node_modules became another user's. The
+    core keeps it (outside_root) and still calls the checkout released: the line must say what
+    stayed and why, as a warning, not "released, freed 0 B" in green."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = bold_oak(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_release(pilot, app, checkout)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        os.chown(checkout / "node_modules", NOBODY, NOBODY)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                       and "released" in app.screen.query_one(WorkLine).text)
+        line = app.screen.query_one(WorkLine).text
+        note = last_note(app)
+    assert (checkout / "node_modules").is_dir()
+    assert "node_modules kept (outside_root)" in line, line
+    assert note.severity == "warning" and "\n" not in note.message
+
+
+async def test_a_checkout_turned_symlink_is_said_so_not_called_unmanaged(box: Sandbox, tmp_path: Path) -> None:
+    """The checkout's folder was moved away and a symlink put in its place after the screen
+    read it: `r` is refused (`not_managed`); the line says it is a symlink now, not that
+    claudetto never made it, and what it points at keeps its node_modules."""
+    checkout = bold_oak(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: listing.row_count > 0)
+        moved = tmp_path / "elsewhere"
+        os.rename(checkout, moved)
+        os.symlink(moved, checkout)
+        assert listing.move_to(str(checkout))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "nothing released" in app.screen.query_one(WorkLine).text)
+        line = app.screen.query_one(WorkLine).text
+    assert "symlink" in line and "not a session checkout" not in line, line
+    assert (moved / "node_modules").is_dir()
+
+
+async def test_a_release_running_in_another_process_is_said_busy_and_nothing_goes(box: Sandbox) -> None:
+    """Another process (a SessionEnd's detached release, say) holds the checkout's release
+    lock: the yes waits for it, then says another release runs; node_modules is untouched
+    by this one and the screen is ready for the next key."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = bold_oak(box)
+    holder = subprocess.Popen(
+        [sys.executable, "-P", "-c", "import sys, time\nfrom app.core.state import locked\n"
+         "from app.core.release import lock_of\nwith locked(lock_of(sys.argv[1])):\n"
+         "    print('held', flush=True)\n    time.sleep(60)\n", str(checkout)],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        app = make_app(box)
+        async with app.run_test(size=SIZE) as pilot:
+            await ask_release(pilot, app, checkout)
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+            await pilot.press("y")
+            await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                           and "another release" in app.screen.query_one(WorkLine).text)
+            assert last_note(app).severity == "warning"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (checkout / "node_modules").is_dir()
