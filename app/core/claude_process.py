@@ -51,6 +51,41 @@ def proc_stat(pid: int) -> tuple[str, int, str] | None:
         return None
 
 
+def proc_family(pid: int) -> tuple[int | None, int, bytes]:
+    """(parent pid, number of threads, state) of `pid`, fields 4, 20 and 3 of its stat;
+    (None, 1, b"") when it cannot be read. One read: a sweep asks it of every process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            rest = fh.read().rpartition(b")")[2].split()  # rest[0] is field 3
+        return int(rest[1]), int(rest[17]), rest[0]
+    except (OSError, ValueError, IndexError):
+        return None, 1, b""
+
+
+def ancestors(pid: int) -> list[int]:
+    """The parent of `pid`, its parent and so on, nearest first, up to pid 1 (not included)."""
+    found: list[int] = []
+    parent = proc_family(pid)[0]
+    while parent is not None and parent > 1 and parent not in found and len(found) < 64:
+        found.append(parent)
+        parent = proc_family(parent)[0]
+    return found
+
+
+def uids_of(pid: int, known: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
+    """The real, effective, saved and file-system uids of `pid` (its `status`, readable by
+    every user, also for a process that hides the rest), () when gone; kept in `known`."""
+    if pid not in known:
+        known[pid] = ()
+        try:
+            with open(f"/proc/{pid}/status", "rb") as fh:
+                line = next((line for line in fh if line.startswith(b"Uid:")), b"")
+            known[pid] = tuple(int(v) for v in line.split()[1:])
+        except (OSError, ValueError):
+            pass
+    return known[pid]
+
+
 def _proc_stat(pid: int) -> tuple[int, str] | None:
     """(parent pid, start time) of `pid`, or None when it is gone."""
     try:
@@ -137,3 +172,23 @@ def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
             return None  # gone while we looked, or ps cannot say: no way further up
         pid = found[0]
     return None
+
+
+def config_dirs_of_processes(home: str | None) -> set[str]:
+    """The `CLAUDE_CONFIG_DIR` each running process of `home` was started with (its
+    environment as it began: `/proc/<pid>/environ`): a second account's Claude
+    (`CLAUDE_CONFIG_DIR=~/.claude-work claude`) keeps its sessions there."""
+    from app.core.processes import read_environ, running_pids
+
+    found: set[str] = set()
+    for pid in running_pids():
+        data = read_environ(f"/proc/{pid}/environ")
+        if data is None:
+            continue
+        if b"CLAUDE_CONFIG_DIR=/" not in data:
+            continue
+        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+        config = env.get(b"CLAUDE_CONFIG_DIR", b"")
+        if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
+            found.add(os.fsdecode(config))
+    return found

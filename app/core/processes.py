@@ -22,7 +22,10 @@ folder handles this process had open at that moment). Every other child counts. 
 
 from __future__ import annotations
 
+import errno
 import os
+
+from app.core.claude_process import ancestors, proc_family, uids_of
 
 _PROC = "/proc"
 _LINKS = ("cwd", "root", "exe")
@@ -44,6 +47,7 @@ class PathsInUse(tuple[str, ...]):
     those in a folder only when it finds no path."""
 
     unplaced_sockets: frozenset[tuple[int, int]] = frozenset()
+    hidden: int | None = None  # a process tied to this user whose folders cannot be read
 
     def socket_inside(self, folder: str) -> str | None:
         """`socket_files.socket_inside`, walked once per folder for this reading (a listing
@@ -61,23 +65,27 @@ def paths_in_use() -> tuple[str, ...]:
     from app.core.socket_files import bound_socket_files
 
     me = os.getpid()
-    pids = _pids()
+    pids = running_pids()
     found: set[str] = set()
     real: dict[bytes, str] = {}  # most processes share one TMPDIR: it is resolved once
     mine = _cmdline(me)
     # The command lines of this process's callers name what they asked it to act on
     # (`uv run claudetto release PATH`): that is no use of the path.
-    callers = _ancestors(me)
+    callers = set(ancestors(me))
     here = _Namespaces()
+    hidden: int | None = None
+    owners: dict[int, tuple[int, ...]] = {}
     for pid in pids:
-        parent, threads, state = _stat(pid)
+        parent, threads, state = proc_family(pid)
         if pid == me or (parent == me and _cmdline(pid) == mine):
             continue
         base = f"{_PROC}/{pid}"
         held: set[str] = set()
-        cwd_read = _add_tables(held, base)
-        if threads > 1 and (cwd_read or state == b"Z"):  # unreadable: so are its threads
-            _add_threads(held, pid, whole=not cwd_read)
+        cwd_error = _add_tables(held, base)
+        if threads > 1 and (not cwd_error or state == b"Z"):  # unreadable: so are its threads
+            _add_threads(held, pid, whole=cwd_error != 0)
+        elif cwd_error == errno.EACCES and hidden is None and _hidden_and_ours(pid, owners):
+            hidden = pid
         _add_environment(held, f"{base}/environ", real)
         if pid not in callers:
             _add_arguments(held, _cmdline(pid), f"{base}/cwd")
@@ -88,7 +96,25 @@ def paths_in_use() -> tuple[str, ...]:
     found.discard("/")  # every process's root: it holds nothing in particular
     used = PathsInUse(sorted(found))
     used.unplaced_sockets = unplaced
+    if hidden is not None:
+        from app.core.log import log
+
+        log(f"processes: pid {hidden}, another user's started by one of ours, cannot be read: every folder is kept")
+        used.hidden = hidden
     return used
+
+
+def _hidden_and_ours(pid: int, owners: dict[int, tuple[int, ...]]) -> bool:
+    """Whether a process whose folders cannot be read runs as another user (`sudo`, a
+    setuid program) yet was started by one of this user's processes: `sudo -s` in a
+    worktree, `sudo make` in a scratch folder. What it works in is unknown, so every folder
+    is unsure. A process of this user's own that hides itself (ssh-agent) and a daemon of
+    another user that no process of ours started stay passed over: nothing ties them here,
+    and counting them would keep everything for ever."""
+    me = os.getuid()
+    if set(uids_of(pid, owners)) <= {me}:
+        return False
+    return any(uids_of(parent, owners)[:1] == (me,) for parent in ancestors(pid))
 
 
 class _Namespaces:
@@ -168,7 +194,7 @@ def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> N
     `PYTHONPATH`, `NODE_PATH`: read lazily, nothing held open meanwhile); real paths. A
     folder of `/tmp`, `/usr/bin` or `claude-<uid>` lies above the folders judged: it keeps
     none."""
-    data = _read_environ(environ)
+    data = read_environ(environ)
     if data is None:
         return  # gone meanwhile, or another user's
     data = b"\0" + data  # each key is found as NUL + name
@@ -186,7 +212,7 @@ def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> N
                 found.add(real[entry])
 
 
-def _read_environ(environ: str) -> bytes | None:
+def read_environ(environ: str) -> bytes | None:
     """At most `_ENVIRON_MAX` bytes of `/proc/<pid>/environ`, in small reads: a 1 MiB
     buffer for each process (most hold a few KiB) would cost more than all the rest."""
     try:
@@ -231,28 +257,11 @@ def _add_bound_sockets(found: set[str]) -> None:
             found.add(os.path.join(real[folder], os.path.basename(bound)))
 
 
-def _pids() -> list[int]:
+def running_pids() -> list[int]:
     try:
         return [int(name) for name in os.listdir(_PROC) if name.isdigit()]
     except OSError:
         return []  # no /proc: nothing is known to be in use by another process
-
-
-def config_dirs_of_processes(home: str | None) -> set[str]:
-    """The `CLAUDE_CONFIG_DIR` each running process of `home` was started with (its
-    environment as it began: `/proc/<pid>/environ`)."""
-    found: set[str] = set()
-    for pid in _pids():
-        data = _read_environ(f"{_PROC}/{pid}/environ")
-        if data is None:
-            continue
-        if b"CLAUDE_CONFIG_DIR=/" not in data:
-            continue
-        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
-        config = env.get(b"CLAUDE_CONFIG_DIR", b"")
-        if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
-            found.add(os.fsdecode(config))
-    return found
 
 
 def judging_paths_in_use() -> tuple[str, ...]:
@@ -267,10 +276,13 @@ def judging_paths_in_use() -> tuple[str, ...]:
     return _last[1]
 
 
-def _add_tables(found: set[str], base: str) -> bool:
+def _add_tables(found: set[str], base: str) -> int:
     """The working folder, root, program, mapped and open files of one process (or thread,
-    `base` = `/proc/<pid>/task/<tid>`); False when its working folder cannot be read."""
+    `base` = `/proc/<pid>/task/<tid>`); the error number when its working folder cannot be
+    read, else 0. Another user's (EACCES) hides the rest as well: it is not asked for."""
     cwd = _add(found, f"{base}/cwd", deleted_too=True)
+    if cwd == errno.EACCES:
+        return cwd
     _add(found, f"{base}/root")
     _add(found, f"{base}/exe", deleted_too=True)
     _add_maps(found, f"{base}/maps")
@@ -295,27 +307,17 @@ def _add_threads(found: set[str], pid: int, *, whole: bool) -> None:
     for tid in tids:
         base = f"{_PROC}/{pid}/task/{tid}"
         if whole:
-            whole = not _add_tables(found, base)
+            whole = _add_tables(found, base) != 0
         else:
             _add(found, f"{base}/cwd", deleted_too=True)
 
 
-def _stat(pid: int) -> tuple[int | None, int, bytes]:
-    """(parent pid, number of threads, state) of `pid`: fields 4, 20 and 3 of
-    /proc/<pid>/stat (the command name before them may hold blanks and parentheses)."""
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as fh:
-            rest = fh.read().rpartition(b")")[2].split()
-        return int(rest[1]), int(rest[17]), rest[0]
-    except (OSError, ValueError, IndexError):
-        return None, 1, b""
-
-
-def _add(found: set[str], link: str, *, deleted_too: bool = False) -> bool:
+def _add(found: set[str], link: str, *, deleted_too: bool = False) -> int:
+    """Adds the path a link of /proc names; 0, or the error number when it cannot be read."""
     try:
         target = os.readlink(link)
-    except OSError:
-        return False  # gone meanwhile, or another user's
+    except OSError as exc:
+        return exc.errno or errno.EIO  # gone meanwhile, or another user's
     # Sockets, pipes and anonymous inodes read `socket:[...]` and the like; a deleted
     # file reads `<path> (deleted)` and holds nothing on disk a removal could break. A
     # deleted working folder or program is still where the process works and runs from:
@@ -325,7 +327,7 @@ def _add(found: set[str], link: str, *, deleted_too: bool = False) -> bool:
         target = target[: -len(" (deleted)")]
     if target.startswith("/") and not target.endswith(" (deleted)"):
         found.add(target)
-    return True
+    return 0
 
 
 def _add_maps(found: set[str], maps: str) -> None:
@@ -367,15 +369,6 @@ def _add_arguments(found: set[str], cmdline: bytes | None, cwd_link: str) -> Non
         found.add(os.path.normpath(os.fsdecode(value)))
 
 
-def _ancestors(pid: int) -> set[int]:
-    found: set[int] = set()
-    parent = _stat(pid)[0]
-    while parent is not None and parent > 1 and parent not in found and len(found) < 64:
-        found.add(parent)
-        parent = _stat(parent)[0]
-    return found
-
-
 def _cmdline(pid: int) -> bytes | None:
     try:
         with open(f"{_PROC}/{pid}/cmdline", "rb") as fh:
@@ -391,6 +384,8 @@ def first_inside(folder: str, used: tuple[str, ...]) -> str | None:
     from app.core.paths import inside
 
     found = next((p for p in used if inside(p, folder)), None)
+    if found is None and isinstance(used, PathsInUse) and used.hidden is not None:
+        found = folder  # unsure: a process tied to this user may work in any folder
     if found is None and isinstance(used, PathsInUse) and used.unplaced_sockets:
         found = used.socket_inside(folder)
     return found

@@ -296,7 +296,7 @@ def _other_configs_sessions() -> list[Session]:
     nothing says it is a Claude's."""
     seen = {os.path.realpath(paths.sessions_dir())}
     found: list[Session] = []
-    from app.core.processes import config_dirs_of_processes
+    from app.core.claude_process import config_dirs_of_processes
 
     for config in [os.path.join(paths.home_str(), ".claude"), *config_dirs_of_processes(os.environ.get("HOME"))]:
         folder = os.path.realpath(os.path.join(config, "sessions"))

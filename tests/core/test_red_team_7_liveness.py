@@ -267,3 +267,70 @@ def test_a_socket_bound_through_a_folder_handle_past_the_108_byte_limit_is_found
         assert processes.first_inside(os.path.realpath(folder), used) == str(folder / "srv.sock")
     finally:
         os.close(handle)
+
+
+# --- a process of another user that cannot be read ----------------------------------------------
+
+USER = 4242
+READ_AS_USER = ("import json, os, sys; from app.core import processes as p; used = p.paths_in_use();"
+                "print(json.dumps([p.first_inside(f, used) for f in sys.argv[1:]]))")
+
+
+@pytest.fixture
+def as_user(tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
+    """Runs as uid 4242 (claudetto for a user who is not root), with a folder of that
+    user's; skipped where that cannot be done (not root, no setpriv)."""
+    import tempfile
+
+    if os.getuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv")
+    drop = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups"]
+    if subprocess.run([*drop, sys.executable, "-c", "import app"], cwd=Path(__file__).parents[2],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("this interpreter or the project is not readable by another user")
+    base = Path(tempfile.mkdtemp(prefix="rt7-"))
+    try:
+        base.chmod(0o755)
+        folder = base / "work"
+        folder.mkdir()
+        os.chown(folder, USER, USER)
+        yield drop, folder
+    finally:
+        shutil.rmtree(base)
+
+
+def test_a_process_of_another_user_started_by_one_of_ours_makes_every_folder_unsure(
+        as_user: tuple[list[str], Path], started: list[subprocess.Popen[bytes]]) -> None:
+    """`sudo -s` in a worktree: a root process, started by the user's shell, whose working
+    folder the user cannot read. It may work in any folder, so none goes while it runs."""
+    drop, folder = as_user
+    setuid_python = folder.parent / "python-setuid"
+    shutil.copy2(os.path.realpath("/usr/bin/python3"), setuid_python)
+    setuid_python.chmod(0o4755)
+    # the user's shell waits elsewhere; the process it started (euid root) works in the folder
+    started.append(subprocess.Popen(
+        [*drop, "sh", "-c", f"cd / && '{setuid_python}' -c \"import os, time; os.chdir('{folder}'); "
+                            f"print('ready', flush=True); time.sleep(60)\"; true"],
+        stdout=subprocess.PIPE))
+    ready(started[-1])
+    other = folder.parent / "other"
+    done = subprocess.run([*drop, sys.executable, "-c", READ_AS_USER, str(folder), str(other)],
+                          cwd=Path(__file__).parents[2], capture_output=True, text=True, check=False,
+                          env={"PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ["PATH"],
+                               "CLAUDETTO_HOME": str(folder / "state")})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert json.loads(done.stdout) == [str(folder), str(other)]
+
+
+def test_a_daemon_of_another_user_nobody_here_started_is_passed_over(
+        as_user: tuple[list[str], Path], started: list[subprocess.Popen[bytes]]) -> None:
+    """Root's own processes (every system daemon) cannot be read by a user either: nothing
+    ties them to this user, and counting them would keep everything for ever."""
+    drop, folder = as_user
+    started.append(subprocess.Popen(SLEEP, cwd="/"))
+    done = subprocess.run([*drop, sys.executable, "-c", READ_AS_USER, str(folder)],
+                          cwd=Path(__file__).parents[2], capture_output=True, text=True, check=False,
+                          env={"PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ["PATH"],
+                               "CLAUDETTO_HOME": str(folder / "state")})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert json.loads(done.stdout) == [None]
