@@ -543,3 +543,62 @@ def test_clean_counts_regular_files_only(world: World, sandbox: SandboxEnv) -> N
     folder, _ = _linked_session_folder(world, sandbox)
     _, files = _du(folder)
     assert _clean(world)["cleaned"]["files"] == files
+
+
+def test_gc_removes_outputs_when_tmpdir_is_a_symlink(world: World, sandbox: SandboxEnv,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS's `/tmp -> /private/tmp`, a cluster's `TMPDIR=/scratch -> /local/scratch`: the
+    root is the real folder; `mktemp` prints the path through the link."""
+    link = sandbox.root / "tmp-link"
+    os.symlink(sandbox.user_tmp, link)
+    monkeypatch.setenv("TMPDIR", str(link))
+    folder = _bash(world, "d=$(mktemp -d) && echo x > $d/f && echo $d", str(uuid.uuid4()))
+    assert folder.startswith(str(link))
+    _age_tree_top(folder)
+    rows = _gc_rows(world)
+    assert list(rows.values()) == [("removed", "age")] and not os.path.exists(folder), rows
+
+
+def test_clean_removes_old_worktrees_that_hold_nothing_unique(world: World, sandbox: SandboxEnv) -> None:
+    """A subagent's worktree on a detached HEAD at main; a session's worktree whose branch was
+    pushed as it is (not merged); one that a crashed session's leftover file still names."""
+    proj = world.proj
+    agent = proj / ".claude" / "worktrees" / "agent-a1b2c3d"
+    git(proj, "worktree", "add", "-q", "--detach", str(agent))
+    pushed = proj / ".claude" / "worktrees" / "pushed"
+    git(proj, "worktree", "add", "-q", "-b", "worktree-pushed", str(pushed))
+    (pushed / "p.txt").write_text("p\n")
+    git(pushed, "add", "p.txt")
+    git(pushed, "commit", "-qm", "pushed work")
+    git(pushed, "push", "-q", "-u", "origin", "worktree-pushed")
+    crashed = _merged_worktree(world)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    sandbox.write_session(str(gone.pid), pid=gone.pid, sessionId=str(uuid.uuid4()), cwd=str(crashed))
+    for tree in (agent, pushed, crashed):
+        set_mtime(tree, OLD_CLEAN)
+    report = _clean(world)
+    assert report["worktrees_kept"] == [], report
+    assert report["cleaned"]["worktrees"] == 3
+    assert not any(t.exists() for t in (agent, pushed, crashed))
+
+
+def test_session_start_gc_removes_a_recorded_worktree_that_was_merged(world: World, sandbox: SandboxEnv) -> None:
+    """`git worktree add` recorded by a dead session, merged and pushed, old: the detached
+    SessionStart sweep removes it, git forgets it, and the log says so."""
+    dead = str(uuid.uuid4())
+    path = world.proj / ".claude" / "worktrees" / "fix"
+    _bash(world, f"git worktree add -q -b fix {path}", dead)
+    (path / "fix.txt").write_text("f\n")
+    git(path, "add", "fix.txt")
+    git(path, "commit", "-qm", "fix")
+    git(world.proj, "merge", "-q", "--ff-only", "fix")
+    git(world.proj, "push", "-q", "origin", "main")
+    _age_tree_top(str(path))  # young for the cleanup (30 days), old for the GC (7)
+    sid = str(uuid.uuid4())
+    payload = {"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(world.proj), "source": "startup"}
+    assert run_hook(payload, cwd=world.proj).returncode == 0
+    log = paths.session_log(str(world.proj), sid)
+    assert wait_for(lambda: log.exists() and "GC removed=" in log.read_text())
+    assert "GC removed=1 " in log.read_text(), log.read_text()
+    assert not path.exists() and str(path) not in git(world.proj, "worktree", "list")
