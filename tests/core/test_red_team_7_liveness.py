@@ -334,3 +334,78 @@ def test_a_daemon_of_another_user_nobody_here_started_is_passed_over(
                                "CLAUDETTO_HOME": str(folder / "state")})
     assert done.returncode == 0 and not done.stderr, done.stderr
     assert json.loads(done.stdout) == [None]
+
+
+READ_LIVENESS = "import json; from app.core import sessions; print(json.dumps(sorted(sessions.liveness().ids)))"
+
+
+@pytest.mark.parametrize("hidepid", [False, True])
+def test_a_session_of_another_users_claude_is_judged_by_its_pid_even_where_proc_hides_it(
+        as_user: tuple[list[str], Path], live_pid: int, hidepid: bool) -> None:
+    """The sessions file names a pid of another user's process: the signal says it runs
+    (EPERM), its start time is read from /proc and compared. Where /proc hides other users'
+    processes (`hidepid=2`), the start cannot be read: unsure, so live, never "it ended"."""
+    drop, folder = as_user
+    if hidepid and not _unshare_works():
+        pytest.skip("no mount namespaces here")
+    config = folder / "config"
+    (config / "sessions").mkdir(parents=True)
+    start = Path(f"/proc/{live_pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    for sid, written in (("same", start), ("reused", str(int(start) + 1))):
+        pid_file = config / "sessions" / f"{sid}.json"
+        pid_file.write_text(json.dumps({"pid": live_pid, "sessionId": sid, "cwd": "/work", "procStart": written}))
+    subprocess.run(["chown", "-R", f"{USER}:{USER}", str(config)], check=True)
+    command = [*drop, sys.executable, "-B", "-c", READ_LIVENESS]
+    if hidepid:
+        inner = " ".join(f"'{c}'" for c in command)
+        command = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                   f"mount -t proc -o hidepid=2 proc /proc && exec {inner}"]
+    done = subprocess.run(command, cwd=Path(__file__).parents[2], capture_output=True, text=True, check=False,
+                          env={"PATH": os.environ["PATH"], "HOME": str(folder), "CLAUDE_CONFIG_DIR": str(config),
+                               "CLAUDETTO_HOME": str(folder / "state"), "TMPDIR": str(folder)})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert json.loads(done.stdout) == (["reused", "same"] if hidepid else ["same"])
+
+
+# --- driven through the cleanup, as a session start runs it ---------------------------------------
+
+
+def old_session_folder(sandbox: SandboxEnv, sid: str) -> Path:
+    from tests.support import set_mtime
+
+    folder = sandbox.claude_tmp / "-work-proj" / sid
+    (folder / "scratchpad" / "bin").mkdir(parents=True)
+    (folder / "scratchpad" / "notes.txt").write_text("n\n")
+    for path in (folder / "scratchpad" / "bin", folder / "scratchpad", folder):
+        set_mtime(path, 40 * 86400)
+    return folder
+
+
+def test_clean_keeps_the_folder_of_a_session_whose_claude_lost_its_main_thread(
+        sandbox: SandboxEnv, leader_gone: tuple[subprocess.Popen[bytes], Path]) -> None:
+    from tests.support import run_cli
+
+    proc, _ = leader_gone
+    other = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+    folder = old_session_folder(sandbox, other)
+    sandbox.write_session(str(proc.pid), pid=proc.pid, sessionId=other, cwd="/work/proj",
+                          procStart=Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    done = run_cli("clean", "--json")
+    assert done.returncode == 0, done.stderr
+    assert (folder / "scratchpad" / "notes.txt").exists()
+
+
+def test_clean_keeps_an_old_session_folder_a_running_shell_has_on_its_path(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    from tests.support import run_cli
+
+    folder = old_session_folder(sandbox, "1d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a")
+    started.append(subprocess.Popen(["/bin/sleep", "60"], cwd="/",
+                                    env={"PATH": f"{folder / 'scratchpad' / 'bin'}:/usr/bin:/bin"}))
+    done = run_cli("clean", "--json")
+    assert done.returncode == 0, done.stderr
+    assert (folder / "scratchpad" / "notes.txt").exists()
+    started.pop().kill()
+    time.sleep(0.1)
+    assert run_cli("clean", "--json").returncode == 0
+    assert not folder.exists()  # the same folder goes once nothing loads from it
