@@ -86,6 +86,19 @@ def uids_of(pid: int, known: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
     return known[pid]
 
 
+def another_users_started_here(pid: int, owners: dict[int, tuple[int, ...]]) -> bool:
+    """Whether a process whose folders cannot be read runs as another user (`sudo`, a
+    setuid program) yet was started by one of this user's processes: `sudo -s` in a
+    worktree, `sudo make` in a scratch folder. What it works in is unknown, so every folder
+    is unsure. A process of this user's own that hides itself (ssh-agent) and a daemon of
+    another user that no process of ours started stay passed over: nothing ties them here,
+    and counting them would keep everything for ever."""
+    me = os.getuid()
+    if set(uids_of(pid, owners)) <= {me}:
+        return False
+    return any(uids_of(parent, owners)[:1] == (me,) for parent in ancestors(pid))
+
+
 def _proc_stat(pid: int) -> tuple[int, str] | None:
     """(parent pid, start time) of `pid`, or None when it is gone."""
     try:

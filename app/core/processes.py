@@ -25,7 +25,7 @@ from __future__ import annotations
 import errno
 import os
 
-from app.core.claude_process import ancestors, proc_family, uids_of
+from app.core.claude_process import ancestors, another_users_started_here, proc_family
 
 _PROC = "/proc"
 _LINKS = ("cwd", "root", "exe")
@@ -39,6 +39,8 @@ _ENVIRON_MAX = 1 << 20
 #: reads /proc once, not once per folder. A removal's last check always reads it anew.
 _JUDGING_S = 1.0
 _last: tuple[float, tuple[str, ...]] | None = None
+_kcmp = None  # kcmp(2) through libc, once it is first needed
+_KCMP_FILES, _KCMP_FS = 2, 3
 
 
 class PathsInUse(tuple[str, ...]):
@@ -84,7 +86,7 @@ def paths_in_use() -> tuple[str, ...]:
         cwd_error = _add_tables(held, base)
         if threads > 1 and (not cwd_error or state == b"Z"):  # unreadable: so are its threads
             _add_threads(held, pid, whole=cwd_error != 0)
-        elif cwd_error == errno.EACCES and hidden is None and _hidden_and_ours(pid, owners):
+        elif cwd_error == errno.EACCES and hidden is None and another_users_started_here(pid, owners):
             hidden = pid
         _add_environment(held, f"{base}/environ", real)
         if pid not in callers:
@@ -102,19 +104,6 @@ def paths_in_use() -> tuple[str, ...]:
         log(f"processes: pid {hidden}, another user's started by one of ours, cannot be read: every folder is kept")
         used.hidden = hidden
     return used
-
-
-def _hidden_and_ours(pid: int, owners: dict[int, tuple[int, ...]]) -> bool:
-    """Whether a process whose folders cannot be read runs as another user (`sudo`, a
-    setuid program) yet was started by one of this user's processes: `sudo -s` in a
-    worktree, `sudo make` in a scratch folder. What it works in is unknown, so every folder
-    is unsure. A process of this user's own that hides itself (ssh-agent) and a daemon of
-    another user that no process of ours started stay passed over: nothing ties them here,
-    and counting them would keep everything for ever."""
-    me = os.getuid()
-    if set(uids_of(pid, owners)) <= {me}:
-        return False
-    return any(uids_of(parent, owners)[:1] == (me,) for parent in ancestors(pid))
 
 
 class _Namespaces:
@@ -299,7 +288,8 @@ def _add_threads(found: set[str], pid: int, *, whole: bool) -> None:
     """The working folders of a process's other threads: one that unshared its file system
     context (`unshare(CLONE_FS)`) works in a folder of its own, and a process whose main
     thread ended shows nothing at `/proc/<pid>` but keeps all of it in its other threads.
-    Their open and mapped files are read too when the main thread's could not be."""
+    Their open files are read too when the main thread's could not be, or when the kernel
+    says a thread has a table of its own (`unshare(CLONE_FILES)`; `kcmp`, one call)."""
     try:
         tids = [t for t in os.listdir(f"{_PROC}/{pid}/task") if t != str(pid)]
     except OSError:
@@ -308,8 +298,25 @@ def _add_threads(found: set[str], pid: int, *, whole: bool) -> None:
         base = f"{_PROC}/{pid}/task/{tid}"
         if whole:
             whole = _add_tables(found, base) != 0
-        else:
+        elif _shares(pid, int(tid), _KCMP_FILES) is False:
+            _add_tables(found, base)
+        elif _shares(pid, int(tid), _KCMP_FS) is not True:
             _add(found, f"{base}/cwd", deleted_too=True)
+
+
+def _shares(pid: int, tid: int, kind: int) -> bool | None:
+    """Whether thread `tid` shares its process's open files (`kind` 2) or working folder
+    (3), by the kernel's `kcmp`: one call, cheaper than reading either. None: unknown."""
+    global _kcmp
+    if _kcmp is None:
+        import ctypes
+        import platform
+
+        number = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
+        syscall = ctypes.CDLL(None).syscall
+        _kcmp = (lambda a, b, k: syscall(number, a, b, k, 0, 0)) if number else (lambda a, b, k: -1)
+    found = _kcmp(pid, tid, kind)
+    return None if found < 0 else found == 0
 
 
 def _add(found: set[str], link: str, *, deleted_too: bool = False) -> int:

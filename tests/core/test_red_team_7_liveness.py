@@ -409,3 +409,19 @@ def test_clean_keeps_an_old_session_folder_a_running_shell_has_on_its_path(
     time.sleep(0.1)
     assert run_cli("clean", "--json").returncode == 0
     assert not folder.exists()  # the same folder goes once nothing loads from it
+
+
+def test_a_thread_with_a_table_of_open_files_of_its_own_keeps_the_folder_of_its_file(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """`unshare(CLONE_FILES)` gives a thread its own table of open files: /proc/<pid>/fd
+    shows only the main thread's."""
+    folder = folder_in(sandbox)
+    (folder / "log.txt").write_text("x\n")
+    started.append(ready(python(
+        "import ctypes, os, threading, time\n"
+        "def work():\n"
+        "    assert ctypes.CDLL(None).unshare(0x400) == 0; f = open(os.environ['HOLD'])\n"
+        "    print('ready', flush=True); time.sleep(60)\n"
+        "threading.Thread(target=work).start(); time.sleep(60)",
+        cwd="/", env={**os.environ, "HOLD": str(folder / "log.txt")})))
+    assert str(folder / "log.txt") in processes.paths_in_use()
