@@ -28,7 +28,6 @@ import os
 from app.core.claude_process import ancestors, another_users_started_here, proc_family
 
 _PROC = "/proc"
-_LINKS = ("cwd", "root", "exe")
 #: The variables that name a process's temp folder (`mktemp`, Python's `tempfile`, ...).
 _TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/")
 #: The variables that list folders a process loads from as it goes, `:`-separated.
@@ -61,10 +60,18 @@ class PathsInUse(tuple[str, ...]):
             walked[folder] = socket_inside(folder, self.unplaced_sockets)
         return walked[folder]
 
+    def names_of(self, folder: str) -> list[str]:
+        """`folder` and its other names here: the same files bind-mounted elsewhere
+        (`mount --bind <worktree> /mnt/wt`, a shell in /mnt/wt), or a folder inside it."""
+        if "mounts" not in self.__dict__:
+            self.__dict__["mounts"] = _mounts(f"{_PROC}/self/mountinfo")
+        mounts = self.__dict__["mounts"]
+        return list(dict.fromkeys([folder, *_name_here(folder, mounts, mounts)]))
+
 
 def paths_in_use() -> tuple[str, ...]:
     """The absolute paths other processes work in or hold open, sorted and distinct."""
-    from app.core.socket_files import bound_socket_files
+    from app.core.socket_files import add_sockets_by_name, bound_socket_files
 
     me = os.getpid()
     pids = running_pids()
@@ -92,7 +99,7 @@ def paths_in_use() -> tuple[str, ...]:
         if pid not in callers:
             _add_arguments(held, _cmdline(pid), f"{base}/cwd")
         found.update(here.translated(pid, held))
-    _add_bound_sockets(found)
+    add_sockets_by_name(found)
     placed, unplaced = bound_socket_files()
     found.update(placed)
     found.discard("/")  # every process's root: it holds nothing in particular
@@ -162,7 +169,8 @@ def _unescaped(field: bytes) -> str:
 
 
 def _name_here(path: str, theirs: list[tuple[str, str, str]], ours: list[tuple[str, str, str]]) -> list[str]:
-    """The names here of `path` as a process of the mount table `theirs` sees it."""
+    """The names here of `path` as a process of the mount table `theirs` sees it, and the
+    mount points here of the folders inside it mounted there too."""
     from app.core.paths import inside
 
     on = None  # the mount it lies on: the last at the longest mount point above it
@@ -173,8 +181,8 @@ def _name_here(path: str, theirs: list[tuple[str, str, str]], ours: list[tuple[s
         return []
     point, device, root = on
     on_fs = os.path.normpath(os.path.join(root, os.path.relpath(path, point)))
-    return [os.path.normpath(os.path.join(p, os.path.relpath(on_fs, r))) for p, d, r in ours
-            if d == device and inside(on_fs, r)]
+    return [os.path.normpath(os.path.join(p, os.path.relpath(on_fs, r))) if inside(on_fs, r) else p
+            for p, d, r in ours if d == device and (inside(on_fs, r) or inside(r, on_fs))]
 
 
 def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> None:
@@ -222,28 +230,6 @@ def read_environ(environ: str) -> bytes | None:
     finally:
         os.close(fd)
     return b"".join(parts)
-
-
-def _add_bound_sockets(found: set[str]) -> None:
-    """The files of the unix sockets some process has bound and still holds open (a dev
-    server's `$TMPDIR/tmp.X/dev.sock`): its open files read `socket:[...]`, so only the
-    kernel's list of sockets names the path. Removing it cuts every new client off."""
-    from app.core.socket_files import names_a_path
-
-    try:
-        with open(f"{_PROC}/net/unix", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return
-    real: dict[str, str] = {}  # a desktop binds hundreds of sockets in a few folders
-    for line in data.splitlines()[1:]:
-        fields = line.split(None, 7)
-        if len(fields) == 8 and names_a_path(fields[7]):
-            bound = os.path.normpath(os.fsdecode(fields[7]))  # as it was bound: parents unresolved
-            folder = os.path.dirname(bound)
-            if folder not in real:
-                real[folder] = os.path.realpath(folder)
-            found.add(os.path.join(real[folder], os.path.basename(bound)))
 
 
 def running_pids() -> list[int]:
@@ -390,7 +376,11 @@ def first_inside(folder: str, used: tuple[str, ...]) -> str | None:
     under a name that no longer leads there, else None."""
     from app.core.paths import inside
 
-    found = next((p for p in used if inside(p, folder)), None)
+    names = used.names_of(folder) if isinstance(used, PathsInUse) else [folder]
+    if len(names) == 1:
+        found = next((p for p in used if inside(p, folder)), None)
+    else:
+        found = next((p for p in used if any(inside(p, name) for name in names)), None)
     if found is None and isinstance(used, PathsInUse) and used.hidden is not None:
         found = folder  # unsure: a process tied to this user may work in any folder
     if found is None and isinstance(used, PathsInUse) and used.unplaced_sockets:

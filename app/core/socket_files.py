@@ -56,6 +56,26 @@ def bound_socket_files() -> tuple[list[str], frozenset[Identity]]:
     return placed, frozenset(unplaced)
 
 
+def add_sockets_by_name(found: set[str]) -> None:
+    """The files of the unix sockets some process has bound and still holds open (a dev
+    server's `$TMPDIR/tmp.X/dev.sock`): its open files read `socket:[...]`, so only the
+    kernel's list of sockets names the path. Removing it cuts every new client off."""
+    try:
+        with open("/proc/net/unix", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return
+    real: dict[str, str] = {}  # a desktop binds hundreds of sockets in a few folders
+    for line in data.splitlines()[1:]:
+        fields = line.split(None, 7)
+        if len(fields) == 8 and names_a_path(fields[7]):
+            bound = os.path.normpath(os.fsdecode(fields[7]))  # as it was bound: parents unresolved
+            folder = os.path.dirname(bound)
+            if folder not in real:
+                real[folder] = os.path.realpath(folder)
+            found.add(os.path.join(real[folder], os.path.basename(bound)))
+
+
 def socket_inside(folder: str, unplaced: frozenset[Identity]) -> str | None:
     """The first socket file at or below `folder` whose identity is in `unplaced`; `folder`
     itself when the walk stopped at its bound before seeing everything; else None."""

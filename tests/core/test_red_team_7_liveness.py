@@ -427,8 +427,6 @@ def test_a_thread_with_a_table_of_open_files_of_its_own_keeps_the_folder_of_its_
     assert str(folder / "log.txt") in processes.paths_in_use()
 
 
-@pytest.mark.xfail(strict=True, reason="a folder's other names here (bind mounts) are not looked up: needs room "
-                                       "for the mount-table code in a module of its own (app/core/mount_names.py)")
 def test_a_process_working_in_the_folder_under_another_name_bind_mounted_here_keeps_it(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`mount --bind <worktree> /mnt/wt` and a shell in /mnt/wt: the same folder under
