@@ -70,6 +70,7 @@ class MemoryScreen(ClaudettoScreen):
         self.findings: dict[str, Finding] = {}
         self.swept: MemoryFindings | None = None
         self.viewed: tuple[str, str | None] | None = None  # the finding the viewer shows, and its line there
+        self.cursor_on: Finding | None = None  # the finding highlighted when the viewer was last drawn
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("memory")
@@ -101,6 +102,7 @@ class MemoryScreen(ClaudettoScreen):
             self.index_added(result)
         elif isinstance(result, MemoryWriteRefused):
             self.notify(str(result), title="Nothing changed", severity="warning", timeout=10)
+            self.action_refresh()  # most refusals mean the file changed: show it as it is now
 
     def cells(self, _key: str, finding: Finding) -> list[Text]:
         values = {
@@ -118,6 +120,13 @@ class MemoryScreen(ClaudettoScreen):
         order = list(self.findings)  # by project, file and line
         if table.keys_in_order() != order:
             table.order({key: at for at, key in enumerate(order)}.__getitem__)
+        if (was := self.cursor_on) is not None and finding_key(was) not in self.findings:
+            # a line added above it moved the finding (its key names the line): the cursor
+            # follows the same fact to its new line instead of landing on another finding
+            same = (was.file, was.kind, was.token)
+            moved = next((key for key, f in self.findings.items() if (f.file, f.kind, f.token) == same), None)
+            if moved is not None:
+                table.move_to(moved)
         self.show_file()
 
     def highlighted(self) -> Finding | None:
@@ -127,7 +136,7 @@ class MemoryScreen(ClaudettoScreen):
     def show_file(self) -> None:
         """The memory file around the finding's line, that line highlighted."""
         shown = self.query_one("#memory-file", Static)
-        finding = self.highlighted()
+        finding = self.cursor_on = self.highlighted()
         if finding is None:
             if self.swept is None:
                 return

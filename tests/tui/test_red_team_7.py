@@ -200,3 +200,72 @@ async def test_a_release_running_in_another_process_is_said_busy_and_nothing_goe
         holder.kill()
         holder.wait()
     assert (checkout / "node_modules").is_dir()
+
+
+# --- Memory: a supersede refused ---------------------------------------------------------------
+
+
+def stack_md(box: Sandbox) -> Path:
+    from app.core.paths import project_slug
+
+    return box.config / "projects" / project_slug(box.project) / "memory" / "stack.md"
+
+
+async def open_supersede(pilot: Any, app: ClaudettoApp) -> None:
+    """The stale version pin of stack.md highlighted and `u` pressed: the dialog is open."""
+    from app.screens.memory import MemoryScreen
+    from app.screens.supersede import SupersedeModal
+
+    await goto(pilot, "memory")
+    screen = app.screen
+    assert isinstance(screen, MemoryScreen)
+    findings = screen.query_one("#findings", Table)
+    await wait_for(pilot, lambda: any(f.kind == "stale_version_pin" for f in screen.findings.values()))
+    assert findings.move_to(next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin"))
+    await wait_for(pilot, lambda: "▶ The shop runs on Flask 2.2.5." in str(screen.query_one("#memory-file").render()))
+    await pilot.press("u")
+    await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+
+
+async def refused_note(pilot: Any, app: ClaudettoApp) -> Any:
+    await pilot.press(*"Flask 3.0 now", "enter")
+    await wait_for(pilot, lambda: any(n.title == "Nothing changed" for n in app._notifications))  # noqa: SLF001
+    return next(n for n in app._notifications if n.title == "Nothing changed")  # noqa: SLF001
+
+
+async def test_a_supersede_of_a_hard_linked_memory_file_is_refused_in_one_line(box: Sandbox) -> None:
+    """stack.md is also a note in the user's own folder (a hard link): the supersede is
+    refused, said in one warning line, and neither name changes."""
+    stack = stack_md(box)
+    before = stack.read_text()
+    os.link(stack, box.home / "my-stack-notes.md")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_supersede(pilot, app)
+        note = await refused_note(pilot, app)
+    assert note.severity == "warning" and "hard links" in note.message and "\n" not in note.message
+    assert stack.read_text() == before == (box.home / "my-stack-notes.md").read_text()
+
+
+async def test_a_supersede_refused_because_claude_saved_the_file_meanwhile_shows_the_file_again(
+        box: Sandbox) -> None:
+    """The dialog is open on line 6 when Claude saves stack.md with a line added on top:
+    the supersede is refused (the line changed), and the screen sweeps again, so the finding
+    and the viewer name the line where the fact is now (7), not the stale 6."""
+    from app.screens.memory import MemoryScreen
+
+    stack = stack_md(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_supersede(pilot, app)
+        changed = "# Saved by Claude\n" + stack.read_text()
+        stack.write_text(changed)
+        note = await refused_note(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen)
+        await wait_for(pilot, lambda: any(f.kind == "stale_version_pin" and f.line == 7
+                                          for f in screen.findings.values()), timeout=10)
+        viewer = screen.query_one("#memory-file")
+        await wait_for(pilot, lambda: "   7 ▶ The shop runs on Flask 2.2.5." in str(viewer.render()), timeout=10)
+    assert "changed" in note.message and note.severity == "warning"
+    assert stack.read_text() == changed
