@@ -105,6 +105,19 @@ def test_a_shell_of_a_tmux_server_working_in_the_folder_keeps_it(
         subprocess.run(["tmux", "-S", str(sock), "kill-server"], check=False)
 
 
+def test_an_abstract_socket_named_like_a_path_in_the_folder_keeps_nothing(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """An abstract socket (`@/path`) has no file: nothing in the folder is cut off."""
+    folder = sandbox.user_tmp / "s"  # short: an abstract name has the 108-byte limit too
+    folder.mkdir()
+    if len(str(folder)) > 90:
+        pytest.skip("the sandbox's path is too long for a socket name")
+    started.append(ready(python(
+        "import os, socket, time; s = socket.socket(socket.AF_UNIX); s.bind('\\0' + os.environ['AT'] + '/srv.sock');"
+        "s.listen(); print('ready', flush=True); time.sleep(60)", cwd="/", env={**os.environ, "AT": str(folder)})))
+    assert processes.first_inside(os.path.realpath(folder), processes.paths_in_use()) is None
+
+
 # --- what went wrong, now fixed ----------------------------------------------------------------
 
 
