@@ -10,7 +10,7 @@ every recorded path by these rules, in this order:
    never `/`, the home, Claude's config folder or a folder above one, nor a relative TMPDIR;
 3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
 4. nothing live needs it (`live`, `in_use`): its session is not live, the Claude process whose
-   call made it no longer runs (an id changes on `/clear` and `/resume`, a process does not), no
+   call made it no longer runs or is the one exiting (an id changes on `/clear`, a process not), no
    live session's folder (cwd, `additionalDirectories`, Claude temp folder) lies inside it or,
    in the root, around it; no running Claude's config folder, mount point, file a repository
    around it tracks, checkout a session holds (registry) or folder Claude was started in is,
@@ -92,10 +92,10 @@ class Facts:
                  ending_session: str | None, end_reason: str | None, ending_pid: int | None = None) -> None:
         from app.core.checkouts import process_goes_on
 
-        # the ending session does not count, unless its process goes on (/clear, /resume) or
-        # another Claude process runs it too
-        goes_on = process_goes_on(end_reason) or _runs_elsewhere(ending_session, ending_pid)
+        # the ending session (and its Claude, which exits) holds nothing, unless its process goes on
+        goes_on = process_goes_on(end_reason) or _runs_elsewhere(ending_session, ending_pid)  # or runs it too
         self.ending = None if goes_on else ending_session
+        self.ending_pid = None if goes_on or not ending_session else ending_pid
         self.cwd = current_cwd
         self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
         self.folders = [*self.live.cwds, *self.live.claude_folders(), *gc_records.added_directories(self.live.cwds)]
@@ -256,12 +256,11 @@ def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
 
 
 def _made_live(item: Item, facts: Facts) -> bool:
-    """Its recording session is live, or the Claude process whose call made it still runs
-    (a session's id changes on `/clear` and `/resume`, its process does not)."""
-    if any(r.session in facts.live.ids for r in item.records):
-        return True
-    return any(r.claude_pid is not None and r.session != facts.ending
-               and sessions.process_running(r.claude_pid, r.claude_start) for r in item.records)
+    """Its recording session is live, or the Claude process whose call made it still runs (an id
+    changes on `/clear` and `/resume`, a process does not) and is not the one that exits."""
+    return any(r.session in facts.live.ids or (
+        r.claude_pid is not None and r.session != facts.ending and r.claude_pid != facts.ending_pid
+        and sessions.process_running(r.claude_pid, r.claude_start)) for r in item.records)
 
 
 def _held(real: str, facts: Facts) -> bool:

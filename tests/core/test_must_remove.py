@@ -616,3 +616,34 @@ def test_gc_removes_temp_outputs_when_the_home_lies_in_the_temp_folder(
     folder = _bash(world, "d=$(mktemp -d) && echo x > $d/f && echo $d", str(uuid.uuid4()))
     _age_tree_top(folder)
     assert _gc_rows(world)[folder] == ("removed", "age")
+
+
+def test_session_end_from_a_running_claude_sweeps_its_old_outputs_made_before_and_after_a_clear(
+        world: World, sandbox: SandboxEnv) -> None:
+    """Claude still runs while its SessionEnd hook does (it is the hook's parent, its sessions
+    file names it), and its records name that process: when it exits (`prompt_input_exit`),
+    what it made under this id and under the id it had before a `/clear` goes once old."""
+    claude = _ClaudeIn(sandbox, str(uuid.uuid4()), world.proj, world.proj)
+    try:
+        made = []
+        for _ in range(2):  # the first one's id is gone by the end: /clear
+            printed = subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True,
+                                     env=dict(os.environ)).stdout
+            answer = claude.hook("PostToolUse", tool_name="Bash", tool_input={"command": "mktemp -d"},
+                                 tool_response={"stdout": printed, "stderr": "", "interrupted": False})
+            assert answer["rc"] == 0, answer
+            made.append(Path(printed.strip()))
+            if len(made) == 1:
+                assert claude.end(reason="clear")
+                claude.session_id = str(uuid.uuid4())  # /clear: a new id, the same process
+                claude.write_file()
+        for folder in made:
+            _age_tree_top(str(folder))
+        claude.end(reason="prompt_input_exit")
+        log = paths.session_log(str(world.proj), claude.session_id)
+        assert wait_for(lambda: log.exists() and "GC removed=" in log.read_text()), logs(sandbox)
+        text = log.read_text()
+        assert "GC removed=2 " in text, text
+        assert not any(f.exists() for f in made)
+    finally:
+        claude.exit()
