@@ -290,14 +290,15 @@ READ_AS_USER = ("import json, os, sys; from app.core import processes as p; used
 
 
 @pytest.fixture
-def as_user(tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
-    """Runs as uid 4242 (claudetto for a user who is not root), with a folder of that
-    user's; skipped where that cannot be done (not root, no setpriv)."""
+def as_user(request: pytest.FixtureRequest) -> Iterator[tuple[list[str], Path]]:
+    """Runs as uid 4242 (or the uid the test names: claudetto for a user who is not root),
+    with a folder of that user's; skipped where that cannot be done (not root, no setpriv)."""
     import tempfile
 
     if os.getuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv")
-    drop = ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups"]
+    user = getattr(request, "param", USER)
+    drop = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
     if subprocess.run([*drop, sys.executable, "-c", "import app"], cwd=Path(__file__).parents[2],
                       capture_output=True, check=False).returncode != 0:
         pytest.skip("this interpreter or the project is not readable by another user")
@@ -306,7 +307,7 @@ def as_user(tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
         base.chmod(0o755)
         folder = base / "work"
         folder.mkdir()
-        os.chown(folder, USER, USER)
+        os.chown(folder, user, user)
         yield drop, folder
     finally:
         shutil.rmtree(base)
@@ -335,6 +336,7 @@ def test_a_process_of_another_user_started_by_one_of_ours_makes_every_folder_uns
     assert json.loads(done.stdout) == [str(folder), str(other)]
 
 
+@pytest.mark.parametrize("as_user", [USER + 1], indirect=True)  # apart from the test above, run alongside
 def test_a_daemon_of_another_user_nobody_here_started_is_passed_over(
         as_user: tuple[list[str], Path], started: list[subprocess.Popen[bytes]]) -> None:
     """Root's own processes (every system daemon) cannot be read by a user either: nothing
