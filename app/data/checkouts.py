@@ -27,6 +27,24 @@ def read_checkouts() -> list[WorktreeInfo]:
                                         live_ids=sessions.live_session_ids())
 
 
+def releasing_now(infos: list[WorktreeInfo]) -> dict[str, int]:
+    """Checkout path -> the process releasing it right now. A release marks its record
+    `cut_short` with its own pid before it deletes anything; while that process still runs
+    the release is under way, not cut short, and `r` would only wait for it."""
+    from app.core import checkouts as registry
+    from app.core.sessions import process_running
+
+    records = registry.registry()
+    found: dict[str, int] = {}
+    for info in infos:
+        cut = (records.get(info.path) or {}).get("cut_short") if info.state == "cut_short" else None
+        pid = cut.get("pid") if isinstance(cut, dict) else None
+        start = cut.get("proc_start") if isinstance(cut, dict) else None
+        if type(pid) is int and pid != os.getpid() and process_running(pid, start if isinstance(start, str) else None):
+            found[info.path] = pid
+    return found
+
+
 @dataclass(frozen=True)
 class ReleasePlan:
     """What a release would delete (relative path, disk bytes) and keep (relative path, why)."""

@@ -69,6 +69,7 @@ class CheckoutsScreen(ClaudettoScreen):
     def __init__(self) -> None:
         super().__init__()
         self.infos: dict[str, WorktreeInfo] = {}
+        self.releasing: dict[str, int] = {}  # checkout -> the process releasing it now
         self.busy = False
         self.asked_again = False  # a yes to a release was said: a dry run now is a new question
 
@@ -81,8 +82,9 @@ class CheckoutsScreen(ClaudettoScreen):
         self.read_worker()
 
     @work(thread=True, exclusive=True, group="read", exit_on_error=False, name="Reading the checkouts")
-    def read_worker(self) -> list[WorktreeInfo]:
-        return checkouts.read_checkouts()
+    def read_worker(self) -> tuple[list[WorktreeInfo], dict[str, int]]:
+        infos = checkouts.read_checkouts()
+        return infos, checkouts.releasing_now(infos)
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False, name="Reading the checkout")
     def detail_worker(self, info: WorktreeInfo) -> checkouts.CheckoutDetail:
@@ -94,7 +96,7 @@ class CheckoutsScreen(ClaudettoScreen):
             "project": Text(os.path.basename(info.project.rstrip("/"))),
             "branch": Text(info.branch or "-", no_wrap=True, overflow="ellipsis"),
             "size": Text(fmt.size(info.size)),
-            "state": Text(STATES.get(info.state, info.state), style=STATE_STYLES.get(info.state, "")),
+            "state": Text(self.state_of(info), style=STATE_STYLES.get(info.state, "")),
             "sessions": Text(sessions_cell(info.sessions)),
             "verdict": Text(verdict_text(info), style="bold" if info.removable else ""),
         }
@@ -104,6 +106,10 @@ class CheckoutsScreen(ClaudettoScreen):
         table = self.query_one("#checkouts", Table)
         table.sync(self.infos, self.cells)
         self.show_detail()
+
+    def state_of(self, info: WorktreeInfo) -> str:
+        """A `cut_short` record whose releasing process still runs is a release under way."""
+        return "releasing" if info.path in self.releasing else STATES.get(info.state, info.state)
 
     def highlighted(self) -> WorktreeInfo | None:
         return self.infos.get(self.query_one("#checkouts", Table).cursor_key() or "")
@@ -121,9 +127,10 @@ class CheckoutsScreen(ClaudettoScreen):
         text = Text()
         text.append(visible(info.name), style="bold")
         text.append(visible(f"  branch {info.branch or '-'}  {info.kind} checkout of {fmt.short_path(info.project)}") + "\n")
-        state = STATES.get(info.state, info.state)
-        text.append(f"state: {state}", style=STATE_STYLES.get(info.state, ""))
-        if info.state == "cut_short":
+        text.append(f"state: {self.state_of(info)}", style=STATE_STYLES.get(info.state, ""))
+        if info.path in self.releasing:
+            text.append(f"  (process {self.releasing[info.path]} is releasing it now; r waits for it)")
+        elif info.state == "cut_short":
             text.append("  (r finishes the release)")
         holders = visible(", ".join(f"{sid[:8]} ({'live' if running else 'ended'})" for sid, running in info.sessions.items()))
         text.append(f"   sessions: {holders or 'none recorded'}\n")
@@ -157,9 +164,10 @@ class CheckoutsScreen(ClaudettoScreen):
 
     def worker_done(self, worker: Worker[Any]) -> None:
         result = worker.result
-        if worker.group == "read" and isinstance(result, list):
+        if worker.group == "read" and isinstance(result, tuple):
             self.detail_pane.loaded()
-            self.infos = {info.path: info for info in result}
+            self.infos = {info.path: info for info in result[0]}
+            self.releasing = result[1]
             self.show_rows()
         elif isinstance(result, checkouts.CheckoutDetail):
             info = self.highlighted()

@@ -372,3 +372,32 @@ async def test_five_thousand_outputs_are_listed_marked_sorted_and_filtered(tmp_p
         await wait_for(pilot, lambda: table.keys_in_order()[0].endswith("out-0000"))
         await pilot.press("slash", *"out-4999", "enter")
         await wait_for(pilot, lambda: table.row_count == 1)
+
+
+async def test_a_checkout_another_process_is_releasing_reads_as_releasing_not_cut_short(box: Sandbox) -> None:
+    """A release runs in another process (a SessionEnd's detached one): its record is
+    `cut_short` with that process's pid while it works. The row and the pane must not tell
+    the user it was cut short and that `r` finishes it: it is being released now, by whom."""
+    from app.core import checkouts
+    from app.core.sessions import proc_start_time
+
+    checkout = bold_oak(box)
+    worker = subprocess.Popen(["sleep", "60"])
+    try:
+        def cut(records: dict[str, Any]) -> None:
+            records[str(checkout)].update(state="cut_short", cut_short={
+                "time": 0, "pid": worker.pid, "proc_start": proc_start_time(worker.pid), "planned": ["node_modules"]})
+        checkouts.edit_registry(cut)
+        app = make_app(box)
+        async with app.run_test(size=SIZE) as pilot:
+            await goto(pilot, "checkouts")
+            listing = app.screen.query_one("#checkouts", Table)
+            await wait_for(pilot, lambda: listing.row_count > 0)
+            assert listing.move_to(str(checkout))
+            await wait_for(pilot, lambda: "releasing" in " ".join(c.plain for c in listing.get_row(str(checkout))))
+            pane = app.screen.query_one("#detail")
+            await wait_for(pilot, lambda: f"process {worker.pid}" in str(pane.render()))
+            assert "r finishes" not in str(pane.render())
+    finally:
+        worker.kill()
+        worker.wait()
