@@ -401,3 +401,32 @@ async def test_a_checkout_another_process_is_releasing_reads_as_releasing_not_cu
     finally:
         worker.kill()
         worker.wait()
+
+
+async def test_a_checkout_removal_refused_for_another_users_folder_keeps_the_row_and_says_why(box: Sandbox) -> None:
+    """old-clean (removable) became another user's while the removal was asked: the core keeps
+    it; the line says kept, as a warning, the row stays, and the Overview agrees with the CLI."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = box.project / ".claude" / "worktrees" / "old-clean"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: listing.row_count > 0)
+        assert listing.move_to(str(checkout))
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        os.chown(checkout, NOBODY, NOBODY)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                       and "kept" in app.screen.query_one(WorkLine).text)
+        note = last_note(app)
+        assert note.severity == "warning" and note.title == "Kept"
+        await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
+        await settle(pilot, app)
+        app.store.refresh()
+        await settle(pilot, app)
+        shown = reclaimable(app)
+    assert checkout.is_dir()
+    assert shown == cli_reclaimable(box)
