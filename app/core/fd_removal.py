@@ -46,12 +46,14 @@ class Refused(Exception):
 
 
 class Tally:
-    """What a removal took: non-directories and folders removed, errors, mount points left."""
+    """What a removal took: non-directories (`regular`: of them, regular files) and folders
+    removed, errors, mount points left."""
 
-    __slots__ = ("files", "folders", "errors", "other_fs", "first_error", "moved")
+    __slots__ = ("files", "regular", "folders", "errors", "other_fs", "first_error", "moved")
 
     def __init__(self) -> None:
         self.files = 0
+        self.regular = 0
         self.folders = 0
         self.moved = 0  # folders moved up to the top (too deep to hold open)
         self.errors = 0
@@ -340,8 +342,10 @@ def _take(fd: int, entry: os.DirEntry[str], dev: int, tally: Tally) -> int | Non
         is_dir = False
     if not is_dir:
         try:
+            regular = entry.is_file(follow_symlinks=False)
             os.unlink(name, dir_fd=fd)
             tally.files += 1
+            tally.regular += regular
             return None
         except FileNotFoundError:
             return None

@@ -111,7 +111,7 @@ class _Removing:
     def commit(self, trashed: bool) -> None:
         """The journal line, written right before the step that cannot be undone."""
         m = self.measured
-        result = Removal(self.path, self.rule, self.kind, self.session, "removed", None, m.disk, m.files,
+        result = Removal(self.path, self.rule, self.kind, self.session, "removed", None, m.disk, m.files - m.others,
                          m.folders, trashed)
         if self.write:
             try:
@@ -177,7 +177,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
         return checked
     job.measured = _measure(job.target, size)
     if dry_run:
-        return job.result("dry_run", None, job.measured.disk, job.measured.files, job.measured.folders)
+        return job.result("dry_run", None, job.measured.disk, job.measured.files - job.measured.others, job.measured.folders)
     if _before_remove is not None:
         _before_remove(job.target)
     trashed = False
@@ -236,12 +236,12 @@ def _outcome(job: _Removing, trashed: bool, spawn: bool) -> Removal:
                 f"({tally.first_error}); the next purge tries again")
         if trashed:
             return job.committed[0]
-        return replace(job.committed[0], files=tally.files, folders=tally.folders)
+        return replace(job.committed[0], files=tally.regular, folders=tally.folders)
     if tally.errors or tally.other_fs:
         left = scan(job.target) if os.path.lexists(job.target) else TreeSize(job.target, 0, 0, 0, 0)
         why = tally.first_error or f"other_fs: {tally.other_fs} mount(s) left"
-        return job.result("failed", why, max(0, job.measured.disk - left.disk), tally.files, tally.folders)
-    return job.result("removed", None, job.measured.disk, tally.files, tally.folders)
+        return job.result("failed", why, max(0, job.measured.disk - left.disk), tally.regular, tally.folders)
+    return job.result("removed", None, job.measured.disk, tally.regular, tally.folders)
 
 
 def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
@@ -314,6 +314,7 @@ def _remove_file(parent_fd: int, name: str, st: os.stat_result, trash: bool | No
     except IsADirectoryError:
         raise Refused("changed") from None
     job.tally.files += 1
+    job.tally.regular += stat.S_ISREG(st.st_mode)
     return False
 
 

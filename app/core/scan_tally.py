@@ -11,6 +11,7 @@ from dataclasses import dataclass
 PathLike = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
 _S_ISDIR = stat.S_ISDIR
+_S_ISREG = stat.S_ISREG
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class TreeSize:
     # real paths of the folders inside holding a `.git` entry and of the bare repositories
     # inside (the top included), sorted; complete only when not partial
     repos: tuple[str, ...] = ()
+    # of `files`, those that are no regular file (symlinks, FIFOs, sockets, devices): a
+    # report of files removed counts regular files only
+    others: int = 0
 
     @property
     def entries(self) -> int:
@@ -48,13 +52,14 @@ def text_path(path: PathLike) -> str:
 class Tally:
     """The running totals of one reader (a plain object: attribute access is cheap)."""
 
-    __slots__ = ("apparent", "blocks", "files", "folders", "errors", "seen", "new_links",
+    __slots__ = ("apparent", "blocks", "files", "others", "folders", "errors", "seen", "new_links",
                  "repos", "skip", "walked", "real", "big")
 
     def __init__(self) -> None:
         self.apparent = 0
         self.blocks = 0
         self.files = 0
+        self.others = 0  # of the files, those that are no regular file
         self.folders = 0
         self.errors = 0
         self.seen: set[tuple[int, int]] = set()  # hard-linked files already counted
@@ -71,6 +76,7 @@ class Tally:
             self.folders += 1
         else:
             self.files += 1
+            self.others += not _S_ISREG(st.st_mode)
             if st.st_nlink > 1:
                 self.seen.add((st.st_dev, st.st_ino))
         self.apparent += st.st_size
@@ -87,16 +93,17 @@ class Tally:
             self.new_links.append((st.st_dev, st.st_ino, st.st_size, st.st_blocks))
         return True
 
-    def add(self, apparent: int, blocks: int, files: int, folders: int, errors: int) -> None:
+    def add(self, apparent: int, blocks: int, files: int, folders: int, errors: int, others: int = 0) -> None:
         self.apparent += apparent
         self.blocks += blocks
         self.files += files
+        self.others += others
         self.folders += folders
         self.errors += errors
 
     def result(self, path: str, partial: bool) -> TreeSize:
         return TreeSize(path, self.apparent, self.blocks * 512, self.files, self.folders,
-                        self.errors, partial, self._real_repos())
+                        self.errors, partial, self._real_repos(), self.others)
 
     def _real_repos(self) -> tuple[str, ...]:
         """The repositories as real paths: the walk never follows a symlink, so a folder's

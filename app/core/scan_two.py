@@ -120,7 +120,7 @@ def _share(top: str, tally: Tally, queue: _Queue, dev: int | None, deadline: flo
         half.big = tally.big
         status = drain(walk(top, half, [], dev, deadline, None, NEVER, refill=queue.take))
         return marshal.dumps((half.apparent, half.blocks, half.files, half.folders,
-                              half.errors, status, half.new_links, half.repos))
+                              half.errors, status, half.new_links, half.repos, half.others))
 
     forked = fork_helper(helper)
     if forked is None:  # no helper: this process reads every piece
@@ -189,7 +189,7 @@ def _answer(index: int, root: Root, status: str) -> tuple[object, ...]:
     be finished by the other process (the folders left, the hard links met, the big folders)."""
     _, tally, stack, _ = root
     paused = status == "paused"
-    return (index, status, tally.apparent, tally.blocks, tally.files, tally.folders, tally.errors,
+    return (index, status, tally.apparent, tally.blocks, (tally.files, tally.others), tally.folders, tally.errors,
             tally.repos, stack if paused else [], tally.seen if paused else set(),
             tally.big if paused else set())
 
@@ -204,7 +204,7 @@ def _take_answers(roots: list[Root], statuses: list[str], payload: bytes) -> set
     taken: set[int] = set()
     for index, status, apparent, blocks, files, folders, errors, repos, stack, seen, big in answers:
         _, tally, left, _ = roots[index]
-        tally.apparent, tally.blocks, tally.files, tally.folders, tally.errors = (
+        tally.apparent, tally.blocks, (tally.files, tally.others), tally.folders, tally.errors = (
             apparent, blocks, files, folders, errors)
         tally.repos = list(repos)
         left[:] = stack
@@ -277,10 +277,10 @@ def _merge(tally: Tally, payload: bytes) -> str | None:
     """Add the helper's totals to this reader's; its status, or None when it sent nothing
     whole (it died)."""
     try:
-        apparent, blocks, files, folders, errors, status, links, repos = marshal.loads(payload)
+        apparent, blocks, files, folders, errors, status, links, repos, others = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    tally.add(apparent, blocks, files, folders, errors)
+    tally.add(apparent, blocks, files, folders, errors, others)
     tally.repos.extend(repos)
     for link_dev, link_ino, size, link_blocks in links:
         key = (link_dev, link_ino)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Iterable
 from app.core.scan_tally import PathLike, ScanProgress, Tally, text_path
 
 _S_ISDIR = stat.S_ISDIR
+_S_IFMT, _S_IFREG = 0o170000, stat.S_IFREG
 BUDGET_CHECK = 512  # entries between two looks at the clock
 # A folder whose own size says it holds more than ~10,000 entries (ext4 and tmpfs alike) is
 # listed a chunk at a time: its names at once would cost ~100 bytes each. Smaller ones are
@@ -199,7 +200,7 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
     prefix = folder if folder.endswith("/") else folder + "/"
     marked = _GIT in names or _HEAD in names  # one look per folder, not one per entry
     lstat, is_dir, skip, big, repos = os.lstat, _S_ISDIR, tally.skip, tally.big, tally.repos
-    files = folders = apparent = blocks = errors = 0
+    files = others = folders = apparent = blocks = errors = 0
     for name in names:
         try:
             est = lstat(name, dir_fd=fd)
@@ -220,13 +221,15 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
                 repos.append(folder)
         else:
             files += 1
+            if est.st_mode & _S_IFMT != _S_IFREG:
+                others += 1  # a symlink, FIFO, socket or device: no regular file
             if marked and name in _FILE_MARKS:
                 _note_repo(folder, fd, name, repos)
             if est.st_nlink > 1 and not tally.first_link(est):
                 continue  # a hard link met before: its blocks count once
         apparent += est.st_size
         blocks += est.st_blocks
-    tally.add(apparent, blocks, files, folders, errors)
+    tally.add(apparent, blocks, files, folders, errors, others)
 
 
 def _note_repo(folder: str, fd: int, name: str, repos: list[str]) -> None:

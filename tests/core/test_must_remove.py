@@ -537,8 +537,6 @@ def test_clean_removes_a_dead_session_folder_whose_task_outputs_link_to_transcri
     assert (cleaned["folders"], cleaned["bytes"]) == (1, size)
 
 
-@pytest.mark.xfail(strict=True, reason="count: `files` counts every non-directory (links too); the "
-                   "contract says regular files; the count is app/core/scan_tally.py's and removal.py's")
 def test_clean_counts_regular_files_only(world: World, sandbox: SandboxEnv) -> None:
     folder, _ = _linked_session_folder(world, sandbox)
     _, files = _du(folder)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.core import scan_two, scan_walk, scanner
-from app.core.scanner import scan
+from app.core.scanner import scan, scan_many
 
 pytestmark = pytest.mark.skipif(not scanner.PARALLEL, reason="one core: a scan never splits")
 
@@ -186,3 +186,23 @@ def test_a_wide_tree_gets_its_second_reader_before_its_entries_say_it_is_big(
         (narrow / f"f{i}").write_bytes(b"")
     assert scan(narrow, parallel=True).entries == wide + 1
     assert forks == [1]
+
+
+def test_the_links_and_fifos_of_a_split_tree_are_counted_apart_by_both_readers(tmp_path: Path) -> None:
+    """`others` (the entries that are no regular file) adds up the same whether one reader or
+    two read the tree, alone or among others: a removal reports regular files only."""
+    top = tmp_path / "big"
+    for d in range(40):
+        folder = top / f"d{d:02}"
+        folder.mkdir(parents=True)
+        for f in range(200):
+            (folder / f"f{f}").write_bytes(b"x")
+        (folder / "link").symlink_to("f0")
+        os.mkfifo(folder / "pipe")
+    alone = scan(top, parallel=False)
+    assert (alone.files, alone.others) == (40 * 202, 80)
+    assert scan(top, parallel=True).others == 80
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "l").symlink_to("/")
+    assert [t.others for t in scan_many([top, small], parallel=True)] == [80, 1]
