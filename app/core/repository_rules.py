@@ -91,16 +91,40 @@ def ignored_ok(work_tree: str, entry: str) -> bool:
     full = os.path.join(work_tree, *parts)
     if parts[-1] in REGENERABLE and (os.path.isdir(full) or os.path.islink(full)):
         return True
+    if any(tagged_cache(os.path.join(work_tree, *parts[:n])) for n in range(1, len(parts) + 1)):
+        return True
     if os.path.islink(full) or not os.path.isdir(full):
         return False
     for top, dirs, files in os.walk(full):
         if files:
             return False
-        dirs[:] = [d for d in dirs if d not in REGENERABLE]
+        dirs[:] = [d for d in dirs if d not in REGENERABLE and not tagged_cache(os.path.join(top, d))]
         # os.walk lists symlinks to folders among dirs but never enters them: content.
         if any(os.path.islink(os.path.join(top, d)) for d in dirs):
             return False
     return True
+
+
+#: The Cache Directory Tagging Specification's signature, the first bytes of a CACHEDIR.TAG
+CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
+
+
+def tagged_cache(folder: str) -> bool:
+    """Whether `folder` (not a symlink) holds a CACHEDIR.TAG with the standard's signature: the
+    tool that made it declared it a cache (pytest's, mypy's and ruff's caches do), as
+    regenerable as the folders by name. A secret-looking file inside still counts."""
+    try:
+        if os.path.islink(folder):
+            return False
+        fd = os.open(os.path.join(folder, "CACHEDIR.TAG"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(CACHEDIR_SIGNATURE)) == CACHEDIR_SIGNATURE
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _secret_ignored(repo: Repository) -> bool:

@@ -438,15 +438,31 @@ def test_clean_removes_a_merged_worktree_holding_ordinary_regenerable_output(wor
     assert report["worktrees_kept"] == [] and not tree.exists(), report
 
 
-@pytest.mark.xfail(strict=True, reason="over-keep: a tool's cache folder (CACHEDIR.TAG, an inner "
-                   ".gitignore of '*') reads as ignored output outside the regenerable folders: "
-                   "dirty; the fix is in app/core/repository_rules.py")
 def test_clean_removes_a_merged_worktree_where_the_tests_ran(world: World) -> None:
     tree = _merged_worktree(world)
     _pytest_cache(tree)
     set_mtime(tree, OLD_CLEAN)
     report = json.loads(run_cli("clean", "--json", cwd=world.proj).stdout)
     assert report["worktrees_kept"] == [] and not tree.exists(), report
+
+
+@pytest.mark.parametrize("case", ["no signature", "a secret inside", "work beside"])
+def test_a_cache_tag_makes_only_the_tagged_folder_regenerable(world: World, case: str) -> None:
+    """CACHEDIR.TAG declares its own folder a cache, with the standard's signature only; a
+    secret-looking file inside still counts, and ignored work beside it still keeps."""
+    tree = _merged_worktree(world)
+    _pytest_cache(tree)
+    if case == "no signature":
+        (tree / ".pytest_cache" / "CACHEDIR.TAG").write_text("a cache, trust me\n")
+    elif case == "a secret inside":
+        (tree / ".pytest_cache" / "v" / ".env").write_text("TOKEN=abc\n")
+    else:
+        (tree / "data").mkdir()
+        (tree / "data" / ".gitignore").write_text("*\n")
+        (tree / "data" / "users.sqlite").write_bytes(b"rows")
+    set_mtime(tree, OLD_CLEAN)
+    report = json.loads(run_cli("clean", "--json", cwd=world.proj).stdout)
+    assert report["worktrees_kept"] == [{"path": str(tree), "reason": "dirty"}] and tree.exists(), report
 
 
 @pytest.mark.xfail(strict=True, reason="over-keep: a .env copied in from the main checkout "
