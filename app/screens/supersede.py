@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -23,8 +23,10 @@ class SupersedeModal(ModalScreen[str | None]):
     DEFAULT_CSS = """
     SupersedeModal { align: center middle; }
     SupersedeModal > Vertical {
-        width: 90%; max-width: 110; height: auto; border: thick $accent; background: $surface; padding: 0 1;
+        width: 90%; max-width: 110; height: auto; max-height: 100%; border: thick $accent; background: $surface;
+        padding: 0 1;
     }
+    SupersedeModal #struck-box { height: auto; max-height: 15vh; }
     SupersedeModal #supersede-title { text-style: bold; width: 100%; padding-bottom: 1; }
     SupersedeModal #struck { padding: 0 1; background: $boost; width: 100%; }
     SupersedeModal #why { color: $text-muted; padding: 1 0 0 0; }
@@ -44,7 +46,8 @@ class SupersedeModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(visible(f"Supersede line {self.line} of {self.file}")), id="supersede-title")
-            yield Static(visible(self.text), id="struck", markup=False)
+            with VerticalScroll(id="struck-box"):  # a long line scrolls: the title and the input stay
+                yield Static(visible(self.text), id="struck", markup=False)
             yield Static(f"Why: {visible(self.evidence)}\nThe line is struck (~~…~~), not deleted, and the correction "
                          "goes right below it with today's date.", id="why", markup=False)
             yield Input(value=self.correction, placeholder="the correction: what is true now", id="correction")

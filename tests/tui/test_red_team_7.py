@@ -430,3 +430,31 @@ async def test_a_checkout_removal_refused_for_another_users_folder_keeps_the_row
         shown = reclaimable(app)
     assert checkout.is_dir()
     assert shown == cli_reclaimable(box)
+
+
+async def test_the_supersede_dialog_keeps_its_input_and_buttons_on_a_60x20_screen(box: Sandbox) -> None:
+    """A long remembered line (a paragraph, as Claude sometimes writes) on a 60x20 terminal:
+    the line to strike scrolls, the correction box and both buttons stay on screen."""
+    from app.screens.supersede import SupersedeModal
+
+    stack = stack_md(box)
+    text = stack.read_text().replace("The shop runs on Flask 2.2.5.",
+                                     "The shop runs on Flask 2.2.5." + " and a long explanation of why" * 30)
+    stack.write_text(text)
+    app = make_app(box)
+    async with app.run_test(size=(60, 20)) as pilot:
+        from app.screens.memory import MemoryScreen
+
+        await goto(pilot, "memory")
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen)
+        await wait_for(pilot, lambda: any(f.kind == "stale_version_pin" for f in screen.findings.values()))
+        assert screen.query_one("#findings", Table).move_to(
+            next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin"))
+        await pilot.pause(0.2)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        await pilot.pause(0.2)
+        for selector in ("#supersede-title", "#struck-box", "#correction", "#write", "#cancel"):
+            region = app.screen.query_one(selector).region
+            assert region.height > 0 and region.bottom <= 20 and region.y >= 0, (selector, region)
