@@ -458,3 +458,31 @@ async def test_the_supersede_dialog_keeps_its_input_and_buttons_on_a_60x20_scree
         for selector in ("#supersede-title", "#struck-box", "#correction", "#write", "#cancel"):
             region = app.screen.query_one(selector).region
             assert region.height > 0 and region.bottom <= 20 and region.y >= 0, (selector, region)
+
+
+async def test_keys_pressed_while_each_screen_reads_again_change_nothing_unasked(box: Sandbox) -> None:
+    """Refresh and, before its answer, every action key of the screen, each question answered
+    no: no worker fails, nothing leaves the disk, and every screen still answers."""
+    from app.screens.supersede import SupersedeModal
+
+    worktrees = box.project / ".claude" / "worktrees"
+    before = sorted(p.name for p in worktrees.iterdir())
+    refresh = {"overview": "r", "sessions": "r", "outputs": "r", "checkouts": "ctrl+r", "ledger": "r", "memory": "r"}
+    keys = {"outputs": ("space", "d", "s"), "checkouts": ("down", "r", "d"), "memory": ("u", "i"),
+            "ledger": ("c",), "sessions": ("o",), "overview": ("tab",)}
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        for mode, pressed in keys.items():
+            await goto(pilot, mode)
+            await pilot.press(refresh[mode], *pressed)
+            for _ in range(10):
+                await pilot.pause(0.1)
+                if isinstance(app.screen, ConfirmModal):
+                    await pilot.press("n")
+                elif isinstance(app.screen, SupersedeModal):
+                    await pilot.press("escape")
+        await settle(pilot, app)
+        errors = [n.message for n in app._notifications if n.severity == "error"]  # noqa: SLF001
+    assert errors == []
+    assert sorted(p.name for p in worktrees.iterdir()) == before
