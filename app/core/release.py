@@ -157,14 +157,13 @@ def _judge(key: str, entry: dict[str, Any], session: str | None,
     project = entry.get("project") if isinstance(entry.get("project"), str) else None
     plan, kept = scratch_plan(key, project)
     verdicts = [_verdict(key, rel, "keep", reason, session, project) for rel, reason in kept]
-    freed = 0
     for rel in plan:
         if _process_inside(os.path.join(key, rel)):
             verdicts.append(_verdict(key, rel, "keep", "in_use", session, project))
             continue
         done = removal.remove(os.path.join(key, rel), key, RULE, kind=KIND, session=session, dry_run=True)
-        freed += done.bytes
-        verdicts.append(_verdict(key, rel, "remove", "scratch", session, project, done.bytes))
+        verdicts.append(settled(_verdict(key, rel, "remove", "scratch", session, project), done))  # refused: kept
+    freed = sum(v.size or 0 for v in verdicts if v.action == "remove")
     return Release(key, "dry_run", state, tuple(verdicts), freed=freed, dry_run=True)
 
 

@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from app.sandbox import Sandbox
 from app.screens.confirm import ConfirmModal
 from app.tui import ClaudettoApp
@@ -273,8 +271,6 @@ async def test_a_supersede_refused_because_claude_saved_the_file_meanwhile_shows
     assert stack.read_text() == changed
 
 
-@pytest.mark.xfail(strict=True, reason="core: release._judge lists a scratch folder removal.remove's dry run "
-                                       "refused (owner) as going; it should settle the dry run's answer")
 async def test_the_release_question_lists_scratch_another_user_owns_as_kept(box: Sandbox) -> None:
     """node_modules is another user's before `r`: the release will keep it (outside_root),
     so the question must list it as kept, not as a folder that goes."""
