@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,14 +56,14 @@ def old_folder(path: Path, age: float = OLD, size: int = 5000) -> Path:
     return path
 
 
-def gc_json(*args: str) -> dict[str, object]:
+def gc_json(*args: str) -> dict[str, Any]:
     done = run_cli("gc", "--json", *args)
     assert done.returncode == 0, done.stderr
-    doc: dict[str, object] = json.loads(done.stdout)
+    doc: dict[str, Any] = json.loads(done.stdout)
     return doc
 
 
-def entry_of(doc: dict[str, object], path: Path) -> tuple[str, str, str]:
+def entry_of(doc: dict[str, Any], path: Path) -> tuple[str, str, str]:
     entries = doc["entries"]
     assert isinstance(entries, list)
     found = [(e["status"], e["reason"], e["kind"]) for e in entries if e["path"] == str(path)]
@@ -150,7 +151,7 @@ def test_rule1_only_a_recorded_path_goes_never_one_matched_by_name(sandbox: Sand
     doc = gc_json()
     assert entry_of(doc, recorded) == ("removed", "age", "temp")
     assert named_like_mktemp.is_dir() and not recorded.exists()
-    assert [e["path"] for e in doc["entries"]] == [str(recorded)]  # type: ignore[union-attr]
+    assert [e["path"] for e in doc["entries"]] == [str(recorded)]
 
 
 def test_rule2_outside_each_root_is_a_skip_and_its_record_is_dropped(sandbox: SandboxEnv, tmp_path: Path) -> None:
@@ -259,7 +260,7 @@ def test_rule5_then_the_oldest_unused_go_until_at_most_gc_max_bytes_remain(
     made = {name: old_folder(sandbox.user_tmp / name, age=age, size=64 * 1024) for name, age in sizes.items()}
     for path in made.values():
         add_record("dead", path)
-    one = sum(e["size"] for e in gc_json("--dry-run")["entries"] if e["path"] == str(made["c"]))  # type: ignore
+    one = sum(e["size"] for e in gc_json("--dry-run")["entries"] if e["path"] == str(made["c"]))
     monkeypatch.setenv("CLAUDETTO_GC_MAX_BYTES", str(one))  # room for one folder: the youngest
     doc = gc_json()
     assert [entry_of(doc, made[n])[:2] for n in "abc"] == [("removed", "size"), ("removed", "size"),
