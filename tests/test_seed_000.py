@@ -80,6 +80,9 @@ def test_session_folders_and_gate_logs_older_than_30_days_and_not_live_go(
     assert not (logs / f"{dead}.log").exists() and not (logs / f"{dead}.err").exists()
     assert all((logs / f"{s}{x}").exists() for s in (live, young) for x in (".log", ".err"))
     assert doc["cleaned"]["probes"] == 0 and doc["cleaned"]["worktrees"] == 0
+    # one session folder (two files in it) and two gate logs: files are regular files in all
+    assert (doc["cleaned"]["folders"], doc["cleaned"]["files"]) == (1, 4)
+    assert doc["cleaned"]["bytes"] > 0
 
 
 def test_the_current_session_is_live(sandbox: SandboxEnv, tmp_path: Path) -> None:
@@ -242,8 +245,8 @@ def fnv1a64(data: bytes) -> str:
     return f"{h:016x}"
 
 
-def post(path: Path, tool: str = "Edit", **extra: Any) -> None:
-    payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(path.parent),
+def post(path: Path, tool: str = "Edit", session: str = SID, **extra: Any) -> None:
+    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(path.parent),
                "transcript_path": "/t.jsonl", "tool_name": tool, "tool_use_id": "toolu_1",
                "tool_input": {"file_path": str(path), "content": "x"},
                "tool_response": {"filePath": str(path)}, **extra}
@@ -369,3 +372,125 @@ def test_eviction_goes_by_the_last_edit(tmp_path: Path) -> None:
     post(files[200])
     kept = {r["path"] for r in json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]}
     assert str(files[0]) in kept and str(files[1]) not in kept and len(kept) == 200
+
+
+# --- more of the same rules, as a user's machine has them ------------------------------------
+
+
+def test_older_session_files_and_files_without_a_pid_keep_their_session(
+        sandbox: SandboxEnv, tmp_path: Path, live_pid: int) -> None:
+    old_gen, no_pid = str(uuid.uuid4()), str(uuid.uuid4())
+    sandbox.write_session(f"pid-{live_pid}", session_id=old_gen, cwd=str(tmp_path))
+    sandbox.write_session("nopid", sessionId=no_pid, cwd=str(tmp_path))
+    kept = [folder(sandbox.claude_tmp / "-p" / s, 40 * DAY) for s in (old_gen, no_pid)]
+    gone = folder(sandbox.claude_tmp / "-p" / str(uuid.uuid4()), 40 * DAY)
+    clean(cwd=tmp_path)
+    assert all(k.exists() for k in kept) and not gone.exists()
+
+
+def test_a_dead_sessions_file_protects_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    sid = str(uuid.uuid4())
+    sandbox.write_session(str(dead.pid), pid=dead.pid, sessionId=sid, cwd=str(tmp_path))
+    old = folder(sandbox.claude_tmp / "-p" / sid, 40 * DAY)
+    clean(cwd=tmp_path)
+    assert not old.exists()
+
+
+def test_worktree_age_follows_the_projects_cleanup_period(sandbox: SandboxEnv, repo: Path) -> None:
+    (repo / ".claude" / "settings.json").parent.mkdir(parents=True, exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 2}))
+    (repo / ".gitignore").write_text(".claude/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore .claude")
+    old = worktree(repo, "old", old=False)
+    set_mtime(old, 2 * DAY + 600)
+    young = worktree(repo, "young", old=False)
+    set_mtime(young, 2 * DAY - 600)
+    doc = clean(str(repo), cwd=repo)
+    assert not old.exists() and young.exists()
+    assert doc["worktrees_kept"] == [{"path": str(young), "reason": "young"}]
+
+
+def test_a_sessions_cwd_exactly_the_worktree_keeps_it(sandbox: SandboxEnv, repo: Path, live_pid: int) -> None:
+    wt = worktree(repo, "here")
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId=str(uuid.uuid4()), cwd=str(wt))
+    doc = clean(str(repo), cwd=repo)
+    assert wt.exists() and doc["worktrees_kept"] == [{"path": str(wt), "reason": "live"}]
+
+
+@pytest.mark.parametrize("commit", [False, True])
+def test_a_detached_worktree_goes_unless_it_holds_new_commits(repo: Path, commit: bool) -> None:
+    wt = repo / ".claude" / "worktrees" / "detached"
+    git(repo, "worktree", "add", "-q", "--detach", str(wt))
+    if commit:
+        (wt / "n.txt").write_text("n\n")
+        git(wt, "add", "n.txt")
+        git(wt, "commit", "-q", "-m", "new")
+    set_mtime(wt, 31 * DAY)
+    doc = clean(str(repo), cwd=repo)
+    if commit:
+        assert wt.exists() and doc["worktrees_kept"] == [{"path": str(wt), "reason": "unmerged"}]
+    else:
+        assert not wt.exists() and doc["worktrees_kept"] == []
+
+
+def test_nested_regenerable_folders_do_not_count_a_secret_beside_does(repo: Path) -> None:
+    (repo / ".gitignore").write_text("node_modules/\n__pycache__/\n.env\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignores")
+    nested = worktree(repo, "nested", old=False)
+    (nested / "pkg" / "a" / "node_modules").mkdir(parents=True)
+    (nested / "pkg" / "a" / "node_modules" / "m.js").write_text("m\n")
+    (nested / "src" / "__pycache__").mkdir(parents=True)
+    (nested / "src" / "__pycache__" / "m.pyc").write_bytes(b"\0")
+    set_mtime(nested, 31 * DAY)
+    secret = worktree(repo, "secret", old=False)
+    (secret / "node_modules").mkdir()
+    (secret / "node_modules" / "m.js").write_text("m\n")
+    (secret / "pkg").mkdir()
+    (secret / "pkg" / ".env").write_text("TOKEN=1\n")
+    set_mtime(secret, 31 * DAY)
+    doc = clean(str(repo), cwd=repo)
+    assert not nested.exists() and secret.exists()
+    assert doc["worktrees_kept"] == [{"path": str(secret), "reason": "dirty"}]
+
+
+def test_the_line_names_the_agent_of_the_last_edit(tmp_path: Path) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("one\n")
+    post(f)
+    f.write_text("two\n")
+    post(f, agent_id="ab12", agent_type="general-purpose")
+    assert prompt(tmp_path) == b""  # the agent's own edit is no outside change
+    f.write_text("three\n")
+    assert context(prompt(tmp_path)) == (
+        f"The user or a tool changed `{f}` after the last edit of `general-purpose`.")
+
+
+def test_an_edit_after_an_outside_change_settles_it_untold(tmp_path: Path) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("one\n")
+    post(f)
+    f.write_text("user\n")
+    f.write_text("model\n")
+    post(f)
+    assert prompt(tmp_path) == b""
+    rows = json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]
+    assert rows == [{**rows[0], "path": str(f), "agent": "main", "hash": fnv1a64(b"model\n"),
+                     "changed": False, "told": False}]
+
+
+def test_the_200_files_bound_holds_across_sessions(tmp_path: Path) -> None:
+    files = [tmp_path / f"f{i:03}.txt" for i in range(201)]
+    for f in files:
+        f.write_text("x")
+    for f in files[:150]:
+        post(f)
+    for f in files[150:]:
+        post(f, session="7e3a1f0c-2b4d-4e6f-8a9b-0c1d2e3f4a5b")
+    rows = json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]
+    assert len(rows) == 200 and str(files[0]) not in {r["path"] for r in rows}
