@@ -67,6 +67,11 @@ _REF = (r"`?(?:(?P<flyway>(?-i:V)\d+(?:[._]\d+)*)(?:__[\w.-]*)?|(?P<numbered>0\d
         r"|(?<=migration #)\d+)(?:[_-][\w.-]*)?)`?")
 _LATEST = r"latest|last|newest|most recent|highest|current|head"
 _NEXT = r"next|upcoming"
+#: the bare claim ("latest is `V27`", "next is V28."), no noun saying what is latest: a Flyway
+#: version ending the clause can only be a migration, and it still needs a Flyway folder to fire.
+#: "the latest is V2 of the API" goes on past the version and stays silent.
+_BARE_CLAIM = re.compile(rf"\b(?:{_LATEST}|{_NEXT})\s+(?:one\s+)?is\s+`?(?-i:V)\d+(?:[._]\d+)*(?:__[\w.-]*)?`?"
+                         r"(?=\s*(?:[.;,!?(—]|$))", re.IGNORECASE)
 _FORWARD = re.compile(rf"\b(?P<word>{_LATEST}|{_NEXT})\b[^.;!?\n\d]{{0,60}}?{_REF}", re.IGNORECASE)
 _BACKWARD = re.compile(rf"{_REF}[^.;!?\n\d]{{0,30}}?\b(?:is|as)\s+(?:now\s+|still\s+)?(?:the\s+)?"
                        rf"(?P<word>{_LATEST}|{_NEXT})\b", re.IGNORECASE)
@@ -83,7 +88,8 @@ def about_migrations(text: str) -> bool:
 def sequence_claims_of(facts: Iterable[FactLine], about: bool) -> list[SequenceClaim]:
     claims: list[SequenceClaim] = []
     for fact in facts:
-        if not (about or _MIGRATION_CONTEXT.search(fact.text)) or fact.has("example", "past"):
+        bare = not (about or _MIGRATION_CONTEXT.search(fact.text))
+        if (bare and not _BARE_CLAIM.search(fact.text)) or fact.has("example", "past"):
             continue
         if re.search(r"\b(?:if|unless|suppose|assuming)\b", CODE_SPAN.sub(" ", fact.text), re.IGNORECASE):
             continue
@@ -94,7 +100,7 @@ def sequence_claims_of(facts: Iterable[FactLine], about: bool) -> list[SequenceC
             if flyway:
                 version = pad([int(n) for n in re.split(r"[._]", flyway[1:])])
                 claims.append(SequenceClaim(fact.number, which, "flyway", flyway, version, line))
-            elif numbered:
+            elif numbered and not bare:
                 claims.append(SequenceClaim(fact.number, which, "numbered", numbered, pad([int(numbered)]), line))
     unique = {(c.line, c.which, c.kind, c.version): c for c in claims}
     return list(unique.values())
