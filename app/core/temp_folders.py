@@ -6,8 +6,9 @@
 | session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live (`by_session`) |
 | gate logs | `<tmp>/claudetto/*/<uuid>.*` | the same as session folders (`by_session`) |
 
-Anything else directly in `claude-<uid>/` or in one of its project folders is no rule's: it
-is counted (`unknown`) and kept. A root that is not a real folder of this user (a symlink,
+Anything else directly in `claude-<uid>/` (Claude's `plugin-tool-staging/` included: no
+project folder) or in one of its project folders is no rule's: it is counted (`unknown`)
+and kept. A root that is not a real folder of this user (a symlink,
 another user's) is not judged at all (`trusted_root`). app/core/hygiene.py removes.
 """
 
@@ -27,6 +28,9 @@ from app.core.sessions import Liveness
 from app.core.verdict import Action, Reason, Verdict
 
 PROBE_PREFIX = "fswatch-probe-"
+# Claude's own folders beside the project folders: one entry no rule names, never searched
+# for session folders (what Claude stages there is not a session's).
+NOT_PROJECTS = frozenset({"plugin-tool-staging"})
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _SESSION_FOLDER = re.compile(rf"^{_UUID}$")
 _GATE_LOG = re.compile(rf"^({_UUID})\..+$")
@@ -61,7 +65,7 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
             continue
         if entry.name.startswith(PROBE_PREFIX):
             yield _unless_in_use(judgement, entry, probe(entry, st, tmp, judgement.now))
-        elif stat.S_ISDIR(st.st_mode):
+        elif stat.S_ISDIR(st.st_mode) and entry.name not in NOT_PROJECTS:
             project_folders.append(entry)
         else:
             judgement.unknown += 1
