@@ -518,3 +518,13 @@ def test_a_deleted_file_gets_exactly_the_ledger_line(tmp_path: Path) -> None:
     post(f)
     f.unlink()
     assert context(prompt(tmp_path)) == f"The user or a tool changed `{f}` after the last edit of `main`."
+
+
+def test_files_counts_regular_files_only(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    old = folder(sandbox.claude_tmp / "-p" / str(uuid.uuid4()), 40 * DAY, files=1)
+    (old / "link").symlink_to(tmp_path)
+    (old / "sub").mkdir()
+    set_mtime(old, 40 * DAY)
+    doc = clean(cwd=tmp_path)
+    assert not old.exists() and tmp_path.exists()
+    assert (doc["cleaned"]["folders"], doc["cleaned"]["files"]) == (1, 1)
