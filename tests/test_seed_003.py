@@ -308,3 +308,54 @@ def test_the_sweep_and_the_write_lint_register_as_two_hooks(sandbox: SandboxEnv)
     settings = json.loads((sandbox.config / "settings.json").read_text())["hooks"]
     assert settings["SessionStart"] and {"Write", "Edit", "MultiEdit"} <= set(
         settings["PreToolUse"][0]["matcher"].split("|"))
+
+
+# --- more of the seed's words, taken literally ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("build", "content"), [
+    ("build.gradle.kts", GRADLE),
+    ("requirements.txt", "jhelm==1.5.2\n"),
+    ("package.json", '{"dependencies": {"jhelm": "1.5.2"}}\n'),
+    ("Cargo.toml", '[package]\nname = "x"\nversion = "0.1.0"\n\n[dependencies]\njhelm = "=1.5.2"\n'),
+    ("pyproject.toml", '[project]\nname = "x"\nversion = "0.1"\ndependencies = ["jhelm==1.5.2"]\n'),
+])
+@pytest.mark.parametrize("line", ["- Memory states `jhelm 1.3.1`.", "- We render charts with jhelm 1.3.1."])
+def test_the_pin_example_against_each_kind_of_build_file(build: str, content: str, line: str, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc", files={build: content})
+    memory_of(repo, line + "\n")
+    assert findings(repo) == [("notes.md", 7, "stale_version_pin", "jhelm 1.3.1")]
+
+
+def test_a_section_of_examples_stays_silent(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc", files={"build.gradle.kts": GRADLE, "src/router.py": "x\n"})
+    memory_of(repo, "## Examples\n\n- jhelm 1.3.1\n- `src/legacy_router.py`\n")
+    assert findings(repo) == []
+
+
+def test_a_path_on_disk_that_git_ignores_is_no_rot(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc", files={".gitignore": "out/\n"})
+    (repo / "out").mkdir()
+    (repo / "out" / "report_cache.json").write_text("{}\n")
+    memory_of(repo, "- Reports are cached in `out/report_cache.json`.\n")
+    assert findings(repo) == []
+
+
+def test_without_an_index_every_memory_file_is_invisible_to_recall(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc")
+    folder = memory_of(repo, "- fine\n")
+    (folder / "MEMORY.md").unlink()
+    assert findings(repo) == [("notes.md", None, "index_unlisted_file", "notes.md")]
+
+
+def test_a_path_whose_whole_folder_was_deleted_since_has_vanished(tmp_path: Path) -> None:
+    """"Can no longer find": the folder was in the tree and a commit removed it; a folder
+    the history never held is a pointer to another tree and stays silent."""
+    repo = make_repo(tmp_path / "svc", files={"legacy/router_table.py": "x\n", "README.md": "hi\n"})
+    git(repo, "rm", "-q", "-r", "legacy")
+    git(repo, "commit", "-q", "-m", "drop the legacy folder")
+    notes = (f"- Routes are in `legacy/router_table.py`.\n- Absolute: `{repo}/legacy/router_table.py`.\n"
+             "- The e2e suite is `e2e/checkout_spec.ts`.\n")
+    memory_of(repo, notes)
+    assert findings(repo) == [("notes.md", 7, "vanished_artifact", "legacy/router_table.py"),
+                              ("notes.md", 8, "vanished_artifact", f"{repo}/legacy/router_table.py")]

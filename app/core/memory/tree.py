@@ -14,7 +14,6 @@ from app.core.log import log
 GIT_TIMEOUT_S = 60.0
 TOKENS_MAX = 5000
 WALK_MAX = 50_000
-GIT_TIMEOUT_S = 60.0
 PRUNED = frozenset({".git", "node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
 
@@ -30,6 +29,7 @@ class Tree:
         self.suffixes: set[str] = set()  # every trailing run of components of every file and folder
         self.components: set[str] = set()  # every folder name
         self._names = ""
+        self.folders_had: set[str] = set()  # first folders gone from the tree that its history holds
         if files is not None:
             for name in files:
                 parts = name.split("/")
@@ -61,7 +61,9 @@ class Tree:
         return relative in self.suffixes or os.path.lexists(os.path.join(self.root, relative))
 
     def knows_folder(self, name: str) -> bool:
-        return name in self.components or os.path.isdir(os.path.join(self.root, name))
+        """Whether the tree has, or once had, a folder of that name at its root: a path under
+        a folder it never had points elsewhere, one under a folder deleted since has vanished."""
+        return name in self.components or os.path.isdir(os.path.join(self.root, name)) or name in self.folders_had
 
 
 #: up to this many names, one `-F -e` per name; past it git's cost per pattern (each is its
@@ -78,6 +80,7 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     grepped (so nothing is claimed vanished)."""
     import time
 
+    probes = list(probes)
     if not os.path.lexists(os.path.join(root, ".git")):
         return Tree(root, _walk(root), None)
     deadline = time.monotonic() + timeout_s
@@ -96,12 +99,34 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     wanted = list(unique.values())[:TOKENS_MAX]
     if not wanted:
         tree._found = ""
-        return tree
-    found = _git(root, grep_args(wanted), "grep", deadline, (0, 1))
-    tree._found = os.fsdecode(found).lower() if found is not None else None
-    if nested and tree._found is not None:
-        _grep_submodules(tree, wanted, deadline)
+    else:
+        found = _git(root, grep_args(wanted), "grep", deadline, (0, 1))
+        tree._found = os.fsdecode(found).lower() if found is not None else None
+        if nested and tree._found is not None:
+            _grep_submodules(tree, wanted, deadline)
+    _read_folders_had(tree, probes, deadline)
     return tree
+
+
+#: at most this many gone first folders are looked up in the history, in one `git log`
+HISTORY_FOLDERS_MAX = 200
+
+
+def _read_folders_had(tree: Tree, probes: Sequence[str], deadline: float) -> None:
+    """Which first folders of the probed paths, absent from the tree now, its history once
+    held: ONE `git log` of deletions limited to those folders (git prunes the walk by the
+    top-level tree, so it stays cheap), only when some path needs it. When git cannot
+    answer, the folders read as never had: the paths under them stay silent."""
+    firsts = sorted({p.split("/", 1)[0] for p in probes if "/" in p.strip("/")} - {""})
+    gone = [f for f in firsts if f not in PRUNED and not tree.knows_folder(f)][:HISTORY_FOLDERS_MAX]
+    if not gone or not tree.grepped:
+        return
+    args = ["log", "--format=", "--name-only", "-z", "--no-renames", "--diff-filter=D", "--",
+            *(f":(literal){f}/" for f in gone)]
+    out = _git(tree.root, args, "log of deleted folders", deadline, (0,))
+    if out is not None:
+        deleted = {n.lstrip("\n").split("/", 1)[0] for n in os.fsdecode(out).split("\0") if n.strip()}
+        tree.folders_had = deleted & set(gone)
 
 
 # git stops at a submodule unless told; its files are the tree's too (tracked only: git
