@@ -220,15 +220,61 @@ def test_worktrees_names_the_cut_short_failure(
     assert "release was cut short" in run_cli("worktrees", str(repo)).stdout
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "seed 002: a session checkout is any WorktreeCreate name but agent-* and wf_*, and the release "
-    "covers bridge-* (remote control) when SessionEnd fires there; app/core/worktrees.py "
-    "worktree_kind counts bridge-* as a throwaway, and tests/hooks/test_checkouts_create.py "
-    "test_claudes_throwaway_names_are_made_but_held_by_no_session pins that"))
-def test_a_remote_control_bridge_checkout_is_released_at_session_end(
+def test_a_killed_release_is_reclaimed_by_a_resume_from_the_launch_folder_and_released_again(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    """The seed's killed release: a SessionStart resume from the launch directory reclaims the
+    checkout, clears the failure and prints the note; its SessionEnd in the worktree releases."""
+    claude = claudes(repo)
+    checkout = claude.create("killed-resumed")
+    declare(checkout, ["cache", "more", ".tmp"])
+    fill(checkout)
+    (checkout / "more").mkdir()
+    (checkout / "more" / "f").write_text("x")
+    claude.exit()
+    cut_short(checkout)
+    assert registry(sandbox)[str(checkout)]["state"] == "cut_short"
+    resumed = claudes(repo, claude.session_id)
+    note = resumed.start("resume")
+    assert f"({checkout})" in note and "cache" in note and "more" in note, note
+    assert "`.tmp/` and everything else were kept." in note
+    entry = registry(sandbox)[str(checkout)]
+    assert entry["state"] == "active" and "cut_short" not in entry
+    assert entry["sessions"] == {claude.session_id: True}
+    assert not (checkout / "cache").exists() and not (checkout / "more").exists() and tmp_kept(checkout)
+    (checkout / "cache").mkdir()
+    (checkout / "cache" / "rebuilt").write_text("x")
+    enter(resumed, checkout)
+    resumed.end("other")
+    assert wait_for(lambda: released(sandbox, checkout))
+    assert wait_for(lambda: not (checkout / "cache").exists()) and tmp_kept(checkout)
+
+
+def test_a_release_that_deleted_nothing_tells_the_resumed_session_nothing(
         sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
     claude = claudes(repo)
-    checkout = claude.create("bridge-7f3a")
+    checkout = claude.create("nothing-to-delete")
+    fill(checkout)
+    (checkout / "cache").rename(checkout / ".tmp" / "cache")  # no scratch at all: only .tmp
+    claude.end("other", cwd=checkout)
+    claude.exit()
+    assert wait_for(lambda: released(sandbox, checkout))
+    assert registry(sandbox)[str(checkout)]["last_release"]["deleted"] == []
+    assert claudes(repo, claude.session_id).start("resume") == ""
+    assert registry(sandbox)[str(checkout)]["state"] == "active" and tmp_kept(checkout)
+
+
+@pytest.mark.parametrize("name", ["bridge-7f3a", "bg-fix-tests-1a2b3c4d", "job-nightly-1a2b3c4d"])
+@pytest.mark.xfail(strict=True, reason=(
+    "seed 002: a session checkout is any WorktreeCreate name but agent-* and wf_*, and the release "
+    "covers bridge-* (remote control) when SessionEnd fires there, and the --bg route is released; "
+    "app/core/worktrees.py worktree_kind counts bridge-*, bg-*, job-* as throwaways, and tests/hooks/test_checkouts_create.py "
+    "test_claudes_throwaway_names_are_made_but_held_by_no_session pins that"))
+def test_a_remote_control_bridge_checkout_is_released_at_session_end(
+        name: str, sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    """Only `agent-*` and `wf_*` are no session's: remote control's `bridge-*`, and the names
+    `--bg` and jobs get, are released when their session ends."""
+    claude = claudes(repo)
+    checkout = claude.create(name)
     enter(claude, checkout)
     claude.start()
     declare(checkout, ["cache"])
