@@ -9,7 +9,9 @@ Claude (tests/hooks/test_checkouts.py), or through the whole command."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -245,6 +247,34 @@ def test_a_killed_release_is_reclaimed_by_a_resume_from_the_launch_folder_and_re
     (checkout / "cache" / "rebuilt").write_text("x")
     enter(resumed, checkout)
     resumed.end("other")
+    assert wait_for(lambda: released(sandbox, checkout))
+    assert wait_for(lambda: not (checkout / "cache").exists()) and tmp_kept(checkout)
+
+
+_HOLD_THE_REGISTRY = """
+import sys, time
+from app.core import paths
+from app.core.state import locked
+with locked(paths.checkouts_file()):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_release_killed_holding_the_registry_lock_leaves_it_to_the_next(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    """The seed's killed release: the registry lock a killed process held is had again."""
+    claude = claudes(repo)
+    checkout = claude.create("lock-killed")
+    declare(checkout, ["cache"])
+    fill(checkout)
+    holder = subprocess.Popen([sys.executable, "-P", "-c", _HOLD_THE_REGISTRY], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        holder.send_signal(signal.SIGKILL)
+    finally:
+        holder.wait(10)
+    claude.end("other", cwd=checkout)
     assert wait_for(lambda: released(sandbox, checkout))
     assert wait_for(lambda: not (checkout / "cache").exists()) and tmp_kept(checkout)
 
