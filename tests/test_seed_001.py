@@ -194,6 +194,25 @@ def test_rule2_the_worktrees_root_is_the_projects_even_when_the_session_ran_in_a
     assert str(worktree) not in git(repo, "worktree", "list", "--porcelain")
 
 
+def test_rule2_outside_git_the_project_is_the_folder_the_session_ran_in(sandbox: SandboxEnv,
+                                                                       tmp_path: Path) -> None:
+    """A session in a folder with no git: its `.claude/worktrees/` is still a root (a worktree
+    of another repository made there, by `git -C`)."""
+    project = tmp_path / "plain"
+    project.mkdir()
+    other = make_repo(tmp_path / "other")
+    bash_call(f"git -C {other} worktree add -q {project}/.claude/worktrees/w3 -b w3", project)
+    worktree = project / ".claude" / "worktrees" / "w3"
+    assert [(r["path"], r["kind"]) for r in records(sandbox.state)] == [(str(worktree), "worktree")]
+    beside = old_folder(project / ".claude" / "elsewhere")
+    add_record("s1", beside, cwd=project)
+    set_mtime(worktree, OLD)
+    doc = gc_json()
+    assert entry_of(doc, worktree) == ("removed", "age", "worktree")
+    assert entry_of(doc, beside) == ("skip", "outside_root", "temp")
+    assert not worktree.exists() and beside.is_dir()
+
+
 def test_rule3_a_symlink_is_a_skip_and_what_it_points_at_stays(sandbox: SandboxEnv) -> None:
     target = old_folder(sandbox.user_tmp / "target")
     link = sandbox.user_tmp / "link"

@@ -143,14 +143,15 @@ def recorded() -> list[Item]:
 
 
 def gc_roots(cwd: str) -> list[str]:
-    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (the
-    checkout's git root and its main repository) and the user's temp folder; without the
-    refused ones (`root_refused`)."""
+    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (git root
+    and main repository; outside git, `cwd`, Claude's project) and the user's temp folder."""
     roots: list[str] = []
     if cwd.startswith("/"):
-        for project in (paths.git_root(cwd), paths.main_repo_root(cwd)):
+        top = paths.git_root(cwd)
+        projects = (top, paths.main_repo_root(cwd)) if top is not None else (cwd,)
+        for project in projects:
             if project is not None:
-                roots.append(os.fspath(project / ".claude" / "worktrees"))
+                roots.append(os.path.join(os.path.normpath(project), ".claude", "worktrees"))
     if paths.user_tmp_given_str().startswith("/"):
         roots.append(paths.user_tmp_str())
     else:
