@@ -528,3 +528,18 @@ def test_files_counts_regular_files_only(sandbox: SandboxEnv, tmp_path: Path) ->
     doc = clean(cwd=tmp_path)
     assert not old.exists() and tmp_path.exists()
     assert (doc["cleaned"]["folders"], doc["cleaned"]["files"]) == (1, 1)
+
+
+def test_a_write_that_loses_the_race_tries_5_times_by_default(tmp_path: Path) -> None:
+    from app.core import state
+
+    f = tmp_path / "a.py"
+    f.write_text("x\n")
+    with state.locked(paths.ledger_file_str()):
+        post(f)
+    logs = "".join(p.read_text() for p in paths.log_root().rglob("*.log"))
+    assert "(try 5 of 5)" in logs and "(try 6 of" not in logs
+    rows = json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]
+    assert rows == []  # lost, logged, and nothing half written
+    post(f)
+    assert [r["path"] for r in json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]] == [str(f)]
