@@ -340,3 +340,26 @@ def test_claudetto_gc_dry_run_lists_each_path_with_size_and_total_and_changes_no
     assert done.stdout.splitlines()[-1].startswith("GC removed=1 freed=")
     assert old.is_dir() and (sandbox.state / "gc" / "dead.json").read_bytes() == before
     assert not (sandbox.state / "journal.jsonl").exists()
+
+
+# --- Conflicts with earlier rounds, pinned ---------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "conflict: the seed says the sweep runs `git worktree prune` in the project after a removed "
+    "worktree; claudetto forgets only the worktree it removed (`git worktree remove` on the gone "
+    "folder), because a bare prune forgets at once every worktree whose folder is away (a drive "
+    "not mounted today) with its staged work: tests/core/test_red_team_outputs.py::"
+    "test_the_prune_after_a_removal_forgets_only_the_removed_worktree keeps that one"))
+def test_conflict_after_a_removed_worktree_a_bare_prune_runs_in_the_project(sandbox: SandboxEnv,
+                                                                            tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj")
+    away = tmp_path / "drive" / "side"
+    git(repo, "worktree", "add", "-q", "--detach", str(away))
+    worktree = repo / ".claude" / "worktrees" / "w1"
+    bash_call(f"git worktree add -q {worktree} -b w1", repo)
+    set_mtime(worktree, OLD)
+    os.rename(tmp_path / "drive", tmp_path / "unmounted")
+    doc = gc_json()
+    assert entry_of(doc, worktree) == ("removed", "age", "worktree")
+    assert str(away) not in git(repo, "worktree", "list", "--porcelain")  # what a bare prune does
