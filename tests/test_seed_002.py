@@ -279,6 +279,25 @@ def test_a_release_killed_holding_the_registry_lock_leaves_it_to_the_next(
     assert wait_for(lambda: not (checkout / "cache").exists()) and tmp_kept(checkout)
 
 
+def test_the_record_of_ended_sessions_goes_away_when_the_checkout_is_removed(
+        sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
+    first = claudes(repo)
+    checkout = first.create("removed-later")
+    (checkout / "node_modules").mkdir()
+    (checkout / "node_modules" / "m.js").write_text("x")
+    second = claudes(checkout)
+    second.start()
+    first.end("other", cwd=repo)
+    first.exit()
+    second.end("other")
+    assert wait_for(lambda: released(sandbox, checkout))
+    second.exit()
+    assert registry(sandbox)[str(checkout)]["sessions"] == {first.session_id: False, second.session_id: False}
+    gone = claudes(repo).hook("WorktreeRemove", worktree_path=str(checkout))
+    assert (gone["rc"], gone["out"], gone["err"]) == (0, "", ""), gone
+    assert not checkout.exists() and str(checkout) not in registry(sandbox)
+
+
 def test_a_release_that_deleted_nothing_tells_the_resumed_session_nothing(
         sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
     claude = claudes(repo)
