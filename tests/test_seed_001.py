@@ -251,6 +251,16 @@ def test_rule4_a_live_sessions_output_stays_a_dead_ones_goes(sandbox: SandboxEnv
     assert mine.is_dir() and not theirs.exists()
 
 
+def test_rule4_an_older_generations_pid_file_names_a_live_session_too(sandbox: SandboxEnv, live_pid: int) -> None:
+    mine = old_folder(sandbox.user_tmp / "live-out")
+    add_record("alive", mine)
+    sandbox.write_session(f"pid-{live_pid}", pid=live_pid, session_id="alive", cwd=str(sandbox.home))
+    assert entry_of(gc_json(), mine) == ("kept", "live", "temp")
+    os.kill(live_pid, 9)
+    os.waitpid(live_pid, 0)
+    assert entry_of(gc_json(), mine) == ("removed", "age", "temp")
+
+
 def test_rule4_a_path_holding_a_live_sessions_folder_stays(sandbox: SandboxEnv, live_pid: int) -> None:
     holder = old_folder(sandbox.user_tmp / "holder")
     (holder / "work").mkdir()
