@@ -213,6 +213,18 @@ def test_rule2_outside_git_the_project_is_the_folder_the_session_ran_in(sandbox:
     assert not worktree.exists() and beside.is_dir()
 
 
+def test_rule2_a_temp_folder_reached_through_a_symlinked_tmpdir_is_inside_its_root(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on macOS, where /tmp is a link to /private/tmp: the root is the real folder."""
+    link = sandbox.root / "tmp-link"
+    link.symlink_to(sandbox.user_tmp)
+    monkeypatch.setenv("TMPDIR", str(link))
+    out = old_folder(sandbox.user_tmp / "out")
+    add_record("dead", link / "out")
+    assert entry_of(gc_json(), out) == ("removed", "age", "temp")
+    assert not out.exists() and link.is_symlink() and sandbox.user_tmp.is_dir()
+
+
 def test_rule3_a_symlink_is_a_skip_and_what_it_points_at_stays(sandbox: SandboxEnv) -> None:
     target = old_folder(sandbox.user_tmp / "target")
     link = sandbox.user_tmp / "link"
