@@ -510,8 +510,6 @@ def test_claudes_staging_folder_is_one_unknown_entry_and_young_ones_are_named(
     assert doc["cleaned"] == {"folders": 0, "bytes": 0, "files": 0, "worktrees": 0, "probes": 0}
 
 
-@pytest.mark.xfail(strict=True, reason="the deletion line adds ' It was deleted.' after the exact line "
-                   "(CONTRACT: the ledger line is exactly ...); earlier rounds' tests pin the suffix")
 def test_a_deleted_file_gets_exactly_the_ledger_line(tmp_path: Path) -> None:
     f = tmp_path / "a.py"
     f.write_text("one\n")

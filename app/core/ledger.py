@@ -257,7 +257,7 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
         if tell:
             from app.core.ledger_line import change_line, utf16_len
 
-            line = change_line(path, entry["agent"], deleted=judged.deleted)
+            line = change_line(path, entry["agent"])
             cost = utf16_len(line) + 1
             if cost > room:  # no room left: told at the next prompt, not lost
                 fields.pop("told", None)

@@ -8,11 +8,10 @@ with nothing changed never loads it.
 from __future__ import annotations
 
 
-def change_line(path: str, agent: str, *, deleted: bool = False) -> str:
-    """The context line, exactly as CONTRACT writes it; for a deleted file the same line and
-    then "It was deleted." (a deletion is a change: the line a reader matches stays whole)."""
-    line = f"The user or a tool changed `{shown(path)}` after the last edit of `{shown(agent)}`."
-    return f"{line} It was deleted." if deleted else line
+def change_line(path: str, agent: str) -> str:
+    """The context line, exactly as CONTRACT writes it, a deleted file's too (a deletion is
+    a change; the contract has one line for every change and nothing after it)."""
+    return f"The user or a tool changed `{shown(path)}` after the last edit of `{shown(agent)}`."
 
 
 def shown(text: str) -> str:

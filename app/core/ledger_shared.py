@@ -124,7 +124,7 @@ def check_pending(files: dict[str, Any], session: str, deadline: int | None = No
             continue
         if seen.kind == "file" and seen.hash == known:
             continue  # the other session left the content as this one knew it
-        lines.append(change_line(path, agent, deleted=seen.kind == "deleted"))
+        lines.append(change_line(path, agent))
         told.append((path, edited_ns, known))
     return lines, told
 

@@ -130,7 +130,7 @@ def test_deletion_is_told_once(tmp_path: Path) -> None:
     ledger.record_file(str(f), "Explore", "s1")
     f.unlink()
     assert ledger.check_session("s1") == [
-        f"The user or a tool changed `{f}` after the last edit of `Explore`. It was deleted."
+        f"The user or a tool changed `{f}` after the last edit of `Explore`."
     ]
     assert ledger.check_session("s1") == []
     f.write_text("bye\n")  # back as edited
@@ -146,7 +146,7 @@ def test_a_folder_in_place_of_the_file_is_a_deletion(tmp_path: Path) -> None:
     ledger.record_file(str(f), "main", "s1")
     f.unlink()
     f.mkdir()
-    assert ledger.check_session("s1") == [f"The user or a tool changed `{f}` after the last edit of `main`. It was deleted."]
+    assert ledger.check_session("s1") == [f"The user or a tool changed `{f}` after the last edit of `main`."]
 
 
 def test_only_the_editing_session_is_told(tmp_path: Path) -> None:

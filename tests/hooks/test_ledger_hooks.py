@@ -72,7 +72,7 @@ def test_several_changes_one_line_each(tmp_path: Path) -> None:
     files[2].unlink()
     assert prompt(tmp_path).splitlines() == [
         f"The user or a tool changed `{files[0]}` after the last edit of `main`.",
-        f"The user or a tool changed `{files[2]}` after the last edit of `main`. It was deleted.",
+        f"The user or a tool changed `{files[2]}` after the last edit of `main`.",
     ]
     assert prompt(tmp_path) == ""
 
@@ -111,7 +111,7 @@ def test_deletion_is_said(tmp_path: Path) -> None:
     f.write_text("bye\n")
     edit(f)
     f.unlink()
-    assert prompt(tmp_path) == f"The user or a tool changed `{f}` after the last edit of `main`. It was deleted."
+    assert prompt(tmp_path) == f"The user or a tool changed `{f}` after the last edit of `main`."
     assert prompt(tmp_path) == ""
 
 

@@ -19,7 +19,7 @@ from app.core import paths
 from tests.support import ROOT, SandboxEnv, run_hook
 
 SID = "7d0c1b2a-3e4f-4a5b-8c6d-9e0f1a2b3c4d"
-LINE = re.compile(r"The user or a tool changed `([^\n]*)` after the last edit of `([^`\n]*)`\.( It was deleted\.)?")
+LINE = re.compile(r"The user or a tool changed `([^\n]*)` after the last edit of `([^`\n]*)`\.")
 
 
 def edit(path: Path, **extra: Any) -> None:

@@ -18,7 +18,7 @@ OTHER = "7d1e2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
 
 def line(path: Path, agent: str = "main", *, deleted: bool = False) -> str:
     text = f"The user or a tool changed `{path}` after the last edit of `{agent}`."
-    return f"{text} It was deleted." if deleted else text
+    return text
 
 
 def test_atomic_save_with_same_size_and_mtime_is_told(tmp_path: Path) -> None:
