@@ -359,3 +359,17 @@ def test_a_path_whose_whole_folder_was_deleted_since_has_vanished(tmp_path: Path
     memory_of(repo, notes)
     assert findings(repo) == [("notes.md", 7, "vanished_artifact", "legacy/router_table.py"),
                               ("notes.md", 8, "vanished_artifact", f"{repo}/legacy/router_table.py")]
+
+
+def test_an_index_line_naming_a_gone_file_without_a_link_is_index_drift(tmp_path: Path) -> None:
+    """The write lint lets `- deploy.md — how` stand as a pointer line, so the sweep reads
+    it as one: the file it names is a memory file, not a name of the tree."""
+    repo = make_repo(tmp_path / "svc")
+    folder = memory_of(repo, "- fine\n", index="- [Notes](notes.md) — facts\n- `deploy.md` — how we deploy\n"
+                                               "- rollback.md — how we roll back\n"
+                                               "- `old.md` no longer exists; kept as history.\n")
+    assert findings(repo) == [("MEMORY.md", 2, "index_missing_file", "deploy.md"),
+                              ("MEMORY.md", 3, "index_missing_file", "rollback.md")]
+    (folder / "deploy.md").write_text(FRONT + "- steps\n")
+    (folder / "rollback.md").write_text(FRONT + "- steps\n")
+    assert findings(repo) == []

@@ -135,7 +135,9 @@ def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: flo
     facts = {name: fact_lines(text) for name, text in texts.items()}
     # a memory file naming another one (`see deploy.md`) points into memory, not into the tree
     own = set(texts) | {name.rsplit("/", 1)[-1] for name in texts}
-    named = {name: [a for a in artifacts_in(lines, root) if a.probe.rstrip("/") not in own]
+    # and a `.md` name in the index is a pointer: index drift judges it, against memory
+    named = {name: [a for a in artifacts_in(lines, root) if a.probe.rstrip("/") not in own
+                    and not (name == INDEX_NAME and a.probe.lower().endswith(".md"))]
              for name, lines in facts.items()}
     tree = read_tree(root, (a.probe for items in named.values() for a in items), timeout_s)
     pins = read_pins(tree)

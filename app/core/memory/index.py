@@ -14,13 +14,26 @@ from app.core.memory_lint import INDEX_NAME
 _LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
+#: a list item with no link that names a topic file (`- deploy.md — how`, ``- `deploy.md` ``):
+#: the write lint lets such a line stand as a pointer, so the sweep reads it as one
+_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
+_NAMED = re.compile(r"(?<![\w./:~-])`?((?:[\w-][\w.-]*/)*[\w-][\w.-]*\.md)`?(?![\w/-])", re.IGNORECASE)
+
+
 def index_links(text: str) -> list[tuple[int, str]]:
     """(line, target) of every local link on a fact line of an index (pure): not a URL,
-    not an in-page anchor; the `#anchor` and `?query` of a target are dropped."""
+    not an in-page anchor; the `#anchor` and `?query` of a target are dropped. A list item
+    without a link points at each `.md` file it names."""
     from urllib.parse import unquote
 
     links = []
     for fact in fact_lines(text):
+        if not _LINK.search(fact.text) and _ITEM.match(fact.text):
+            # a correction ("`deploy.md` no longer exists") or an example names a file it
+            # does not point at
+            if not fact.has("past", "negation", "example", "future", "url"):
+                links += [(fact.number, name) for name in _NAMED.findall(fact.text)]
+            continue
         for match in _LINK.finditer(fact.text):
             target = match.group(1)
             if URL.match(target) or target.startswith(("#", "mailto:")) or ":" in target.split("/", 1)[0]:
