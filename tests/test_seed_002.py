@@ -313,11 +313,6 @@ def test_a_release_that_deleted_nothing_tells_the_resumed_session_nothing(
 
 
 @pytest.mark.parametrize("name", ["bridge-7f3a", "bg-fix-tests-1a2b3c4d", "job-nightly-1a2b3c4d"])
-@pytest.mark.xfail(strict=True, reason=(
-    "seed 002: a session checkout is any WorktreeCreate name but agent-* and wf_*, and the release "
-    "covers bridge-* (remote control) when SessionEnd fires there, and the --bg route is released; "
-    "app/core/worktrees.py worktree_kind counts bridge-*, bg-*, job-* as throwaways, and tests/hooks/test_checkouts_create.py "
-    "test_claudes_throwaway_names_are_made_but_held_by_no_session pins that"))
 def test_a_remote_control_bridge_checkout_is_released_at_session_end(
         name: str, sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
     """Only `agent-*` and `wf_*` are no session's: remote control's `bridge-*`, and the names

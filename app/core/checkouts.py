@@ -38,12 +38,12 @@ class Checkout:
     kind: str
 
 
-def checkout_kind(folder: str) -> str:
-    """What WorktreeCreate makes, by the folder name Claude chose: `agent`, `workflow` (the
-    throwaway names above), else `session` (`--worktree NAME`, EnterWorktree)."""
+def checkout_kind(folder: str, session_id: str | None = "") -> str:
+    """What WorktreeCreate makes, by the folder name Claude chose and whether a session asked:
+    `agent`, `workflow` (the throwaway names above), else `session` (`--worktree`, `--bg`)."""
     from app.core.worktrees import worktree_kind
 
-    return worktree_kind(folder, f"worktree-{folder}")
+    return worktree_kind(folder, f"worktree-{folder}", session_id)
 
 
 def create_checkout(cwd: str, name: str, session_id: str | None,
@@ -56,7 +56,7 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
     if problem is not None:
         raise CheckoutError(f"claudetto: invalid worktree name {name!r}: {problem}")
     folder = folder_name(name)
-    kind = checkout_kind(folder)
+    kind = checkout_kind(folder, session_id)
     if kind == "session" and not session_id:
         raise CheckoutError("claudetto: a session checkout needs session_id; none was sent")
     try:  # a checkout nobody could release or remove is not made: its registry must be writable first

@@ -14,9 +14,8 @@ kept with the first reason that fails:
 
 It goes through `removal.remove`, never `git worktree remove` (which deletes git-ignored files
 such as a `.env` written after the judgement, silently): the folder is renamed aside, judged
-once more where it now is (`_guard`), and only then deleted, or put back.
-
-Git runs through app/core/git.py.
+once more where it now is (`_guard`), and only then deleted, or put back. Git runs through
+app/core/git.py.
 """
 
 from __future__ import annotations
@@ -44,10 +43,11 @@ __all__ = ["REGENERABLE"]  # one list, in unique_work; still importable from her
 RULE = "worktree"
 
 _AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
-# Claude's throwaway checkouts besides a subagent's: workflows (`wf_<hex>-<hex>-<n>`, legacy
-# `wf-<n>`), remote control's `bridge-*`, and `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`: made
-# for no session, so no session holds them.
-_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+|bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
+# Claude's throwaway checkouts besides a subagent's: workflows (`wf_<hex>-<hex>-<n>`, `wf-<n>`).
+_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
+# Remote control's `bridge-*`, `job-<name>-<8 hex>` and `--bg`'s `bg-<name>-<8 hex>`: a session
+# checkout when a session asks for one (the release covers them), else nobody's.
+_BACKGROUND = re.compile(r"^(bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
 _BRANCH_PREFIX = "worktree-"
 
 
@@ -65,17 +65,17 @@ def list_worktrees(project: str | os.PathLike[str]) -> list[Path]:
     return [folder / name for name in names]
 
 
-def worktree_kind(name: str, branch: str | None = None) -> str:
-    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`, `bridge-*`,
-    `job-<name>-<8 hex>`, `bg-<name>-<8 hex>`), `session` (Claude's `--worktree NAME`: on branch
-    `worktree-NAME`), else `manual`."""
+def worktree_kind(name: str, branch: str | None = None, session_id: str | None = "") -> str:
+    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`; and `bridge-*`,
+    `job-<name>-<8 hex>`, `bg-<name>-<8 hex>` made for no session: `session_id` None), `session`
+    (Claude's `--worktree NAME`: on branch `worktree-NAME`), else `manual`."""
     if _AGENT.match(name):
         return "agent"
-    if _WORKFLOW.match(name):
+    if _WORKFLOW.match(name) or (session_id is None and _BACKGROUND.match(name)):
         return "workflow"
     if branch is not None and branch == f"{_BRANCH_PREFIX}{name}":
         return "session"
-    return "manual"
+    return "workflow" if _BACKGROUND.match(name) else "manual"
 
 
 def is_dirty(worktree: str | os.PathLike[str]) -> bool:

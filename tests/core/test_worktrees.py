@@ -217,9 +217,9 @@ def test_worktree_kind() -> None:
     assert worktrees.worktree_kind("wf_ab12-cd34-3") == "workflow"
     assert worktrees.worktree_kind("wf-12") == "workflow"
     # Claude's other throwaway checkouts: made for no session
-    assert worktrees.worktree_kind("bridge-x", "worktree-bridge-x") == "workflow"
-    assert worktrees.worktree_kind("job-nightly-1a2b3c4d", "worktree-job-nightly-1a2b3c4d") == "workflow"
-    assert worktrees.worktree_kind("bg-fix-1a2b3c4d") == "workflow"
+    assert worktrees.worktree_kind("bridge-x", "worktree-bridge-x", None) == "workflow"  # made for no session
+    assert worktrees.worktree_kind("job-nightly-1a2b3c4d", "worktree-job-nightly-1a2b3c4d") == "session"
+    assert worktrees.worktree_kind("bg-fix-1a2b3c4d") == "workflow"  # not on Claude's branch
     assert worktrees.worktree_kind("job-7", "worktree-job-7") == "session"  # not Claude's job-<name>-<8 hex>
     assert worktrees.worktree_kind("bold-oak-a3f2", "worktree-bold-oak-a3f2") == "session"
     assert worktrees.worktree_kind("bold-oak-a3f2", "feature") == "manual"

@@ -330,7 +330,7 @@ def test_subagent_and_manual_checkouts_are_left_alone(
     claude = claudes(repo)
     claude.start()
     agent = claude.create("agent-a1b2c3d4e5f6a7b8")
-    workflow = claude.create("bg-fix-tests-1a2b3c4d")
+    workflow = claude.create("wf_1a2b3c4d-abc-3")
     manual = repo / ".claude" / "worktrees" / "by-hand"
     git(repo, "worktree", "add", "-q", "-b", "by-hand", str(manual))
     for checkout in (agent, workflow, manual):

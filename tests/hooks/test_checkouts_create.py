@@ -151,8 +151,7 @@ def test_sparse_paths_git_refuses_leave_nothing_behind(sandbox: SandboxEnv, tmp_
     assert "worktree-bad-sparse" not in git(repo, "branch")
 
 
-@pytest.mark.parametrize("name", ["bridge-7f3a", "job-nightly-1a2b3c4d", "bg-fix-tests-1a2b3c4d",
-                                  "agent-a1b2c3d4", "wf_1a2b3c4d-abc-3", "wf-12"])
+@pytest.mark.parametrize("name", ["agent-a1b2c3d4", "wf_1a2b3c4d-abc-3", "wf-12"])
 def test_claudes_throwaway_names_are_made_but_held_by_no_session(
         name: str, sandbox: SandboxEnv, clone: Path) -> None:
     ours = made(clone, name, session_id=None)
@@ -162,6 +161,21 @@ def test_claudes_throwaway_names_are_made_but_held_by_no_session(
     made(clone, name)  # asked again with a session: still nobody's
     entry = json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"][str(ours)]
     assert entry["sessions"] == {}
+
+
+@pytest.mark.parametrize("name", ["bridge-7f3a", "job-nightly-1a2b3c4d", "bg-fix-tests-1a2b3c4d"])
+def test_remote_control_and_background_checkouts_are_a_sessions_when_one_asks(
+        name: str, sandbox: SandboxEnv, clone: Path) -> None:
+    """Seed 002: any WorktreeCreate name but a subagent's `agent-*` or a workflow's `wf_*` is a
+    session checkout (`--bg --worktree` is released at its stop, remote control's `bridge-*`
+    when SessionEnd fires there); made for no session, such a name is nobody's (Claude's own
+    creation of them must not fail)."""
+    ours = made(clone, name)
+    entry = json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"][str(ours)]
+    assert (entry["kind"], entry["sessions"]) == ("session", {SID: True})
+    other = made(clone, name + "-x" if name.startswith("bridge") else name[:-8] + "ffffffff", session_id=None)
+    entry = json.loads((sandbox.state / "checkouts.json").read_text())["checkouts"][str(other)]
+    assert (entry["kind"], entry["sessions"]) == ("workflow", {})
 
 
 @pytest.mark.parametrize("name", ["job-nightly-1a2b3c4", "bg-x-NOTHEX12", "bridge", "agent-a1b2c3d"])

@@ -242,6 +242,8 @@ def test_names_claude_refuses_fail_loud(name: str, sandbox: SandboxEnv, repo: Pa
 
 @pytest.mark.parametrize("name", ["bridge-7f3a", "job-nightly-1a2b3c4d", "bg-fix-tests-1a2b3c4d"])
 def test_claudes_other_throwaway_names_need_no_session(name: str, sandbox: SandboxEnv, repo: Path) -> None:
+    """Made for no session, remote control's and `--bg`'s names are nobody's (with one, a
+    session's: tests/hooks/test_checkouts_create.py)."""
     result = create(repo, name, session_id=None)
     assert result.returncode == 0, result.stderr
     (entry,) = registry(sandbox).values()
