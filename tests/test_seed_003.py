@@ -373,3 +373,36 @@ def test_an_index_line_naming_a_gone_file_without_a_link_is_index_drift(tmp_path
     (folder / "deploy.md").write_text(FRONT + "- steps\n")
     (folder / "rollback.md").write_text(FRONT + "- steps\n")
     assert findings(repo) == []
+
+
+@pytest.mark.parametrize("requirements", ["jhelm>=1.0\n", "jhelm\n", "other==1.0\n"])
+def test_a_build_that_admits_the_pin_or_names_no_spec_of_it_stays_silent(requirements: str, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc", files={"requirements.txt": requirements})
+    memory_of(repo, "- We use jhelm 1.3.1.\n")
+    assert findings(repo) == []
+
+
+def test_session_start_is_silent_without_a_memory_folder(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "shop", files={"src/router.py": "x\n"})
+    assert session_start(repo).stdout == b""
+
+
+def test_frontmatter_must_open_the_file(sandbox: SandboxEnv) -> None:
+    reason = pre_tool(memory_folder(sandbox) / "build.md", "# Build\n" + FRONT + "- Uses make.\n")
+    assert reason is not None and "frontmatter" in reason
+
+
+@pytest.mark.parametrize("tool", ["Edit", "MultiEdit"])
+def test_an_edit_adding_a_relative_date_is_refused(tool: str, sandbox: SandboxEnv) -> None:
+    path = memory_folder(sandbox) / "build.md"
+    path.write_text(FRONT + "- Uses make.\n")
+    change = {"old_string": "- Uses make.\n", "new_string": "- Uses make.\n- The deploy broke last week.\n"}
+    tool_input: dict[str, object] = ({"file_path": str(path), **change} if tool == "Edit"
+                                     else {"file_path": str(path), "edits": [change]})
+    payload = {"hook_event_name": "PreToolUse", "session_id": "s003", "cwd": str(paths.home()),
+               "transcript_path": "/t", "tool_name": tool, "tool_use_id": "t1", "tool_input": tool_input}
+    result = run_hook(payload)
+    assert result.returncode == 0 and result.stderr == b""
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny" and "last week" in output["permissionDecisionReason"]
+    assert path.read_text() == FRONT + "- Uses make.\n"
