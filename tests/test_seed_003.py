@@ -406,3 +406,14 @@ def test_an_edit_adding_a_relative_date_is_refused(tool: str, sandbox: SandboxEn
     output = json.loads(result.stdout)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny" and "last week" in output["permissionDecisionReason"]
     assert path.read_text() == FRONT + "- Uses make.\n"
+
+
+def test_a_feature_flag_in_constant_case_the_tree_no_longer_reads_fires(tmp_path: Path) -> None:
+    """"path/class/flag": a flag is checked even in CONSTANT_CASE when the line calls it one;
+    an environment variable named so on any other line stays silent."""
+    repo = make_repo(tmp_path / "svc", files={"src/flags.py": "FAST_PATH = env('ENABLE_FAST_PATH')\n"})
+    notes = ("- The feature flag `ENABLE_NEW_CHECKOUT` gates checkout.\n"
+             "- The flag `ENABLE_FAST_PATH` speeds it up.\n"
+             "- Set `LEGACY_ROUTER_URL` before starting.\n")
+    memory_of(repo, notes)
+    assert findings(repo) == [("notes.md", 7, "vanished_artifact", "ENABLE_NEW_CHECKOUT")]

@@ -155,6 +155,12 @@ def _symbol_part(token: str) -> str | None:
 
 
 
+#: CONSTANT_CASE is mostly an environment variable set outside the tree, so it is silent,
+#: unless the line's prose calls it a flag: a feature flag the code no longer reads is rot
+_FLAG_WORD = re.compile(r"\b(?:feature[- ])?(?:flag|toggle)s?\b", re.IGNORECASE)
+_FLAG_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
 def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
     found: list[Artifact] = []
     for fact in facts:
@@ -163,8 +169,11 @@ def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
         tokens = [m.group(2) for m in CODE_SPAN.finditer(fact.text)]
         if any(_points_outside(t, root) for t in tokens):
             continue  # a line about something outside the tree: its names are not the tree's
+        flag_line = bool(_FLAG_WORD.search(CODE_SPAN.sub(" ", fact.text)))
         for token in tokens:
             kind_probe = artifact_of(token, root)
+            if kind_probe is None and flag_line and _FLAG_NAME.fullmatch(token.strip()):
+                kind_probe = ("symbol", token.strip())
             if kind_probe is not None:
                 found.append(Artifact(fact.number, token.strip(), *kind_probe))
     return found
