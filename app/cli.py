@@ -152,6 +152,7 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
                [(w.name, w.branch or "-", w.kind, w.state, ",".join(f"{sid[:8]}:{'live' if on else 'ended'}"
                                                           for sid, on in w.sessions.items()) or "-", size(w.size),
                  "yes" if w.removable else "no", w.reason, w.path) for w in rows])
+    sys.stdout.write("".join(printable(f"{w.name}: {w.failure}") + "\n" for w in rows if w.failure))  # cut short
     return 0
 
 

@@ -202,10 +202,6 @@ def test_a_cut_short_release_shows_its_failure_in_worktrees_until_claudetto_rele
     assert entry["state"] == "released" and "cut_short" not in entry
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "seed 002: a cut-short release records its failure (\"release was cut short ...\") and stays "
-    "visible in the worktree status; `claudetto worktrees` shows the state cut_short but not the "
-    "failure: app/core/worktrees.py WorktreeInfo/worktrees_json and the text listing carry no failure"))
 def test_worktrees_names_the_cut_short_failure(
         sandbox: SandboxEnv, repo: Path, claudes: Callable[..., Claude]) -> None:
     claude = claudes(repo)

@@ -335,6 +335,7 @@ class WorktreeInfo:
     removable: bool
     reason: str
     verdict: Verdict
+    failure: str | None = None  # what a release cut short left in the record ("release was cut short ...")
 
 
 def describe_worktrees(
@@ -369,17 +370,16 @@ def describe_worktrees(
                 continue
             real = os.path.realpath(path)
             branch = listing[real].branch if real in listing else None
-            size = tree.disk
             entry = registered.get(str(path)) or registered.get(real) or {}
             state = str(entry["state"]) if entry.get("state") in _STATES else "unmanaged"
             kind = str(entry["kind"]) if entry.get("kind") in _KINDS else worktree_kind(path.name, branch)
             ids: dict[Any, Any] = entry["sessions"] if isinstance(entry.get("sessions"), dict) else {}
             found.append(WorktreeInfo(
-                path=str(path), project=str(project), name=path.name, branch=branch, size=size,
+                path=str(path), project=str(project), name=path.name, branch=branch, size=tree.disk,
                 kind=kind, state=state if entry else "unmanaged",
                 sessions={str(s): s in running for s in ids},
                 removable=verdict.action == "remove", reason=verdict.reason, verdict=verdict,
-            ))
+                failure=str(entry["cut_short"].get("failure") or "") or None if isinstance(entry.get("cut_short"), dict) else None))
     return found
 
 
@@ -397,4 +397,4 @@ def worktrees_json(rows: list[WorktreeInfo]) -> dict[str, object]:
     """CONTRACT `worktrees` JSON."""
     return {"worktrees": [{"path": w.path, "project": w.project, "name": w.name, "branch": w.branch,
                            "size": w.size, "kind": w.kind, "state": w.state, "sessions": w.sessions,
-                           "removable": w.removable, "reason": w.reason} for w in rows]}
+                           "removable": w.removable, "reason": w.reason, "failure": w.failure} for w in rows]}
