@@ -417,3 +417,26 @@ def test_a_feature_flag_in_constant_case_the_tree_no_longer_reads_fires(tmp_path
              "- Set `LEGACY_ROUTER_URL` before starting.\n")
     memory_of(repo, notes)
     assert findings(repo) == [("notes.md", 7, "vanished_artifact", "ENABLE_NEW_CHECKOUT")]
+
+
+@pytest.mark.parametrize(("build", "content"), [
+    ("pom.xml", "<project><dependencies><dependency><groupId>io.example</groupId><artifactId>jhelm</artifactId>"
+                "<version>1.5.2</version></dependency></dependencies></project>\n"),
+    ("go.mod", "module example.com/svc\n\ngo 1.22\n\nrequire github.com/example/jhelm v1.5.2\n"),
+    ("Gemfile.lock", "GEM\n  remote: https://rubygems.org/\n  specs:\n    jhelm (1.5.2)\n\nDEPENDENCIES\n  jhelm\n"),
+    ("build.gradle", "dependencies {\n    implementation 'io.example:jhelm:1.5.2'\n}\n"),
+])
+def test_the_pin_example_against_more_build_files(build: str, content: str, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc", files={build: content})
+    memory_of(repo, "- Memory states `jhelm 1.3.1`.\n")
+    assert findings(repo) == [("notes.md", 7, "stale_version_pin", "jhelm 1.3.1")]
+
+
+def test_a_project_folder_named_like_memory_outside_the_config_is_never_touched(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Only Claude's `<config>/projects/<slug>/memory/` is memory: a repository of the user's
+    own with `projects/…/memory/` folders is not."""
+    own = tmp_path / "code" / "projects" / "site" / "memory"
+    own.mkdir(parents=True)
+    assert pre_tool(own / "notes.md", "Paragraph prose written last week, no frontmatter.\n") is None
+    assert pre_tool(own / "MEMORY.md", "---\nname: x\n---\nProse.\n") is None
