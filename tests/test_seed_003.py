@@ -440,3 +440,15 @@ def test_a_project_folder_named_like_memory_outside_the_config_is_never_touched(
     own.mkdir(parents=True)
     assert pre_tool(own / "notes.md", "Paragraph prose written last week, no frontmatter.\n") is None
     assert pre_tool(own / "MEMORY.md", "---\nname: x\n---\nProse.\n") is None
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "conflict: read as 'any backticked path git grep cannot find', `src/legacy_router.py` in a "
+    "repository that never had a src/ folder would fire; the earlier round's precision rule (tests/core/"
+    "test_memory.py TRAPS 'a first folder the tree never had', the corpus's e2e/ trap) reads it as a "
+    "pointer to another tree. Kept silent: the seed says 'can no longer find', and a folder deleted "
+    "since does fire (test_a_path_whose_whole_folder_was_deleted_since_has_vanished)"))
+def test_a_path_under_a_folder_the_tree_never_had_fires_when_read_as_any_path(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "svc", files={"README.md": "hi\n"})
+    memory_of(repo, "- The router is `src/legacy_router.py`.\n")
+    assert findings(repo) == [("notes.md", 7, "vanished_artifact", "src/legacy_router.py")]
