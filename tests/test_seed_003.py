@@ -452,3 +452,16 @@ def test_a_path_under_a_folder_the_tree_never_had_fires_when_read_as_any_path(tm
     repo = make_repo(tmp_path / "svc", files={"README.md": "hi\n"})
     memory_of(repo, "- The router is `src/legacy_router.py`.\n")
     assert findings(repo) == [("notes.md", 7, "vanished_artifact", "src/legacy_router.py")]
+
+
+@pytest.mark.parametrize("line", [
+    "- ~~latest is `V27`~~",
+    "- ~~next is `V28`~~",
+    "- ~~The router is `src/legacy_router.py`.~~",
+    "- For example, latest is `V27`.",
+])
+def test_struck_and_example_lines_stay_silent_for_every_check(line: str, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "db", files={**{f"db/migration/V{n}__s{n}.sql": "" for n in range(1, 29)},
+                                             "src/router.py": "x\n"})
+    memory_of(repo, line + "\n")
+    assert findings(repo) == []
