@@ -279,12 +279,17 @@ def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
     from app.core.shell_words import absolute_path
 
     found: dict[str, None] = {}
+    seen: set[tuple[str, str | None]] = set()
+    resolved: dict[str, str] = {}  # folders resolved once for the whole command
     for source, base in copied:
         if len(found) >= MAX_COPIED:
             break
+        if (source, base) in seen:  # `cp -r a b; cp -r a c; ...` thousands of times: read once
+            continue
+        seen.add((source, base))
         word = home_spelled(source)
         word = paths.home_str() + word[5:] if word.startswith("$HOME") and word[5:6] in ("", "/") else word
-        path = absolute_path(base, word, {})
+        path = absolute_path(base, word, resolved)
         if path is not None:
             found[os.path.normpath(path)] = None
     return list(found)

@@ -86,6 +86,8 @@ async def test_a_marked_folder_another_user_took_is_kept_and_said_so_not_toasted
         note = last_note(app)
         assert note.severity == "warning" and note.title == "Nothing removed", (note.title, note.message)
         assert "1 kept (outside_root)" in note.message and "\n" not in note.message
+        # the screen judges again after a removal: wait for that answer, not the one before it
+        await wait_for(pilot, lambda: key in app.store.rows and app.store.rows[key].action == "skip")
         await settle(pilot, app)
         assert os.path.isdir(path)
         assert app.store.rows[key].action == "skip" and app.store.rows[key].reason == "outside_root"
