@@ -38,7 +38,7 @@ def session_start_context(session_id: str, cwd: str | None, source: object) -> s
         return ""
     process = claude_process()
     for key, entry in checkouts.claimable(session_id, cwd).items():
-        if entry.get("state") == "cut_short" and not _still_releasing(entry):
+        if entry.get("state") == "cut_short" and releaser(entry) is None:
             # only one whose process is gone: a release still running is stopped by the claim
             # below, never finished here with this session's own hold left out
             done = release_checkout(key, session=session_id, process=process, trash=True,
@@ -49,15 +49,17 @@ def session_start_context(session_id: str, cwd: str | None, source: object) -> s
     return "\n\n".join(n for n in notes if n)
 
 
-def _still_releasing(entry: dict[str, Any]) -> bool:
-    """Whether the process that wrote the record's `cut_short` still runs (mid-release)."""
+def releaser(entry: object) -> int | None:
+    """The pid of the process that wrote the record's `cut_short` while it still runs (a
+    release under way, not one cut short), else None. The SessionStart that would finish a
+    release and the dashboard that offers to both ask here."""
     from app.core.sessions import process_running
 
-    cut = entry.get("cut_short")
+    cut = entry.get("cut_short") if isinstance(entry, dict) else None
     pid = cut.get("pid") if isinstance(cut, dict) else None
     start = cut.get("proc_start") if isinstance(cut, dict) else None
-    return (type(pid) is int and (start is None or isinstance(start, str))
-            and process_running(pid, start))
+    running = type(pid) is int and (start is None or isinstance(start, str)) and process_running(pid, start)
+    return pid if running and type(pid) is int else None
 
 
 def _size(count: int) -> str:

@@ -32,15 +32,13 @@ def releasing_now(infos: list[WorktreeInfo]) -> dict[str, int]:
     `cut_short` with its own pid before it deletes anything; while that process still runs
     the release is under way, not cut short, and `r` would only wait for it."""
     from app.core import checkouts as registry
-    from app.core.sessions import process_running
+    from app.core.release_notes import releaser
 
     records = registry.registry()
     found: dict[str, int] = {}
     for info in infos:
-        cut = (records.get(info.path) or {}).get("cut_short") if info.state == "cut_short" else None
-        pid = cut.get("pid") if isinstance(cut, dict) else None
-        start = cut.get("proc_start") if isinstance(cut, dict) else None
-        if type(pid) is int and pid != os.getpid() and process_running(pid, start if isinstance(start, str) else None):
+        pid = releaser(records.get(info.path)) if info.state == "cut_short" else None
+        if pid is not None and pid != os.getpid():
             found[info.path] = pid
     return found
 
