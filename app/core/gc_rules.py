@@ -259,7 +259,7 @@ def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
 def _made_live(item: Item, facts: Facts) -> bool:
     """Its recording session is live, or the Claude process whose call made it still runs (an id
     changes on `/clear` and `/resume`, a process does not) and is not the one that exits."""
-    return any(r.session in facts.live.ids or (
+    return any(facts.live.has(r.session) or (
         r.claude_pid is not None and r.session != facts.ending and r.claude_pid != facts.ending_pid
         and sessions.process_running(r.claude_pid, r.claude_start)) for r in item.records)
 

@@ -26,7 +26,7 @@ from app.core.bounds import bound
 from app.core.log import log, log_lines, printable
 from app.core.mounts import mount_points
 from app.core.scanner import TreeSize, scan_many
-from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug, session_is_live
+from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug
 from app.core.verdict import Reason, Verdict, settled
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
 
     def still_unused(where: str) -> Reason | None:
         live = sessions.liveness(current_session, current_cwd)
-        if verdict.session is not None and session_is_live(verdict.session, live.ids):
+        if verdict.session is not None and live.has(verdict.session):
             return "live"
         if live.unsure and verdict.rule != "probe":
             return "in_use"

@@ -286,14 +286,11 @@ def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
 
 
 def _other_configs_sessions() -> list[Session]:
-    """The readable live sessions of the other config folders running Claudes use
-    (`CLAUDE_CONFIG_DIR=~/.claude-work claude`, for a second account): they share Claude's
-    temp folder, which depends on the uid only. Found in the environment each running process
-    of the same home started with (another home is another user's world, a sandbox, a test
-    of its own). The default `~/.claude` is read too: a Claude started without
-    CLAUDE_CONFIG_DIR names no folder in its environment. Only what such a session is known to
-    hold counts (its id, its cwd); a file there that cannot be read makes nothing unsure, since
-    nothing says it is a Claude's."""
+    """The readable live sessions of the other config folders Claudes use (a second account's
+    `CLAUDE_CONFIG_DIR=~/.claude-work`; they share Claude's temp folder, which depends on the
+    uid only), found in the environment of the running processes of the same home, and of the
+    default `~/.claude` (a Claude started without the variable names no folder). Only what such
+    a session holds counts (its id, its cwd); an unreadable file there makes nothing unsure."""
     seen = {os.path.realpath(paths.sessions_dir())}
     found: list[Session] = []
     from app.core.claude_process import config_dirs_of_processes
@@ -310,9 +307,8 @@ def _other_configs_sessions() -> list[Session]:
 class Liveness:
     """THE inputs of "in use" at one moment: the live sessions that count, their ids, the
     folders they work in (real paths), and whether a running session's file cannot be read or
-    names no session id, or `sessions/` cannot be listed (`unsure`: nobody knows what it
-    holds). Every rule reads them through `liveness()`, once when it judges and again at the
-    moment of each removal."""
+    names no session id, or `sessions/` cannot be listed (`unsure`). Every rule reads them
+    through `liveness()`, once when it judges and again at the moment of each removal."""
 
     sessions: tuple[Session, ...]
     ids: frozenset[str]
@@ -320,6 +316,11 @@ class Liveness:
     unsure: bool
     current_session: str | None = None
     current_cwd: str | None = None
+
+    def has(self, session: str) -> bool:
+        """Whether `session` is a live one's id. A UUID is one id whatever the case of its hex
+        digits (`claude --session-id` keeps it as typed): compared without case."""
+        return session in self.ids or any(session.lower() == live.lower() for live in self.ids)
 
     @cached_property
     def busy(self) -> tuple[str, ...]:

@@ -107,23 +107,13 @@ def by_session(judgement: TempJudgement, entry: os.DirEntry[str], st: os.stat_re
     """A session's folder or gate log: kept while the session is live, or while a running
     session's file cannot be read or names no session id; else gone once older than
     cleanupPeriodDays."""
-    if session_is_live(session, judgement.live.ids):
+    if judgement.live.has(session):
         return _verdict(entry, st, rule, "keep", "live", root, session)
     if judgement.live.unsure:
         return _verdict(entry, st, rule, "keep", "in_use", root, session)
     if not is_old(st.st_mtime, period, judgement.now):
         return _verdict(entry, st, rule, "keep", "young", root, session)
     return _unless_in_use(judgement, entry, _verdict(entry, st, rule, "remove", "age", root, session))
-
-
-def session_is_live(session: str, live_ids: frozenset[str]) -> bool:
-    """Whether a folder or log named by `session` belongs to a live session. A UUID is one
-    id whatever the case of its hex digits (`claude --session-id` keeps the id as typed,
-    the folder may be named another way): compared without case."""
-    if session in live_ids:
-        return True
-    folded = session.lower()
-    return any(folded == live.lower() for live in live_ids)
 
 
 def _unless_in_use(judgement: TempJudgement, entry: os.DirEntry[str], verdict: Verdict) -> Verdict:

@@ -145,6 +145,17 @@ def test_rule4_a_live_sessions_output_is_kept(sandbox: SandboxEnv, live_pid: int
     assert mine.exists() and [r.path for r in read_records()] == [str(mine)]
 
 
+def test_rule4_a_live_session_whose_id_is_typed_in_another_case_keeps_its_output(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    """`claude --session-id 4E8B...` keeps the id as typed; a record may carry it in lower case.
+    A UUID is one id whatever its case: the output stays live (the cleanup compares the same way)."""
+    sid = "4e8b0c2a-1c9d-4c1e-9f3a-6f7e2d1a9b00"
+    live_session(sandbox, sid.upper(), live_pid, sandbox.home)
+    mine = folder(sandbox.user_tmp / "mine", OLD)
+    record(sid, mine)
+    assert by_path(gc.sweep()) == {str(mine): ("kept", "live")}
+
+
 def test_rule4_a_dead_sessions_file_protects_nothing(sandbox: SandboxEnv) -> None:
     sandbox.write_session("gone", pid=dead_pid(), sessionId="gone", cwd=str(sandbox.home))
     theirs = folder(sandbox.user_tmp / "theirs", OLD)
