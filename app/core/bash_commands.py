@@ -370,7 +370,7 @@ def _read_cp(args: list[str], cwd: str | None, reading: Reading) -> None:
             return
     if not target:
         return
-    for source in sources:
+    for source in dict.fromkeys(sources):  # `cp -r a a a d/` makes d/a once
         name = _copy_name(source)
         if not name or name == ".":
             reading.notes.append(f"copy of {shown(source)} into {shown(target)} not recorded: its name there "

@@ -281,7 +281,7 @@ class _Removals:
 
     def moved(self, sources: list[tuple[str, str | None]], resolved: dict[str, str]) -> str | None:
         """The source that the command removes, or None."""
-        for source, base in sources:
+        for source, base in dict.fromkeys(sources):  # a word repeated is read once
             if self.many or (home_spelled(source), base) in self.words:
                 return source
             path = absolute_path(base, source, resolved)
