@@ -98,12 +98,20 @@ def _in_tree(token: str, root: str) -> str | None:
         token = _LINE_SUFFIX.sub("", token)
         if any(c in token for c in _ODD):
             return None
-    token = _LINE_SUFFIX.sub("", token)
+    token = _without_stop(_LINE_SUFFIX.sub("", token))
     if token.startswith("@") and "/" not in token and _SYMBOL.match(token[1:]):
         token = token[1:]  # a decorator: the function it names
     if token.startswith(("~", "@", "..")) or re.match(r"^[A-Za-z]:", token) or ":" in token:
         return None
     return _below(token, root)
+
+
+def _without_stop(token: str) -> str:
+    """A sentence's own punctuation caught inside the backticks (`src/app.py.`, `src/app.py)`)
+    is no part of the name: looked for with it, a file that is there reads as gone."""
+    if token.endswith(")") and "(" not in token:
+        token = token[:-1]
+    return token[:-1] if token.endswith(".") and not token.endswith("..") else token
 
 
 def _below(token: str, root: str) -> str | None:

@@ -21,7 +21,7 @@ FILTER_WORDS: dict[str, tuple[str, ...]] = {
                 "hypothetical", "hypothetically", "say", "placeholder", "template", "dummy", "foo", "bar", "baz"),
     "past": ("was", "were", "had", "used to", "formerly", "previously", "no longer", "removed", "deleted",
              "renamed", "replaced", "deprecated", "dropped", "retired", "obsolete", "gone", "moved",
-             "migrated from", "upgraded", "downgraded", "bumped", "until", "historically", "originally",
+             "migrated from", "upgraded", "downgraded", "bumped", "switched", "reverted", "rolled back", "until", "historically", "originally",
              "at the time", "back then", "superseded", "outdated", "stale"),
     "negation": ("not", "never", "avoid", "instead of", "without", "nor", "no", "don't", "doesn't", "isn't",
                  "aren't", "won't", "can't", "cannot", "shouldn't", "wasn't", "didn't", "haven't"),

@@ -249,6 +249,18 @@ _BEFORE = re.compile(
 _DIGIT_DOT = re.compile(r"\d\.\d")
 _OR_LATER = re.compile(r"\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:up|above|later|newer)|onwards)",
                        re.IGNORECASE)
+#: what follows a number that makes it no version of the name before it: a quantity
+#: ("requests: 2.5 s timeout") or the version of an API, protocol or format ("requests 2.0 API")
+_NOT_A_RELEASE = re.compile(
+    r"\s*(?:%|×|°|(?:x|s|ms|us|ns|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|k|m|b|kb|mb|gb|tb|"
+    r"kib|mib|gib|tib|times|px|em|rem|pt|fps|hz|khz|mhz|ghz|cores?|cpus?|gpus?|"
+    r"api|apis|spec|specs|specification|protocol|endpoints?|schema|format|standard|rfc|flow|profile|dialect|"
+    r"syntax|grammar|wire)\b)", re.IGNORECASE)
+#: a changelog or log entry: the line opens with a date, or with a version heading or label
+#: (`## 1.2.0`, `v1.2.0:`, `[1.2.0] -`); what it says was true then, it is history
+_LOG_ENTRY = re.compile(r"\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\d{4}-\d{2}-\d{2}\b|#+\s*\[?v?\d+\.\d|"
+                        r"\[?v?\d+(?:\.\d+)+\]?\s*(?::|\(|[-—–]\s))")
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 
 
 
@@ -267,7 +279,7 @@ def _states_versions(fact: FactLine) -> bool:
     """Whether a line may state versions as facts: a dotted number, and none of the words of
     an example, history, a negation, a plan, an upstream release or a URL ("5.3 or later"
     is a range, not a plan)."""
-    if not _DIGIT_DOT.search(fact.text):
+    if not _DIGIT_DOT.search(fact.text) or _LOG_ENTRY.match(fact.text):
         return False
     marks = fact.marks
     if "future" in marks and _OR_LATER.search(fact.text):
@@ -281,6 +293,8 @@ def _claim(number: int, line: str, match: re.Match[str]) -> VersionClaim | None:
     if re.match(r"\.?[xX*]", match.group(2)):
         return None
     if match.group(1).count(".") == 3 or line.startswith(":", match.end()):
+        return None
+    if _NOT_A_RELEASE.match(match.group(2)) or _NOT_A_RELEASE.match(line, match.end()):
         return None
     before = _BEFORE.search(line[max(0, match.start() - 80): match.start()])
     if before is None:
@@ -316,6 +330,9 @@ def stale_version_pins(claims: Sequence[VersionClaim], pins: dict[str, list[Pin]
         specs = pins.get(dependency_key(claim.name))
         if not specs or not all(disjoint(claim.versions, pin.versions) for pin in specs):
             continue
+        version = re.search(r"\d[\d.]*$", claim.text)
+        if version and _YEAR.match(version.group()) and not any(_YEAR.search(p.text) for p in specs):
+            continue  # "jhelm 2024.01.05" is a date beside a name; a calendar-versioned build would say so
         shown = "; ".join(f"{pin.file} has `{pin.name}{'' if pin.text[:1] in '=<>!' else ' '}{pin.text}`"
                           for pin in specs[:3])
         more = f" (and {len(specs) - 3} more specs)" if len(specs) > 3 else ""

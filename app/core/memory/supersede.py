@@ -11,14 +11,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.core import paths
-from app.core.memory_lint import fenced_lines, frontmatter, memory_folder_of
+from app.core.memory_lint import (
+    INDEX_LINE_MAX,
+    INDEX_NAME,
+    fenced_lines,
+    frontmatter,
+    memory_folder_of,
+)
 from app.core.paths import strictly_inside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import AnyStr
 
 MEMORY_FILE_BYTES_MAX = 1024 * 1024
+#: a correction is one line below the struck one, not a document
+CORRECTION_MAX = 2000
 
 
 class MemoryWriteRefused(Exception):
@@ -46,8 +55,10 @@ def supersede(file: str, line: int, correction: str, *, expect: str | None = Non
               today: str | None = None) -> Superseded:
     """Strike line `line` of a memory file (`~~…~~`) and add `Correction (<today>): <text>`
     right below it, in one atomic write (temp file, fsync, rename, under claudetto's lock;
-    the file keeps its mode). The wrong fact stays readable with its correction: a memory
-    that loses the why gets re-learned wrong, and the strike silences later sweeps.
+    the file keeps its mode, owner and extended attributes). Every other byte stays as it
+    was, even bytes that are not UTF-8: only the struck line has to be text. The wrong fact
+    stays readable with its correction: a memory that loses the why gets re-learned wrong,
+    and the strike silences later sweeps.
 
     Lines are numbered as `grep -n` and Claude number them: split on `\\n` only. `expect` is
     the text the caller saw on that line; when line `line` no longer holds it, nothing is
@@ -57,52 +68,72 @@ def supersede(file: str, line: int, correction: str, *, expect: str | None = Non
 
     Raises SupersedeRefused for a file outside `<config>/projects/*/memory/` (symlinks
     resolved), read-only, a line out of range, empty, in the frontmatter or a code block,
-    struck, not the expected text, or moved by the last supersede."""
+    struck, not the expected text, or moved by the last supersede; for a correction that
+    would not be one line of the file (in `MEMORY.md`, one index line)."""
     import time
 
     real = memory_file(file, SupersedeRefused)
     _refuse_not_markdown(file, real)
+    text = _correction_text(correction)
+    date = today or time.strftime("%Y-%m-%d")
+    if dry_run:
+        raw, before = _read_memory(real)
+        refuse_read_only(real, before, SupersedeRefused)
+        _still_meant(real, raw, before, line, expect)
+        return _superseded(real, raw, line, text, date, dry_run=True)
+    from app.core.memory import shifts
+
+    with memory_write_lock(SupersedeRefused):
+        raw, before = _read_memory(real)
+        refuse_read_only(real, before, SupersedeRefused)
+        _still_meant(real, raw, before, line, expect)
+        result = _superseded(real, raw, line, text, date, dry_run=False)
+        write_unchanged(real, _rewritten(raw, result), before, SupersedeRefused, old=raw)
+        shifts.remember(real, file_state(os.stat(real)), line)
+    return result
+
+
+def _correction_text(correction: str) -> str:
+    """The correction on one line: every run of blanks one space; refused when empty, when
+    it holds a control character, or past CORRECTION_MAX (a correction is a line, not a file)."""
     text = " ".join(correction.split())
     if not text:
         raise SupersedeRefused("the correction is empty")
     if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in text):
         raise SupersedeRefused("the correction holds a control character or a byte that is not UTF-8; "
                                "nothing changed (give it as plain text)")
-    date = today or time.strftime("%Y-%m-%d")
-    if dry_run:
-        content, before = _read_memory(real)
-        refuse_read_only(real, before, SupersedeRefused)
-        _still_meant(real, content, before, line, expect)
-        return _superseded(real, content, line, text, date, dry_run=True)
-    from app.core.memory import shifts
-
-    with memory_write_lock(SupersedeRefused):
-        content, before = _read_memory(real)
-        refuse_read_only(real, before, SupersedeRefused)
-        _still_meant(real, content, before, line, expect)
-        result = _superseded(real, content, line, text, date, dry_run=False)
-        lines = split_lines(content)
-        tail = lines[line - 1][len(line_body(lines[line - 1])):]  # "\r\n", "\n", a lone "\r" or ""
-        first = lines[0][len(line_body(lines[0])):]
-        ending = tail if tail.endswith("\n") else first if first.endswith("\n") else "\n"
-        lines[line - 1: line] = [result.struck + ending, result.correction + tail]
-        write_unchanged(real, "".join(lines).encode("utf-8"), before, SupersedeRefused, old=content.encode("utf-8"))
-        shifts.remember(real, file_state(os.stat(real)), line)
-    return result
+    if len(text) > CORRECTION_MAX:
+        raise SupersedeRefused(f"the correction is {len(text)} characters, over {CORRECTION_MAX}: it is one line "
+                               "below the struck one; nothing changed (put the detail in a topic file)")
+    return text
 
 
-def split_lines(text: str) -> list[str]:
-    """The lines of `text` with their endings, split on `\\n` only, as `grep -n`, Claude and
+def _rewritten(raw: bytes, result: Superseded) -> bytes:
+    """`raw` with line `result.line` replaced by the struck line and the correction, each in
+    the line ending the struck line had (the first line's when it was the last and had none):
+    every other byte as it was."""
+    lines = split_lines(raw)
+    tail = lines[result.line - 1][len(line_body(lines[result.line - 1])):]  # "\r\n", "\n", a lone "\r" or ""
+    first = lines[0][len(line_body(lines[0])):]
+    ending = tail if tail.endswith(b"\n") else first if first.endswith(b"\n") else b"\n"
+    lines[result.line - 1: result.line] = [result.struck.encode("utf-8") + ending,
+                                           result.correction.encode("utf-8") + tail]
+    return b"".join(lines)
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """The lines of `data` with their endings, split on `\\n` only, as `grep -n`, Claude and
     every check here count them: a form feed, `\\x85` or `\\u2028` is inside a line (pure)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
     return [*lines, parts[-1]] if parts[-1] else lines
 
 
-def line_body(line: str) -> str:
-    """A line without its ending: the `\\n` and one `\\r` before it (pure)."""
-    body = line[:-1] if line.endswith("\n") else line
-    return body[:-1] if body.endswith("\r") else body
+def line_body(line: AnyStr) -> AnyStr:
+    """A line without its ending: the `\\n` and one `\\r` before it (pure; text or bytes)."""
+    nl, cr = ("\n", "\r") if isinstance(line, str) else (b"\n", b"\r")
+    body = line[:-1] if line.endswith(nl) else line
+    return body[:-1] if body.endswith(cr) else body
 
 
 def refuse_read_only(real: str, st: os.stat_result, refused: type[MemoryWriteRefused]) -> None:
@@ -117,13 +148,13 @@ def refuse_read_only(real: str, st: os.stat_result, refused: type[MemoryWriteRef
                       "would split them, nothing changed (edit it by hand, or copy it in place of the link)")
 
 
-def _still_meant(real: str, content: str, before: os.stat_result, number: int, expect: str | None) -> None:
+def _still_meant(real: str, raw: bytes, before: os.stat_result, number: int, expect: str | None) -> None:
     """Refuse a line number that no longer names the line the caller meant."""
-    lines = split_lines(content)
-    body = line_body(lines[number - 1]) if 1 <= number <= len(lines) else None
-    if body is not None and number == 1:
-        body = body.removeprefix("\ufeff")  # a BOM is no text anybody sees on the line
+    lines = split_lines(raw)
+    body = line_body(lines[number - 1]).decode("utf-8", "replace") if 1 <= number <= len(lines) else None
     if expect is not None:
+        if number == 1:  # a BOM is no text anybody sees on the line, whether the caller kept it or not
+            body, expect = (body or "").removeprefix("\ufeff") if body is not None else None, expect.removeprefix("\ufeff")
         if body is None or body.strip() != expect.strip():
             now = "is out of range" if body is None else f"reads {body.strip()!r}"
             raise SupersedeRefused(f"line {number} of {real} changed: it {now}, not {expect.strip()!r}; "
@@ -190,27 +221,27 @@ def _refuse_not_markdown(file: str, real: str) -> None:
                                "nothing changed")
 
 
-def _read_memory(real: str) -> tuple[str, os.stat_result]:
+def _read_memory(real: str) -> tuple[bytes, os.stat_result]:
     from app.core.state import read_regular
 
     try:
         before = os.stat(real)
-        return read_regular(real, limit=MEMORY_FILE_BYTES_MAX).decode("utf-8"), before
-    except UnicodeDecodeError:
-        raise SupersedeRefused(f"{real} is not UTF-8 text; nothing changed") from None
+        return read_regular(real, limit=MEMORY_FILE_BYTES_MAX), before
     except OSError as exc:
         raise SupersedeRefused(f"cannot read {real}: {exc.strerror or exc}") from None
 
 
-def _superseded(real: str, content: str, number: int, text: str, date: str, *, dry_run: bool) -> Superseded:
-    lines = split_lines(content)
+def _superseded(real: str, raw: bytes, number: int, text: str, date: str, *, dry_run: bool) -> Superseded:
+    lines = split_lines(raw)
     if not 1 <= number <= len(lines):
         raise SupersedeRefused(f"line {number} is out of range: {real} has {len(lines)} line{'s' if len(lines) != 1 else ''}")
-    body = line_body(lines[number - 1])
+    try:
+        body = line_body(lines[number - 1]).decode("utf-8")
+    except UnicodeDecodeError:
+        raise SupersedeRefused(f"line {number} of {real} is not UTF-8 text; nothing changed") from None
     if not body.strip():
         raise SupersedeRefused(f"line {number} of {real} is empty: there is no fact to strike")
-    if "~~" in body:
-        raise SupersedeRefused(f"line {number} of {real} is already struck")
+    content = raw.decode("utf-8", "replace")  # the same `\n`s: other lines need not be text to be counted
     found = frontmatter(content)
     if found is not None and number <= found[1]:
         raise SupersedeRefused(f"line {number} of {real} is in the frontmatter: edit it instead")
@@ -220,11 +251,43 @@ def _superseded(real: str, content: str, number: int, text: str, date: str, *, d
     lead = _LEAD.match(body, len(bom))
     assert lead is not None  # every group is optional
     prefix, heading = lead.group(1), lead.group(2) or ""
-    rest = body[lead.end():].rstrip()
-    if not rest:
-        raise SupersedeRefused(f"line {number} of {real} holds no text to strike")
-    return Superseded(real, number, f"{bom}{prefix}{heading}~~{rest}~~", f"{prefix}Correction ({date}): {text}",
-                      number + 1, dry_run)
+    struck = _struck(body[lead.end():].rstrip())
+    if struck is None:
+        raise SupersedeRefused(f"line {number} of {real} is already struck" if "~~" in body
+                               else f"line {number} of {real} holds no text to strike")
+    correction = f"{prefix}Correction ({date}): {text}"
+    if len(correction.strip()) > INDEX_LINE_MAX and _is_index(real):
+        raise SupersedeRefused(f"the correction line would be {len(correction.strip())} characters, over the "
+                               f"{INDEX_LINE_MAX} of one {INDEX_NAME} pointer line; nothing changed (shorten it)")
+    return Superseded(real, number, f"{bom}{prefix}{heading}{struck}", correction, number + 1, dry_run)
+
+
+_STRUCK = re.compile(r"(~~.*?~~)")
+
+
+def _struck(rest: str) -> str | None:
+    """`rest` struck through: each run of text not struck yet wrapped in `~~`, the struck
+    runs kept as they are (a line Claude already corrected in part, `~~old~~ new`, can still
+    have its new part struck); None when nothing is left to strike, or a `~~` is left open
+    (where the strike ends cannot be told)."""
+    parts = _STRUCK.split(rest)
+    if "~~" in "".join(parts[0::2]):
+        return None
+    out = []
+    for at, part in enumerate(parts):
+        text = part.strip()
+        if at % 2 or not text:
+            out.append(part)
+            continue
+        start = part.index(text)
+        out.append(f"{part[:start]}~~{text}~~{part[start + len(text):]}")
+    struck = "".join(out)
+    return struck if struck != rest else None
+
+
+def _is_index(real: str) -> bool:
+    folder = memory_folder_of(real)
+    return folder is not None and os.path.basename(real) == INDEX_NAME and os.path.dirname(real) == os.path.realpath(folder)
 
 
 def file_state(st: os.stat_result) -> tuple[int, int, int]:
@@ -254,5 +317,25 @@ def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: typ
             raise refused(f"{real} changed while it was being written (Claude or an editor saved it); "
                           "nothing changed, try again")
 
+    kept = _user_xattrs(real)
     write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged,
                  owner=(before.st_uid, before.st_gid))
+    for name, value in kept.items():  # the rename made a new inode: the user's tags go with the text
+        try:
+            os.setxattr(real, name, value, follow_symlinks=False)
+        except OSError as exc:
+            from app.core.log import log
+
+            log(f"memory: {real} lost its extended attribute {name} in the rewrite: {exc}")
+
+
+def _user_xattrs(real: str) -> dict[str, bytes]:
+    """The `user.*` extended attributes of a file (an editor's or a file manager's tags,
+    a sync tool's ids): a rewrite by rename would drop them. {} where there are none."""
+    if not hasattr(os, "listxattr"):
+        return {}
+    try:
+        return {name: os.getxattr(real, name, follow_symlinks=False)
+                for name in os.listxattr(real, follow_symlinks=False) if name.startswith("user.")}
+    except OSError:
+        return {}

@@ -1,0 +1,230 @@
+"""Red team, round nine: memory hygiene and the writes claudetto makes on the user's behalf.
+Findings that would make a user strike a true line (a quantity or an API version read as a
+package version, a changelog entry, a date, a sentence's full stop inside the backticks),
+and supersedes that would lose a byte, refuse a line the dashboard shows, or write what the
+index cannot hold. Real git repositories and memory folders, the CLI and the hooks as a user
+and Claude run them; every file compared byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core import memory
+from app.core.memory import SupersedeRefused, add_to_index, supersede
+from app.data.memory import file_lines
+from tests.core.test_memory import FRONT, found, memory_folder, write_memory
+from tests.support import SandboxEnv, make_repo, run_cli, run_hook
+
+TODAY = "2026-11-30"
+CODE = {
+    "src/router.py": "class Router:\n    def dispatch(self):\n        return parse_args()\n",
+    "pyproject.toml": '[project]\nname = "app"\ndependencies = ["jhelm==1.3.1", "requests>=2.31"]\n',
+    "README.md": "# app\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "app", files=CODE)
+
+
+def cli_supersede(path: Path, line: int, text: str, *extra: str) -> tuple[int, str]:
+    done = run_cli("supersede", str(path), "--line", str(line), "--correction", text, *extra)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stderr
+
+
+# --- findings that would make a user strike a true line --------------------------------------
+
+
+@pytest.mark.parametrize("line", [
+    "- requests: 2.5 s timeout on every call.",
+    "- requests 2.5s is the retry backoff.",
+    "- The requests 2.0 API flow signs each call.",
+    "- requests 1.0 spec of the OAuth handshake.",
+    "- 2024-01-05: requests 2.28 in prod.",
+    "- 2024-01-05 requests 2.28 deployed.",
+    "- v1.2.0: requests 2.28 and jhelm 1.2.0.",
+    "- [1.2.0] - requests 2.28.",
+    "- ## 1.2.0 requests 2.28",
+    "- jhelm 2024.01.05 is the day the chart went live.",
+    "- We switched to requests 2.28 for the proxy.",
+], ids=["seconds", "seconds-glued", "api-version", "spec-version", "dated-entry", "dated-entry-no-colon",
+        "version-label", "keep-a-changelog", "version-heading", "a-date", "switched"])
+def test_a_number_that_is_no_version_of_the_name_before_it_stays_silent(repo: Path, line: str) -> None:
+    """A quantity, an API's version, a changelog entry and a date beside a dependency's
+    name are no claim about the version the build pins: a finding would ask to strike a
+    true line. The same file's true claims are still found (the check runs)."""
+    write_memory(repo, {"notes.md": f"{line}\n- The requests 2.28 and jhelm 1.3.1 pair.\n"})
+    assert found(repo) == [("notes.md", 8, "stale_version_pin", "requests 2.28")]
+
+
+def test_a_calendar_versioned_build_still_grounds_a_dated_pin(tmp_path: Path) -> None:
+    """A date-like version is checked where the build itself uses calendar versions."""
+    repo = make_repo(tmp_path / "cal", files={"requirements.txt": "certifi==2024.8.30\n", "README.md": "x\n"})
+    write_memory(repo, {"notes.md": "- We pin certifi 2023.7.22.\n- certifi 2024.8.30 is current.\n"})
+    assert found(repo) == [("notes.md", 7, "stale_version_pin", "certifi 2023.7.22")]
+
+
+@pytest.mark.parametrize("token", ["src/router.py.", "src/router.py)", "Router.dispatch()", "src/router.py:12."])
+def test_a_sentence_stop_inside_the_backticks_is_no_part_of_the_name(repo: Path, token: str) -> None:
+    """`src/router.py.` at the end of a sentence names the router, which is there: looked
+    for with its full stop, a file on disk was reported gone."""
+    write_memory(repo, {"notes.md": f"- The router is `{token}`\n- The old one is `src/gone.py.`\n"})
+    assert found(repo) == [("notes.md", 8, "vanished_artifact", "src/gone.py.")]
+
+
+# --- supersede: the line the dashboard shows, every other byte kept -----------------------
+
+
+def test_a_dangling_first_index_line_behind_a_bom_is_struck_as_the_dashboard_shows_it(repo: Path) -> None:
+    """The viewer reads line 1 with the editor's BOM; `i` passes that text as the line the
+    user saw. It was refused as "changed" every time, so the finding could never be fixed."""
+    folder = memory_folder(repo)
+    index = folder / "MEMORY.md"
+    (folder / "notes.md").write_text(FRONT)
+    before = "\ufeff- [Gone](gone.md) — old\r\n- [Notes](notes.md) — n\r\n".encode()
+    index.write_bytes(before)
+    [finding] = memory.sweep(str(repo))
+    assert (finding.line, finding.kind) == (1, "index_missing_file")
+    shown = file_lines(str(index))[0]
+    assert shown.startswith("\ufeff")
+    done = supersede(str(index), 1, "`gone.md` no longer exists.", expect=shown, today=TODAY)
+    assert done.line == 1
+    assert index.read_bytes() == ("\ufeff- ~~[Gone](gone.md) — old~~\r\n"
+                                  "- Correction (2026-11-30): `gone.md` no longer exists.\r\n"
+                                  "- [Notes](notes.md) — n\r\n").encode()
+    assert memory.sweep(str(repo)) == []
+
+
+def test_a_line_corrected_in_part_can_have_its_new_part_struck(repo: Path) -> None:
+    """Claude often corrects in place (`~~old~~ new`). The sweep reads the new part, so a
+    finding lands on that line; supersede refused it as "already struck", leaving a finding
+    nothing could clear. The unstruck text is struck, the old strike kept as it was."""
+    folder = write_memory(repo, {"notes.md": "- ~~`src/old.py` routes~~ now `src/gone.py` routes\n"
+                                             "- ~~fully struck~~\n- ~~open strike `src/x.py`\n"})
+    assert found(repo) == [("notes.md", 7, "vanished_artifact", "src/gone.py")]
+    supersede(str(folder / "notes.md"), 7, "the router is `src/router.py`", today=TODAY)
+    assert (folder / "notes.md").read_text() == FRONT + (
+        "- ~~`src/old.py` routes~~ ~~now `src/gone.py` routes~~\n"
+        "- Correction (2026-11-30): the router is `src/router.py`\n"
+        "- ~~fully struck~~\n- ~~open strike `src/x.py`\n")
+    assert found(repo) == []
+    before = (folder / "notes.md").read_bytes()
+    for number, shown in ((9, "- ~~fully struck~~"), (10, "- ~~open strike `src/x.py`")):
+        # nothing left to strike; an open `~~` cannot say where it ends
+        with pytest.raises(SupersedeRefused, match="already struck"):
+            supersede(str(folder / "notes.md"), number, "x", expect=shown, today=TODAY)
+    assert (folder / "notes.md").read_bytes() == before
+
+
+def test_bytes_that_are_not_utf8_elsewhere_in_the_file_are_kept(repo: Path) -> None:
+    """A Latin-1 café three lines away made the whole file "not UTF-8": its findings could
+    not be superseded. Only the struck line has to be text; every other byte is kept."""
+    folder = write_memory(repo, {"notes.md": ""})
+    body = FRONT.encode() + b"- The caf\xe9 wifi is `guest`\n- Routing is `src/gone.py`.\n\xff\xfe tail"
+    (folder / "notes.md").write_bytes(body)
+    assert found(repo) == [("notes.md", 8, "vanished_artifact", "src/gone.py")]
+    code, err = cli_supersede(folder / "notes.md", 8, "routing is `src/router.py`")
+    assert (code, err) == (0, "")
+    today = time.strftime("%Y-%m-%d").encode()
+    assert (folder / "notes.md").read_bytes() == FRONT.encode() + (
+        b"- The caf\xe9 wifi is `guest`\n- ~~Routing is `src/gone.py`.~~\n"
+        b"- Correction (" + today + b"): routing is `src/router.py`\n\xff\xfe tail")
+    code, err = cli_supersede(folder / "notes.md", 7, "x", "--expect", "- The caf\ufffd wifi is `guest`")
+    assert code == 1 and "line 7" in err and "not UTF-8" in err and err.count("\n") == 1
+
+
+def test_a_long_correction_never_swells_the_index_and_is_one_line_anywhere(repo: Path) -> None:
+    """MEMORY.md is recalled from its first 200 lines or 25 KB: a 10,000-character correction
+    there would push true pointers out of what Claude loads, and break the one-line-pointer
+    rule the write lint holds Claude to. A topic file takes a correction, not a document."""
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n"})
+    index = folder / "MEMORY.md"
+    index.write_bytes(b"- [Gone](gone.md) - old\n- [notes](notes.md) - n\n")
+    before_index, before_notes = index.read_bytes(), (folder / "notes.md").read_bytes()
+    code, err = cli_supersede(index, 1, "x" * 10_000)
+    assert code == 1 and "over 2000" in err and err.count("\n") == 1
+    code, err = cli_supersede(index, 1, "gone " * 40)
+    assert code == 1 and "pointer line" in err and err.count("\n") == 1
+    code, err = cli_supersede(folder / "notes.md", 7, "y" * 10_000)
+    assert code == 1 and "over 2000" in err
+    assert (index.read_bytes(), (folder / "notes.md").read_bytes()) == (before_index, before_notes)
+    code, err = cli_supersede(folder / "notes.md", 7, "z" * 1500)
+    assert (code, err) == (0, "")
+    assert supersede(str(index), 1, "`gone.md` no longer exists.", dry_run=True).correction.startswith("- ")
+
+
+def test_extended_attributes_survive_a_supersede_and_an_index_line(repo: Path) -> None:
+    """A rewrite by rename makes a new inode: a file manager's tag or a sync tool's id on
+    the memory file (`user.*` attributes) went with the old one."""
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n"})
+    (folder / "extra.md").write_text(FRONT)
+    notes, index = folder / "notes.md", folder / "MEMORY.md"
+    try:
+        os.setxattr(notes, "user.xdg.tags", b"work")
+        os.setxattr(index, "user.sync.id", b"42")
+    except OSError:
+        pytest.skip("no user extended attributes on this file system")
+    supersede(str(notes), 7, "routing is `src/router.py`", today=TODAY)
+    add_to_index(str(folder / "extra.md"))
+    assert os.getxattr(notes, "user.xdg.tags") == b"work"
+    assert os.getxattr(index, "user.sync.id") == b"42"
+    assert "Correction" in notes.read_text() and "extra.md" in index.read_text()
+
+
+@pytest.mark.parametrize(("body", "number", "after"), [
+    (b"\t- tabbed `fact`\n", 1, b"\t- ~~tabbed `fact`~~\n\t- Correction (2026-11-30): new\n"),
+    (b"- a\r\n- last", 2, b"- a\r\n- ~~last~~\r\n- Correction (2026-11-30): new"),
+    (b"- same\n- same\n", 2, b"- same\n- ~~same~~\n- Correction (2026-11-30): new\n"),
+    (b"> - quoted  \n", 1, b"> - ~~quoted~~\n> - Correction (2026-11-30): new\n"),
+], ids=["tab", "crlf-last-line-without-newline", "the-second-of-two-same-lines", "quote"])
+def test_only_the_struck_line_changes(body: bytes, number: int, after: bytes, sandbox: SandboxEnv) -> None:
+    folder = memory_folder(sandbox.root / "p")
+    path = folder / "t.md"
+    path.write_bytes(body)
+    supersede(str(path), number, "new", today=TODAY)
+    assert path.read_bytes() == after
+
+
+def test_an_empty_file_and_a_moved_line_write_nothing(repo: Path) -> None:
+    """Claude rewrote the file since the finding: the line the finding named moved down.
+    With the text the user saw, the wrong line is never struck; an empty file has none."""
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n"})
+    [finding] = memory.sweep(str(repo))
+    shown = file_lines(finding.file)[finding.line - 1]
+    notes = folder / "notes.md"
+    notes.write_text(FRONT + "- The port is 8080.\n- Routing is `src/gone.py`.\n")
+    before = notes.read_bytes()
+    with pytest.raises(SupersedeRefused, match="changed"):
+        supersede(finding.file, finding.line, "right", expect=shown, today=TODAY)
+    assert notes.read_bytes() == before
+    (folder / "empty.md").write_bytes(b"")
+    code, err = cli_supersede(folder / "empty.md", 1, "x")
+    assert code == 1 and "out of range" in err and (folder / "empty.md").read_bytes() == b""
+
+
+# --- the write lint on the corrections claudetto writes ----------------------------------
+
+
+def test_the_write_lint_lets_claude_keep_a_superseded_file(repo: Path) -> None:
+    """A file claudetto corrected stays one the PreToolUse lint accepts when Claude edits
+    it next: the struck line and the dated correction are no relative date, no paragraph."""
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n"})
+    index = folder / "MEMORY.md"
+    index.write_text("- [Gone](gone.md) — old\n- [notes](notes.md) — n\n")
+    supersede(str(folder / "notes.md"), 7, "routing is `src/router.py` now", today=TODAY)
+    supersede(str(index), 1, "`gone.md` no longer exists.", today=TODAY)
+    for path, old, new in ((folder / "notes.md", "now", "today"), (index, "— n", "— notes")):
+        content = path.read_text()
+        payload = {"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": "Write",
+                   "tool_input": {"file_path": str(path), "content": content.replace(old, new, 1)}}
+        done = run_hook(payload, cwd=repo)
+        assert done.returncode == 0
+        refused = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"] if done.stdout else ""
+        assert ("today" in refused) == (new == "today"), refused
