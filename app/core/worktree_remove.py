@@ -99,7 +99,8 @@ def _forget(key: str, entry: dict[str, Any]) -> None:
 
         admin = _admin_entry(project, key)
         if admin is not None and _holds_work(admin):
-            log(f"hook: WorktreeRemove {key}: git's entry {admin} holds staged work or commits; not forgotten")
+            log(f"hook: WorktreeRemove {key}: git's entry {admin} holds staged work, an operation or commits;"
+                " not forgotten")
             return
         forget_worktree(project, key)
 
@@ -129,10 +130,15 @@ def _admin_entry(project: str, path: str) -> str | None:
 
 def _holds_work(admin: str) -> bool:
     """Whether a worktree's git entry holds what exists nowhere else: an index with staged
-    changes, or a commit only its HEAD (or its own refs and reflog) holds. Unsure: it does."""
+    changes, an operation waiting half done (a rebase's plan, a merge, a bisect: `git
+    worktree repair` brings it back to the moved folder), or a commit only its HEAD (or its
+    own refs and reflog) holds. Unsure: it does."""
     from app.core.git import run
+    from app.core.unique_refs import operation_in_progress
     from app.core.unique_work import GitFailed, Repository, worktree_unmerged
 
+    if operation_in_progress(admin):
+        return True
     staged = run(["diff-index", "--cached", "--quiet", "HEAD", "--"], git_dir=admin)
     if staged.returncode != 0:
         return True

@@ -79,15 +79,15 @@ def worktree_kind(name: str, branch: str | None = None, session_id: str | None =
 
 
 def is_dirty(worktree: str | os.PathLike[str]) -> bool:
-    """A changed or untracked file anywhere, an ignored one outside the regenerable folders,
-    a secret-looking one anywhere, or a present file git status does not look at.
+    """A changed, untracked, ignored-outside-regenerable or secret-looking file, or a present
+    one git status does not look at (a flag, a submodule's folder not checked out).
 
     Raises GitFailed when git cannot read the worktree."""
     folder = os.path.realpath(worktree)
     repo = unique_work.locate(folder)
     if repo is None:
         raise GitFailed(f"{folder} holds no repository")
-    return unique_work.checkout_dirty(repo)
+    return unique_work.checkout_dirty(repo) or unique_work.filled_submodule_folder(repo)
 
 
 def judge_worktree(

@@ -1,0 +1,264 @@
+"""Red team, round nine: git state that lives in a worktree's own admin folder
+(`.git/worktrees/<name>/`) or in its working tree, where `git status` says clean and every
+branch is merged, yet the removal of the worktree would take it. Driven as Claude and a user
+drive it: WorktreeCreate and WorktreeRemove piped into `python -P -m hooks`, `claudetto
+worktrees` in a subprocess, real git, real submodules and nested repositories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+
+OLD = 90 * 86_400  # older than any cleanup period
+
+
+def create(cwd: Path, name: str, session_id: str = "s-1") -> Path:
+    """WorktreeCreate as Claude runs it; the checkout it made."""
+    made = run_hook({"hook_event_name": "WorktreeCreate", "cwd": str(cwd), "name": name,
+                     "session_id": session_id, "transcript_path": "/t"}, cwd=cwd)
+    assert made.returncode == 0, made.stderr
+    path = Path(made.stdout.decode().strip().splitlines()[-1])
+    assert path.is_dir()
+    return path
+
+
+def remove(cwd: Path, path: Path, session_id: str = "s-1") -> subprocess.CompletedProcess[bytes]:
+    return run_hook({"hook_event_name": "WorktreeRemove", "cwd": str(cwd), "session_id": session_id,
+                     "worktree_path": str(path)}, cwd=cwd)
+
+
+def listed(project: Path, checkout: Path) -> dict[str, object]:
+    """The row `claudetto worktrees --json` gives the (old) checkout."""
+    set_mtime(checkout, OLD)
+    done = run_cli("worktrees", "--json", str(project))
+    assert done.returncode == 0, done.stderr
+    rows = [w for w in json.loads(done.stdout)["worktrees"] if w["path"] == str(checkout)]
+    assert len(rows) == 1, done.stdout
+    return rows[0]
+
+
+def kept(cwd: Path, checkout: Path, reason: str) -> None:
+    """The checkout is kept for `reason` by WorktreeRemove (exit 1, the reason on stderr) and
+    `claudetto worktrees` says the same."""
+    assert listed(cwd, checkout)["reason"] == reason
+    result = remove(cwd, checkout)
+    assert result.returncode == 1 and reason.encode() in result.stderr, result.stderr
+    assert checkout.is_dir()
+
+
+def gone(cwd: Path, checkout: Path) -> None:
+    result = remove(cwd, checkout)
+    assert result.returncode == 0, result.stderr
+    assert not checkout.exists()
+
+
+def with_submodule(tmp_path: Path) -> Path:
+    """A project with a submodule `lib` (its remote is a folder beside it)."""
+    lib = make_repo(tmp_path / "lib-remote", files={"lib.c": "int x;\n"})
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(repo, "commit", "-q", "-m", "lib")
+    return repo
+
+
+# --- the working tree: files git status never looks at --------------------------------------
+
+
+def test_files_written_into_a_submodule_folder_the_worktree_never_checked_out_are_kept(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A new worktree gets its submodules as empty folders (git does not check them out). A
+    session that fills `lib/` by hand (copied sources, a patch in progress) writes files git
+    status never looks at: it sees a submodule not checked out, and nothing else."""
+    repo = with_submodule(tmp_path)
+    checkout = create(repo, "agent-a0000001")
+    assert list((checkout / "lib").iterdir()) == []
+    (checkout / "lib" / "lib.c").write_text("int x = 42; /* the fix, only here */\n")
+    assert git(checkout, "status", "--porcelain", "--ignored") == ""  # git sees nothing
+    kept(repo, checkout, "dirty")
+    assert (checkout / "lib" / "lib.c").read_text().startswith("int x = 42;")
+
+
+def test_an_empty_submodule_folder_lets_the_worktree_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = with_submodule(tmp_path)
+    checkout = create(repo, "agent-a0000002")
+    assert listed(repo, checkout)["removable"] is True
+    gone(repo, checkout)
+
+
+def test_a_checked_out_submodule_with_nothing_new_lets_the_worktree_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = with_submodule(tmp_path)
+    checkout = create(repo, "agent-a0000003")
+    git(checkout, "-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q")
+    assert (checkout / "lib" / "lib.c").exists()
+    assert listed(repo, checkout)["removable"] is True
+    gone(repo, checkout)
+
+
+def test_a_nested_git_init_with_its_own_commits_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git init` inside the worktree, ignored by the project, with commits of its own."""
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": "scratchpad/\n"})
+    checkout = create(repo, "agent-a0000004")
+    nested = checkout / "scratchpad"
+    nested.mkdir()
+    git(nested, "init", "-q", "-b", "main")
+    (nested / "plan.md").write_text("only here\n")
+    git(nested, "add", "plan.md")
+    git(nested, "commit", "-q", "-m", "plan")
+    kept(repo, checkout, "dirty")  # the project's status already names the ignored folder
+
+
+def test_a_bisect_just_started_keeps_the_worktree(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git bisect start` with nothing marked yet: its start point lives in the worktree's
+    admin folder alone."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000005")
+    git(checkout, "bisect", "start")
+    kept(repo, checkout, "dirty")
+
+
+def test_settings_of_the_worktree_alone_never_hide_an_untracked_file(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`config.worktree` says show no untracked files and names an excludes file that ignores
+    everything: the judgement asks git its own way and still sees the note."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000006")
+    git(checkout, "config", "extensions.worktreeConfig", "true")
+    everything = tmp_path / "ignore-all"
+    everything.write_text("*\n")
+    git(checkout, "config", "--worktree", "status.showUntrackedFiles", "no")
+    git(checkout, "config", "--worktree", "core.excludesFile", str(everything))
+    (checkout / "notes.local").write_text("mine\n")
+    assert git(checkout, "status", "--porcelain") == ""
+    kept(repo, checkout, "dirty")
+
+
+def test_a_file_only_info_exclude_hides_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000007")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("*.local\n")
+    (checkout / "settings.local").write_text("mine\n")
+    assert git(checkout, "status", "--porcelain") == ""
+    kept(repo, checkout, "dirty")
+
+
+# --- per-worktree refs and branches ---------------------------------------------------------
+
+
+def test_a_checked_out_branch_deleted_behind_the_worktrees_back_keeps_its_last_commit(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The branch was merged and deleted (`update-ref -d`: git's `branch -d` would refuse a
+    checked-out one), but the worktree had made one commit more: only its HEAD reflog and
+    the admin folder lead to it."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000008")
+    (checkout / "a.txt").write_text("merged\n")
+    git(checkout, "add", "a.txt")
+    git(checkout, "commit", "-q", "-m", "agent-a0000008")
+    git(repo, "merge", "-q", "--ff-only", "worktree-agent-a0000008")
+    (checkout / "b.txt").write_text("one more\n")
+    git(checkout, "add", "b.txt")
+    git(checkout, "commit", "-q", "-m", "one more")
+    git(checkout, "switch", "-q", "--detach", "main")
+    git(repo, "update-ref", "-d", "refs/heads/worktree-agent-a0000008")
+    assert git(checkout, "status", "--porcelain") == ""
+    kept(repo, checkout, "unmerged")
+
+
+def test_the_same_branch_name_in_two_projects_is_deleted_only_in_the_removed_ones(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo_a = make_repo(tmp_path / "a")
+    repo_b = make_repo(tmp_path / "b")
+    checkout_a = create(repo_a, "agent-a0000009")
+    checkout_b = create(repo_b, "agent-a0000009")
+    (checkout_b / "b.txt").write_text("only in b\n")
+    git(checkout_b, "add", "b.txt")
+    git(checkout_b, "commit", "-q", "-m", "b's work")
+    gone(repo_a, checkout_a)
+    assert git(repo_a, "branch", "--list", "worktree-agent-a0000009") == ""
+    assert git(repo_b, "show", "worktree-agent-a0000009:b.txt") == "only in b"
+    kept(repo_b, checkout_b, "unmerged")
+
+
+def test_a_worktree_of_a_bare_repositorys_checkout_is_judged_like_any_other(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The bare-repository layout: `project.git` bare, the project a linked worktree of it,
+    Claude's checkouts linked worktrees of the same bare repository."""
+    origin = make_repo(tmp_path / "origin")
+    bare = tmp_path / "project.git"
+    git(tmp_path, "clone", "-q", "--bare", str(origin), str(bare))
+    project = tmp_path / "project"
+    git(bare, "worktree", "add", "-q", str(project), "main")
+    clean = create(project, "agent-a000000a")
+    busy = create(project, "agent-a000000b")
+    (busy / "work.txt").write_text("only here\n")
+    git(busy, "add", "work.txt")
+    git(busy, "commit", "-q", "-m", "work")
+    kept(project, busy, "unmerged")
+    gone(project, clean)
+    assert git(busy, "log", "-1", "--format=%s") == "work"
+
+
+# --- what WorktreeRemove forgets of a checkout moved away -------------------------------------
+
+
+def test_a_checkout_moved_away_in_the_middle_of_a_rebase_keeps_gits_entry(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user moved the checkout away (to keep it) while a rebase waited at an `edit` stop:
+    the plan lives in git's entry for it. WorktreeRemove on the old path reports it gone but
+    leaves the entry, so `git worktree repair` gets the rebase back."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a000000c")
+    for name in ("one", "two"):
+        (checkout / name).write_text(name + "\n")
+        git(checkout, "add", name)
+        git(checkout, "commit", "-q", "-m", name)
+    git(repo, "merge", "-q", "--ff-only", "worktree-agent-a000000c")
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 's/^pick/edit/'"}
+    subprocess.run(["git", "rebase", "-q", "-i", "main~2"], cwd=checkout, env=env, check=True,
+                   capture_output=True)
+    assert git(checkout, "status", "--porcelain") == ""
+    away = tmp_path / "kept-here"
+    shutil.move(str(checkout), str(away))
+    result = remove(repo, checkout)
+    assert result.returncode == 0
+    git(away, "worktree", "repair")
+    assert "rebase" in subprocess.run(["git", "status"], cwd=away, capture_output=True, text=True).stdout
+
+
+def test_files_in_the_folder_of_a_submodule_git_add_embedded_are_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """No `.gitmodules`: a repository added inside the project by mistake (`git add inner`,
+    git only warns) is a bare gitlink, an empty folder in every new worktree."""
+    repo = make_repo(tmp_path / "repo")
+    inner = make_repo(repo / "inner", files={"core.py": "x = 1\n"})
+    git(repo, "add", "inner")
+    git(repo, "commit", "-q", "-m", "embedded")
+    assert not (repo / ".gitmodules").exists() and inner.is_dir()
+    checkout = create(repo, "agent-a000000d")
+    (checkout / "inner" / "core.py").write_text("x = 2  # rewritten here\n")
+    assert git(checkout, "status", "--porcelain", "--ignored") == ""
+    kept(repo, checkout, "dirty")
+
+
+def test_the_gc_keeps_a_recorded_clone_whose_submodule_folder_was_filled_by_hand(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A clone without `--recursive` in the temp folder, recorded by a session that ended:
+    its `lib/` filled by hand is no regenerable output."""
+    from tests.support import add_record
+
+    origin = with_submodule(tmp_path)
+    clone = sandbox.user_tmp / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    (clone / "lib" / "lib.c").write_text("int x = 7; /* only here */\n")
+    add_record("s-gone", clone, kind="copy")
+    set_mtime(clone, OLD)
+    done = run_cli("gc", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    entries = [e for e in json.loads(done.stdout)["entries"] if e["path"] == str(clone)]
+    assert [(e["status"], e["reason"]) for e in entries] == [("kept", "dirty")], done.stdout
+    assert (clone / "lib" / "lib.c").read_text().startswith("int x = 7;")
