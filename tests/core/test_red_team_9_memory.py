@@ -16,6 +16,7 @@ import pytest
 
 from app.core import memory
 from app.core.memory import SupersedeRefused, add_to_index, supersede
+from app.core.memory_lint import index_problems
 from app.data.memory import file_lines
 from tests.core.test_memory import FRONT, found, memory_folder, write_memory
 from tests.support import SandboxEnv, make_repo, run_cli, run_hook
@@ -228,3 +229,34 @@ def test_the_write_lint_lets_claude_keep_a_superseded_file(repo: Path) -> None:
         assert done.returncode == 0
         refused = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"] if done.stdout else ""
         assert ("today" in refused) == (new == "today"), refused
+
+
+# --- the index line keeps the index's own form ------------------------------------------
+
+
+@pytest.mark.parametrize(("index", "added"), [
+    (b"* [Build](build.md) - how to build\n", b"* [Deploy](deploy.md) - the deploy steps\n"),
+    (b"+ [Build](build.md): how to build\n", b"+ [Deploy](deploy.md): the deploy steps\n"),
+    (b"# Index\n\n1. [Build](build.md) \xe2\x80\x93 build\n2. [Ops](ops.md) \xe2\x80\x93 ops\n",
+     b"3. [Deploy](deploy.md) \xe2\x80\x93 the deploy steps\n"),
+    (b"1. [Build](build.md) - build\n1. [Ops](ops.md) - ops\n", b"1. [Deploy](deploy.md) - the deploy steps\n"),
+    (b"## Project\n  - [Build](build.md)\n", b"  - [Deploy](deploy.md) \xe2\x80\x94 the deploy steps\n"),
+    (b"- [Build](build.md) \xe2\x80\x94 build\r\n", b"- [Deploy](deploy.md) \xe2\x80\x94 the deploy steps\r\n"),
+    (b"Notes kept by Claude.\n", b"- [Deploy](deploy.md) \xe2\x80\x94 the deploy steps\n"),
+], ids=["star-and-hyphen", "plus-and-colon", "numbered-en-dash", "lazy-numbering", "indented-no-hook", "claude",
+        "no-pointer-yet"])
+def test_the_added_index_line_takes_the_form_of_the_index(index: bytes, added: bytes, sandbox: SandboxEnv) -> None:
+    """An index a user keeps as `* [Title](file.md) - hook` or as a numbered list got a
+    `- [Title](file.md) — hook` line appended: a second list style, a broken numbering."""
+    folder = memory_folder(sandbox.root / "p")
+    for name in ("build.md", "ops.md"):
+        (folder / name).write_text(FRONT)
+    (folder / "deploy.md").write_text("---\nname: Deploy\ndescription: the deploy steps\ntype: project\n---\n")
+    (folder / "MEMORY.md").write_bytes(index)
+    shown = add_to_index(str(folder / "deploy.md"), dry_run=True)
+    done = add_to_index(str(folder / "deploy.md"), seen=shown.seen)
+    assert (folder / "MEMORY.md").read_bytes() == index + added
+    assert done.line == shown.line == added.decode().rstrip("\r\n")
+    assert index_problems([(1, done.line)]) == []  # the write lint would take it from Claude too
+    assert not [f for f in memory.check_texts({"MEMORY.md": (folder / "MEMORY.md").read_text(), "deploy.md": FRONT},
+                                              str(sandbox.root), str(folder)) if f.token == "deploy.md"]
