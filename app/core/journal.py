@@ -20,11 +20,11 @@ from typing import Any
 
 from app.core import paths
 from app.core.log import log
-from app.core.state import StateBusy, locked, open_regular, read_regular
+from app.core.state import StateBusy, locked, open_regular
 
 FIELDS = ("time", "path", "kind", "bytes", "rule", "session", "result")
 
-# about two million removals; a longer journal is not read whole into memory
+# about two million removals; of a longer journal only its last READ_LIMIT bytes are read
 READ_LIMIT = 512 * 1024 * 1024
 
 
@@ -56,10 +56,15 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
 def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
     """One line in one write(). A full disk can take part of it and say so only by the count
     written: that is a line not written (OSError), and the part is cut off again (`undo`,
-    under the lock: nobody else appended since) so the next line is not glued to it."""
-    fd = open_regular(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    under the lock: nobody else appended since) so the next line is not glued to it. A
+    journal that already ends in part of a line (a crash, a copy cut short, another writer's
+    full disk) gets a line break first: glued to that part, this line would be unreadable,
+    and the record of this removal lost."""
+    fd = open_regular(target, os.O_RDWR | os.O_CREAT | os.O_APPEND)
     try:
         before = os.fstat(fd).st_size
+        if before and os.pread(fd, 1, before - 1) != b"\n":
+            line = b"\n" + line
         written = os.write(fd, line)
         if written != len(line):
             if undo:
@@ -71,10 +76,36 @@ def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
         os.close(fd)
 
 
+def _tail() -> bytes:
+    """The journal's whole lines within its last READ_LIMIT bytes. A journal that grew past
+    the limit is not left unread: the newest removals are the ones the purge settles by
+    (a pending entry's `removed` line), a cut-short removal is reported by, and the
+    dashboard plots; the oldest lines are left on disk, unread."""
+    fd = open_regular(paths.journal_file())
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - READ_LIMIT - 1)  # one byte more: is the first line whole?
+        chunks: list[bytes] = []
+        total = 0
+        while total <= READ_LIMIT:  # a journal growing meanwhile: what was there, and a little
+            chunk = os.pread(fd, 1 << 20, start + total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if start:
+        log(f"journal: {paths.journal_file()} is longer than {READ_LIMIT} bytes; its oldest lines are not read")
+        raw = raw[raw.find(b"\n") + 1:] if b"\n" in raw else b""
+    return raw
+
+
 def read_entries() -> list[dict[str, Any]]:
     """Every entry in file order; a line that is not a JSON object is skipped (and logged)."""
     try:
-        raw = read_regular(paths.journal_file(), READ_LIMIT)
+        raw = _tail()
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -24,6 +24,7 @@ from app.core.trash import (
     ORIGIN,
     PENDING,
     drop_origin,
+    is_slot,
     put_back,
     read_origin,
     safe_parent,
@@ -77,7 +78,7 @@ def leftovers_step(payload: dict[str, Any]) -> None:
 def _has_entries(place: Path) -> bool:
     try:
         with os.scandir(place) as it:
-            return any(True for _ in it)
+            return any(is_slot(entry.name) for entry in it)
     except OSError:
         return False
 
@@ -124,8 +125,7 @@ def _purge_place(place: Path) -> int:
     try:
         dev = os.fstat(fd).st_dev
         for _ in range(100):
-            with os.scandir(fd) as it:
-                names = [entry.name for entry in it if entry.name not in tried]
+            names = _slots(fd, place, tried)
             names = _settle_pending(fd, place, names)
             # A bind mount of this same file system has the trash's device, so the device
             # check inside the purge cannot see it: a mount point found in an entry (made
@@ -148,6 +148,19 @@ def _purge_place(place: Path) -> int:
     finally:
         os.close(fd)
     return removed
+
+
+def _slots(fd: int, place: Path, tried: set[str]) -> list[str]:
+    """The entries of the trash open as `fd` that removals put there (`trash.is_slot`), less
+    `tried`; anything else is not the purge's to take: left alone, and logged."""
+    with os.scandir(fd) as it:
+        names = [entry.name for entry in it if entry.name not in tried]
+    foreign = [name for name in names if not is_slot(name)]
+    if foreign:
+        log(f"removal: {place} holds {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} no removal "
+            f"put there (first {foreign[0]!r}); left alone")
+        tried.update(foreign)
+    return [name for name in names if is_slot(name)]
 
 
 def _open_place(place: Path) -> int | None:
@@ -184,7 +197,7 @@ def settle_leftovers() -> None:
         if fd is None:
             continue
         try:
-            _settle_pending(fd, place, os.listdir(fd))
+            _settle_pending(fd, place, _slots(fd, place, set()))
         except OSError as exc:
             log(f"removal: cannot look at {place}: {exc}")
         finally:

@@ -32,8 +32,10 @@ PROBE_PREFIX = "fswatch-probe-"
 # for session folders (what Claude stages there is not a session's).
 NOT_PROJECTS = frozenset({"plugin-tool-staging"})
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_SESSION_FOLDER = re.compile(rf"^{_UUID}$")
-_GATE_LOG = re.compile(rf"^({_UUID})\..+$")
+# matched whole (`fullmatch`): `$` also matches before a final newline, and a folder named
+# `<uuid>\n` is no session's (a rule must not take it for one: unknown, kept)
+_SESSION_FOLDER = re.compile(_UUID)
+_GATE_LOG = re.compile(rf"({_UUID})\..+")
 
 
 class TempJudgement:
@@ -75,7 +77,7 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
             st = _lstat(entry)
             if st is None:
                 continue
-            if not (stat.S_ISDIR(st.st_mode) and _SESSION_FOLDER.match(entry.name)):
+            if not (stat.S_ISDIR(st.st_mode) and _SESSION_FOLDER.fullmatch(entry.name)):
                 judgement.unknown += 1
                 continue
             yield by_session(judgement, entry, st, "session_folder", entry.name, period, tmp)
@@ -88,7 +90,7 @@ def _gate_logs(logs: Path, judgement: TempJudgement) -> Iterator[Verdict]:
             continue
         period = judgement.period(folder.name)
         for entry in scandir(Path(folder.path)):
-            match = _GATE_LOG.match(entry.name)
+            match = _GATE_LOG.fullmatch(entry.name)
             st = _lstat(entry)
             if match is not None and st is not None:
                 yield by_session(judgement, entry, st, "gate_log", match.group(1), period, logs)

@@ -37,6 +37,16 @@ ORIGIN = ".origin"  # the note beside a pending entry: the path it came from
 NAME_MAX = 255  # bytes in one name, on every file system claudetto runs on
 
 
+def is_slot(name: str) -> bool:
+    """Whether `name` is one a removal gives what it moves into a trash (`<ns>-<pid>-<id>`,
+    pending or handed over, or the note beside a pending one). Nothing else in a trash
+    folder is ours: a CLAUDETTO_HOME set to a folder of the user's that holds a `trash/` of
+    their own (`~/notes`), or a folder of theirs mounted there, must never be emptied."""
+    parts = name.removeprefix(PENDING).removesuffix(ORIGIN).split("-")
+    return (len(parts) == 3 and all(part.isascii() and part.isdigit() for part in parts[:2])
+            and 0 < len(parts[2]) <= 32 and all(c in "0123456789abcdef" for c in parts[2]))
+
+
 def _places_file() -> Path:
     return paths.claudetto_home() / "trash-places.json"
 

@@ -1,0 +1,177 @@
+"""Red team, round nine: the removal core and the session-start cleanup.
+
+A state folder (CLAUDETTO_HOME) that is a folder of the user's holding a `trash/` of their
+own, a journal that ends in half a line or has grown past what is read, folder names that
+only look like a session's, a file inside that refuses to go (`chattr +i`), hard links
+shared with the user's own files, mtimes in the future, a folder that is a mount point or
+has a tmpfs mounted on it. Each is driven as a user and Claude would: `claudetto clean`,
+the purge job as the detached process runs it, `removal.remove` as the sweeps call it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app.core import journal, paths, removal
+from tests.support import ROOT, SandboxEnv, run_cli, set_mtime
+
+OLD = 40 * 86_400
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount, chattr)")
+
+
+def session_folder(sandbox: SandboxEnv, files: dict[str, bytes] | None = None, *,
+                   project: str = "-p", name: str | None = None, age: float = OLD) -> Path:
+    """An old session folder of a dead session, as Claude leaves it in claude-<uid>."""
+    folder = sandbox.claude_tmp / project / (name or str(uuid.uuid4()))
+    (folder / "tasks").mkdir(parents=True)
+    for rel, data in (files or {"tasks/a.output": b"x" * 5000}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    set_mtime(folder, age)
+    return folder
+
+
+def clean_json() -> dict[str, object]:
+    done = run_cli("clean", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def purge_now() -> None:
+    """The purge as the detached `purge-trash` job runs it."""
+    done = subprocess.run([sys.executable, "-P", "-m", "app.core.purge"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def files_under(top: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*")) if p.is_file()}
+
+
+# --- the state folder is a folder of the user's ---------------------------------------------
+
+
+def test_a_state_folder_of_the_users_own_keeps_the_trash_folder_it_already_held(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLAUDETTO_HOME set to a folder of the user's (`~/notes`) that holds a `trash/` of
+    their own: the purge took every entry of `<CLAUDETTO_HOME>/trash`, and every session
+    start spawns one. Only what a removal put there (its slot names) is the purge's."""
+    notes = sandbox.home / "notes"
+    (notes / "trash" / "ideas").mkdir(parents=True)
+    (notes / "trash" / "ideas" / "plan.md").write_text("the plan\n")
+    (notes / "trash" / "draft.txt").write_text("draft\n")
+    (notes / "trash" / "1-2-zz").write_text("not hex\n")
+    monkeypatch.setenv("CLAUDETTO_HOME", str(notes))
+    gone = session_folder(sandbox)
+    before = files_under(notes / "trash")
+
+    report = clean_json()
+    purge_now()
+
+    assert report["cleaned"]["folders"] == 1 and not gone.exists()
+    assert files_under(notes / "trash") == before
+    assert sorted(os.listdir(notes / "trash")) == ["1-2-zz", "draft.txt", "ideas"]
+
+
+def test_a_leftover_of_a_killed_purge_beside_the_users_files_is_still_purged(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other side: what a removal moved there and journaled (a purge killed before it
+    finished) goes with the next purge, whatever else the folder holds."""
+    notes = sandbox.home / "notes"
+    (notes / "trash").mkdir(parents=True)
+    (notes / "trash" / "keep.txt").write_text("mine\n")
+    monkeypatch.setenv("CLAUDETTO_HOME", str(notes))
+    target = sandbox.user_tmp / "out"
+    (target / "sub").mkdir(parents=True)
+    (target / "sub" / "f").write_text("x")
+    done = removal.remove(target, sandbox.user_tmp, "gc", trash=True, spawn=False)
+    assert (done.status, done.trashed) == ("removed", True)
+    assert len(os.listdir(notes / "trash")) == 2
+
+    purge_now()
+
+    assert os.listdir(notes / "trash") == ["keep.txt"]
+
+
+# --- the journal ------------------------------------------------------------------------------
+
+
+def test_a_journal_ending_in_half_a_line_loses_no_later_removal(sandbox: SandboxEnv) -> None:
+    """A journal whose last line was cut short (a crash, a copy that ran out of room): the
+    next removal's line was glued to that part, unreadable, its record lost to the
+    dashboard and to the purge that settles by it."""
+    state = sandbox.state
+    state.mkdir(parents=True, exist_ok=True)
+    earlier = {"time": "2026-01-02T00:00:00Z", "path": "/earlier", "kind": "temp", "bytes": 7,
+               "rule": "gc", "session": None, "result": "removed", "id": "e1"}
+    (state / "journal.jsonl").write_bytes(json.dumps(earlier).encode() + b'\n{"time": "2026-01-0')
+    gone = session_folder(sandbox)
+
+    report = clean_json()
+
+    assert report["cleaned"]["folders"] == 1 and not gone.exists()
+    entries = journal.read_entries()
+    assert [e["path"] for e in entries] == ["/earlier", str(gone)]
+    assert entries[1]["result"] == "removed" and entries[1]["bytes"] == report["cleaned"]["bytes"]
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    assert journal.freed_per_day() == {"2026-01-02": 7, today: report["cleaned"]["bytes"]}
+
+
+def test_a_journal_past_the_read_limit_still_reads_its_newest_lines(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A journal longer than what is read at once was read as nothing at all: the dashboard
+    lost its history, a cut-short removal was never reported, a purge could not find the
+    `removed` line of a pending entry. Its newest lines are read (the limit made small here:
+    a real one is half a gigabyte)."""
+    monkeypatch.setattr(journal, "READ_LIMIT", 64 * 1024)
+    state = sandbox.state
+    state.mkdir(parents=True, exist_ok=True)
+    old = json.dumps({"time": "2020-01-01T00:00:00Z", "path": "/old", "result": "removed",
+                      "bytes": 1}).encode() + b"\n"
+    (state / "journal.jsonl").write_bytes(old * 4000)  # ~300 KB
+    target = sandbox.user_tmp / "out"
+    (target / "sub").mkdir(parents=True)
+    (target / "sub" / "f").write_text("x")
+
+    done = removal.remove(target, sandbox.user_tmp, "gc", trash=False)
+
+    assert done.removed
+    entries = journal.read_entries()
+    assert entries[-1]["path"] == str(target) and entries[-1]["result"] == "removed"
+    assert all(e["path"] == "/old" for e in entries[:-1]) and 500 < len(entries) < 4000
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    assert journal.freed_per_day()[today] == done.bytes
+
+
+# --- names that only look like a session's ------------------------------------------------------
+
+
+def test_a_folder_named_like_a_session_with_a_final_newline_is_no_session_folder(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    """`$` matches before a final newline: `<live id>\\n` was judged the folder of a session
+    `<live id>\\n`, dead, and removed. It is no session's folder: unknown, kept; and a gate
+    log of that shape is no gate log."""
+    sid = str(uuid.uuid4())
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId=sid, cwd=str(sandbox.home))
+    odd = session_folder(sandbox, name=sid + "\n")
+    real = session_folder(sandbox)
+    logs = paths.log_root() / "-p"
+    logs.mkdir(parents=True)
+    odd_log = logs / f"{uuid.uuid4()}.log\n"
+    odd_log.write_text("x")
+    set_mtime(odd_log, OLD)
+
+    report = clean_json()
+
+    assert odd.is_dir() and (odd / "tasks" / "a.output").exists()
+    assert odd_log.exists()
+    assert not real.exists()
+    assert report["cleaned"]["folders"] == 1 and report["unknown_kept"] == 1
