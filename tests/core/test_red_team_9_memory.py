@@ -234,29 +234,69 @@ def test_the_write_lint_lets_claude_keep_a_superseded_file(repo: Path) -> None:
 # --- the index line keeps the index's own form ------------------------------------------
 
 
+EM = "\u2014"
+
+
 @pytest.mark.parametrize(("index", "added"), [
-    (b"* [Build](build.md) - how to build\n", b"* [Deploy](deploy.md) - the deploy steps\n"),
-    (b"+ [Build](build.md): how to build\n", b"+ [Deploy](deploy.md): the deploy steps\n"),
-    (b"# Index\n\n1. [Build](build.md) \xe2\x80\x93 build\n2. [Ops](ops.md) \xe2\x80\x93 ops\n",
-     b"3. [Deploy](deploy.md) \xe2\x80\x93 the deploy steps\n"),
-    (b"1. [Build](build.md) - build\n1. [Ops](ops.md) - ops\n", b"1. [Deploy](deploy.md) - the deploy steps\n"),
-    (b"## Project\n  - [Build](build.md)\n", b"  - [Deploy](deploy.md) \xe2\x80\x94 the deploy steps\n"),
-    (b"- [Build](build.md) \xe2\x80\x94 build\r\n", b"- [Deploy](deploy.md) \xe2\x80\x94 the deploy steps\r\n"),
-    (b"Notes kept by Claude.\n", b"- [Deploy](deploy.md) \xe2\x80\x94 the deploy steps\n"),
-], ids=["star-and-hyphen", "plus-and-colon", "numbered-en-dash", "lazy-numbering", "indented-no-hook", "claude",
-        "no-pointer-yet"])
-def test_the_added_index_line_takes_the_form_of_the_index(index: bytes, added: bytes, sandbox: SandboxEnv) -> None:
-    """An index a user keeps as `* [Title](file.md) - hook` or as a numbered list got a
-    `- [Title](file.md) — hook` line appended: a second list style, a broken numbering."""
+    ("* [Build](build.md) - how to build\n", f"* [Deploy](deploy.md) {EM} the deploy steps\n"),
+    ("+ [Build](build.md): how to build\n", f"+ [Deploy](deploy.md) {EM} the deploy steps\n"),
+    ("# Index\n\n1. [Build](build.md) - build\n2. [Ops](ops.md) - ops\n", f"3. [Deploy](deploy.md) {EM} the deploy steps\n"),
+    ("1. [Build](build.md) - build\n1. [Ops](ops.md) - ops\n", f"1. [Deploy](deploy.md) {EM} the deploy steps\n"),
+    ("## Project\n  -   [Build](build.md)\n", f"  -   [Deploy](deploy.md) {EM} the deploy steps\n"),
+    (f"- [Build](build.md) {EM} build\r\n", f"- [Deploy](deploy.md) {EM} the deploy steps\r\n"),
+    ("Notes kept by Claude.\n", f"- [Deploy](deploy.md) {EM} the deploy steps\n"),
+], ids=["star", "plus", "numbered", "lazy-numbering", "indented", "claude", "no-pointer-yet"])
+def test_the_added_index_line_is_an_item_of_the_index_list(index: str, added: str, sandbox: SandboxEnv) -> None:
+    """An index a user keeps as `* [Title](file.md)` items or as a numbered list got a
+    `- [Title](file.md) — hook` line appended: Markdown starts a second list at another
+    marker, and a numbered list lost its count."""
     folder = memory_folder(sandbox.root / "p")
     for name in ("build.md", "ops.md"):
         (folder / name).write_text(FRONT)
     (folder / "deploy.md").write_text("---\nname: Deploy\ndescription: the deploy steps\ntype: project\n---\n")
-    (folder / "MEMORY.md").write_bytes(index)
+    (folder / "MEMORY.md").write_bytes(index.encode())
     shown = add_to_index(str(folder / "deploy.md"), dry_run=True)
     done = add_to_index(str(folder / "deploy.md"), seen=shown.seen)
-    assert (folder / "MEMORY.md").read_bytes() == index + added
-    assert done.line == shown.line == added.decode().rstrip("\r\n")
+    assert (folder / "MEMORY.md").read_bytes() == (index + added).encode()
+    assert done.line == shown.line == added.rstrip("\r\n")
     assert index_problems([(1, done.line)]) == []  # the write lint would take it from Claude too
     assert not [f for f in memory.check_texts({"MEMORY.md": (folder / "MEMORY.md").read_text(), "deploy.md": FRONT},
                                               str(sandbox.root), str(folder)) if f.token == "deploy.md"]
+
+
+# --- more lines that are no fact about the tree, and a table row struck as a row ---------
+
+
+def test_an_indented_code_block_is_an_example_like_a_fenced_one(repo: Path) -> None:
+    write_memory(repo, {"notes.md": (
+        "Set up:\n\n    pip install requests==2.28\n    python src/old_setup.py `src/gone_a.py`\n\n"
+        "- item\n    - nested `src/gone_b.py`\n- The pair is requests 2.28.\n")})
+    assert found(repo) == [("notes.md", 13, "vanished_artifact", "src/gone_b.py"),
+                           ("notes.md", 14, "stale_version_pin", "requests 2.28")]
+
+
+def test_an_environment_variable_beside_a_flag_is_not_read_as_a_feature_flag(repo: Path) -> None:
+    write_memory(repo, {"notes.md": "- Set the env var `DATABASE_URL`; the `--dry-run` flag skips it.\n"
+                                    "- Create `src/settings.py` if missing.\n"
+                                    "- The `NEW_CHECKOUT` feature flag gates the router.\n"})
+    assert found(repo) == [("notes.md", 9, "vanished_artifact", "NEW_CHECKOUT")]
+
+
+def test_a_table_row_is_struck_cell_by_cell_and_the_correction_is_a_row(repo: Path) -> None:
+    """A plain correction line amid a table ends it: the rows below it became a paragraph."""
+    table = ("| file | what |\n|---|---|\n| `src/gone.py` | the `a|b` router \\| old |\n"
+             "| `src/router.py` | routes |\n")
+    folder = write_memory(repo, {"notes.md": table})
+    assert found(repo) == [("notes.md", 9, "vanished_artifact", "src/gone.py")]
+    notes = folder / "notes.md"
+    supersede(str(notes), 9, "routing is in `src/router.py` | see below", today=TODAY)
+    assert notes.read_text() == FRONT + (
+        "| file | what |\n|---|---|\n| ~~`src/gone.py`~~ | ~~the `a|b` router \\| old~~ |\n"
+        "| Correction (2026-11-30): routing is in `src/router.py` \\| see below |\n"
+        "| `src/router.py` | routes |\n")
+    assert found(repo) == []
+    before = notes.read_bytes()
+    for number, why in ((7, "header row"), (8, "delimiter row"), (9, "already struck")):
+        with pytest.raises(SupersedeRefused, match=why):
+            supersede(str(notes), number, "x", expect=file_lines(str(notes))[number - 1], today=TODAY)
+    assert notes.read_bytes() == before

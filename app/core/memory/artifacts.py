@@ -166,6 +166,8 @@ def _symbol_part(token: str) -> str | None:
 #: CONSTANT_CASE is mostly an environment variable set outside the tree, so it is silent,
 #: unless the line's prose calls it a flag: a feature flag the code no longer reads is rot
 _FLAG_WORD = re.compile(r"\b(?:feature[- ])?(?:flag|toggle)s?\b", re.IGNORECASE)
+#: a line that also speaks of the environment: its CONSTANT_CASE names are variables after all
+_ENV_WORD = re.compile(r"\b(?:env|envs|environment|env[- ]?vars?|variables?|secrets?)\b", re.IGNORECASE)
 _FLAG_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
@@ -177,7 +179,8 @@ def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
         tokens = [m.group(2) for m in CODE_SPAN.finditer(fact.text)]
         if any(_points_outside(t, root) for t in tokens):
             continue  # a line about something outside the tree: its names are not the tree's
-        flag_line = bool(_FLAG_WORD.search(CODE_SPAN.sub(" ", fact.text)))
+        prose = CODE_SPAN.sub(" ", fact.text)
+        flag_line = bool(_FLAG_WORD.search(prose)) and not _ENV_WORD.search(prose)
         for token in tokens:
             kind_probe = artifact_of(token, root)
             if kind_probe is None and flag_line and _FLAG_NAME.fullmatch(token.strip()):

@@ -27,7 +27,7 @@ FILTER_WORDS: dict[str, tuple[str, ...]] = {
                  "aren't", "won't", "can't", "cannot", "shouldn't", "wasn't", "didn't", "haven't"),
     "future": ("todo", "to-do", "fixme", "plan", "plans", "planned", "planning", "will", "going to", "proposal",
                "propose", "proposed", "idea", "maybe", "might", "could", "would", "should", "consider",
-               "future", "eventually", "later", "someday", "wip", "draft", "if we", "if you", "unless",
+               "future", "eventually", "later", "someday", "wip", "draft", "if we", "if you", "unless", "if missing", "if absent", "when missing", "if needed", "create it",
                "once we", "want to", "wants to", "need to add", "to be added", "to add", "to create", "to write"),
     "outside": ("upstream", "third-party", "third party", "library", "libraries", "stdlib", "standard library",
                 "vendored", "external", "sibling", "other repo", "another repo", "other repository",
@@ -83,11 +83,11 @@ class FactLine:
 
 
 def fact_lines(text: str) -> list[FactLine]:
-    """The lines of a memory file that may state facts: not the frontmatter, not fenced code,
-    not a heading or section about examples; struck spans (`~~…~~`) and HTML comments are
+    """The lines of a memory file that may state facts: not the frontmatter, not fenced or
+    indented code, not a heading or section about examples; struck spans (`~~…~~`) and HTML comments are
     cut out, and a line whose strike runs on past its end is skipped whole."""
     lines = text.split("\n")
-    skip = set(fenced_lines(text))
+    skip = set(fenced_lines(text)) | indented_code(lines)
     found = frontmatter(text)
     if found is not None:
         skip.update(range(1, found[1] + 1))
@@ -116,3 +116,25 @@ def fact_lines(text: str) -> list[FactLine]:
                 marks |= {"url"}
             facts.append(FactLine(number, line, marks))
     return facts
+
+
+_INDENTED = re.compile(r"(?: {4}|\t| {0,3}\t)(?!\s*(?:[-*+]|\d+[.)])\s)")
+
+
+def indented_code(lines: list[str]) -> set[int]:
+    """The numbers of the lines of an indented code block (four spaces or a tab, after a
+    blank line): a command shown as Markdown's other code block is an example as much as a
+    fenced one. A nested list item (`    - sub`) is prose, and so is what follows it."""
+    code: set[int] = set()
+    open_block = False
+    blank = True
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            blank = True
+            continue
+        open_block = bool(_INDENTED.match(line)) and (blank or open_block)
+        if open_block:
+            code.add(number)
+        blank = False
+    return code

@@ -61,8 +61,7 @@ class IndexAdded:
 def add_to_index(topic_file: str, *, dry_run: bool = False, seen: State | None = None) -> IndexAdded:
     """Append the line that lists `topic_file` to the `MEMORY.md` of its memory folder, in one
     atomic write (temp file, fsync, rename, under the memory write lock; the index keeps its
-    mode and line endings, and the line takes the form of the index's own pointer lines:
-`in_form`). `seen` is the index's state when the line was shown (a dry run's
+    mode and line endings, and the line is an item of the index's own list: `in_form`). `seen` is the index's state when the line was shown (a dry run's
     `seen`): the write is refused when the index is no longer that.
 
     Raises IndexRefused for a topic file outside a memory folder (symlinks resolved), not a
@@ -148,30 +147,25 @@ def appended(raw: bytes, line: str) -> bytes:
 
 # --- the line -------------------------------------------------------------------------------
 
-#: a pointer line as the index writes it: indent, list marker, the link, the separator before the hook
-_POINTER = re.compile(r"([ \t]*)([-*+]|\d{1,9}[.)])([ \t]+)\[[^\]\n]*\]\([^)\n]*\)([ \t]+[—–-]{1,2}[ \t]+|:[ \t]+)?")
+#: a pointer line as the index writes it: indent, list marker, the gap before the link
+_POINTER = re.compile(r"([ \t]*)([-*+]|\d{1,9}[.)])([ \t]+)\[[^\]\n]*\]\([^)\n]*\)")
 
 
 def in_form(line: str, raw: bytes) -> str:
-    """Claude's pointer line (`- [Title](file.md) — hook`, from `index_line`) in the form of
-    the index's own last pointer line: its indent, list marker (a numbered list goes on
-    counting, or repeats a number it repeats) and separator before the hook. An index a
-    user keeps as `* [Title](file.md) - hook` stays one list (pure)."""
+    """Claude's pointer line (`- [Title](file.md) — hook`, from `index_line`) as an item of
+    the index's own list, the one its last pointer line is in: the same indent and marker
+    (a numbered list goes on counting, or repeats a number it repeats). Markdown starts a
+    new list at another marker: `* [Title](file.md)` items stay one list (pure)."""
     found = [m for m in map(_POINTER.match, raw.decode("utf-8", "replace").split("\n")) if m]
     if not found or not line.startswith("- ["):
         return line
-    indent, marker, gap, separator = found[-1].groups()
+    indent, marker, gap = found[-1].groups()
     if marker[0].isdigit():
         numbers = [int(m.group(2)[:-1]) for m in found if m.group(2)[0].isdigit()]
         repeats = len(numbers) > 1 and numbers[-1] == numbers[-2]
         marker = f"{numbers[-1] + (0 if repeats else 1)}{marker[-1]}"
-    link_end = line.index("](") + line[line.index("]("):].index(")") + 1
-    rest = line[link_end:]
-    if separator is not None and rest.startswith(" — "):
-        rest = separator + rest[3:]
-    styled = f"{indent}{marker}{gap}{line[2:link_end]}{rest}"
+    styled = f"{indent}{marker}{gap}{line[2:]}"
     return styled if len(styled.strip()) <= INDEX_LINE_MAX else line
-
 
 
 def index_line(topic_file: str, topic: str) -> str:

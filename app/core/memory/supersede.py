@@ -6,11 +6,11 @@ the why gets re-learned wrong, and the strike silences later sweeps.
 from __future__ import annotations
 
 import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.core import paths
+from app.core.memory.strike import NotStruck, struck_line
 from app.core.memory_lint import (
     INDEX_LINE_MAX,
     INDEX_NAME,
@@ -46,9 +46,6 @@ class Superseded:
     correction: str  # the added line
     correction_line: int
     dry_run: bool
-
-
-_LEAD = re.compile(r"(\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?)(#{1,6}\s+)?")
 
 
 def supersede(file: str, line: int, correction: str, *, expect: str | None = None, dry_run: bool = False,
@@ -247,42 +244,15 @@ def _superseded(real: str, raw: bytes, number: int, text: str, date: str, *, dry
         raise SupersedeRefused(f"line {number} of {real} is in the frontmatter: edit it instead")
     if number in fenced_lines(content):
         raise SupersedeRefused(f"line {number} of {real} is in a code block: edit it instead")
-    bom = "\ufeff" if body.startswith("\ufeff") else ""  # stays the file's first character
-    lead = _LEAD.match(body, len(bom))
-    assert lead is not None  # every group is optional
-    prefix, heading = lead.group(1), lead.group(2) or ""
-    struck = _struck(body[lead.end():].rstrip())
-    if struck is None:
-        raise SupersedeRefused(f"line {number} of {real} is already struck" if "~~" in body
-                               else f"line {number} of {real} holds no text to strike")
-    correction = f"{prefix}Correction ({date}): {text}"
+    following = line_body(lines[number]).decode("utf-8", "replace") if number < len(lines) else None
+    try:
+        struck, correction = struck_line(body, following, date, text)
+    except NotStruck as why:
+        raise SupersedeRefused(f"line {number} of {real} {why}") from None
     if len(correction.strip()) > INDEX_LINE_MAX and _is_index(real):
         raise SupersedeRefused(f"the correction line would be {len(correction.strip())} characters, over the "
                                f"{INDEX_LINE_MAX} of one {INDEX_NAME} pointer line; nothing changed (shorten it)")
-    return Superseded(real, number, f"{bom}{prefix}{heading}{struck}", correction, number + 1, dry_run)
-
-
-_STRUCK = re.compile(r"(~~.*?~~)")
-
-
-def _struck(rest: str) -> str | None:
-    """`rest` struck through: each run of text not struck yet wrapped in `~~`, the struck
-    runs kept as they are (a line Claude already corrected in part, `~~old~~ new`, can still
-    have its new part struck); None when nothing is left to strike, or a `~~` is left open
-    (where the strike ends cannot be told)."""
-    parts = _STRUCK.split(rest)
-    if "~~" in "".join(parts[0::2]):
-        return None
-    out = []
-    for at, part in enumerate(parts):
-        text = part.strip()
-        if at % 2 or not text:
-            out.append(part)
-            continue
-        start = part.index(text)
-        out.append(f"{part[:start]}~~{text}~~{part[start + len(text):]}")
-    struck = "".join(out)
-    return struck if struck != rest else None
+    return Superseded(real, number, struck, correction, number + 1, dry_run)
 
 
 def _is_index(real: str) -> bool:
