@@ -16,9 +16,13 @@ per-tool events pay only for what they use (STYLE rule 2: stdlib only on the hot
 even json, pathlib, re or typing: each costs milliseconds on every call).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: it would import `__future__` before the import
+# cache is in place; the annotations that need a name from typing are quoted instead.
 import sys
+
+TYPE_CHECKING = False  # typing itself costs a hook ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 # event -> module under hooks/ with `handle(payload) -> int`
 HANDLERS = {
@@ -33,6 +37,15 @@ HANDLERS = {
 
 #: events whose exit code Claude acts on: the handler's code is passed through
 WORKTREE_EVENTS = ("WorktreeCreate", "WorktreeRemove")
+
+#: the layout of the import cache file (hooks/import_cache.py); another is ignored
+CACHE_FORMAT = 1
+
+#: the events of every prompt and tool call: what they import goes into the import cache
+FREQUENT_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
+
+#: the event this process handles, once read (the import cache grows only on frequent ones)
+EVENT: list[object] = [None]
 
 MAX_INPUT = 64 * 1024 * 1024
 
@@ -71,7 +84,124 @@ def run() -> None:
     gc.disable()
     if sys.flags.no_site:
         add_site_packages()
-    sys.exit(main())
+    finder = Cached.install()
+    code = main()
+    if finder is not None:
+        finder.refresh()
+    sys.exit(code)
+
+
+class Cached:
+    """A finder first on `sys.meta_path` that serves modules from the import cache
+    (hooks/import_cache.py: why, its layout, and why it is never stale): a module whose
+    source still has the (inode, size, mtime_ns, ctime_ns) it was compiled from, else nothing (the
+    normal finders import it). The file stays open: each module's code is read when it is
+    imported, so an event reads only what it uses. `refresh` rebuilds the cache after a
+    frequent event that imported a module the normal way."""
+
+    def __init__(self, path: str, fd: int, base: int, entries: "dict[str, tuple[Any, ...] | None]") -> None:
+        self.path = path
+        self.fd = fd
+        self.base = base
+        self.entries = entries
+        self.missed: list[str] = []  # asked for and not served: imported the normal way, if at all
+
+    @classmethod
+    def install(cls) -> "Cached | None":
+        """The finder, installed; None (nothing changed) when the entry is not in a folder
+        of its own (`__file__` unknown)."""
+        import marshal
+        import os
+
+        here = globals().get("__file__")
+        if not isinstance(here, str):
+            return None
+        root = os.path.dirname(os.path.dirname(os.path.abspath(here)))
+        path = f"{root}/hooks/__pycache__/hot-imports.{sys.implementation.cache_tag}.marshal"
+        fd, base, entries = -1, 0, {}
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            head = os.read(fd, 16384)
+            size = int.from_bytes(head[:4], "little")
+            if size + 4 > len(head):
+                head += os.pread(fd, size + 4 - len(head), len(head))
+            index = marshal.loads(head[4:4 + size])
+            if index[0] == CACHE_FORMAT and index[1] == sys.modules["_frozen_importlib_external"].MAGIC_NUMBER:
+                entries, base = dict(index[2]), 4 + size
+        except Exception:  # noqa: BLE001 - missing, unreadable or foreign: imported the normal way
+            pass
+        finder = cls(path, fd, base, entries)
+        sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
+        return finder
+
+    def code(self, name: str) -> bytes | None:
+        """The compiled code of `name` as stored, or None."""
+        entry = self.entries.get(name)
+        if entry is None:
+            return None
+        import os
+
+        try:
+            data = os.pread(self.fd, entry[7], self.base + entry[6])
+        except (OSError, TypeError):
+            return None
+        return data if len(data) == entry[7] else None
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        code = self._load(name)
+        if code is None:
+            self.missed.append(name)
+            return None
+        entry = self.entries[name]
+        assert entry is not None
+        import os
+
+        spec = sys.modules["_frozen_importlib"].ModuleSpec(name, self, origin=entry[0], loader_state=code,
+                                                          is_package=entry[5])
+        spec.has_location = True
+        if entry[5]:
+            spec.submodule_search_locations = [os.path.dirname(entry[0])]
+        return spec
+
+    def _load(self, name: str) -> object:
+        """The code of `name` when the cache holds it and its source is unchanged, else None."""
+        entry = self.entries.get(name)
+        if entry is None:
+            return None
+        import marshal
+        import os
+
+        try:
+            st = os.stat(entry[0])
+            if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != entry[1:5]:
+                return None
+            data = self.code(name)
+            return marshal.loads(data) if data is not None else None
+        except Exception:  # noqa: BLE001 - unreadable or damaged: imported the normal way
+            return None
+
+    def create_module(self, spec: object) -> None:
+        return None  # the default module
+
+    def exec_module(self, module: "Any") -> None:
+        exec(module.__spec__.loader_state, module.__dict__)  # noqa: S102 - claudetto's own code
+
+    def refresh(self) -> None:
+        """After a frequent event: the cache rebuilt when a module was imported the normal way
+        (new, edited, or not cached yet). Never raises: the hook's work is done."""
+        if EVENT[0] not in FREQUENT_EVENTS:
+            return
+        try:
+            missed = [name for name in self.missed if name not in self.entries or self.entries[name] is not None]
+            missed = [name for name in missed
+                      if type(getattr(getattr(sys.modules.get(name), "__spec__", None), "loader", None)).__name__
+                      == "SourceFileLoader"]
+            if missed:
+                from hooks import import_cache
+
+                import_cache.rebuild(self, missed)
+        except Exception as exc:  # noqa: BLE001
+            _log(f"hook: the import cache was not rebuilt: {type(exc).__name__}: {exc}")
 
 
 def add_site_packages() -> None:
@@ -115,7 +245,7 @@ def main() -> int:
         cwd = payload.get("cwd")
         session_id = payload.get("session_id")
         bind(cwd if isinstance(cwd, str) else None, session_id if isinstance(session_id, str) else None)
-        event = payload.get("hook_event_name")
+        event = EVENT[0] = payload.get("hook_event_name")
         if not isinstance(event, str) or event not in HANDLERS:
             _log(f"hook: unknown or missing hook_event_name {str(event)[:80]!r}, nothing done")
             return 0
