@@ -31,6 +31,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 
 from hooks.entry import CACHE_FORMAT
 
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
 
     from hooks.entry import Cached
 
+#: at most one rebuild in this many seconds: where sources never keep their stamp (a file
+#: system that hands out new inode numbers), every hook would otherwise compile them all again
+#: (~0.1 s); a module missed meanwhile is only imported the normal way
+REBUILD_EVERY_S = 10.0
+
 #: the bytecode version of this interpreter: a file of another is ignored
 MAGIC: bytes = sys.modules["_frozen_importlib_external"].MAGIC_NUMBER
 
@@ -50,6 +56,11 @@ def rebuild(finder: Cached, names: list[str]) -> None:
     `names` (modules of source this hook imported the normal way) compiled afresh. The temp file is created first, so a folder
     that cannot be written costs one failed open, not a compile."""
     path = finder.path
+    try:
+        if time.time() - os.stat(path).st_mtime < REBUILD_EVERY_S:
+            return
+    except OSError:
+        pass
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -10,6 +10,7 @@ that reports at exit where each module came from."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shlex
 import shutil
@@ -36,6 +37,19 @@ def copy_code(tmp_path: Path) -> Path:
 
 def cache_file(root: Path) -> Path:
     return root / "hooks" / "__pycache__" / f"hot-imports.{sys.implementation.cache_tag}.marshal"
+
+
+def age_cache(root: Path) -> None:
+    """As if the last rebuild were a minute ago (rebuilds are at most one in REBUILD_EVERY_S)."""
+    cache = cache_file(root)
+    old = cache.stat().st_mtime - 60
+    os.utime(cache, (old, old))
+
+
+def cache_index(root: Path) -> dict:
+    whole = cache_file(root).read_bytes()
+    size = int.from_bytes(whole[:4], "little")
+    return marshal.loads(whole[4:4 + size])[2]
 
 
 def hook(root: Path, payload: dict, cwd: Path) -> tuple[subprocess.CompletedProcess[bytes], dict[str, str]]:
@@ -82,6 +96,11 @@ def test_an_edited_module_runs_as_edited_and_the_cache_follows(sandbox: SandboxE
     module = root / "app" / "core" / "ledger_look.py"
     module.write_text(module.read_text() + "\nimport sys as _s\n_s.stderr.write('EDITED\\n')\n")
 
+    built = cache_file(root).stat()
+    result, loaders = hook(root, payload, project)
+    assert b"EDITED" in result.stderr and loaders["app.core.ledger_look"] == "SourceFileLoader"
+    assert cache_file(root).stat().st_ino == built.st_ino  # rebuilt at most once in REBUILD_EVERY_S
+    age_cache(root)
     result, loaders = hook(root, payload, project)
     assert b"EDITED" in result.stderr and loaders["app.core.ledger_look"] == "SourceFileLoader"
     result, loaders = hook(root, payload, project)
@@ -131,6 +150,8 @@ def test_a_damaged_or_foreign_file_is_ignored_and_rebuilt(damage: str, sandbox: 
         (tmp_path / "elsewhere").write_bytes(whole)
         cache.symlink_to(tmp_path / "elsewhere")
 
+    if cache.is_file() and not cache.is_symlink():
+        age_cache(root)
     _, loaders = hook(root, payload, project)
     assert loaders["app.core.ledger"] in ("SourceFileLoader", "Cached")
     if damage == "truncated":  # the index is whole: the modules whose code is cut short are imported as usual
@@ -147,6 +168,7 @@ def test_a_symlinked_cache_is_never_written_through(sandbox: SandboxEnv, tmp_pat
     payload, project = edit(tmp_path)
     target = tmp_path / "precious.txt"
     target.write_text("keep me\n")
+    os.utime(target, (1e9, 1e9))
     cache = cache_file(root)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.symlink_to(target)
@@ -176,6 +198,9 @@ def test_only_the_frequent_events_fill_it(sandbox: SandboxEnv, tmp_path: Path) -
     prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(project), "prompt": "hi"}
     hook(root, prompt, project)
     assert cache_file(root).exists()
+    age_cache(root)
+    hook(root, start, project)
+    assert "app.core.gc" not in cache_index(root)
     _, loaders = hook(root, start, project)  # any event may read it
     assert loaders["app.core.log"] == "Cached"
 
