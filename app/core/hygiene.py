@@ -182,9 +182,10 @@ def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> 
                           guard=None if run.dry_run else guard,
                           _before_remove=run.before_remove)
     answer = settled(verdict, done)
-    if answer.action == "remove":
+    if answer.action == "remove" or done.status == "failed":  # a failed one freed what it says
         tally.counts["bytes"] += done.bytes
         tally.counts["files"] += done.files
+    if answer.action == "remove":
         tally.counts["folders"] += is_dir
         tally.counts["probes"] += verdict.rule == "probe"
     tally.verdicts.append(answer)

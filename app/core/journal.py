@@ -53,6 +53,16 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
             raise
 
 
+def append_started(path: str, rule: str, kind: str, session: str | None, size: int, token: str) -> None:
+    """The line a removal in place writes before it starts (its process named, so that a
+    next run can tell it was cut short); raises OSError when it cannot be written."""
+    from app.core.claude_process import start_of
+
+    pid = os.getpid()
+    append({"path": path, "kind": kind, "bytes": size, "rule": rule, "session": session,
+            "result": "started", "id": token, "pid": pid, "proc_start": start_of(pid)}, strict=True)
+
+
 def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
     """One line in one write(). A full disk can take part of it and say so only by the count
     written: that is a line not written (OSError), and the part is cut off again (`undo`,
@@ -172,10 +182,12 @@ def report_unfinished() -> list[str]:
 
 def freed_per_day(entries: list[dict[str, Any]] | None = None) -> dict[str, int]:
     """"YYYY-MM-DD" (UTC) -> disk bytes removed that day, in date order. Only entries with
-    result `removed` count; an entry with a bad time or byte count is left out."""
+    result `removed` count, less what a `left` line says stayed in the trash (a file that
+    refused to go); an entry with a bad time or byte count is left out."""
     totals: dict[str, int] = {}
     for entry in read_entries() if entries is None else entries:
-        if entry.get("result") != "removed":
+        result = entry.get("result")
+        if result not in ("removed", "left"):
             continue
         stamp, size = entry.get("time"), entry.get("bytes")
         if not isinstance(stamp, str) or len(stamp) < 10 or not _is_date(stamp[:10]):
@@ -183,7 +195,7 @@ def freed_per_day(entries: list[dict[str, Any]] | None = None) -> dict[str, int]
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             continue
         day = stamp[:10]
-        totals[day] = totals.get(day, 0) + size
+        totals[day] = max(0, totals.get(day, 0) + (size if result == "removed" else -size))
     return dict(sorted(totals.items()))
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import paths
 from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir, open_down, open_to_empty
@@ -31,6 +31,9 @@ from app.core.trash import (
     to_purge,
     trash_places,
 )
+
+if TYPE_CHECKING:
+    from app.core.scanner import TreeSize
 
 PURGE_JOB = "purge-trash"
 PURGE_WAIT_S = 6 * 3600.0  # a queued purge waits this long for the running one
@@ -298,6 +301,23 @@ def _mounted_in(place: Path, name: str) -> bool:
     if found:
         log(f"removal: {place / name} holds a mount point ({found[0]}); not purged")
     return bool(found)
+
+
+def purge_here(trash_fd: int, slot: str, trash_path: str, dev: int, tally: Tally) -> TreeSize | None:
+    """Purge, in this process, the folder a removal just handed over: None when all of it
+    went, else what is left of it in the trash (a file that refuses to go, `chattr +i`),
+    measured, so that the removal reports what it freed rather than what it meant to free.
+    What is left is tried again by every later purge."""
+    try:
+        purge_entry(trash_fd, slot, dev, tally)
+        tally.folders += 1
+    except OSError as exc:
+        tally.error(exc, slot)
+    if not tally.errors:
+        return None
+    from app.core.scanner import scan
+
+    return scan(os.path.join(trash_path, slot))
 
 
 def purge_entry(trash_fd: int, name: str, dev: int, tally: Tally) -> None:

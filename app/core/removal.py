@@ -15,6 +15,7 @@ trash on its file system it goes in place after a `started` line (a kill is repo
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -37,7 +38,7 @@ from app.core.fd_removal import (
 from app.core.journal import report_unfinished, unfinished_removals
 from app.core.log import log
 from app.core.paths import resolve_parents as _resolved
-from app.core.purge import leftovers_step, purge_entry, purge_step, purge_trash, spawn_purge
+from app.core.purge import leftovers_step, purge_here, purge_step, purge_trash, spawn_purge
 from app.core.scanner import PathLike, TreeSize, scan, text_path
 from app.core.trash import ROOT_TRASH_NAME, put_back, to_purge, to_trash, trash_places
 
@@ -75,11 +76,6 @@ class Removal:
 Guard = Callable[[str], "str | None"]
 
 
-def _target(path: str) -> str:
-    """`path` with every parent resolved and the last component kept as it is."""
-    return _resolved(path)
-
-
 class _Removing:
     """One call of `remove`: what it removes, how it journals, and what it has done so far."""
 
@@ -99,6 +95,7 @@ class _Removing:
         self.measured = TreeSize(path, 0, 0, 0, 0)
         self.tally = Tally()
         self.committed: list[Removal] = []
+        self.left: TreeSize | None = None  # what a purge here could not take (`chattr +i`)
 
     def result(self, status: str, reason: str | None = None, freed: int = 0, files: int = 0,
                folders: int = 0) -> Removal:
@@ -124,7 +121,8 @@ class _Removing:
         """The `started` line of a removal in place, written before anything goes."""
         if self.write:
             try:
-                _journal_start(self.path, self.rule, self.kind, self.session, self.measured.disk, self.token)
+                journal.append_started(self.path, self.rule, self.kind, self.session, self.measured.disk,
+                                       self.token)
             except OSError:
                 raise Kept("journal") from None
 
@@ -205,7 +203,7 @@ def _check(job: _Removing, root: PathLike) -> Removal | None:
         return job.result("missing")
     if reason is not None:
         return job.result("refused", reason)
-    job.target = _target(job.path)
+    job.target = _resolved(job.path)  # every parent resolved, the last component as it is
     job.root_real = os.path.realpath(text_path(root))
     try:
         root_st = os.stat(job.root_real)
@@ -236,7 +234,12 @@ def _outcome(job: _Removing, trashed: bool, spawn: bool) -> Removal:
                 f"({tally.first_error}); the next purge tries again")
         if trashed:
             return job.committed[0]
-        return replace(job.committed[0], files=tally.regular, folders=tally.folders)
+        stuck = job.left.disk if job.left is not None else 0
+        if stuck and job.write:  # the line said all of it; this much of it is still there
+            journal.append({"path": job.path, "kind": job.kind, "bytes": stuck, "rule": job.rule, "result": "left",
+                            "session": job.session, "id": job.token, "reason": tally.first_error})
+        return replace(job.committed[0], bytes=max(0, job.measured.disk - stuck), files=tally.regular,
+                       folders=tally.folders)
     if tally.errors or tally.other_fs:
         left = scan(job.target) if os.path.lexists(job.target) else TreeSize(job.target, 0, 0, 0, 0)
         why = tally.first_error or f"other_fs: {tally.other_fs} mount(s) left"
@@ -250,17 +253,6 @@ def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
     if size is None:
         return scan(target)
     return TreeSize(target, 0, max(0, int(size)), 0, 0)
-
-
-def _journal_start(path: str, rule: str, kind: str, session: str | None, size: int,
-                   token: str) -> None:
-    """The line written before a removal starts; raises OSError when it cannot be written."""
-    from app.core.claude_process import start_of
-
-    pid = os.getpid()
-    journal.append({"path": path, "kind": kind, "bytes": size, "rule": rule, "session": session,
-                    "result": "started", "id": token, "pid": pid, "proc_start": start_of(pid)},
-                   strict=True)
 
 
 def _journal(result: Removal, token: str | None = None, *, strict: bool = False) -> None:
@@ -346,6 +338,9 @@ def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | Non
             raise Kept("in_use")
         job.start()
         empty_dir(dir_fd, job.root_dev, job.tally)
+        if job.tally.errors or job.tally.other_fs:  # it stays, half emptied: with the age it had,
+            with contextlib.suppress(OSError):  # or it would look young and wait a whole period
+                os.utime(dir_fd, ns=(now.st_atime_ns, now.st_mtime_ns))
     finally:
         os.close(dir_fd)
     try:
@@ -370,8 +365,7 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
         slot = to_purge(trash_fd, slot)
         if detached:
             return True
-        purge_entry(trash_fd, slot, dev, job.tally)
-        job.tally.folders += 1
+        job.left = purge_here(trash_fd, slot, os.path.dirname(slot_path), dev, job.tally)
         return False
     finally:
         os.close(trash_fd)

@@ -10,12 +10,14 @@ the purge job as the detached process runs it, `removal.remove` as the sweeps ca
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -175,3 +177,92 @@ def test_a_folder_named_like_a_session_with_a_final_newline_is_no_session_folder
     assert odd_log.exists()
     assert not real.exists()
     assert report["cleaned"]["folders"] == 1 and report["unknown_kept"] == 1
+
+
+# --- a file inside that refuses to go --------------------------------------------------------
+
+
+@contextlib.contextmanager
+def attribute(flag: str, *targets: Path) -> Iterator[None]:
+    """`chattr +<flag>` on each target for the block (skipped where the file system has none);
+    cleared again wherever the file went meanwhile (it may be in the trash by then)."""
+    if subprocess.run(["chattr", f"+{flag}", *map(str, targets)], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip(f"chattr +{flag} is not supported here")
+    try:
+        yield
+    finally:
+        found = subprocess.run(["find", str(paths.claudetto_home()), str(paths.log_root()),
+                                *map(str, {t.parent for t in targets}), "-name", targets[0].name],
+                               capture_output=True, text=True, check=False).stdout.split()
+        subprocess.run(["chattr", "-R", f"-{flag}", *found, *map(str, targets)], capture_output=True,
+                       check=False)
+
+
+def disk(path: Path) -> int:
+    return sum(p.lstat().st_blocks * 512 for p in [path, *path.rglob("*")])
+
+
+@needs_root
+@pytest.mark.parametrize("flag", ["i", "a"])
+def test_a_file_that_refuses_to_go_is_not_reported_as_freed(sandbox: SandboxEnv, flag: str) -> None:
+    """An old session folder holding a file made immutable (`chattr +i`) or append-only
+    (`+a`, a log the user protects): everything else goes, that file stays in the trash,
+    tried again by every purge. `clean` said the whole folder's bytes were freed, and the
+    journal (the dashboard's freed space) the same."""
+    folder = session_folder(sandbox, {"tasks/a.output": b"x" * 400_000, "keep/ledger.log": b"y" * 200_000})
+    whole = disk(folder)
+    protected = folder / "keep" / "ledger.log"
+    stuck = protected.lstat().st_blocks * 512
+    with attribute(flag, protected):
+        report = clean_json()
+        left = [p for p in paths.trash_dir().rglob("ledger.log")] if paths.trash_dir().exists() else []
+        left += list(paths.log_root().rglob("ledger.log"))
+        assert len(left) == 1 and left[0].read_bytes() == b"y" * 200_000
+        assert not folder.exists()
+        cleaned = report["cleaned"]
+        assert cleaned["folders"] == 1 and cleaned["files"] == 1
+        assert whole - stuck - 3 * 4096 <= cleaned["bytes"] <= whole - stuck
+        lines = journal.read_entries()
+        assert [e["result"] for e in lines] == ["removed", "left"]
+        assert lines[0]["id"] == lines[1]["id"] and lines[1]["bytes"] >= stuck
+        assert sum(journal.freed_per_day().values()) == cleaned["bytes"]
+    purge_now()  # the flag cleared: the next purge takes what was left
+    assert not left[0].exists()
+
+
+def no_trash_for(sandbox: SandboxEnv, root: Path) -> None:
+    """No trash on `root`'s file system: claudetto's own is a file, the one beside the logs
+    is reached through a symlink, the one in the root is another user's (a full temp file
+    system, where no note fits, ends the same way: removed in place)."""
+    paths.trash_dir().parent.mkdir(parents=True, exist_ok=True)
+    paths.trash_dir().write_text("not a folder\n")
+    elsewhere = sandbox.root / "elsewhere"
+    elsewhere.mkdir()
+    paths.log_root().parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(elsewhere, paths.log_root())
+    theirs = root / removal.ROOT_TRASH_NAME
+    theirs.mkdir()
+    os.chown(theirs, 4242, 4242)
+
+
+@needs_root
+def test_a_folder_half_emptied_in_place_keeps_its_age_and_its_freed_bytes_are_told(sandbox: SandboxEnv) -> None:
+    """With no trash on its file system a folder is emptied in place; a file in it that
+    refuses to go stops it half way. The half-emptied folder got a fresh mtime (its entries
+    went), so it looked young and waited a whole cleanupPeriodDays before it was tried
+    again; and `clean` said nothing was freed while the journal said 100 KB were."""
+    folder = session_folder(sandbox, {"tasks/a.output": b"x" * 100_000, "keep/ledger.log": b"y" * 100_000})
+    mtime = folder.stat().st_mtime
+    no_trash_for(sandbox, sandbox.claude_tmp)
+    with attribute("i", folder / "keep" / "ledger.log"):
+        report = clean_json()
+        assert sorted(p.name for p in folder.rglob("*")) == ["keep", "ledger.log"]
+        assert abs(folder.stat().st_mtime - mtime) < 1  # as old as it was: judged again next time
+        lines = journal.read_entries()
+        assert [e["result"] for e in lines] == ["started", "failed"]
+        assert lines[1]["bytes"] >= 100_000 and lines[1]["files"] == 1
+        cleaned = report["cleaned"]
+        assert (cleaned["folders"], cleaned["files"], cleaned["bytes"]) == (0, 1, lines[1]["bytes"])
+    report = clean_json()  # the flag cleared: the next cleanup takes the rest
+    assert not folder.exists() and report["cleaned"]["folders"] == 1
