@@ -24,6 +24,7 @@ from textual.worker import Worker
 
 from app import format as fmt
 from app.core.memory import Finding, IndexAdded, MemoryWriteRefused, Superseded
+from app.core.memory.supersede import correction_room
 from app.data.memory import MemoryFindings, file_lines, finding_key, read_findings
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
@@ -181,8 +182,9 @@ class MemoryScreen(ClaudettoScreen):
             if given:
                 self.supersede_worker(finding.file, finding.line or 0, given, text)
 
+        room = correction_room(finding.file, text)
         self.app.push_screen(SupersedeModal(fmt.short_path(finding.file), finding.line, text, finding.message,
-                                            correction), answered)
+                                            correction, room), answered)
 
     @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="Supersede")
     def supersede_worker(self, file: str, line: int, correction: str,

@@ -7,7 +7,7 @@ writes it through `memory.supersede`. Escape or Cancel change nothing.
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -15,6 +15,22 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from app.widgets.plain import visible
+
+
+class CorrectionInput(Input):
+    """The correction's one line. A paste of several lines (a note copied from an editor)
+    keeps every line, joined by spaces as the core joins them: Input alone keeps the first
+    and drops the rest without a word, and the correction written would not be the one given."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        joined = " ".join(event.text.split())
+        if joined:
+            if self.selection.is_empty:
+                self.insert_text_at_cursor(joined)
+            else:
+                self.replace(joined, *self.selection)
+        event.stop()
+        event.prevent_default()  # Input's own handler would paste the first line again
 
 
 class SupersedeModal(ModalScreen[str | None]):
@@ -35,8 +51,10 @@ class SupersedeModal(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="supersede-cancel", tooltip="Change nothing")]
 
-    def __init__(self, file: str, line: int, text: str, evidence: str, correction: str = "") -> None:
+    def __init__(self, file: str, line: int, text: str, evidence: str, correction: str = "",
+                 room: int = 2000) -> None:
         super().__init__()
+        self.room = room  # the most characters the correction may have (`memory.correction_room`)
         self.file = file
         self.line = line
         self.text = text
@@ -50,7 +68,8 @@ class SupersedeModal(ModalScreen[str | None]):
                 yield Static(visible(self.text), id="struck", markup=False)
             yield Static(f"Why: {visible(self.evidence)}\nThe line is struck (~~…~~), not deleted, and the correction "
                          "goes right below it with today's date.", id="why", markup=False)
-            yield Input(value=self.correction, placeholder="the correction: what is true now", id="correction")
+            yield CorrectionInput(value=self.correction, placeholder="the correction: what is true now",
+                                  id="correction")
             with Horizontal(id="buttons"):
                 yield Button("Supersede (enter)", variant="warning", id="write")
                 yield Button("Cancel (esc)", variant="primary", id="cancel")
@@ -64,6 +83,10 @@ class SupersedeModal(ModalScreen[str | None]):
         correction = " ".join(self.query_one("#correction", Input).value.split())
         if not correction:
             self.notify("Write the correction first: what is true now.", severity="warning")
+            return
+        if len(correction) > self.room:  # said here, where the text is still there to shorten
+            self.notify(f"The correction is {len(correction)} characters; this line takes at most {self.room}. "
+                        "Shorten it (a topic file holds the detail).", severity="warning")
             return
         self.dismiss(correction)
 

@@ -255,6 +255,21 @@ def _superseded(real: str, raw: bytes, number: int, text: str, date: str, *, dry
     return Superseded(real, number, struck, correction, number + 1, dry_run)
 
 
+def correction_room(file: str, body: str, today: str | None = None) -> int:
+    """The most characters a correction of the line `body` of `file` may have: CORRECTION_MAX,
+    and in MEMORY.md what one pointer line holds beside the line's own marks and the date
+    (the rule `supersede` refuses by, for a dialog to ask no more)."""
+    import time
+
+    if not _is_index(os.path.realpath(file)):
+        return CORRECTION_MAX
+    try:
+        _struck, one = struck_line(body, None, today or time.strftime("%Y-%m-%d"), "X")
+    except NotStruck:
+        return CORRECTION_MAX
+    return max(0, min(CORRECTION_MAX, INDEX_LINE_MAX - len(one.strip()) + 1))
+
+
 def _is_index(real: str) -> bool:
     folder = memory_folder_of(real)
     return folder is not None and os.path.basename(real) == INDEX_NAME and os.path.dirname(real) == os.path.realpath(folder)
