@@ -1,9 +1,12 @@
-"""THE one list of secret-looking file names, and the search for them where git cannot look.
+"""THE one list of secret-looking file names, and the search for them, and for any work,
+where git cannot look.
 
 A file matching SECRET_PATTERNS (a private key, an `.env`, credentials) is never regenerable:
 a folder holding one is kept (`dirty`). Inside a repository git finds them
 (app/core/unique_work.py asks `ls-files`); `first_secret` finds them in the rest of a
 folder: a key generated in a temp folder is as lost as an uncommitted edit once it goes.
+Inside a checkout, `unseen_changes` finds the work git status is blind to: a submodule's
+folder filled by hand, a name differing only in case, what a clean filter drops.
 """
 
 from __future__ import annotations
@@ -135,3 +138,167 @@ def _listed(top: str, folder: str) -> list[os.DirEntry[str]]:
             return list(it)
     finally:
         os.close(fd)
+
+
+# --- work in a checkout that git status does not show ---------------------------------------
+
+
+def unseen_changes(git_dir: str, work_tree: str) -> bool:
+    """Work in a checkout that git status, however asked, does not show: anything in the
+    folder of a submodule that is not checked out (`filled_submodule_folder`), a file whose
+    name differs only in case from a tracked one while the repository says names ignore case
+    (`_case_blind`), or what a clean filter keeps out of git (`filtered_away`). Raises
+    GitFailed."""
+    if filled_submodule_folder(git_dir, work_tree):
+        return True
+    ignore_case, dropping = _status_settings(git_dir)
+    if ignore_case and not _disk_ignores_case(work_tree) and _case_blind(git_dir, work_tree):
+        return True
+    return bool(dropping) and filtered_away(git_dir, work_tree, dropping)
+
+
+def _disk_ignores_case(work_tree: str) -> bool:
+    """Whether the disk itself takes `.GIT` for `.git` (macOS, Windows): then no two names
+    differ in case only, and `core.ignoreCase` hides nothing (no second git status)."""
+    try:
+        return os.path.samestat(os.lstat(os.path.join(work_tree, ".git")), os.lstat(os.path.join(work_tree, ".GIT")))
+    except OSError:
+        return False
+
+
+def _status_settings(git_dir: str) -> tuple[bool, list[str]]:
+    """(`core.ignoreCase` is on, the filter drivers that may drop content: a `clean` command
+    with no smudge but `cat`, no long-running `process`), in one git process."""
+    from app.core.git import GitFailed, run
+
+    config = run(["config", "-z", "--get-regexp", r"^(filter\..*\.(clean|smudge|process)|core\.ignorecase)$"],
+                 git_dir=git_dir)
+    if config.returncode not in (0, 1):  # 1: none of them is set
+        raise GitFailed(config.error)
+    drivers: dict[str, dict[str, str]] = {}
+    ignore_case = False
+    for item in config.text.split("\0"):
+        key, _, value = item.partition("\n")
+        if key.lower() == "core.ignorecase":
+            ignore_case = value.strip().lower() in ("true", "yes", "on", "1", "")
+        elif key.startswith("filter."):
+            name, _, var = key[len("filter."):].rpartition(".")
+            drivers.setdefault(name, {})[var.lower()] = value.strip()
+    return ignore_case, [n for n, d in drivers.items() if "clean" in d and "process" not in d
+                         and d.get("smudge", "cat") == "cat"]
+
+
+def _case_blind(git_dir: str, work_tree: str) -> bool:
+    """Whether git, told that names differ in case, sees an untracked file (or an ignored one
+    outside the regenerable folders) that it hid as the same file as a tracked one
+    (`Notes.txt` beside `notes.txt`): `core.ignoreCase` comes with a repository made or
+    copied on a disk that ignores case, and this one does not."""
+    from app.core.git import output, status_entries
+    from app.core.repository_rules import ignored_ok
+
+    out = output(["-c", "core.ignoreCase=false", "status", "--porcelain=v1", "-z", "--ignored=traditional",
+                  "--untracked-files=normal", "--ignore-submodules=all"], git_dir=git_dir, work_tree=work_tree)
+    return any(code == "??" or (code == "!!" and not ignored_ok(work_tree, entry))
+               for code, entry in status_entries(out))
+
+
+def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> bool:
+    """Whether a tracked file differs from its staged content while git status calls it clean:
+    a clean filter (one of `drivers`) took the difference out before git compared. nbstripout
+    drops a notebook's outputs, a `sed` filter a local token in a tracked config; after a `git
+    add` git sees nothing, and the file alone holds them. A driver whose name no pathspec can
+    spell counts as such a difference (when unsure, keep). Raises GitFailed."""
+    from app.core.git import GitFailed, output, run
+
+    if any(not name or not all(c.isalnum() or c in "._-" for c in name) for name in drivers):
+        return True
+    listing = output(["ls-files", "-s", "-z", "--", *(f":(attr:filter={name})" for name in drivers)],
+                     git_dir=git_dir, work_tree=work_tree)
+    staged: list[tuple[str, str]] = []
+    for item in listing.split("\0"):
+        head, _, name = item.partition("\t")
+        fields = head.split()
+        path = os.path.join(work_tree, name)
+        if len(fields) == 3 and fields[2] == "0" and os.path.isfile(path) and not os.path.islink(path):
+            staged.append((fields[1], path))
+    if not staged:
+        return False
+    done = run(["cat-file", "--batch"], git_dir=git_dir, input="".join(f"{sha}\n" for sha, _ in staged).encode())
+    if not done.ok:
+        raise GitFailed(done.error)
+    return _differs(done.stdout, [path for _, path in staged])
+
+
+def _differs(batch: bytes, paths: list[str]) -> bool:
+    """Whether a file of `paths` differs from its blob in `batch` (`git cat-file --batch`
+    output, one blob per path in order). Raises GitFailed."""
+    from app.core.git import GitFailed
+
+    at = 0
+    for path in paths:
+        end = batch.find(b"\n", at)
+        header = batch[at:end].split()
+        if end < 0 or len(header) != 3 or not header[2].isdigit():
+            raise GitFailed(f"git cat-file said {batch[at:at + 100]!r}")  # a blob missing
+        size = int(header[2])
+        blob, at = batch[end + 1:end + 1 + size], end + 2 + size
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(size + 1) != blob:
+                    return True
+        except OSError as exc:
+            raise GitFailed(f"{path}: {exc.strerror}") from None
+    return False
+
+
+#: The mode of a submodule's entry in the index (a gitlink, 0o160000) as the index stores it: a
+#: 32-bit big-endian field of every entry.
+_GITLINK_MODE = b"\x00\x00\xe0\x00"
+_INDEX_SCAN_MAX = 64 << 20  # past this many bytes of index, git is asked instead
+
+
+def filled_submodule_folder(git_dir: str, work_tree: str) -> bool:
+    """Whether the folder of a submodule that is not checked out holds anything. Git makes
+    such a folder empty (a new worktree, a clone without `--recursive`) and never looks into
+    it again: git status is silent about files written there by hand (copied sources, a fix in
+    progress), and the walk finds no repository in it. A checked-out one (its own `.git`) is a
+    repository judged on its own. Raises GitFailed."""
+    from app.core.git import GitFailed, output
+
+    if not _may_hold_gitlink(git_dir, work_tree):
+        return False
+    for item in output(["ls-files", "-s", "-z"], git_dir=git_dir, work_tree=work_tree).split("\0"):
+        if not item.startswith("160000 "):
+            continue
+        folder = os.path.join(work_tree, item.partition("\t")[2])
+        if os.path.islink(folder) or not os.path.isdir(folder) or os.path.lexists(os.path.join(folder, ".git")):
+            continue  # gone, or not a folder (git status names those), or a checkout of its own
+        try:
+            if os.listdir(folder):
+                return True
+        except OSError as exc:
+            raise GitFailed(f"{folder}: {exc.strerror}") from None
+    return False
+
+
+def _may_hold_gitlink(git_dir: str, work_tree: str) -> bool:
+    """Whether the index may record a submodule: a `.gitmodules`, or the gitlink mode among
+    the bytes of the index (and of the shared index a split index names). No false no: read
+    whole, or else git is asked. Saves a git process for the many repositories without one."""
+    if os.path.lexists(os.path.join(work_tree, ".gitmodules")):
+        return True
+    try:
+        names = ["index", *(n for n in os.listdir(git_dir) if n.startswith("sharedindex."))]
+    except OSError:
+        return True
+    for name in names:
+        try:
+            with open(os.path.join(git_dir, name), "rb") as fh:
+                data = fh.read(_INDEX_SCAN_MAX + 1)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if len(data) > _INDEX_SCAN_MAX or _GITLINK_MODE in data:
+            return True
+    return False

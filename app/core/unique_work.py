@@ -8,7 +8,7 @@ folder itself included) and keeps the folder with the first reason found:
 - `dirty`: a checkout holds a changed, staged or untracked file, a git-ignored file outside
   the regenerable folders, a secret-looking file anywhere (`looks_secret`), or a file git
   status cannot see (skip-worktree, assume-unchanged, anything in the folder of a submodule
-  that is not checked out: `filled_submodule_folder`); an operation waits half done (a
+  that is not checked out: `secret_files.unseen_changes`); an operation waits half done (a
   rebase, merge, cherry-pick, bisect); or git cannot read it (when unsure, keep);
 - `unmerged`: a repository has a commit that no remote-tracking branch holds (HEAD, any local
   branch, stash or note, a tag made here, a per-worktree ref, ORIG_HEAD, a commit a reset
@@ -34,7 +34,6 @@ import stat
 
 from app.core import unique_refs as refs
 from app.core.git import GitFailed as GitFailed
-from app.core.git import output as git_output
 from app.core.paths import inside
 from app.core.repository_rules import REGENERABLE as REGENERABLE
 from app.core.repository_rules import Repository as Repository
@@ -46,6 +45,7 @@ from app.core.repository_rules import repo_unmerged as repo_unmerged
 from app.core.repository_rules import unmerged_commit as unmerged_commit
 from app.core.repository_rules import worktree_unmerged as worktree_unmerged
 from app.core.secret_files import looks_secret as looks_secret  # importable from here, as before
+from app.core.secret_files import unseen_changes as unseen_changes
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 TYPE_CHECKING = False
@@ -167,7 +167,7 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
             return "unmerged"
         repo = served
     try:
-        if checkout_dirty(repo) or filled_submodule_folder(repo):
+        if checkout_dirty(repo) or (repo.work_tree is not None and unseen_changes(repo.git_dir, repo.work_tree)):
             return "dirty"
     except GitFailed:
         return "dirty"
@@ -181,59 +181,6 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
     if locked(repo):
         return "not_removed"
     return None
-
-
-#: The mode of a submodule's entry in the index (a gitlink, 0o160000) as the index stores it: a
-#: 32-bit big-endian field of every entry.
-_GITLINK_MODE = b"\x00\x00\xe0\x00"
-_INDEX_SCAN_MAX = 64 << 20  # past this many bytes of index, git is asked instead
-
-
-def filled_submodule_folder(repo: Repository) -> bool:
-    """Whether the folder of a submodule that is not checked out holds anything. Git makes
-    such a folder empty (a new worktree, a clone without `--recursive`) and never looks into
-    it again: git status is silent about files written there by hand (copied sources, a fix in
-    progress), and the walk finds no repository in it. A checked-out one (its own `.git`) is a
-    repository judged on its own. Raises GitFailed."""
-    if repo.work_tree is None or not _may_hold_gitlink(repo):
-        return False
-    listing = git_output(["ls-files", "-s", "-z"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    for item in listing.split("\0"):
-        if not item.startswith("160000 "):
-            continue
-        folder = os.path.join(repo.work_tree, item.partition("\t")[2])
-        if os.path.islink(folder) or not os.path.isdir(folder) or os.path.lexists(os.path.join(folder, ".git")):
-            continue  # gone, or not a folder (git status names those), or a checkout of its own
-        try:
-            if os.listdir(folder):
-                return True
-        except OSError as exc:
-            raise GitFailed(f"{folder}: {exc.strerror}") from None
-    return False
-
-
-def _may_hold_gitlink(repo: Repository) -> bool:
-    """Whether the index may record a submodule: a `.gitmodules`, or the gitlink mode among
-    the bytes of the index (and of the shared index a split index names). No false no: read
-    whole, or else git is asked. Saves a git process for the many repositories without one."""
-    assert repo.work_tree is not None
-    if os.path.lexists(os.path.join(repo.work_tree, ".gitmodules")):
-        return True
-    try:
-        names = ["index", *(n for n in os.listdir(repo.git_dir) if n.startswith("sharedindex."))]
-    except OSError:
-        return True
-    for name in names:
-        try:
-            with open(os.path.join(repo.git_dir, name), "rb") as fh:
-                data = fh.read(_INDEX_SCAN_MAX + 1)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return True
-        if len(data) > _INDEX_SCAN_MAX or _GITLINK_MODE in data:
-            return True
-    return False
 
 
 def _as_served(repo: Repository, places: _Places) -> Repository | None:

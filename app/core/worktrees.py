@@ -80,14 +80,13 @@ def worktree_kind(name: str, branch: str | None = None, session_id: str | None =
 
 def is_dirty(worktree: str | os.PathLike[str]) -> bool:
     """A changed, untracked, ignored-outside-regenerable or secret-looking file, or a present
-    one git status does not look at (a flag, a submodule's folder not checked out).
-
-    Raises GitFailed when git cannot read the worktree."""
+    one git status does not see (`unseen_changes`). Raises GitFailed when git cannot read it."""
     folder = os.path.realpath(worktree)
     repo = unique_work.locate(folder)
     if repo is None:
         raise GitFailed(f"{folder} holds no repository")
-    return unique_work.checkout_dirty(repo) or unique_work.filled_submodule_folder(repo)
+    return unique_work.checkout_dirty(repo) or (
+        repo.work_tree is not None and unique_work.unseen_changes(repo.git_dir, repo.work_tree))
 
 
 def judge_worktree(

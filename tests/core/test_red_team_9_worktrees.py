@@ -147,6 +147,75 @@ def test_a_file_only_info_exclude_hides_is_kept(sandbox: SandboxEnv, tmp_path: P
     kept(repo, checkout, "dirty")
 
 
+def test_a_token_a_clean_filter_keeps_out_of_git_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A tracked `app.conf` whose clean filter blanks the token (so it is never committed):
+    the session writes the real token in the checkout and runs `git add -A`. Git status is
+    clean (the cleaned file is the staged one); the token exists only in the file."""
+    repo = make_repo(tmp_path / "repo", files={"app.conf": "token=\n", ".gitattributes": "app.conf filter=blank\n"})
+    git(repo, "config", "filter.blank.clean", "sed 's/^token=.*/token=/'")
+    checkout = create(repo, "agent-a000000e")
+    (checkout / "app.conf").write_text("token=s3cr3t-only-here\n")
+    git(checkout, "add", "-A")
+    assert git(checkout, "status", "--porcelain", "--ignored") == ""
+    kept(repo, checkout, "dirty")
+    assert (checkout / "app.conf").read_text() == "token=s3cr3t-only-here\n"
+
+
+def test_notebook_outputs_nbstripout_keeps_out_of_git_are_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`nbstripout --install --global`: a global clean filter strips a notebook's outputs
+    before git sees it (smudge `cat`), the attribute set in the user's global attributes. A
+    committed, pushed notebook whose hour-long run's outputs live only in the file."""
+    attributes = Path(os.environ["HOME"]) / ".config" / "git" / "attributes"
+    attributes.parent.mkdir(parents=True, exist_ok=True)
+    attributes.write_text("*.ipynb filter=nbstripout\n")
+    git(tmp_path, "config", "--global", "core.attributesFile", str(attributes))
+    git(tmp_path, "config", "--global", "filter.nbstripout.clean", "sed '/\"outputs\"/d'")
+    git(tmp_path, "config", "--global", "filter.nbstripout.smudge", "cat")
+    repo = make_repo(tmp_path / "repo", files={"run.ipynb": '{"cells": []}\n'})
+    checkout = create(repo, "agent-a000000f")
+    (checkout / "run.ipynb").write_text('{"cells": []}\n"outputs": ["an hour of compute"]\n')
+    git(checkout, "add", "-A")
+    assert git(checkout, "status", "--porcelain", "--ignored") == ""
+    kept(repo, checkout, "dirty")
+
+
+def test_a_file_a_filter_changes_on_the_way_back_lets_the_worktree_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A round-trip filter (a smudge other than `cat`: git-crypt, keyword expansion) and a
+    dropping filter whose file is as checked out: nothing only there."""
+    repo = make_repo(tmp_path / "repo", files={"a.txt": "$Id$\n", "app.conf": "token=\n",
+                                               ".gitattributes": "a.txt filter=kw\napp.conf filter=blank\n"})
+    git(repo, "config", "filter.kw.clean", "sed 's/[$]Id:[^$]*[$]/$Id$/'")
+    git(repo, "config", "filter.kw.smudge", "sed 's/[$]Id[$]/$Id: expanded $/'")
+    git(repo, "config", "filter.blank.clean", "sed 's/^token=.*/token=/'")
+    checkout = create(repo, "agent-a0000010")
+    assert (checkout / "a.txt").read_text() == "$Id: expanded $\n"
+    assert listed(repo, checkout)["removable"] is True
+    gone(repo, checkout)
+
+
+def test_a_file_differing_only_in_case_from_a_tracked_one_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The repository was made on a disk that ignores case (its config says
+    `core.ignoreCase`), this one does not: git status takes `Notes.txt` for the tracked
+    `notes.txt` and shows nothing."""
+    repo = make_repo(tmp_path / "repo", files={"notes.txt": "tracked\n"})
+    git(repo, "config", "core.ignoreCase", "true")
+    checkout = create(repo, "agent-a0000011")
+    (checkout / "Notes.txt").write_text("a different file, only here\n")
+    assert git(checkout, "status", "--porcelain", "--ignored") == ""
+    kept(repo, checkout, "dirty")
+
+
+def test_a_repository_that_ignores_case_with_nothing_new_lets_the_worktree_go(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", files={"notes.txt": "tracked\n", ".gitignore": "node_modules/\n"})
+    git(repo, "config", "core.ignoreCase", "true")
+    checkout = create(repo, "agent-a0000012")
+    (checkout / "node_modules" / "x").mkdir(parents=True)
+    (checkout / "node_modules" / "x" / "i.js").write_text("1\n")
+    assert listed(repo, checkout)["removable"] is True
+    gone(repo, checkout)
+
+
 # --- per-worktree refs and branches ---------------------------------------------------------
 
 
