@@ -156,13 +156,7 @@ def _common_dir(folder: str) -> str | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    git_dir = os.path.join(folder, text[len("gitdir:"):].strip())
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
-            git_dir = os.path.join(git_dir, os.fsdecode(fh.read(65536)).strip())
-    except OSError:
-        pass
-    return os.path.realpath(git_dir)
+    return os.path.realpath(_common(os.path.join(folder, text[len("gitdir:"):].strip())))
 
 
 # --- what a checkout's own git dir holds: gone with the checkout --------------------------------
@@ -289,13 +283,17 @@ def left_behind(git_dir: str) -> list[str]:
 
 def reset_away(git_dir: str, *, limit: int = _RESET_MAX) -> list[str]:
     """The commits a reset moved a ref away from, the newest first (at most `_RESET_MAX`): in
-    this checkout's HEAD reflog and, for a repository's own git dir (not a linked worktree's,
-    whose branches' reflogs stay with the repository), its branches' reflogs (`git branch -f`
-    writes only there; `git branch -D` deletes them, HEAD's still names the commits). An
+    this checkout's HEAD reflog and, for a repository's own git dir, its branches' reflogs
+    (`git branch -f` writes only there; `git branch -D` deletes them, HEAD's still names the
+    commits). A linked worktree's branches' reflogs stay with the repository, except that of
+    the `worktree-*` branch its HEAD names: the removal deletes that branch, reflog and all. An
     entry older than `_RESET_DAYS` is git's to expire. Reads files only: no git process."""
     logs = [os.path.join(git_dir, "logs", "HEAD")]
-    if _common(git_dir) == git_dir:
+    common = _common(git_dir)
+    if common == git_dir:
         logs += _branch_reflogs(git_dir)
+    elif (branch := _head_branch(git_dir)).startswith("refs/heads/worktree-"):
+        logs.append(os.path.join(common, "logs", branch))
     found = [(when, i, old) for path in logs for i, (old, new, when, message) in enumerate(_reflog(path))
              if message.startswith(_RESET) and old != new and _is_sha(old) and old.strip("0")]
     since = time.time() - _RESET_DAYS * 86_400
@@ -346,6 +344,16 @@ def _common(git_dir: str) -> str:
             return os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
     except OSError:
         return git_dir
+
+
+def _head_branch(git_dir: str) -> str:
+    """The ref HEAD names (`refs/heads/x`), read from the HEAD file; "" when detached."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+            text = os.fsdecode(fh.read(4096)).strip()
+    except OSError:
+        return ""
+    return text[len("ref: "):] if text.startswith("ref: ") and ".." not in text else ""
 
 
 def _branch_reflogs(common: str) -> list[str]:

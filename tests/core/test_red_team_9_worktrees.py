@@ -331,3 +331,23 @@ def test_the_gc_keeps_a_recorded_clone_whose_submodule_folder_was_filled_by_hand
     entries = [e for e in json.loads(done.stdout)["entries"] if e["path"] == str(clone)]
     assert [(e["status"], e["reason"]) for e in entries] == [("kept", "dirty")], done.stdout
     assert (clone / "lib" / "lib.c").read_text().startswith("int x = 7;")
+
+
+def test_a_commit_dropped_from_the_checkouts_branch_by_branch_f_elsewhere_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The checkout's branch was reset from the main checkout (`git branch -f`, while the
+    checkout sat on a detached HEAD), then the checkout went back to it. Only the branch's
+    reflog still names the dropped commit, and the removal deletes the branch, reflog and all."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000013")
+    (checkout / "idea.txt").write_text("only here\n")
+    git(checkout, "add", "idea.txt")
+    git(checkout, "commit", "-q", "-m", "an idea")
+    idea = git(checkout, "rev-parse", "HEAD")
+    git(checkout, "switch", "-q", "--detach", "main")
+    git(repo, "branch", "-f", "worktree-agent-a0000013", "main")
+    git(checkout, "switch", "-q", "worktree-agent-a0000013")
+    assert git(checkout, "status", "--porcelain") == ""
+    kept(repo, checkout, "unmerged")
+    assert git(repo, "cat-file", "-t", idea) == "commit"
+    assert idea in git(repo, "reflog", "show", "--format=%H", "worktree-agent-a0000013")
