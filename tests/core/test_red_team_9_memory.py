@@ -300,3 +300,39 @@ def test_a_table_row_is_struck_cell_by_cell_and_the_correction_is_a_row(repo: Pa
         with pytest.raises(SupersedeRefused, match=why):
             supersede(str(notes), number, "x", expect=file_lines(str(notes))[number - 1], today=TODAY)
     assert notes.read_bytes() == before
+
+
+# --- a number from a listing, after Claude edited the file -------------------------------
+
+
+def test_a_number_from_the_session_start_listing_never_strikes_the_line_claude_moved_onto_it(
+        repo: Path, sandbox: SandboxEnv) -> None:
+    """SessionStart names `notes.md:8`; Claude then adds a fact above it in the same session
+    and runs the command the context gave, with the number it gave: line 8 is now a true
+    fact, and it was struck with a correction meant for another."""
+    folder = write_memory(repo, {"notes.md": "- The port is 8080.\n- Routing is `src/gone.py`.\n"})
+    done = run_hook({"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"},
+                    cwd=repo)
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- notes.md:8: `src/gone.py`" in context and "--expect" in context
+    notes = folder / "notes.md"
+    edited = FRONT + "- Deploys go through `make deploy`.\n- The port is 8080.\n- Routing is `src/gone.py`.\n"
+    notes.write_text(edited)
+    code, err = cli_supersede(notes, 8, "routing is `src/router.py`")
+    assert code == 1 and "changed since the memory findings named it" in err and "--expect" in err
+    assert notes.read_text() == edited
+    listing = json.loads(run_cli("memory", "--json", str(repo)).stdout)["findings"]
+    assert [(f["line"], f["token"]) for f in listing] == [(9, "src/gone.py")]
+    assert cli_supersede(notes, 9, "routing is `src/router.py`") == (0, "")
+    assert "- ~~Routing is `src/gone.py`.~~\n- Correction (" in notes.read_text()
+
+
+def test_a_listed_number_still_holding_its_line_is_struck_after_an_edit_elsewhere(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n- The port is 8080.\n"})
+    [finding] = memory.sweep(str(repo))
+    notes = folder / "notes.md"
+    notes.write_text(notes.read_text() + "- Added below by Claude.\n")
+    assert supersede(finding.file, finding.line, "routing is `src/router.py`", today=TODAY).line == 7
+    (sandbox_state := Path(os.environ["CLAUDETTO_HOME"]) / "memory-listed-lines.json").write_text("[" * 100_000)
+    notes.write_text(FRONT + "- x\n- y\n")  # a record that cannot be read: no guard, no failure
+    assert supersede(finding.file, 8, "z", today=TODAY).line == 8 and sandbox_state.exists()

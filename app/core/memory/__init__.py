@@ -46,6 +46,7 @@ from app.core.memory.supersede import (
     MemoryWriteRefused,
     Superseded,
     SupersedeRefused,
+    file_state,
     supersede,
 )
 from app.core.memory.tree import GIT_TIMEOUT_S, GREP_FIXED_MAX, read_text, read_tree
@@ -110,8 +111,14 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
     if not os.path.isdir(folder):
         return []
     texts: dict[str, str] = {}
+    states: dict[str, tuple[int, int, int]] = {}
     for relative in memory_files(folder):
-        text = read_text(os.path.join(folder, relative), MEMORY_FILE_BYTES_MAX)
+        path = os.path.join(folder, relative)
+        try:
+            states[relative] = file_state(os.stat(path))
+        except OSError:
+            continue
+        text = read_text(path, MEMORY_FILE_BYTES_MAX)
         if text is not None:
             texts[relative] = text
     findings = check_texts(texts, root, folder, timeout_s=timeout_s)
@@ -123,7 +130,27 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
         # the model to strike a true line of the memory every checkout reads.
         held = {_key(f) for f in check_texts(texts, main_root, folder, timeout_s=timeout_s)}
         findings = [f for f in findings if _key(f) in held]
+    _remember_listed(folder, texts, states, findings)
     return findings
+
+
+def _remember_listed(folder: str, texts: dict[str, str], states: dict[str, tuple[int, int, int]],
+                     findings: list[Finding]) -> None:
+    """Keep the text of each line the findings name (`shifts.remember_listed`): a supersede
+    by that number, once the file changed, must still find it there. Claudetto's own state,
+    never memory."""
+    from app.core.memory import shifts
+
+    named: dict[str, tuple[tuple[int, int, int], dict[int, str]]] = {}
+    for finding in findings:
+        relative = finding.file[len(folder) + 1:] if finding.file.startswith(folder + "/") else ""
+        if finding.line is None or relative not in texts:
+            continue
+        lines = texts[relative].split("\n")
+        if finding.line <= len(lines):
+            entry = named.setdefault(os.path.realpath(finding.file), (states[relative], {}))
+            entry[1][finding.line] = lines[finding.line - 1].rstrip("\r")
+    shifts.remember_listed(named)
 
 
 def _key(finding: Finding) -> tuple[str, int | None, str, str]:
@@ -189,7 +216,8 @@ def context_text(findings: Sequence[Finding], folder: str = "") -> str:
         f"claudetto: {count} remembered fact{'s' if count != 1 else ''}{where} may be out of date. Each is a "
         "request to re-verify against the code, not a verdict. Where a fact is wrong, strike its line (~~...~~) "
         "and add a dated correction below it instead of deleting it (`claudetto supersede FILE --line N "
-        "--correction TEXT` does both); keep MEMORY.md one pointer line per topic file."
+        "--correction TEXT` does both; add `--expect LINE`, the line as you last read it, once the file may "
+        "have changed: a line that moved is then never struck); keep MEMORY.md one pointer line per topic file."
     ]
     for finding in findings[:CONTEXT_FINDINGS]:
         name = os.path.relpath(finding.file, folder) if folder and finding.file.startswith(folder + "/") else finding.file

@@ -4,6 +4,11 @@ from the same listing (`grep -n`, `claudetto memory`, another terminal) would st
 fact. The last supersede of each file is remembered with the file's state it left, so a bare
 number below it is refused while the file is still exactly as that supersede left it.
 
+A listing (`claudetto memory`, the SessionStart context) names lines by number too, and
+Claude edits memory in the same session: the text of each line a listing named is kept with
+the file's state, so a bare number whose line no longer holds that text, in a file changed
+since, is refused instead of striking whatever moved onto it.
+
 Kept in claudetto's own state, never in memory; losing it only loses the guard.
 """
 
@@ -62,3 +67,45 @@ def remember(real: str, state: State, line: int) -> None:
         write_atomic(_record_path(), json.dumps(kept).encode("utf-8"), durable=False)
     except OSError as exc:  # the correction is written; only the guard for a stale number is lost
         log(f"memory: cannot record the supersede of {real}: {exc}")
+
+
+LISTED_NAME = "memory-listed-lines.json"
+LISTED_LINES_MAX = 200  # per file: a listing shows ten in the context, a user reads a screenful
+LISTED_TEXT_MAX = 400  # characters kept of a line: enough to tell two lines apart
+
+
+def listed(real: str, number: int) -> tuple[State, str] | None:
+    """(the file's state then, the line's text then) when the last listing named line
+    `number` of `real`, else None."""
+    from app.core.state import read_regular
+
+    try:
+        entry = json.loads(read_regular(os.path.join(paths.claudetto_home_str(), LISTED_NAME),
+                                        limit=RECORD_BYTES_MAX * 4)).get(real)
+        state, lines = (int(entry[0]), int(entry[1]), int(entry[2])), entry[3]
+        text = lines.get(str(number))
+    except (OSError, ValueError, RecursionError, AttributeError, LookupError, TypeError):
+        return None  # none, unreadable or not of this shape: no guard, nothing else lost
+    return (state, text) if isinstance(text, str) else None
+
+
+def remember_listed(files: dict[str, tuple[State, dict[int, str]]]) -> None:
+    """Record the lines a listing named: real path -> (its state when read, line -> text)."""
+    from app.core.state import read_regular, write_atomic
+
+    if not files:
+        return
+    path = os.path.join(paths.claudetto_home_str(), LISTED_NAME)
+    try:
+        records = json.loads(read_regular(path, limit=RECORD_BYTES_MAX * 4))
+        records = records if isinstance(records, dict) else {}
+    except (OSError, ValueError, RecursionError):
+        records = {}
+    for real, (state, lines) in files.items():
+        records.pop(real, None)
+        kept = sorted(lines.items())[:LISTED_LINES_MAX]
+        records[real] = [*state, {str(n): text.strip()[:LISTED_TEXT_MAX] for n, text in kept}]
+    try:
+        write_atomic(path, json.dumps(dict(list(records.items())[-RECORD_MAX:])).encode("utf-8"), durable=False)
+    except OSError as exc:  # the listing is shown anyway; only the guard for its numbers is lost
+        log(f"memory: cannot record the lines listed: {exc}")

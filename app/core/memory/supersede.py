@@ -159,6 +159,12 @@ def _still_meant(real: str, raw: bytes, before: os.stat_result, number: int, exp
         return
     from app.core.memory import shifts
 
+    seen = shifts.listed(real, number)
+    if seen is not None and body is not None and seen[0] != file_state(before) \
+            and body.strip()[:shifts.LISTED_TEXT_MAX] != seen[1]:
+        raise SupersedeRefused(
+            f"line {number} of {real} changed since the memory findings named it: it read {seen[1].strip()!r}, "
+            f"now {body.strip()!r}; nothing changed (look again; to strike it as it is, say --expect TEXT)")
     struck = shifts.struck_last(real, file_state(before))
     if struck is not None and number > struck and body is not None:
         raise SupersedeRefused(
