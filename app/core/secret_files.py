@@ -151,6 +151,8 @@ def unseen_changes(git_dir: str, work_tree: str) -> bool:
     GitFailed."""
     if filled_submodule_folder(git_dir, work_tree):
         return True
+    if not _may_set_either(git_dir):
+        return False
     ignore_case, dropping = _status_settings(git_dir)
     if ignore_case and not _disk_ignores_case(work_tree) and _case_blind(git_dir, work_tree):
         return True
@@ -166,13 +168,60 @@ def _disk_ignores_case(work_tree: str) -> bool:
         return False
 
 
+#: The settings that make git status blind: `core.ignoreCase`, and a filter driver's commands.
+_BLINDING = r"^(filter\..*\.(clean|smudge|process)|core\.ignorecase)$"
+_OUTSIDE_S = 30.0  # how long the user's and the system's answer is trusted (a sweep asks once)
+_outside: dict[tuple[str | None, ...], tuple[float, bool]] = {}
+
+
+def _may_set_either(git_dir: str) -> bool:
+    """Whether a blinding setting may apply to this repository: its own config files name a
+    filter or `ignorecase` (or include another file), or the user's or the system's config
+    sets one. No git process for the many repositories where none is set."""
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
+            common = os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
+    except OSError:
+        pass
+    for path in (os.path.join(common, "config"), os.path.join(git_dir, "config.worktree")):
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read(1 << 20).lower()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if len(text) >= 1 << 20 or any(word in text for word in (b"filter", b"ignorecase", b"include")):
+            return True
+    return _outside_sets_either()
+
+
+def _outside_sets_either() -> bool:
+    """Whether the user's or the system's git config sets a blinding setting: git asked with
+    no repository, again after `_OUTSIDE_S` or once the variables naming those files change."""
+    import time
+
+    from app.core.git import run
+
+    key = tuple(os.environ.get(name) for name in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL",
+                                                  "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"))
+    asked, answer = _outside.get(key, (float("-inf"), True))
+    if time.monotonic() - asked > _OUTSIDE_S:
+        # a git dir that cannot exist: git reads only the user's and the system's files
+        done = run(["config", "-z", "--get-regexp", _BLINDING], git_dir=os.path.join(os.devnull, "none"), work_tree="/")
+        answer = done.returncode != 1  # 1: none set; any failure: unsure
+        _outside.clear()
+        _outside[key] = (time.monotonic(), answer)
+    return answer
+
+
 def _status_settings(git_dir: str) -> tuple[bool, list[str]]:
     """(`core.ignoreCase` is on, the filter drivers that may drop content: a `clean` command
     with no smudge but `cat`, no long-running `process`), in one git process."""
     from app.core.git import GitFailed, run
 
-    config = run(["config", "-z", "--get-regexp", r"^(filter\..*\.(clean|smudge|process)|core\.ignorecase)$"],
-                 git_dir=git_dir)
+    config = run(["config", "-z", "--get-regexp", _BLINDING], git_dir=git_dir)
     if config.returncode not in (0, 1):  # 1: none of them is set
         raise GitFailed(config.error)
     drivers: dict[str, dict[str, str]] = {}
