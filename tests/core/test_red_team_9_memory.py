@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -336,3 +339,44 @@ def test_a_listed_number_still_holding_its_line_is_struck_after_an_edit_elsewher
     (sandbox_state := Path(os.environ["CLAUDETTO_HOME"]) / "memory-listed-lines.json").write_text("[" * 100_000)
     notes.write_text(FRONT + "- x\n- y\n")  # a record that cannot be read: no guard, no failure
     assert supersede(finding.file, 8, "z", today=TODAY).line == 8 and sandbox_state.exists()
+
+
+# --- a memory folder that cannot take the write ------------------------------------------
+
+
+def _cli_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process that cannot write a file past `limit` bytes: a disk that fills up."""
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                           *args], capture_output=True, text=True, preexec_fn=limited, timeout=60, check=False)
+
+
+def test_a_full_disk_leaves_the_memory_file_and_no_temp_file(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n" + "- filler line\n" * 200})
+    notes = folder / "notes.md"
+    before = notes.read_bytes()
+    done = _cli_with_file_size_limit(len(before) + 10, "supersede", str(notes), "--line", "7", "--correction",
+                                     "routing is `src/router.py`")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"claudetto supersede: cannot write {notes}") and "nothing changed" in done.stderr
+    assert notes.read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md", "notes.md"]
+
+
+def test_a_memory_folder_on_a_read_only_mount_is_said_so(repo: Path) -> None:
+    folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n"})
+    (folder / "extra.md").write_text(FRONT)
+    bind = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True, check=False)
+    if bind.returncode != 0:
+        pytest.skip("no mount here (needs root)")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True, capture_output=True)
+        code, err = cli_supersede(folder / "notes.md", 7, "x")
+        assert code == 1 and "is on a read-only file system; nothing changed" in err and err.count("\n") == 1
+        with pytest.raises(memory.IndexRefused, match="read-only file system"):
+            add_to_index(str(folder / "extra.md"))
+        assert [f.kind for f in memory.sweep(str(repo))] == ["vanished_artifact", "index_unlisted_file"]
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)

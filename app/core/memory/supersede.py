@@ -139,10 +139,19 @@ def refuse_read_only(real: str, st: os.stat_result, refused: type[MemoryWriteRef
     also splits a hard link: the other name (a note in the user's own folders) would keep the
     old text while memory got the new, silently; such a file is refused the same way."""
     if not st.st_mode & 0o222 or not os.access(real, os.W_OK):
+        if _on_read_only_mount(real):
+            raise refused(f"{real} is on a read-only file system; nothing changed")
         raise refused(f"{real} is read-only; nothing changed (make it writable to correct it)")
     if st.st_nlink > 1:
         raise refused(f"{real} has {st.st_nlink} hard links (the same file under another name); a rewrite "
                       "would split them, nothing changed (edit it by hand, or copy it in place of the link)")
+
+
+def _on_read_only_mount(real: str) -> bool:
+    try:
+        return bool(os.statvfs(real).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _still_meant(real: str, raw: bytes, before: os.stat_result, number: int, expect: str | None) -> None:
@@ -309,8 +318,11 @@ def write_unchanged(real: str, data: bytes, before: os.stat_result, refused: typ
                           "nothing changed, try again")
 
     kept = _user_xattrs(real)
-    write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged,
-                 owner=(before.st_uid, before.st_gid))
+    try:
+        write_atomic(real, data, mode=stat.S_IMODE(before.st_mode), before_replace=unchanged,
+                     owner=(before.st_uid, before.st_gid))
+    except OSError as exc:  # a full disk, a folder that takes no new file: the temp file is gone again
+        raise refused(f"cannot write {real}: {exc.strerror or exc}; nothing changed") from None
     for name, value in kept.items():  # the rename made a new inode: the user's tags go with the text
         try:
             os.setxattr(real, name, value, follow_symlinks=False)
