@@ -5,6 +5,12 @@ it, not the time a record was written. It is old once its age is over the limit 
 (at the limit it is still young): session folders, gate logs and worktrees use Claude's
 `cleanupPeriodDays` (`settings.cleanup_period_seconds`); probe folders PROBE_MAX_AGE_MIN;
 outputs of the GC GC_MAX_AGE_DAYS.
+
+An output of the GC whose mtime may be its source's (`cp -a`, `cp -p`, `rsync -a`, `tar -x`
+made it or copied into it: the recorder marks it) counts from the later of its mtime and the
+time it was recorded (`output_since`): a fresh copy of a two-year-old tree was made when the
+session made it, and its GC_MAX_AGE_DAYS start then. A time in the future (the clock set
+back since, an archive of future mtimes) is not old until the clock passes it.
 """
 
 from __future__ import annotations
@@ -18,6 +24,12 @@ def is_old(mtime: float | None, limit_s: float, now: float) -> bool:
     """Whether a path last modified at `mtime` is older than `limit_s` at `now`. An unknown
     modification time is never old: when unsure, keep."""
     return mtime is not None and now - mtime > limit_s
+
+
+def output_since(mtime: float | None, recorded: list[float]) -> float | None:
+    """When an output's age starts: its mtime, or the newest time it was recorded by a call
+    that may have given it an older one (`recorded`) when that is later. None: never old."""
+    return None if mtime is None else max([mtime, *recorded])
 
 
 def probe_limit_s() -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from app.core import paths
+from app.core import paths, shell_words
 from app.core.shell_words import MAX_PATH_CHARS, absolute_path, joined_path, local_source, rx
 from app.core.shell_words import clone_dir_name as clone_dir_name
 
@@ -52,7 +52,7 @@ class Reading:
     nothing more), each distinct mktemp call once, and notes for the log."""
 
     __slots__ = ("found", "calls", "notes", "sources", "removed", "removes_many", "_mktemp_seen", "_left_out",
-                 "_user_tmp")
+                 "_user_tmp", "lent")
 
     def __init__(self) -> None:
         self.found: dict[_Found, None] = {}
@@ -61,6 +61,7 @@ class Reading:
         self.sources: dict[_Found, list[tuple[str, str | None]]] = {}
         self.removed: list[tuple[str, str | None]] = []
         self.removes_many = False  # more than MAX_OUTPUTS words removed: which copy is moved is unknown
+        self.lent: list[tuple[str, str, str | None]] = []  # (lender, clone borrowing its objects, folder)
         self.calls: list[MktempCall] = []
         self.notes: list[str] = []
         self._mktemp_seen: set[tuple[tuple[str, ...], str | None, str | None]] = set()
@@ -268,16 +269,15 @@ def _read_git(args: list[str], cwd: str | None, reading: Reading) -> None:
         targets = _positionals(rest[1:], _WORKTREE_VALUE_OPTIONS)
         if targets:
             reading.output("worktree", targets[0], base)
-    elif sub == "clone":
-        targets = _positionals(rest, _CLONE_VALUE_OPTIONS)
-        bare = any(a in ("--bare", "--mirror") for a in rest)
-        source = local_source(targets[0]) if targets else None
-        if len(targets) >= 2:
-            reading.output("copy", targets[1], base, source=source)
-        elif targets:
-            name = clone_dir_name(targets[0], bare=bare)
-            if name:
-                reading.output("copy", name, base, source=source)
+    elif sub == "clone" and (targets := _positionals(rest, _CLONE_VALUE_OPTIONS)):
+        source = local_source(targets[0])
+        name = targets[1] if len(targets) >= 2 else clone_dir_name(targets[0], bare=any(
+            a in ("--bare", "--mirror") for a in rest))
+        if name:
+            reading.output("copy", name, base, source=source)
+            lender = shell_words.clone_lender(rest, source)  # `--reference X`: the clone needs X's objects
+            if lender and len(reading.lent) < MAX_OUTPUTS:
+                reading.lent.append((lender, name, base))
 
 
 class _CpCall:

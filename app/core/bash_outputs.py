@@ -33,6 +33,7 @@ from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_command
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
 from app.core.shell_words import absolute_path, clone_dir_name, rsync_words, rx, split_words
+from app.core.shell_words import copier_at as copier_at
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class _Reading(Reading):
     """A `Reading` that also knows, for the mktemp guess, how many times each distinct call
     is written, which variable each went into, and which variables the command removes."""
 
-    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into")
+    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into", "keeps_times")
 
     def __init__(self, watch: bool) -> None:
         super().__init__()
@@ -88,6 +89,7 @@ class _Reading(Reading):
         # a command that also removes one of those moved it, maybe into any of its outputs
         self.copied: list[tuple[str, str | None]] = []
         self.into: list[tuple[str, str | None, list[str]]] = []  # each target, with what it moves there
+        self.keeps_times = False  # a command of it may give what it makes old mtimes (`cp -a`)
 
     def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
         before = len(self.calls)
@@ -104,7 +106,8 @@ class _Reading(Reading):
         """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
         substitution just before it ran; a remover names the variables it is given; a `cp`
         notes what it copied (`copied`), and so do `mv` (across file systems a copy born anew) and `rsync`."""
-        at = next((i for i, word in enumerate(words) if os.path.basename(word) in ("cp", "mv", "rsync")), None)
+        at, kept = copier_at(words)
+        self.keeps_times = self.keeps_times or kept
         if at is not None and len(self.copied) < MAX_OUTPUTS:
             self._copying(words, at, cwd)
         if not self._watch:
@@ -132,14 +135,12 @@ class _Reading(Reading):
         self.removing(plain[:-1] if "--remove-source-files" in words else [], cwd)
 
     def mark_removed(self) -> None:
-        for name in self._removing:
-            for call in self._bound.get(name, ()):
-                call.removed = True
+        for call in (call for name in self._removing for call in self._bound.get(name, ())):
+            call.removed = True
 
 
 def _variables() -> re.Pattern[str]:
-    """`$d`, `${d}`, `${d:?}` as a whole word or path, never `$d/inside` (that removes an
-    entry, not the folder)."""
+    """`$d`, `${d}`, `${d:?}` as a whole word or path, never `$d/inside` (an entry, not the folder)."""
     global _VARIABLES
     if _VARIABLES is None:
         import re
@@ -166,7 +167,8 @@ def read_command(command: str, cwd: str | None, stdout: str) -> tuple[list[tuple
 
 
 def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str] | None = None,
-              copied: list[tuple[str, str | None]] | None = None, into: list[tuple[str, str | None, list[str]]] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
+              copied: list[tuple[str, str | None]] | None = None, into: list[tuple[str, str | None, list[str]]] | None = None,
+              flags: dict[str, object] | None = None) -> tuple[list[tuple[str, str]], list[str], list[MktempCall], dict[str, tuple[bool, str | None]]]:
     """`read_command`, plus the mktemp calls whose path the stdout does not name (the
     recorder looks for those on disk), plus how to judge each `copy`/`worktree` path (the
     recorder records one only with evidence this call made it, app/core/created.py):
@@ -175,8 +177,8 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     be taken instead when DEST itself was born in the call. `origins`, when given, gets the
     absolute local path each copy or clone was made from; `copied`, when given, every word
     any `cp`, `rsync` or `git clone` of the command copied, with its folder
-    (`recorder.copied_paths`); `into`, when given, the target of each `cp`, `mv` and `rsync`, with the sources
-    it moves there (`mv`, `rsync --remove-source-files`)."""
+    (`recorder.copied_paths`); `into`, the target of each `cp`, `mv` and `rsync`, with the sources it moves
+    there (`mv`, `rsync --remove-source-files`); `flags`, `keeps_times` (`shell_words.keeps_times`) and `lent`."""
     if not any(word in command for word in TRIGGERS):
         return [], [], [], {}
     if len(command) > MAX_COMMAND_CHARS:
@@ -199,6 +201,8 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
         copied.extend([*reading.copied, *(s for made in reading.sources.values() for s in made)])
     if into is not None:
         into.extend(reading.into)
+    if flags is not None:
+        flags.update(keeps_times=reading.keeps_times, lent=reading.lent)
     moved = _Removals(reading, {}).moved(reading.copied, {}) if reading.copied and reading.removed else None
     if moved is not None:
         notes.append(f"nothing recorded: the command copies {shown(moved)} and removes it, a move: the only "
@@ -380,19 +384,15 @@ def _bounded(notes: list[str]) -> list[str]:
     """Each note once, at most MAX_NOTES of them: a command repeating a thing a thousand
     times must not write a thousand log lines."""
     unique = list(dict.fromkeys(notes))
-    if len(unique) > MAX_NOTES:
-        unique = unique[:MAX_NOTES] + [f"{len(unique) - MAX_NOTES} more notes on this command left out"]
-    return unique
+    return unique[:MAX_NOTES] + [f"{len(unique) - MAX_NOTES} more notes on this command left out"
+                                 ] if len(unique) > MAX_NOTES else unique
 
 
 def _unique(outputs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    seen: set[str] = set()
-    result = []
+    first: dict[str, str] = {}
     for kind, path in outputs:
-        if path not in seen:
-            seen.add(path)
-            result.append((kind, path))
-    return result
+        first.setdefault(path, kind)
+    return [(kind, path) for path, kind in first.items()]
 
 
 def outputs_of_command(command: str, cwd: str, stdout: str) -> list[tuple[str, str]]:

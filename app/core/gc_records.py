@@ -14,7 +14,13 @@ from typing import Any
 
 from app.core import paths
 from app.core.log import log
+from app.core.paths import inside
 from app.core.recorder import KINDS, normal_records
+from app.core.repository_rules import folders, git_urls, installs_in, links_in
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from app.core.verdict import Reason
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,12 @@ class OutputRecord:
     # a Bash call's device, inode and birth time), checked when the records are read and again
     # at the moment of removal; None in records written before it existed.
     evidence: Any = field(default=None, compare=False, hash=False)
+
+
+def old_times(record: OutputRecord) -> bool:
+    """Whether the call that made the output (or a later one that copied into it) may have given
+    it its source's old mtime (`cp -a`, `rsync -a`, `tar -x`): it counts from its record too."""
+    return isinstance(record.evidence, dict) and record.evidence.get("old_times") is True
 
 
 def records_files() -> list[tuple[str, str]]:
@@ -293,3 +305,94 @@ def tracked_around(path: str, outputs: tuple[str, ...]) -> bool:
         return False
     done = git.run(["ls-files", "-z", "--", ":(literal)" + os.path.relpath(path, top)], cwd=top)
     return not done.ok or bool(done.stdout)
+
+
+# --- what the user's own places name inside an output ------------------------------------------
+#
+# An output can be what something outside it runs on, though nothing in it is unique: a link
+# in the user's project (`ln -s /tmp/x/build ~/proj/b`, `npm link`), an editable install in a
+# venv (`pip install -e /tmp/x`), a remote or a submodule url, a repository that borrows its
+# objects (`git clone --reference /tmp/x ~/src/p2`). Nothing in the output knows, and the
+# disk cannot be searched; so the places the user keeps projects are asked: the home and the
+# folders in it, the known projects and the projects the recording sessions worked in.
+
+#: Where a place keeps links to and installs of other folders (its venvs, its packages' links).
+_LINKING = (".venv", "venv", "env", "node_modules", ".local", ".local/bin", "bin", ".npm-global/bin",
+            ".npm-global/lib/node_modules", ".virtualenvs")
+#: Entries looked at in all for links, at most (a few ms).
+_MAX_NAMES = 50_000
+
+
+def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
+    """The home, the folders directly in it and the known projects (not when `home` is False),
+    and the projects of `cwds` (the git root of each, else itself): real paths, each once."""
+    found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
+    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/"]
+    return list(dict.fromkeys(os.path.realpath(p) for p in found))
+
+
+def outside_names(places: list[str]) -> list[tuple[str, str]]:
+    """(file, path it names) for every link, editable install, remote and submodule url in
+    `places` and in their `_LINKING` folders (and in each venv of `.virtualenvs`, each scope of
+    `node_modules`)."""
+    found: list[tuple[str, str]] = []
+    budget = [_MAX_NAMES]
+    for place in places:
+        links_in(place, found, budget)
+        for sub in _LINKING:
+            folder = os.path.join(place, sub)
+            deeper = [f for f in folders(folder) if sub == ".virtualenvs" or os.path.basename(f)[:1] == "@"]
+            for inner in [folder, *deeper[:1000]] if os.path.isdir(folder) else ():
+                links_in(inner, found, budget)
+                installs_in(inner, found)
+        git_urls(place, found)
+    return found
+
+
+class OutsideNames:
+    """What the user's places name (`outside_names`, `repository_rules.borrowers`), each place
+    read once for the sweep that holds this (a removal's last check reads them anew)."""
+
+    def __init__(self) -> None:
+        self._base: list[str] | None = None
+        self._names: dict[str, list[tuple[str, str]]] = {}
+        self._borrowers: dict[str, list[tuple[str, str]]] = {}
+
+    def _places(self, records: list[OutputRecord]) -> list[str]:
+        if self._base is None:
+            self._base = user_places([])
+        return list(dict.fromkeys([*self._base, *user_places([r.cwd for r in records], home=False)]))
+
+    def naming(self, real: str, records: list[OutputRecord]) -> str | None:
+        """The file outside the output `real` that links to, installs from or names as a url a
+        path at or inside it (`ln -s`, `pip install -e`, `git remote add`), or None."""
+        places = self._places(records)
+        for place in places:
+            if place not in self._names:
+                self._names[place] = outside_names([place])
+        found = next((file for place in places for file, said in self._names[place]
+                      if inside(said, real) and not inside(file, real)), None)
+        if found is not None:
+            log(f"gc: {real} kept: {found} leads into it")
+        return found
+
+    def lending(self, path: str, records: list[OutputRecord], repos: tuple[str, ...] | None) -> Reason | None:
+        """`unmerged` when a repository outside the output borrows objects of one in it (`repos`,
+        as the sweep's walk found them; None: unknown), else None. Logged."""
+        borrower = self.borrowing(os.path.realpath(path), records) if repos != () else None
+        if borrower is not None:
+            log(f"gc: {path} kept: the repository {borrower} borrows its objects")
+        return "unmerged" if borrower is not None else None
+
+    def borrowing(self, real: str, records: list[OutputRecord]) -> str | None:
+        """A repository outside the output `real` whose `objects/info/alternates` names its objects:
+        in the user's places, or a clone the session made so (`evidence.lent_to`), wherever it is."""
+        from app.core.repository_rules import borrowers
+
+        lent = [c for r in records if isinstance(r.evidence, dict) and isinstance(r.evidence.get("lent_to"), list)
+                for c in r.evidence["lent_to"] if isinstance(c, str) and c.startswith("/")]
+        key = "\0".join(places := [*self._places(records), *lent])
+        if key not in self._borrowers:
+            self._borrowers[key] = borrowers(places)
+        return next((repo for repo, lent in self._borrowers[key] if inside(lent, real) and not inside(repo, real)),
+                    None)

@@ -15,7 +15,8 @@ every recorded path by these rules, in this order:
    in the root, around it; no running Claude's config folder, mount point, file a repository
    around it tracks, checkout a session holds (registry) or folder Claude was started in is,
    holds or lies around it; an unreadable running session's file keeps everything;
-5. it is older than GC_MAX_AGE_DAYS (its own mtime): removed, reason `age`. Then, among the
+5. it is older than GC_MAX_AGE_DAYS (its own mtime, or its record's when the call that made it
+   kept its source's old times: `age.output_since`): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
    at most GC_MAX_BYTES of disk: reason `size`. The rest are kept, reason `young`.
 
@@ -23,7 +24,9 @@ And no unique work is ever lost (`work_lost`): a git repository or worktree with
 uncommitted, untracked or secret files, a secret, an entry moved in, a config folder's
 login or memory (`dirty`), or commits, a stash or linked worktrees found nowhere else
 (`unmerged`, app/core/unique_work.py) keep the path, unless it is a copy its source still
-holds unchanged (`gc_records.still_at_source`). Outside every root, a symlink, or a real
+holds unchanged (`gc_records.still_at_source`); so do a repository outside that borrows its
+objects (`unmerged`) and a link, an editable install or a submodule url of the user's that
+leads into it (`in_use`, `gc_records.OutsideNames`). Outside every root, a symlink, or a real
 path that escapes: `skip`; gone: `missing`. Rules 1 to 5 are `recorded`, `place`,
 `unused_of`, `without_unique_work`, `by_age` and `by_size`, run by `judge`; `in_use` and
 `work_lost` are asked again at each removal, where the folder now is, sessions read anew.
@@ -39,7 +42,7 @@ from functools import cached_property
 from typing import Any
 
 from app.core import gc_records, mounts, paths, removal, scanner, sessions
-from app.core.age import is_old, output_limit_s
+from app.core.age import is_old, output_limit_s, output_since
 from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
 from app.core.gc_records import OutputRecord, lost_source, read_records, user_state
@@ -101,6 +104,7 @@ class Facts:
         self.folders = [*self.live.cwds, *self.live.claude_folders(), *gc_records.added_directories(self.live.cwds)]
         self.mounts = mounts.mount_points()
         self.outputs: tuple[str, ...] = ()  # every recorded path (real), set when judging
+        self.outside = gc_records.OutsideNames()  # what the user's places name: links, installs, urls
 
     @cached_property
     def projects(self) -> list[str]:
@@ -119,9 +123,9 @@ class Facts:
 
 
 def _runs_elsewhere(session: str | None, ending_pid: int | None) -> bool:
-    """Another Claude process runs this session too (`claude --resume <id>` in a second terminal):
-    a live sessions file of it names another pid than the ending one's, or, that pid unknown,
-    two live files name it (the ending Claude still runs during its SessionEnd hook)."""
+    """Another Claude process runs this session too (`claude --resume <id>` in a second terminal): a live
+    sessions file names another pid than the ending one's, or, that unknown, two name it (the ending Claude
+    still runs during its SessionEnd hook)."""
     if not session:
         return False
     pids = [s.pid for s in sessions.read_sessions() if s.live and s.session_id == session]
@@ -149,9 +153,7 @@ def gc_roots(cwd: str) -> list[str]:
     if cwd.startswith("/"):
         top = paths.git_root(cwd)
         projects = (top, paths.main_repo_root(cwd)) if top is not None else (cwd,)
-        for project in projects:
-            if project is not None:
-                roots.append(os.path.join(os.path.normpath(project), ".claude", "worktrees"))
+        roots += [os.path.join(os.path.normpath(p), ".claude", "worktrees") for p in projects if p is not None]
     if paths.user_tmp_given_str().startswith("/"):
         roots.append(paths.user_tmp_str())
     else:
@@ -163,9 +165,8 @@ _REFUSALS_LOGGED: set[str] = set()
 
 
 def root_refused(root: str) -> bool:
-    """A GC root is a folder apart: never `/`, the home, Claude's config folder, nor a folder
-    above one of them. Some set TMPDIR to their home on a machine with a small /tmp: as a
-    root it would make every project there an "output" once it is a week old."""
+    """A GC root is never `/`, the home, Claude's config folder, nor a folder above one of them: some set
+    TMPDIR to their home on a machine with a small /tmp, and every project there would be an "output"."""
     real = os.path.realpath(root)
     for name, place in (("the home", paths.home_str()), ("Claude's config folder", paths.config_dir_str())):
         if inside(os.path.realpath(place), real):
@@ -176,10 +177,10 @@ def root_refused(root: str) -> bool:
 
 def _log_refused(root: str, why: str) -> None:
     """Once per process and root: a sweep asks for the roots of every record."""
+    from app.core.log import log
+
     if root not in _REFUSALS_LOGGED:
         _REFUSALS_LOGGED.add(root)
-        from app.core.log import log
-
         log(f"gc: {root} is no GC root ({why}): nothing in it is removed as an output")
 
 
@@ -208,11 +209,9 @@ def place(item: Item) -> None:
 
 
 def _measured(item: Item, known_mounts: frozenset[str]) -> bool:
-    """Rules 2 and 3 passed, its own modification time read and its tree measured (one
-    walk, which also finds the repositories inside); False when it is not the GC's.
-
-    `known_mounts`: the sweep's mount table, read once for all its scans (the removal
-    reads it again at the moment it removes)."""
+    """Rules 2 and 3 passed, its own mtime read and its tree measured (one walk, which finds the
+    repositories inside too; `known_mounts`, the sweep's mount table, is read once for all its
+    scans, and again by the removal); False when it is not the GC's."""
     place(item)
     if item.root is None:
         return False
@@ -239,11 +238,10 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
         return "in_use"  # a clone the user runs Claude in became a project: no output any more
     if facts.live.process_inside(real, os.path.realpath(where) if where else ""):
         return "in_use"  # a shell cd-ed there, a server started from it, a file held open
-    if where is None and any(inside(m, real) for m in facts.mounts):
+    if (where is None and any(inside(m, real) for m in facts.mounts)) or _config_in_use(where or item.path):
         return "in_use"
-    if _config_in_use(where or item.path):
-        return "in_use"
-    return None
+    # a link of the user's into it, an editable install of it, a submodule's url (`gc_records.OutsideNames`)
+    return "in_use" if facts.outside.naming(real, item.records) is not None else None
 
 
 def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
@@ -291,8 +289,7 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
     facts.outputs = tuple(os.path.realpath(i.path) for i in items)
     for item in items:
         if _measured(item, facts.mounts):
-            used = in_use(item, facts)
-            if used is not None:
+            if (used := in_use(item, facts)) is not None:
                 item.set("keep", used)
             else:
                 candidates.append(item)
@@ -304,12 +301,11 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
     return [i for i in candidates if i.reason not in _USED]
 
 
-def without_unique_work(unused: list[Item]) -> list[Item]:
-    """No unique work is lost: a path holding git work found nowhere else is kept, and so is a
-    recorded path that holds one; the rest."""
+def without_unique_work(unused: list[Item], outside: gc_records.OutsideNames | None = None) -> list[Item]:
+    """No unique work is lost (`work_lost`): a path holding some is kept, and so is a recorded path that holds one."""
     saved: list[Item] = []
     for item in unused:
-        lost = work_lost(item)
+        lost = work_lost(item, outside=outside)
         if lost is not None:
             item.set("keep", lost)
             saved.append(item)
@@ -321,11 +317,12 @@ def without_unique_work(unused: list[Item]) -> list[Item]:
     return [i for i in unused if i not in saved]
 
 
-def work_lost(item: Item, where: str | None = None) -> Reason | None:
+def work_lost(item: Item, where: str | None = None, outside: gc_records.OutsideNames | None = None) -> Reason | None:
     """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
-    repository or worktree in it (found by the sweep's one walk) with work nowhere else; and
-    `dirty` when it is or holds a secret-looking file outside every repository (a key
-    generated in a temp folder is lost with it). `where`: the folder now (moved aside)."""
+    repository or worktree in it (found by the sweep's one walk) with work nowhere else, or
+    whose objects a repository outside borrows (`unmerged`); and `dirty` when it is or holds a
+    secret-looking file outside every repository (a key generated in a temp folder is lost with
+    it). `where`: the folder now (moved aside); `outside`: the sweep's `OutsideNames`."""
     from app.core.secret_files import first_secret
     from app.core.unique_work import unique_work
 
@@ -342,7 +339,7 @@ def work_lost(item: Item, where: str | None = None) -> Reason | None:
             here, [r.evidence for r in item.records], _budget(item, where), item.path,
             first_look=where is None) is not None):  # an entry moved in (`created.output_moved_in`)
         return "dirty"
-    return lost
+    return lost or (outside or gc_records.OutsideNames()).lending(item.path, item.records, repos)
 
 
 def _budget(item: Item, where: str | None) -> int:
@@ -363,25 +360,28 @@ def replaced(item: Item, where: str) -> Reason | None:
 
 
 def by_age(unused: list[Item], now: float) -> None:
-    """Rule 5, age: older than GC_MAX_AGE_DAYS (its own mtime) goes."""
+    """Rule 5, age: older than GC_MAX_AGE_DAYS (its mtime; kept old times, its record's too) goes."""
     max_age = output_limit_s()
     for item in unused:
-        if is_old(item.mtime, max_age, now):
+        if is_old(_since(item), max_age, now):
             _mark(item, unused, "age")
 
 
 def by_size(unused: list[Item]) -> None:
-    """Rule 5, size: among the young ones left, the oldest go first until all of them
-    together take at most GC_MAX_BYTES of disk; the rest stay `young`."""
+    """Rule 5, size: among the young ones left, the oldest go first until all of them take at most GC_MAX_BYTES."""
     young = [i for i in unused if i.action != "remove"]
     tops = [i for i in young if not any(o is not i and inside(i.path, o.path) for o in young)]
     total = sum(i.size for i in tops)
     limit = bound("GC_MAX_BYTES")
-    for item in sorted(tops, key=lambda i: (i.mtime or 0.0, i.path)):
+    for item in sorted(tops, key=lambda i: (_since(i) or 0.0, i.path)):
         if total <= limit:
             break
         _mark(item, young, "size")
         total -= item.size
+
+
+def _since(item: Item) -> float | None:
+    return output_since(item.mtime, [r.time for r in item.records if gc_records.old_times(r)])
 
 
 def _mark(item: Item, pool: Iterable[Item], reason: Reason) -> None:
@@ -394,7 +394,7 @@ def _mark(item: Item, pool: Iterable[Item], reason: Reason) -> None:
 def judge(facts: Facts, now: float | None = None) -> list[Item]:
     """Every recorded path judged by rules 1 to 5 (nothing is removed here)."""
     items = recorded()
-    left = without_unique_work(unused_of(items, facts))
+    left = without_unique_work(unused_of(items, facts), facts.outside)
     by_age(left, time.time() if now is None else now)
     by_size(left)
     return items

@@ -306,3 +306,19 @@ def _unshared(taken: dict[tuple[str, str | None, bool], list[str]], notes: list[
         else:
             kept.extend(found)
     return kept
+
+
+def unprinted_paths(calls: list[MktempCall], window: float, outputs: list[tuple[str, str]],
+                    notes: list[str], session: object) -> list[str]:
+    """The paths of mktemp calls whose output was not printed, found by template and time
+    (`find_unprinted`); never one this command printed or this session (`session`, the hook's
+    id) recorded already. Another session's record hides nothing: that would hand a folder to
+    whichever hook ran first, and the guess is exact or nothing."""
+    from app.core.gc_records import read_records
+
+    known = {path for _, path in outputs}
+    if isinstance(session, str) and session:
+        known.update(record.path for record in read_records(session))
+    found, more = find_unprinted(calls, window, known)
+    notes.extend(more)
+    return found

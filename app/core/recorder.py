@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
     from app.core.gc_records import OutputRecord as OutputRecord
     from app.core.gc_records import read_records as read_records
-    from app.core.mktemp import MktempCall
 
 KINDS = ("temp", "worktree", "copy", "config", "scratch")
 
@@ -98,7 +97,7 @@ def record_outputs(payload: dict[str, Any]) -> None:
 
 
 #: What a Bash call copied or moved into which targets (`_copied_into_outputs`).
-_Into = tuple["list[tuple[str, str | None, list[str]]]", "list[str]"]
+_Into = tuple["list[tuple[str, str | None, list[str]]]", "list[str]", bool, "list[tuple[str, str, str | None]]"]
 
 
 def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, Any], cwd: str | None,
@@ -110,8 +109,9 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
     origins: dict[str, str] = {}
     copied: list[tuple[str, str | None]] = []
     into: list[tuple[str, str | None, list[str]]] = []
+    flags: dict[str, Any] = {}
     named, notes, unprinted, claims = read_bash(command, cwd, _stdout_of(payload.get("tool_response")), origins,
-                                                copied, into)
+                                                copied, into, flags)
     outputs: list[tuple[str, str]] = []
     sources = copied_paths(copied) if copied else []
     if named or unprinted:
@@ -119,12 +119,17 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
 
         window = window_s(tool_input, payload.get("duration_ms"))
         if unprinted:
-            found = _find_unprinted(unprinted, window, named, notes, payload.get("session_id"))
+            from app.core.mktemp import unprinted_paths
+
+            found = unprinted_paths(unprinted, window, named, notes, payload.get("session_id"))
             named.extend(("temp", path) for path in found)
         outputs = _with_evidence(named, claims, window, notes, evidence, origins, sources)
+    for _, path in outputs if flags.get("keeps_times") else ():
+        evidence[path]["old_times"] = True  # its mtime may be its source's: it counts from its record
     for note in notes:
         log(f"gc recorder: {note}")
-    return outputs, (into, sources) if copied and into else None
+    lent = flags.get("lent") or []
+    return outputs, (into, sources, bool(flags.get("keeps_times")), lent) if copied and into or lent else None
 
 
 def _with_evidence(outputs: list[tuple[str, str]], claims: dict[str, tuple[bool, str | None]],
@@ -194,30 +199,30 @@ def _users_temp_sources(sources: list[str], since: float) -> list[str]:
     return theirs
 
 
-def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: list[str]) -> None:
+def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: list[str],
+                         keeps_times: bool = False, lent: list[tuple[str, str, str | None]] | None = None) -> None:
     """A copy or move into an output recorded before (`cp ~/proj/notes.txt /tmp/d/`, `rsync
     --remove-source-files ~/proj/ /tmp/d/`, a call after `d=$(mktemp -d)`): its sources join
     that output's `evidence.sources`, so it stays once they are gone (`gc_records.lost_source`),
     and a move from outside the temp folder (or from where the hook cannot tell) marks it
     `moved_in`: the source's files went at once, though its folder may stay. The files were
-    born anew in it, and nothing else shows where they came from. Only a target inside the
-    user's temp folder costs a look at the records; only a match writes."""
-    from app.core.paths import inside
-
-    targets, moved = _targets_in_temp(into)
-    if not targets or not (sources or moved):
+    born anew in it, and nothing else shows where they came from. A copy that keeps its
+    source's times (`rsync -a src/ /tmp/d/` gives `/tmp/d` the mtime of `src`) marks it
+    `old_times`: its age counts from its record (app/core/age.py). A clone that borrows its
+    objects (`git clone --reference /tmp/d URL ~/p2`) joins its `evidence.lent_to`: the sweep
+    asks it first (`gc_records.OutsideNames.borrowing`), wherever it lies. Only a target inside
+    the user's temp folder costs a look at the records; only a match writes."""
+    targets, moved = _targets_in_temp(into) if sources or keeps_times or any(m for _, _, m in into) else ([], [])
+    borrowed = _lenders_in_temp(lent or [])
+    if not targets and not borrowed:
         return
     # the records read here, not through gc_records: that loads dataclasses on a hot hook
     from app.core.state import parse_state, read_regular, update_json
 
-    def matches(data: Any, session: str) -> list[dict[str, Any]]:
-        return [r for r in normal_records(data, session)["records"] if isinstance(r.get("evidence"), dict)
-                and isinstance(r.get("path"), str) and any(inside(t, r["path"]) for t in targets)]
-
-    def news(record: dict[str, Any]) -> bool:  # this call's own output has all of it already
-        known = record["evidence"].get("sources")
-        return (not set(sources) <= {k for k in (known if isinstance(known, list) else ()) if isinstance(k, str)}
-                or (record["evidence"].get("moved_in") is not True and any(inside(t, record["path"]) for t in moved)))
+    def news(record: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(record.get("evidence"), dict) or not isinstance(record.get("path"), str):
+            return {}
+        return _evidence_news(record["path"], record["evidence"], (targets, sources, moved, keeps_times), borrowed)
 
     folder = os.path.join(paths.claudetto_home_str(), "gc")
     try:
@@ -227,25 +232,55 @@ def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources:
     for name in names:
         session, file = name[:-len(".json")], os.path.join(folder, name)
         try:
-            if not any(news(r) for r in matches(parse_state(read_regular(file)), session)):
+            if not any(news(r) for r in normal_records(parse_state(read_regular(file)), session)["records"]):
                 continue
         except (OSError, ValueError):
             continue
 
         def change(data: Any, session: str = session) -> Any:
             data = normal_records(data, session)
-            for record in matches(data, session):
-                known = record["evidence"].get("sources")
-                known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
-                record["evidence"]["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
-                if any(inside(t, record["path"]) for t in moved):
-                    record["evidence"]["moved_in"] = True
+            for record in data["records"]:
+                record_news = news(record)
+                if record_news:
+                    record["evidence"].update(record_news)
             return data
 
-        def empty(session: str = session) -> Any:
-            return {"session": session, "records": []}
+        update_json(file, change, list, durable=False)  # `change` makes an empty list a records file
 
-        update_json(file, change, empty, durable=False)
+
+def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], list[str], list[str], bool],
+                   borrowed: list[tuple[str, str]]) -> dict[str, Any]:
+    """What a call adds to the evidence of the record of `path` (`_copied_into_outputs`): its
+    sources, `moved_in` and `old_times` when a copy's target (`copy`: targets, sources, the
+    targets moved into, whether it kept old times) lies in it; the clones that borrow from it."""
+    from app.core.paths import inside
+
+    targets, sources, moved, keeps_times = copy
+    found: dict[str, Any] = {}
+    if any(inside(t, path) for t in targets):
+        known = evidence.get("sources")
+        known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
+        if not set(sources) <= set(known):
+            found["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
+        if evidence.get("moved_in") is not True and any(inside(t, path) for t in moved):
+            found["moved_in"] = True
+        if keeps_times and evidence.get("old_times") is not True:
+            found["old_times"] = True
+    known = evidence.get("lent_to")
+    known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
+    new = [clone for lender, clone in borrowed if inside(lender, path) and clone not in known]
+    if new:
+        found["lent_to"] = list(dict.fromkeys([*new, *known]))[:MAX_COPIED]
+    return found
+
+
+def _lenders_in_temp(lent: list[tuple[str, str, str | None]]) -> list[tuple[str, str]]:
+    """(lender, borrowing clone) as absolute paths, for the lenders inside the user's temp folder."""
+    from app.core.shell_words import absolute_path
+
+    pairs = [(absolute_path(base, lender, {}), absolute_path(base, clone, {})) for lender, clone, base in lent]
+    return [(os.path.normpath(a), os.path.normpath(b)) for a, b in pairs
+            if a is not None and b is not None and strictly_inside(os.path.normpath(a), paths.user_tmp_str())]
 
 
 def _targets_in_temp(into: list[tuple[str, str | None, list[str]]]) -> tuple[list[str], list[str]]:
@@ -312,23 +347,6 @@ def _scratch_with_evidence(path: str, payload: dict[str, Any],
         log(f"gc recorder: scratch {path} not recorded: {why}")
         return {}
     return {path: evidence}
-
-
-def _find_unprinted(calls: list[MktempCall], window: float, outputs: list[tuple[str, str]],
-                    notes: list[str], session: object) -> list[str]:
-    """The paths of mktemp calls whose output was not printed, found by template and time
-    (app/core/mktemp.py); never one this command printed or this session recorded already.
-    Another session's record hides nothing: that would hand a folder to whichever hook ran
-    first, and the guess is exact or nothing (app/core/mktemp.py)."""
-    from app.core.gc_records import read_records
-    from app.core.mktemp import find_unprinted
-
-    known = {path for _, path in outputs}
-    if isinstance(session, str) and session:
-        known.update(record.path for record in read_records(session))
-    found, more = find_unprinted(calls, window, known)
-    notes.extend(more)
-    return found
 
 
 def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str,

@@ -3,6 +3,11 @@ its repositories and asks these of each): is a checkout dirty, does a repository
 worktree hold a commit no remote has, is a worktree locked. Each takes one `Repository`, runs
 git with its explicit `--git-dir` (and `--work-tree`), and raises GitFailed when git cannot
 answer: the caller keeps the folder then.
+
+And the other side, for the output GC (app/core/gc_records.py `OutsideNames`): what outside a
+folder needs it though nothing in it is unique, read from files without running git. A
+repository borrowing its objects (`borrowers`), a remote's or a submodule's url (`git_urls`),
+a link into it (`links_in`), a venv importing from it (`installs_in`).
 """
 
 from __future__ import annotations
@@ -200,3 +205,92 @@ def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = N
 def locked(repo: Repository) -> bool:
     """Whether a linked worktree is locked (`<its git dir>/locked`)."""
     return repo.kind == "worktree" and os.path.lexists(os.path.join(repo.git_dir, "locked"))
+
+
+# --- repositories outside an output that need it -------------------------------------------------
+
+#: Folders of the home listed for repositories that borrow objects, at most (a few ms).
+_MAX_HOME_FOLDERS = 5_000
+#: The real folders directly in a folder (none when it cannot be listed): the same listing
+#: app/core/unique_refs.py asks the home's folders with.
+folders = refs._subfolders
+
+
+def borrowers(places: list[str]) -> list[tuple[str, str]]:
+    """(git dir, object store it borrows from: `objects/info/alternates`) of the repositories in
+    and beside `places` and in the home to three levels (`~/p`, `~/src/p`, `~/work/team/p`), at
+    most `_MAX_HOME_FOLDERS` folders of the home listed: where people keep their clones."""
+    from app.core import paths
+
+    found: list[tuple[str, str]] = []
+    asked = list(dict.fromkeys([*places, *(f for p in places for f in folders(os.path.dirname(p)))]))
+    level, budget = folders(paths.home_str()), _MAX_HOME_FOLDERS
+    asked += level
+    for _ in range(2):  # never into a repository, a hidden or a regenerable folder
+        level = [f for top in level[:budget] if not os.path.lexists(os.path.join(top, ".git"))
+                 and not os.path.basename(top).startswith(".") and os.path.basename(top) not in REGENERABLE
+                 for f in folders(top)]
+        budget -= len(level)
+        asked += level
+    for objects in (os.path.join(f, *inner) for f in dict.fromkeys(asked) for inner in ((".git", "objects"), ("objects",))):
+        try:  # a repository's, or a bare one's (`git clone --bare --reference`)
+            with open(os.path.join(objects, "info", "alternates"), "rb") as fh:
+                lines = os.fsdecode(fh.read(1 << 16)).splitlines()
+        except OSError:
+            continue
+        found += [(os.path.dirname(objects), os.path.normpath(os.path.join(objects, line.strip())))
+                  for line in lines if line.strip() and not line.startswith("#")]
+    return found
+
+
+def git_urls(place: str, found: list[tuple[str, str]]) -> None:
+    """The local paths a repository names as a submodule's url: its `.gitmodules` (committed:
+    every clone of the project fetches the submodule from there) and the `submodule` sections
+    of its config. A remote's url is not: what was pushed there is judged by git's rules (a
+    branch on none of its remotes), and what was fetched from there the repository holds."""
+    for file in (os.path.join(place, ".git", "config"), os.path.join(place, ".gitmodules")):
+        try:
+            with open(file, "rb") as fh:
+                lines = os.fsdecode(fh.read(1 << 20)).splitlines()
+        except OSError:
+            continue
+        section = ""
+        for line in lines:
+            key, _, value = line.strip().partition("=")
+            section = key.split()[0].lower() if key.startswith("[") and key.split() else section
+            value = value.strip().strip('"').removeprefix("file://")
+            if section in ("[submodule", "[submodule]") and key.strip().lower() == "url" and value[:1] == "/":
+                found.append((file, os.path.normpath(value)))
+
+
+def links_in(folder: str, found: list[tuple[str, str]], budget: list[int]) -> None:
+    """Each symlink directly in `folder`: where it leads (through every link on the way) and what it says."""
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return
+                if entry.is_symlink():
+                    said = os.path.normpath(os.path.join(folder, os.readlink(entry.path)))
+                    found += [(entry.path, said), (entry.path, os.path.realpath(entry.path))]
+    except OSError:
+        return
+
+
+def installs_in(venv: str, found: list[tuple[str, str]]) -> None:
+    """The folders a venv imports from elsewhere: the absolute paths its `site-packages` `.pth`
+    and `.egg-link` files list and its `__editable__` finders name (`pip install -e`)."""
+    import glob
+    import re
+
+    for file in glob.glob(os.path.join(glob.escape(venv), "lib", "python*", "site-packages", "*")):
+        name = os.path.basename(file)
+        if name.endswith((".pth", ".egg-link")) or name.startswith("__editable__") and name.endswith(".py"):
+            try:
+                with open(file, "rb") as fh:
+                    text = os.fsdecode(fh.read(1 << 16))
+            except OSError:
+                continue
+            said = re.findall(r"""^(/[^\n]*)|['"](/[^'"\n]+)['"]""", text, re.M)
+            found += [(file, os.path.normpath(a or b)) for a, b in said]

@@ -169,3 +169,65 @@ def rsync_words(args: list[str]) -> list[str]:
     """The local sources of `rsync [options] SRC... DEST` (not `host:path`), then DEST."""
     plain = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _RSYNC_VALUES)]
     return [a for a in plain[:-1] if ":" not in a.split("/", 1)[0]] + plain[-1:]
+
+
+#: Commands that can give what they make the old mtimes of what they copy or unpack.
+TIME_KEEPERS = frozenset({"cp", "mv", "rsync", "tar", "bsdtar", "unzip"})
+_COPIERS = frozenset({"cp", "mv", "rsync"})
+
+
+def copier_at(words: list[str]) -> tuple[int | None, bool]:
+    """Where the first `cp`, `mv` or `rsync` of a simple command is (None: nowhere), and whether
+    a command of it may give what it makes old mtimes (`keeps_times`: `cp -a`, `tar -x`)."""
+    at = next((i for i, word in enumerate(words) if os.path.basename(word) in TIME_KEEPERS), None)
+    if at is None:
+        return None, False
+    name = os.path.basename(words[at])
+    kept = keeps_times(name, words[at + 1:])
+    if name not in _COPIERS:
+        at = next((i for i in range(at + 1, len(words)) if os.path.basename(words[i]) in _COPIERS), None)
+    return at, kept
+
+
+def keeps_times(name: str, args: list[str]) -> bool:
+    """Whether `name ARGS` (one of TIME_KEEPERS) may give the folder it makes or fills its
+    source's mtime: `unzip`; `cp -a`, `-p`, `--preserve` (timestamps, all), unless it makes
+    links (`-l`, `-s`: the copy's files are the source's own, edits land there); `rsync -a`,
+    `-t`; a `tar` that extracts without `-m`. Such a copy looks as old as its source, so the
+    GC counts it from its record too (app/core/age.py). A `mv` renames: the folder it moves
+    into gets a new mtime, and one it moves whole is no output. Saying yes too often only
+    keeps an output longer."""
+    short = "".join(a[1:] for a in args if a[:1] == "-" and a[1:2] != "-")
+    long = {a.partition("=")[0]: a.partition("=")[2] for a in args if a[:2] == "--"}
+    if name in ("cp", "rsync"):
+        return _copy_keeps_times(name, short, long)
+    if name in ("tar", "bsdtar"):
+        old_style = bool(args) and args[0][:1] != "-" and "x" in args[0]  # `tar xzf a.tgz`
+        extracts = "x" in short or "--extract" in long or "--get" in long or old_style
+        return extracts and "m" not in short and "--touch" not in long
+    return name == "unzip"
+
+
+def _copy_keeps_times(name: str, short: str, long: dict[str, str]) -> bool:
+    if name == "rsync":
+        return "a" in short or "t" in short or "--archive" in long or "--times" in long
+    kept = long.get("--preserve")
+    if "l" in short or "s" in short or "--link" in long or "--symbolic-link" in long:
+        return False
+    if "a" in short or "p" in short or "--archive" in long:
+        return True
+    return kept is not None and (not kept or "timestamps" in kept or "all" in kept)
+
+
+def clone_lender(args: list[str], source: str | None) -> str | None:
+    """The repository `git clone ARGS` borrows objects from, as written: `--reference X`,
+    `--reference-if-able X`, or the source itself with `--shared`/`-s` (the clone's
+    `objects/info/alternates` names it from then on); None without, or with `--dissociate`."""
+    if "--dissociate" in args:
+        return None
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        if key in ("--reference", "--reference-if-able"):
+            return value if eq else args[i + 1] if i + 1 < len(args) else None
+    shared = any(a == "--shared" or a[:1] == "-" and a[1:2] != "-" and "s" in a for a in args)
+    return source if shared else None

@@ -1,0 +1,353 @@
+"""The output GC attacked a ninth time: an output the session really made (a clone, a copy, a
+`mktemp -d` folder) that something OUTSIDE it now depends on, so that removing it breaks or
+loses the user's work although nothing inside it is unique. Real commands run, the PostToolUse
+hook records them (`python -P -m hooks`), the user's own commands run as plain processes, and
+the sweep runs through `claudetto gc`. Each test is a way work could be lost or broken; a test
+marked xfail is a loss still open (its reason says what goes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.gc_records import read_records
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+
+OLD = 8 * 86_400
+TWO_YEARS = 2 * 365 * 86_400
+
+
+def bash(command: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run the command for real, as Claude's Bash tool or the user's shell would; its stdout."""
+    return subprocess.run(["bash", "-c", command], cwd=cwd, check=True, capture_output=True, text=True,
+                          env=env if env is not None else dict(os.environ)).stdout
+
+
+def run_and_record(command: str, cwd: Path, session: str = "s1") -> str:
+    """The Bash call, then the PostToolUse hook Claude runs after it; the call's stdout."""
+    out = bash(command, cwd)
+    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(cwd), "tool_name": "Bash",
+               "tool_input": {"command": command},
+               "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+               "duration_ms": 3000}
+    done = run_hook(payload, cwd=cwd)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    return out
+
+
+def recorded(session: str = "s1") -> list[str]:
+    return sorted(r.path for r in read_records(session))
+
+
+def gc_entries() -> dict[str, tuple[str, str]]:
+    result = run_cli("gc", "--json")
+    assert result.returncode == 0, result.stderr
+    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(result.stdout)["entries"]}
+
+
+def age_records(state: Path, seconds: float, session: str = "s1") -> None:
+    """Move the time of every record of `session` back by `seconds` (a week passed since)."""
+    file = state / "gc" / f"{session}.json"
+    data = json.loads(file.read_text())
+    for record in data["records"]:
+        record["time"] -= seconds
+    file.write_text(json.dumps(data))
+
+
+def old_tree(folder: Path, age: float = TWO_YEARS) -> Path:
+    """A project folder untouched for `age` seconds: every entry in it that old."""
+    (folder / "chapters").mkdir(parents=True)
+    (folder / "chapters" / "one.md").write_text("draft\n")
+    for top, dirs, files in os.walk(folder, topdown=False):
+        for name in [*files, *dirs]:
+            set_mtime(Path(top) / name, age)
+    set_mtime(folder, age)
+    return folder
+
+
+def temp_clone(sandbox: SandboxEnv, tmp_path: Path, name: str = "x") -> Path:
+    """`git clone ORIGIN $TMPDIR/<name>`, made and recorded by the session; its origin is pushed."""
+    origin = make_repo(tmp_path / f"origin-{name}", files={"a.txt": "a\n"})
+    clone = sandbox.user_tmp / name
+    run_and_record(f"git clone -q {origin} {clone}", tmp_path)
+    assert recorded() == [str(clone)]
+    return clone
+
+
+# --- a copy that kept its source's old times ------------------------------------------------------
+
+
+@pytest.mark.parametrize("copy", ["cp -a", "cp -rp", "cp -r --preserve=timestamps", "cp -R --preserve",
+                                  "cp --archive"])
+def test_a_fresh_copy_of_a_two_year_old_tree_gets_its_seven_days(sandbox: SandboxEnv, tmp_path: Path,
+                                                                   copy: str) -> None:
+    """`cp -a ~/docs "$TMPDIR/docs-try"` to try a rewrite on a copy: the copy's own mtime is its
+    source's, two years back. GC_MAX_AGE_DAYS counts from when the session made it: the next
+    sweep after the session ended must not take it "by age", with the hour of rewriting in it."""
+    docs = old_tree(tmp_path / "docs")
+    target = sandbox.user_tmp / "docs-try"
+    run_and_record(f"{copy} {docs} {target}", tmp_path)
+    assert recorded() == [str(target)]
+    assert time.time() - target.stat().st_mtime > OLD  # the copy looks two years old
+    (target / "chapters" / "one.md").write_text("an hour of rewriting, kept nowhere else\n")
+    entries = gc_entries()
+    assert entries[str(target)] == ("kept", "young"), entries
+    assert (target / "chapters" / "one.md").read_text().startswith("an hour")
+
+
+def test_a_time_keeping_copy_still_goes_a_week_after_it_was_made(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The same copy a week after the session made it (its record a week old): it goes by age."""
+    docs = old_tree(tmp_path / "docs")
+    target = sandbox.user_tmp / "docs-try"
+    run_and_record(f"cp -a {docs} {target}", tmp_path)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(target)] == ("removed", "age"), entries
+    assert not target.exists()
+
+
+def test_an_archive_copy_into_a_fresh_temp_folder_keeps_it_young(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`d=$(mktemp -d) && rsync -a ~/docs/ "$d"/`: rsync gives `$d` itself the source folder's
+    mtime, two years back, though the session made `$d` a minute ago."""
+    docs = old_tree(tmp_path / "docs")
+    folder = Path(run_and_record(f'd=$(mktemp -d) && rsync -a {docs}/ "$d"/ && echo "$d"', tmp_path).strip())
+    assert recorded() == [str(folder)]
+    assert time.time() - folder.stat().st_mtime > OLD
+    (folder / "chapters" / "one.md").write_text("the rewrite\n")
+    entries = gc_entries()
+    assert entries[str(folder)] == ("kept", "young"), entries
+
+
+def test_an_archive_copy_into_an_older_temp_output_a_call_later_keeps_it_young(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`d=$(mktemp -d)` in one call; `cp -a ~/docs/. /tmp/tmp.X` or `rsync -a` in a later one: the
+    temp folder now wears a two-year-old mtime, yet what it holds was copied minutes ago."""
+    docs = old_tree(tmp_path / "docs")
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    age_records(sandbox.state, 3 * 86_400)  # made three days ago: young either way
+    run_and_record(f"rsync -a {docs}/ {folder}/", tmp_path)
+    assert time.time() - folder.stat().st_mtime > OLD
+    entries = gc_entries()
+    assert entries[str(folder)] == ("kept", "young"), entries
+
+
+def test_a_record_from_a_clock_set_forward_keeps_a_time_keeping_copy(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The clock ran a day ahead when the copy was recorded, and was set right since: the record
+    lies in the future. The copy was made a moment ago; its old mtime must not make it go."""
+    docs = old_tree(tmp_path / "docs")
+    target = sandbox.user_tmp / "docs-try"
+    run_and_record(f"cp -a {docs} {target}", tmp_path)
+    age_records(sandbox.state, -86_400)
+    entries = gc_entries()
+    assert entries[str(target)] == ("kept", "young"), entries
+
+
+def test_an_output_whose_mtime_lies_in_the_future_is_young(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A folder made while the clock ran ahead (or a tar of future mtimes): its age is negative."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    set_mtime(folder, -30 * 86_400)
+    assert gc_entries()[str(folder)] == ("kept", "young")
+
+
+# --- a repository outside that borrows the output's objects -------------------------------------
+
+
+@pytest.mark.parametrize("how", ["--shared", "--reference"])
+@pytest.mark.parametrize("where", ["p2", "src/p2", "work/team/p2"])
+def test_a_user_repository_borrowing_a_temp_clones_objects_keeps_it(sandbox: SandboxEnv, tmp_path: Path,
+                                                                      how: str, where: str) -> None:
+    """`git clone --reference /tmp/x ~/src/p2` (or `--shared`): p2's `objects/info/alternates`
+    names the temp clone's objects; removing the clone corrupts p2, whose own commits then
+    point at objects that are gone. Nothing in the clone is unique, yet p2 needs it."""
+    clone = temp_clone(sandbox, tmp_path)
+    borrower = sandbox.home / where
+    borrower.parent.mkdir(parents=True, exist_ok=True)
+    source = str(clone) if how == "--shared" else git(clone, "remote", "get-url", "origin").strip()
+    args = ["--shared", source] if how == "--shared" else ["--reference", str(clone), source]
+    git(tmp_path, "clone", "-q", *args, str(borrower))
+    assert (borrower / ".git" / "objects" / "info" / "alternates").exists()
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    check = subprocess.run(["git", "fsck", "--connectivity-only"], cwd=borrower, capture_output=True,
+                           text=True, check=False)
+    assert check.returncode == 0 and clone.exists(), (entries, check.stderr[-300:])
+    assert entries[str(clone)] == ("kept", "unmerged"), entries
+
+
+def test_a_borrower_the_session_made_itself_keeps_the_clone(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The session's own `git clone --reference $TMPDIR/x URL /data/p2`, on a disk far from home."""
+    clone = temp_clone(sandbox, tmp_path)
+    far = tmp_path / "data" / "deep" / "p2"
+    far.parent.mkdir(parents=True)
+    url = git(clone, "remote", "get-url", "origin").strip()
+    run_and_record(f"git clone -q --reference {clone} {url} {far}", tmp_path)
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    check = subprocess.run(["git", "fsck", "--connectivity-only"], cwd=far, capture_output=True, text=True,
+                           check=False)
+    assert check.returncode == 0 and clone.exists(), (entries, check.stderr[-300:])
+
+
+def test_a_clone_nobody_borrows_from_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The control: a plain local clone of the temp clone (hard links, no alternates) loses nothing."""
+    clone = temp_clone(sandbox, tmp_path)
+    git(tmp_path, "clone", "-q", str(clone), str(sandbox.home / "src" / "p2"))
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    assert gc_entries()[str(clone)] == ("removed", "age")
+
+
+# --- a worktree outside, made from a temp clone --------------------------------------------------
+
+
+def test_a_worktree_in_the_home_made_from_a_temp_clone_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git -C /tmp/x worktree add ~/wt`: the worktree holds nothing unique (its branch is the
+    pushed one), yet its `.git` file points into the clone: removing the clone breaks it."""
+    clone = temp_clone(sandbox, tmp_path)
+    wt = sandbox.home / "wt"
+    git(clone, "worktree", "add", "-q", "--detach", str(wt))
+    (wt / "a.txt").write_text("the user's edit in the worktree\n")
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert clone.exists() and git(wt, "status", "--porcelain").strip() == "M a.txt", entries
+    assert entries[str(clone)] == ("kept", "unmerged"), entries
+
+
+# --- an editable install, a link, a remote, a submodule --------------------------------------------
+
+
+def _package(folder: Path) -> Path:
+    (folder / "xpkg").mkdir(parents=True)
+    (folder / "xpkg" / "__init__.py").write_text("VALUE = 42\n")
+    (folder / "pyproject.toml").write_text('[project]\nname = "xpkg"\nversion = "0.1"\n'
+                                           '[build-system]\nrequires = ["setuptools"]\n'
+                                           'build-backend = "setuptools.build_meta"\n')
+    return folder
+
+
+def test_an_editable_install_of_a_temp_folder_into_a_projects_venv_keeps_it(sandbox: SandboxEnv,
+                                                                             tmp_path: Path) -> None:
+    """`pip install -e /tmp/x` into the project's `.venv`: the venv imports the package from the
+    output (a `.pth` or an `__editable__` finder names it); removing it breaks the project."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    _package(folder)
+    project = make_repo(sandbox.home / "proj")
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(project): {}}}))
+    venv = project / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                           "--no-index", "--target", site, "-e", str(folder)], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:  # an older pip: `--target` with `-e`; write what setuptools writes
+        Path(site, "__editable__.xpkg-0.1.pth").write_text(f"{folder}\n")
+    imported = [str(venv / "bin" / "python"), "-c", "import xpkg; print(xpkg.VALUE)"]
+    assert subprocess.run(imported, capture_output=True, text=True, check=True).stdout.strip() == "42"
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert folder.exists(), entries
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_symlink_in_the_users_project_into_a_temp_output_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`ln -s /tmp/x/build ~/proj/b`: the user's project reaches into the output."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    (folder / "build").mkdir()
+    (folder / "build" / "app.bin").write_bytes(b"\x7fELF")
+    project = sandbox.home / "proj"
+    project.mkdir()
+    bash(f"ln -s {folder}/build {project}/b", tmp_path)
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert (project / "b" / "app.bin").exists(), entries
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_command_linked_into_the_users_bin_keeps_its_output(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`ln -s /tmp/x/bin/tool ~/.local/bin/tool`: the user's PATH runs a program from the output."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    (folder / "bin").mkdir()
+    (folder / "bin" / "tool").write_text("#!/bin/sh\necho ok\n")
+    (sandbox.home / ".local" / "bin").mkdir(parents=True)
+    (sandbox.home / ".local" / "bin" / "tool").symlink_to(folder / "bin" / "tool")
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_an_npm_link_of_a_temp_package_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`npm link` in `/tmp/x`, then `npm link x` in the project: the project's `node_modules/x`
+    leads (through the global prefix) into the output."""
+    if subprocess.run(["npm", "--version"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("no npm")
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    (folder / "package.json").write_text(json.dumps({"name": "xlib", "version": "0.1.0"}))
+    (folder / "index.js").write_text("module.exports = 42;\n")
+    project = sandbox.home / "proj"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"name": "proj", "version": "0.1.0"}))
+    env = dict(os.environ, npm_config_prefix=str(sandbox.home / ".npm-global"), npm_config_offline="true",
+               npm_config_cache=str(tmp_path / "npm-cache"), npm_config_audit="false", npm_config_fund="false",
+               npm_config_update_notifier="false")
+    bash("npm link --silent", folder, env)
+    bash("npm link --silent xlib", project, env)
+    assert (project / "node_modules" / "xlib" / "index.js").exists()
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert (project / "node_modules" / "xlib" / "index.js").exists(), entries
+
+
+def test_a_temp_clone_the_user_pushes_to_keeps_what_was_pushed(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user's project has the temp clone as a remote and pushed a branch there: that branch
+    lives in the clone (its own local branch, on none of its remotes)."""
+    clone = temp_clone(sandbox, tmp_path)
+    project = make_repo(sandbox.home / "proj", files={"p.txt": "p\n"})
+    git(project, "remote", "add", "scratch", str(clone))
+    git(project, "push", "-q", "scratch", "HEAD:refs/heads/from-proj")
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(clone)] == ("kept", "unmerged"), entries
+
+
+def test_a_temp_clone_the_user_only_fetched_from_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git remote add scratch /tmp/x && git fetch scratch` in the user's project (or `git clone
+    /tmp/x ~/p2`): the project holds all it fetched, so a remote's url alone keeps nothing (or
+    every clone of a temp clone would pin it for good); what was pushed there is kept above."""
+    clone = temp_clone(sandbox, tmp_path)
+    project = make_repo(sandbox.home / "proj", files={"p.txt": "p\n"})
+    git(project, "remote", "add", "scratch", str(clone))
+    git(project, "fetch", "-q", "scratch")
+    git(tmp_path, "clone", "-q", str(clone), str(sandbox.home / "p2"))
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(clone)] == ("removed", "age"), entries
+    assert git(project, "log", "-1", "--format=%s", "scratch/main").strip()
+
+
+def test_a_submodule_whose_url_is_a_temp_clone_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git submodule add /tmp/x lib` in the user's project: `.gitmodules` (committed) names the
+    output as the submodule's url; every new clone of the project fetches from there."""
+    clone = temp_clone(sandbox, tmp_path)
+    project = make_repo(sandbox.home / "proj", files={"p.txt": "p\n"})
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(clone), "lib")
+    git(project, "commit", "-qm", "add lib")
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(clone)] == ("kept", "in_use"), entries
