@@ -380,3 +380,10 @@ def test_a_memory_folder_on_a_read_only_mount_is_said_so(repo: Path) -> None:
         assert [f.kind for f in memory.sweep(str(repo))] == ["vanished_artifact", "index_unlisted_file"]
     finally:
         subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_comment_of_several_lines_is_a_note_like_one_of_a_single_line(repo: Path) -> None:
+    write_memory(repo, {"notes.md": "<!--\nOld: the router is `src/legacy.py`, jhelm 1.2.0\n-->\n"
+                                    "- The router is `src/router.py`. <!-- was `src/a.py`\n  and `src/b.py` -->\n"
+                                    "<details>\n\n- `src/gone.py` routes\n</details>\n"})
+    assert found(repo) == [("notes.md", 14, "vanished_artifact", "src/gone.py")]

@@ -84,8 +84,8 @@ class FactLine:
 
 def fact_lines(text: str) -> list[FactLine]:
     """The lines of a memory file that may state facts: not the frontmatter, not fenced or
-    indented code, not a heading or section about examples; struck spans (`~~…~~`) and HTML comments are
-    cut out, and a line whose strike runs on past its end is skipped whole."""
+    indented code, not a heading or section about examples; struck spans (`~~…~~`) and HTML comments (of one
+    line or several) are cut out, and a line whose strike runs on past its end is skipped whole."""
     lines = text.split("\n")
     skip = set(fenced_lines(text)) | indented_code(lines)
     found = frontmatter(text)
@@ -93,10 +93,11 @@ def fact_lines(text: str) -> list[FactLine]:
         skip.update(range(1, found[1] + 1))
     facts: list[FactLine] = []
     example_level = 0
+    in_comment = False
     for number, raw in enumerate(lines, start=1):
         if number in skip:
             continue
-        line = raw.rstrip("\r")
+        line, in_comment = _outside_comment(raw.rstrip("\r"), in_comment)
         heading = re.match(r"\s{0,3}(#{1,6})\s", line)
         if heading:
             level = len(heading.group(1))
@@ -116,6 +117,19 @@ def fact_lines(text: str) -> list[FactLine]:
                 marks |= {"url"}
             facts.append(FactLine(number, line, marks))
     return facts
+
+
+def _outside_comment(line: str, in_comment: bool) -> tuple[str, bool]:
+    """The part of `line` outside HTML comments, and whether a comment runs on past it: a
+    comment of several lines is a note as much as one on a single line."""
+    if in_comment:
+        end = line.find("-->")
+        if end < 0:
+            return "", True
+        line = line[end + 3:]
+    line = _COMMENT.sub(" ", line)
+    start = line.find("<!--")
+    return (line, False) if start < 0 else (line[:start], True)
 
 
 _INDENTED = re.compile(r"(?: {4}|\t| {0,3}\t)(?!\s*(?:[-*+]|\d+[.)])\s)")
