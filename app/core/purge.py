@@ -304,20 +304,21 @@ def _mounted_in(place: Path, name: str) -> bool:
 
 
 def purge_here(trash_fd: int, slot: str, trash_path: str, dev: int, tally: Tally) -> TreeSize | None:
-    """Purge, in this process, the folder a removal just handed over: None when all of it
-    went, else what is left of it in the trash (a file that refuses to go, `chattr +i`),
-    measured, so that the removal reports what it freed rather than what it meant to free.
-    What is left is tried again by every later purge."""
+    """Purge, in this process, the folder a removal journaled, still under its pending name:
+    None when all of it went, else what is left of it (a file that refuses to go, `chattr
+    +i`), handed to the later purges and measured, so that the removal reports what it freed
+    rather than what it meant to free."""
     try:
         purge_entry(trash_fd, slot, dev, tally)
         tally.folders += 1
     except OSError as exc:
         tally.error(exc, slot)
     if not tally.errors:
+        drop_origin(trash_fd, slot)
         return None
     from app.core.scanner import scan
 
-    return scan(os.path.join(trash_path, slot))
+    return scan(os.path.join(trash_path, to_purge(trash_fd, slot)))
 
 
 def purge_entry(trash_fd: int, name: str, dev: int, tally: Tally) -> None:

@@ -8,9 +8,10 @@ or written through, no other file system is entered.
 
 Each step the guard of the next: the folder is renamed into the trash (app/core/trash.py;
 atomic, undoable); the caller's guard is asked again where it now is (a reason puts it
-back); the journal line is written (or it is put back: `journal`); only then is it handed to
-the purge (pending until then: no purge takes it), here or, big, by a detached one. With no
-trash on its file system it goes in place after a `started` line (a kill is reported).
+back); the journal line is written (or it is put back: `journal`); only then is it purged:
+here, still pending (no other purge takes it meanwhile), or, big, handed to a detached one.
+With no trash on its file system it goes in place after a `started` line (a kill is
+reported; a folder left half emptied keeps its old mtime, so it is judged again).
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class Removal:
     def removed(self) -> bool:
         return self.status == "removed"
 
+
+#: `path` with every parent resolved and the last component kept as it is
+_target = _resolved
 
 #: A last check at the moment of removal: given the path where the entry is now (a folder
 #: already moved aside into the trash), None lets it go, a keep reason puts it back.
@@ -203,7 +207,7 @@ def _check(job: _Removing, root: PathLike) -> Removal | None:
         return job.result("missing")
     if reason is not None:
         return job.result("refused", reason)
-    job.target = _resolved(job.path)  # every parent resolved, the last component as it is
+    job.target = _target(job.path)
     job.root_real = os.path.realpath(text_path(root))
     try:
         root_st = os.stat(job.root_real)
@@ -362,9 +366,11 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
     trash_fd, slot, slot_path = moved
     try:
         _commit_or_put_back(job, trash_fd, slot, parent_fd, name, detached, slot_path)
-        slot = to_purge(trash_fd, slot)
         if detached:
+            to_purge(trash_fd, slot)
             return True
+        # purged still pending: no other purge (a session start's, running now) takes it from
+        # under this one; killed midway, it is journaled and the next purge finishes it
         job.left = purge_here(trash_fd, slot, os.path.dirname(slot_path), dev, job.tally)
         return False
     finally:
