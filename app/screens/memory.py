@@ -201,7 +201,9 @@ class MemoryScreen(ClaudettoScreen):
         if finding is None:
             return
         if finding.kind == "index_missing_file":
-            self.action_supersede(f"`{finding.token}` no longer exists; this pointer is kept only as history.")
+            said = f"`{finding.token}` no longer exists; this pointer is kept only as history."
+            room = correction_room(finding.file, line_of(file_lines(finding.file), finding.line) or "")
+            self.action_supersede(said if len(said) <= room else f"`{finding.token}` no longer exists."[:room])
         elif finding.kind == "index_unlisted_file":
             if not self.refuse_read_only():
                 self.index_worker(finding.file, dry_run=True)

@@ -184,3 +184,25 @@ async def test_500_findings_on_an_80x24_terminal(box: Sandbox) -> None:
         await pilot.press(*"gone", "enter")
         await wait_for(pilot, lambda: "~~Step 499 is in `src/gone_step_499.py`.~~" in many.read_text())
     assert many.read_text().splitlines()[506].startswith("- Correction (")
+
+
+async def test_the_correction_written_for_a_long_dangling_name_fits_its_index_line(box: Sandbox) -> None:
+    """`i` writes the correction itself; for a long topic name that text was longer than the
+    index line takes, so the fix the dialog offered was refused."""
+    index = index_of(box)
+    name = "notes-" + "a" * 110 + ".md"
+    index.write_text(f"- [Long]({name}) — gone\n" + index.read_text())
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.token == name for f in screen.findings.values()))
+        assert screen.query_one("#findings", Table).move_to(next(k for k, f in screen.findings.items()
+                                                                 if f.token == name))
+        await wait_for(pilot, lambda: "▶" in str(screen.query_one("#memory-file").render()))
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        assert app.screen.query_one("#correction", Input).value == f"`{name}` no longer exists."
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: f"~~[Long]({name}) — gone~~" in index.read_text())
+    assert index.read_text().splitlines()[1].endswith(f": `{name}` no longer exists.")
