@@ -23,7 +23,7 @@ KEPT_BECAUSE = {
     "live": "another live session is working inside it",
     "young": "its modification time is in the future",
     "not_a_worktree": "git does not list it as a worktree of its project",
-    "dirty": "uncommitted, untracked or git-ignored files inside",
+    "dirty": "uncommitted, untracked or git-ignored files inside, or work git status does not show (see the log)",
     "unmerged": "commits that are on no other branch or remote",
     "not_removed": "git did not remove it (locked?)",
 }

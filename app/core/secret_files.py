@@ -143,20 +143,24 @@ def _listed(top: str, folder: str) -> list[os.DirEntry[str]]:
 # --- work in a checkout that git status does not show ---------------------------------------
 
 
-def unseen_changes(git_dir: str, work_tree: str) -> bool:
-    """Work in a checkout that git status, however asked, does not show: anything in the
-    folder of a submodule that is not checked out (`filled_submodule_folder`), a file whose
-    name differs only in case from a tracked one while the repository says names ignore case
-    (`_case_blind`), or what a clean filter keeps out of git (`filtered_away`). Raises
-    GitFailed."""
-    if filled_submodule_folder(git_dir, work_tree):
-        return True
+def unseen_changes(git_dir: str, work_tree: str) -> str | None:
+    """Work in a checkout that git status, however asked, does not show, said in a few words
+    for the log (the user's `git status` is clean, and must learn what is kept): anything in
+    the folder of a submodule that is not checked out (`filled_submodule_folder`), a file
+    whose name differs only in case from a tracked one while the repository says names ignore
+    case (`_case_blind`), or what a clean filter keeps out of git (`filtered_away`). None when
+    there is none. Raises GitFailed."""
+    found = filled_submodule_folder(git_dir, work_tree)
+    if found is not None:
+        return f"{found}: files in the folder of a submodule that is not checked out"
     if not _may_set_either(git_dir):
-        return False
+        return None
     ignore_case, dropping = _status_settings(git_dir)
-    if ignore_case and not _disk_ignores_case(work_tree) and _case_blind(git_dir, work_tree):
-        return True
-    return bool(dropping) and filtered_away(git_dir, work_tree, dropping)
+    found = _case_blind(git_dir, work_tree) if ignore_case and not _disk_ignores_case(work_tree) else None
+    if found is not None:
+        return f"{found}: a name git takes for a tracked one (core.ignoreCase)"
+    found = filtered_away(git_dir, work_tree, dropping) if dropping else None
+    return None if found is None else f"{found}: content a clean filter keeps out of git"
 
 
 def _disk_ignores_case(work_tree: str) -> bool:
@@ -237,7 +241,7 @@ def _status_settings(git_dir: str) -> tuple[bool, list[str]]:
                          and d.get("smudge", "cat") == "cat"]
 
 
-def _case_blind(git_dir: str, work_tree: str) -> bool:
+def _case_blind(git_dir: str, work_tree: str) -> str | None:
     """Whether git, told that names differ in case, sees an untracked file (or an ignored one
     outside the regenerable folders) that it hid as the same file as a tracked one
     (`Notes.txt` beside `notes.txt`): `core.ignoreCase` comes with a repository made or
@@ -247,20 +251,22 @@ def _case_blind(git_dir: str, work_tree: str) -> bool:
 
     out = output(["-c", "core.ignoreCase=false", "status", "--porcelain=v1", "-z", "--ignored=traditional",
                   "--untracked-files=normal", "--ignore-submodules=all"], git_dir=git_dir, work_tree=work_tree)
-    return any(code == "??" or (code == "!!" and not ignored_ok(work_tree, entry))
-               for code, entry in status_entries(out))
+    return next((entry for code, entry in status_entries(out)
+                 if code == "??" or (code == "!!" and not ignored_ok(work_tree, entry))), None)
 
 
-def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> bool:
+def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> str | None:
     """Whether a tracked file differs from its staged content while git status calls it clean:
     a clean filter (one of `drivers`) took the difference out before git compared. nbstripout
     drops a notebook's outputs, a `sed` filter a local token in a tracked config; after a `git
     add` git sees nothing, and the file alone holds them. A driver whose name no pathspec can
-    spell counts as such a difference (when unsure, keep). Raises GitFailed."""
+    spell counts as such a difference (when unsure, keep). The file (relative), or None.
+    Raises GitFailed."""
     from app.core.git import GitFailed, output, run
 
-    if any(not name or not all(c.isalnum() or c in "._-" for c in name) for name in drivers):
-        return True
+    odd = [name for name in drivers if not name or not all(c.isalnum() or c in "._-" for c in name)]
+    if odd:
+        return f"(files of the filter {odd[0]!r})"
     listing = output(["ls-files", "-s", "-z", "--", *(f":(attr:filter={name})" for name in drivers)],
                      git_dir=git_dir, work_tree=work_tree)
     staged: list[tuple[str, str]] = []
@@ -269,22 +275,22 @@ def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> bool:
         fields = head.split()
         path = os.path.join(work_tree, name)
         if len(fields) == 3 and fields[2] == "0" and os.path.isfile(path) and not os.path.islink(path):
-            staged.append((fields[1], path))
+            staged.append((fields[1], name))
     if not staged:
-        return False
+        return None
     done = run(["cat-file", "--batch"], git_dir=git_dir, input="".join(f"{sha}\n" for sha, _ in staged).encode())
     if not done.ok:
         raise GitFailed(done.error)
-    return _differs(done.stdout, [path for _, path in staged])
+    return _differs(done.stdout, work_tree, [name for _, name in staged])
 
 
-def _differs(batch: bytes, paths: list[str]) -> bool:
-    """Whether a file of `paths` differs from its blob in `batch` (`git cat-file --batch`
-    output, one blob per path in order). Raises GitFailed."""
+def _differs(batch: bytes, work_tree: str, names: list[str]) -> str | None:
+    """The first of `names` whose file differs from its blob in `batch` (`git cat-file
+    --batch` output, one blob per name in order), or None. Raises GitFailed."""
     from app.core.git import GitFailed
 
     at = 0
-    for path in paths:
+    for name in names:
         end = batch.find(b"\n", at)
         header = batch[at:end].split()
         if end < 0 or len(header) != 3 or not header[2].isdigit():
@@ -292,12 +298,12 @@ def _differs(batch: bytes, paths: list[str]) -> bool:
         size = int(header[2])
         blob, at = batch[end + 1:end + 1 + size], end + 2 + size
         try:
-            with open(path, "rb") as fh:
+            with open(os.path.join(work_tree, name), "rb") as fh:
                 if fh.read(size + 1) != blob:
-                    return True
+                    return name
         except OSError as exc:
-            raise GitFailed(f"{path}: {exc.strerror}") from None
-    return False
+            raise GitFailed(f"{name}: {exc.strerror}") from None
+    return None
 
 
 #: The mode of a submodule's entry in the index (a gitlink, 0o160000) as the index stores it: a
@@ -306,28 +312,29 @@ _GITLINK_MODE = b"\x00\x00\xe0\x00"
 _INDEX_SCAN_MAX = 64 << 20  # past this many bytes of index, git is asked instead
 
 
-def filled_submodule_folder(git_dir: str, work_tree: str) -> bool:
+def filled_submodule_folder(git_dir: str, work_tree: str) -> str | None:
     """Whether the folder of a submodule that is not checked out holds anything. Git makes
     such a folder empty (a new worktree, a clone without `--recursive`) and never looks into
     it again: git status is silent about files written there by hand (copied sources, a fix in
     progress), and the walk finds no repository in it. A checked-out one (its own `.git`) is a
-    repository judged on its own. Raises GitFailed."""
+    repository judged on its own. The folder (relative), or None. Raises GitFailed."""
     from app.core.git import GitFailed, output
 
     if not _may_hold_gitlink(git_dir, work_tree):
-        return False
+        return None
     for item in output(["ls-files", "-s", "-z"], git_dir=git_dir, work_tree=work_tree).split("\0"):
         if not item.startswith("160000 "):
             continue
-        folder = os.path.join(work_tree, item.partition("\t")[2])
+        name = item.partition("\t")[2]
+        folder = os.path.join(work_tree, name)
         if os.path.islink(folder) or not os.path.isdir(folder) or os.path.lexists(os.path.join(folder, ".git")):
             continue  # gone, or not a folder (git status names those), or a checkout of its own
         try:
             if os.listdir(folder):
-                return True
+                return name
         except OSError as exc:
             raise GitFailed(f"{folder}: {exc.strerror}") from None
-    return False
+    return None
 
 
 def _may_hold_gitlink(git_dir: str, work_tree: str) -> bool:

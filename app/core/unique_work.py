@@ -167,7 +167,7 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
             return "unmerged"
         repo = served
     try:
-        if checkout_dirty(repo) or (repo.work_tree is not None and unseen_changes(repo.git_dir, repo.work_tree)):
+        if checkout_dirty(repo) or _unseen(repo):
             return "dirty"
     except GitFailed:
         return "dirty"
@@ -181,6 +181,17 @@ def judge(repo: Repository, places: _Places) -> Reason | None:
     if locked(repo):
         return "not_removed"
     return None
+
+
+def _unseen(repo: Repository) -> bool:
+    """Whether the checkout holds work git status does not show (`unseen_changes`), logged
+    with what it is: the user's own `git status` says clean."""
+    found = None if repo.work_tree is None else unseen_changes(repo.git_dir, repo.work_tree)
+    if found is not None:
+        from app.core.log import log
+
+        log(f"unique work: {repo.work_tree} is dirty: {found}")
+    return found is not None
 
 
 def _as_served(repo: Repository, places: _Places) -> Repository | None:

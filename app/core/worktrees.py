@@ -86,7 +86,7 @@ def is_dirty(worktree: str | os.PathLike[str]) -> bool:
     if repo is None:
         raise GitFailed(f"{folder} holds no repository")
     return unique_work.checkout_dirty(repo) or (
-        repo.work_tree is not None and unique_work.unseen_changes(repo.git_dir, repo.work_tree))
+        repo.work_tree is not None and unique_work.unseen_changes(repo.git_dir, repo.work_tree) is not None)
 
 
 def judge_worktree(

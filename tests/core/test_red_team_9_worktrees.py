@@ -52,6 +52,12 @@ def kept(cwd: Path, checkout: Path, reason: str) -> None:
     assert checkout.is_dir()
 
 
+def logged(sandbox: SandboxEnv) -> str:
+    """What claudetto's hooks logged (the user's `git status` is clean: the log says why)."""
+    root = sandbox.claude_tmp_root / "claudetto"
+    return "".join(p.read_text() for p in sorted(root.glob("*/*.log"))) if root.exists() else ""
+
+
 def gone(cwd: Path, checkout: Path) -> None:
     result = remove(cwd, checkout)
     assert result.returncode == 0, result.stderr
@@ -81,6 +87,7 @@ def test_files_written_into_a_submodule_folder_the_worktree_never_checked_out_ar
     (checkout / "lib" / "lib.c").write_text("int x = 42; /* the fix, only here */\n")
     assert git(checkout, "status", "--porcelain", "--ignored") == ""  # git sees nothing
     kept(repo, checkout, "dirty")
+    assert "lib: files in the folder of a submodule that is not checked out" in logged(sandbox)
     assert (checkout / "lib" / "lib.c").read_text().startswith("int x = 42;")
 
 
@@ -158,6 +165,7 @@ def test_a_token_a_clean_filter_keeps_out_of_git_is_kept(sandbox: SandboxEnv, tm
     git(checkout, "add", "-A")
     assert git(checkout, "status", "--porcelain", "--ignored") == ""
     kept(repo, checkout, "dirty")
+    assert "app.conf: content a clean filter keeps out of git" in logged(sandbox)
     assert (checkout / "app.conf").read_text() == "token=s3cr3t-only-here\n"
 
 
@@ -203,6 +211,7 @@ def test_a_file_differing_only_in_case_from_a_tracked_one_is_kept(sandbox: Sandb
     (checkout / "Notes.txt").write_text("a different file, only here\n")
     assert git(checkout, "status", "--porcelain", "--ignored") == ""
     kept(repo, checkout, "dirty")
+    assert "Notes.txt: a name git takes for a tracked one (core.ignoreCase)" in logged(sandbox)
 
 
 def test_a_repository_that_ignores_case_with_nothing_new_lets_the_worktree_go(
