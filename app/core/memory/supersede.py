@@ -160,7 +160,8 @@ def _still_meant(real: str, raw: bytes, before: os.stat_result, number: int, exp
     body = line_body(lines[number - 1]).decode("utf-8", "replace") if 1 <= number <= len(lines) else None
     if expect is not None:
         if number == 1:  # a BOM is no text anybody sees on the line, whether the caller kept it or not
-            body, expect = (body or "").removeprefix("\ufeff") if body is not None else None, expect.removeprefix("\ufeff")
+            expect = expect.removeprefix("\ufeff")
+            body = body.removeprefix("\ufeff") if body is not None else None
         if body is None or body.strip() != expect.strip():
             now = "is out of range" if body is None else f"reads {body.strip()!r}"
             raise SupersedeRefused(f"line {number} of {real} changed: it {now}, not {expect.strip()!r}; "
