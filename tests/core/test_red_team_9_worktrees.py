@@ -360,3 +360,37 @@ def test_a_commit_dropped_from_the_checkouts_branch_by_branch_f_elsewhere_is_kep
     kept(repo, checkout, "unmerged")
     assert git(repo, "cat-file", "-t", idea) == "commit"
     assert idea in git(repo, "reflog", "show", "--format=%H", "worktree-agent-a0000013")
+
+
+# --- what held: shown safe, or kept already ---------------------------------------------------
+
+
+def test_a_submodule_with_a_linked_worktree_elsewhere_keeps_the_checkout(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The submodule's repository lives in the checkout's admin folder (`modules/lib`) and a
+    worktree of it was added outside: that worktree needs its objects."""
+    repo = with_submodule(tmp_path)
+    checkout = create(repo, "agent-a0000014")
+    git(checkout, "-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q")
+    outside = tmp_path / "lib-work"
+    git(checkout / "lib", "worktree", "add", "-q", "--detach", str(outside))
+    kept(repo, checkout, "unmerged")
+    assert (outside / "lib.c").exists() and git(outside, "status", "--porcelain") == ""
+
+
+def test_worktree_create_over_git_entry_kept_for_a_moved_checkout_fails_loud_and_keeps_it(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user moved a checkout away holding staged work; WorktreeRemove left git's entry
+    (its index). Asked for the same name again, WorktreeCreate fails loud and git's entry,
+    with the staged work, is still there for `git worktree repair`."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000015")
+    (checkout / "staged.txt").write_text("staged only\n")
+    git(checkout, "add", "staged.txt")
+    away = tmp_path / "moved"
+    shutil.move(str(checkout), str(away))
+    assert remove(repo, checkout).returncode == 0
+    again = run_hook({"hook_event_name": "WorktreeCreate", "cwd": str(repo), "name": "agent-a0000015",
+                      "session_id": "s-1", "transcript_path": "/t"}, cwd=repo)
+    assert again.returncode != 0 and again.stderr.strip().count(b"\n") == 0
+    git(away, "worktree", "repair")
+    assert git(away, "diff", "--cached", "--name-only") == "staged.txt"
