@@ -387,3 +387,19 @@ def test_a_comment_of_several_lines_is_a_note_like_one_of_a_single_line(repo: Pa
                                     "- The router is `src/router.py`. <!-- was `src/a.py`\n  and `src/b.py` -->\n"
                                     "<details>\n\n- `src/gone.py` routes\n</details>\n"})
     assert found(repo) == [("notes.md", 14, "vanished_artifact", "src/gone.py")]
+
+
+@pytest.mark.parametrize(("link", "name"), [
+    ("[Team](<team notes.md>)", "team notes.md"),
+    ("[A](a(2).md)", "a(2).md"),
+    ("[B](<b (old).md> 'the old one')", "b (old).md"),
+    ("[C](c.md (the c file))", "c.md"),
+    ("[D](<./d e.md#part>)", "d e.md"),
+], ids=["angle-brackets", "balanced-parens", "angle-and-single-quoted-title", "parenthesised-title", "angle-anchor"])
+def test_every_link_form_markdown_allows_points_at_its_file(link: str, name: str, repo: Path) -> None:
+    """`[Team](<team notes.md>)` (Markdown's form for a name with spaces) read as a link to
+    `notes.md`, gone: a finding asking to strike a true pointer, and recall of the topic with it."""
+    folder = memory_folder(repo)
+    (folder / name).write_text(FRONT)
+    (folder / "MEMORY.md").write_text(f"- {link} — notes\n- [Gone](gone.md) — x\n")
+    assert found(repo) == [("MEMORY.md", 2, "index_missing_file", "gone.md")]

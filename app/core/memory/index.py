@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from app.core.memory.facts import URL, fact_lines
 from app.core.memory_lint import INDEX_NAME
 
-_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+#: a Markdown link's target: `<with spaces.md>`, or a run without blanks that may hold balanced
+#: parentheses (`a(2).md`); then an optional title in quotes or parentheses
+_LINK = re.compile(r"\[[^\]]*\]\(\s*(?:<([^<>\n]+)>|((?:[^()\s<>]|\([^()\s]*\))+))"
+                   r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)")
 
 
 #: a list item with no link that names a topic file (`- deploy.md — how`, ``- `deploy.md` ``):
@@ -35,7 +38,7 @@ def index_links(text: str) -> list[tuple[int, str]]:
                 links += [(fact.number, name) for name in _NAMED.findall(fact.text)]
             continue
         for match in _LINK.finditer(fact.text):
-            target = match.group(1)
+            target = match.group(1) or match.group(2)
             if URL.match(target) or target.startswith(("#", "mailto:")) or ":" in target.split("/", 1)[0]:
                 continue
             target = unquote(target.split("#", 1)[0].split("?", 1)[0])
