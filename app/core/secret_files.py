@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 import stat
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 # Files that hold secrets or local configuration: never regenerable, wherever they lie.
 SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", ".credentials*", "*.local.*")
 
@@ -259,9 +263,11 @@ def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> str | Non
     """Whether a tracked file differs from its staged content while git status calls it clean:
     a clean filter (one of `drivers`) took the difference out before git compared. nbstripout
     drops a notebook's outputs, a `sed` filter a local token in a tracked config; after a `git
-    add` git sees nothing, and the file alone holds them. A driver whose name no pathspec can
-    spell counts as such a difference (when unsure, keep). The file (relative), or None.
-    Raises GitFailed."""
+    add` git sees nothing, and the file alone holds them. A file is fine when it is what a
+    checkout writes: its staged bytes, or those through the smudge and line-end conversion
+    (`git cat-file --filters`, asked only of a file whose bytes differ). A driver whose name no
+    pathspec can spell counts as a difference (when unsure, keep). The file (relative), or
+    None. Raises GitFailed."""
     from app.core.git import GitFailed, output, run
 
     odd = [name for name in drivers if not name or not all(c.isalnum() or c in "._-" for c in name)]
@@ -269,24 +275,35 @@ def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> str | Non
         return f"(files of the filter {odd[0]!r})"
     listing = output(["ls-files", "-s", "-z", "--", *(f":(attr:filter={name})" for name in drivers)],
                      git_dir=git_dir, work_tree=work_tree)
-    staged: list[tuple[str, str]] = []
-    for item in listing.split("\0"):
-        head, _, name = item.partition("\t")
-        fields = head.split()
-        path = os.path.join(work_tree, name)
-        if len(fields) == 3 and fields[2] == "0" and os.path.isfile(path) and not os.path.islink(path):
-            staged.append((fields[1], name))
+    staged = _present_files(listing, work_tree)
     if not staged:
         return None
     done = run(["cat-file", "--batch"], git_dir=git_dir, input="".join(f"{sha}\n" for sha, _ in staged).encode())
     if not done.ok:
         raise GitFailed(done.error)
-    return _differs(done.stdout, work_tree, [name for _, name in staged])
+    for name, file in _differing(done.stdout, work_tree, [name for _, name in staged]):
+        # git status was clean: the index is HEAD's, and HEAD:<name> names the path for the filters
+        written = run(["cat-file", "--filters", f"HEAD:{name}"], git_dir=git_dir, work_tree=work_tree)
+        if not written.ok or written.stdout != file:
+            return name
+    return None
 
 
-def _differs(batch: bytes, work_tree: str, names: list[str]) -> str | None:
-    """The first of `names` whose file differs from its blob in `batch` (`git cat-file
-    --batch` output, one blob per name in order), or None. Raises GitFailed."""
+def _present_files(listing: str, work_tree: str) -> list[tuple[str, str]]:
+    """(blob, name) of each entry of `git ls-files -s -z` whose file is there, a regular one."""
+    found: list[tuple[str, str]] = []
+    for item in listing.split("\0"):
+        head, _, name = item.partition("\t")
+        fields = head.split()
+        path = os.path.join(work_tree, name)
+        if len(fields) == 3 and fields[2] == "0" and os.path.isfile(path) and not os.path.islink(path):
+            found.append((fields[1], name))
+    return found
+
+
+def _differing(batch: bytes, work_tree: str, names: list[str]) -> Iterator[tuple[str, bytes]]:
+    """(name, file's bytes) of each of `names` whose file differs from its blob in `batch`
+    (`git cat-file --batch` output, one blob per name in order). Raises GitFailed."""
     from app.core.git import GitFailed
 
     at = 0
@@ -299,11 +316,14 @@ def _differs(batch: bytes, work_tree: str, names: list[str]) -> str | None:
         blob, at = batch[end + 1:end + 1 + size], end + 2 + size
         try:
             with open(os.path.join(work_tree, name), "rb") as fh:
-                if fh.read(size + 1) != blob:
-                    return name
+                file = fh.read(_FILE_MAX + 1)
         except OSError as exc:
             raise GitFailed(f"{name}: {exc.strerror}") from None
-    return None
+        if file != blob:
+            yield name, file
+
+
+_FILE_MAX = 1 << 30  # a filtered file bigger than this is compared by its first GiB only
 
 
 #: The mode of a submodule's entry in the index (a gitlink, 0o160000) as the index stores it: a

@@ -201,6 +201,24 @@ def test_a_file_a_filter_changes_on_the_way_back_lets_the_worktree_go(sandbox: S
     gone(repo, checkout)
 
 
+def test_a_filtered_file_checked_out_with_other_line_ends_lets_the_worktree_go(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`eol=crlf` writes the notebook with CRLF while git holds LF: the bytes differ from the
+    blob, yet they are what any checkout writes (`git cat-file --filters`). Then the outputs
+    of a run make the same file the only copy."""
+    repo = make_repo(tmp_path / "repo", files={"run.ipynb": '{"cells": []}\n',
+                                               ".gitattributes": "*.ipynb filter=nbstripout eol=crlf\n"})
+    git(repo, "config", "filter.nbstripout.clean", "sed '/outputs/d'")
+    git(repo, "config", "filter.nbstripout.smudge", "cat")
+    checkout = create(repo, "agent-a0000016")
+    assert (checkout / "run.ipynb").read_bytes() == b'{"cells": []}\r\n'
+    assert listed(repo, checkout)["removable"] is True
+    (checkout / "run.ipynb").write_bytes(b'{"cells": []}\r\n"outputs": [42]\r\n')
+    git(checkout, "add", "-A")
+    assert git(checkout, "status", "--porcelain", "--ignored") == ""
+    kept(repo, checkout, "dirty")
+
+
 def test_a_file_differing_only_in_case_from_a_tracked_one_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """The repository was made on a disk that ignores case (its config says
     `core.ignoreCase`), this one does not: git status takes `Notes.txt` for the tracked
