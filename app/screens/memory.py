@@ -152,10 +152,17 @@ class MemoryScreen(ClaudettoScreen):
         if not finding.line:
             text.append(f"(the whole file: {len(lines)} lines)\n", style="dim")
         number = finding.line or 1
+        # each line on one row: a long line wrapped would push the highlighted one out of the
+        # viewer's few rows (the dialog of `u` shows the whole line)
+        room = shown.content_size.width - 7 if shown.content_size.width > 27 else None
         for at in range(max(1, number - CONTEXT), min(len(lines), number + CONTEXT) + 1):
             marked = at == finding.line
             text.append(f"{at:>4} {'▶' if marked else ' '} ", style="bold" if marked else "dim")
-            text.append(visible(lines[at - 1]) + "\n", style="reverse" if marked else "")
+            line = Text(visible(lines[at - 1]), style="reverse" if marked else "")
+            if room is not None:
+                line.truncate(room, overflow="ellipsis")
+            text.append_text(line)
+            text.append("\n")
         shown.update(text)
 
     # --- writing through the core -----------------------------------------------------------

@@ -206,3 +206,27 @@ async def test_the_correction_written_for_a_long_dangling_name_fits_its_index_li
         await pilot.press("enter")
         await wait_for(pilot, lambda: f"~~[Long]({name}) — gone~~" in index.read_text())
     assert index.read_text().splitlines()[1].endswith(f": `{name}` no longer exists.")
+
+
+async def test_long_lines_around_a_finding_keep_its_line_in_the_viewer(box: Sandbox) -> None:
+    """A line of 3,000 characters above a finding wrapped to forty rows: the viewer shows
+    twelve, and the highlighted line was out of sight."""
+    stack = stack_md(box)
+    lines = stack.read_text().splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith(PIN))
+    lines[at - 1] = "A note " + "long " * 600 + "\n"
+    stack.write_text("".join(lines))
+    app = make_app(box)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.kind == "stale_version_pin" for f in screen.findings.values()))
+        assert screen.query_one("#findings", Table).move_to(
+            next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin"))
+        viewer = screen.query_one("#memory-file")
+        await wait_for(pilot, lambda: f"▶ {PIN}" in str(viewer.render()))
+        await pilot.pause(0.2)
+        assert viewer.size.height <= screen.query_one("#viewer").size.height
+        assert "A note long long" in str(viewer.render()) and "…" in str(viewer.render())
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
