@@ -246,17 +246,20 @@ def _status_settings(git_dir: str) -> tuple[bool, list[str]]:
 
 
 def _case_blind(git_dir: str, work_tree: str) -> str | None:
-    """Whether git, told that names differ in case, sees an untracked file (or an ignored one
-    outside the regenerable folders) that it hid as the same file as a tracked one
-    (`Notes.txt` beside `notes.txt`): `core.ignoreCase` comes with a repository made or
-    copied on a disk that ignores case, and this one does not."""
+    """The first file git hid as a tracked one of the same name in another case (`Notes.txt`
+    beside `notes.txt`), or None: `core.ignoreCase` comes with a repository made or copied on
+    a disk that ignores case, and this one does not. Git asked with the setting off lists it
+    untracked; only such a name counts (an ignore pattern in another case, which the setting
+    also bends, is the user's git status's business: what it ignores was judged already)."""
     from app.core.git import output, status_entries
-    from app.core.repository_rules import ignored_ok
 
-    out = output(["-c", "core.ignoreCase=false", "status", "--porcelain=v1", "-z", "--ignored=traditional",
-                  "--untracked-files=normal", "--ignore-submodules=all"], git_dir=git_dir, work_tree=work_tree)
-    return next((entry for code, entry in status_entries(out)
-                 if code == "??" or (code == "!!" and not ignored_ok(work_tree, entry))), None)
+    out = output(["-c", "core.ignoreCase=false", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                  "--ignore-submodules=all"], git_dir=git_dir, work_tree=work_tree)
+    untracked = [entry for code, entry in status_entries(out) if code == "??"]
+    if not untracked:
+        return None
+    tracked = {name.casefold() for name in output(["ls-files", "-z"], git_dir=git_dir, work_tree=work_tree).split("\0")}
+    return next((entry for entry in untracked if entry.casefold() in tracked), None)
 
 
 def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> str | None:

@@ -234,11 +234,15 @@ def test_a_file_differing_only_in_case_from_a_tracked_one_is_kept(sandbox: Sandb
 
 def test_a_repository_that_ignores_case_with_nothing_new_lets_the_worktree_go(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", files={"notes.txt": "tracked\n", ".gitignore": "node_modules/\n"})
+    """A regenerable folder, and one its ignore pattern names in another case (`Build/`, which
+    git with the setting ignores as `build/`): nothing hidden as a tracked file."""
+    repo = make_repo(tmp_path / "repo", files={"notes.txt": "tracked\n", ".gitignore": "node_modules/\nBuild/\n"})
     git(repo, "config", "core.ignoreCase", "true")
     checkout = create(repo, "agent-a0000012")
-    (checkout / "node_modules" / "x").mkdir(parents=True)
-    (checkout / "node_modules" / "x" / "i.js").write_text("1\n")
+    for folder in ("node_modules/x", "build/out"):
+        (checkout / folder).mkdir(parents=True)
+        (checkout / folder / "i.js").write_text("1\n")
+    assert git(checkout, "status", "--porcelain") == ""
     assert listed(repo, checkout)["removable"] is True
     gone(repo, checkout)
 
