@@ -403,3 +403,19 @@ def test_every_link_form_markdown_allows_points_at_its_file(link: str, name: str
     (folder / name).write_text(FRONT)
     (folder / "MEMORY.md").write_text(f"- {link} — notes\n- [Gone](gone.md) — x\n")
     assert found(repo) == [("MEMORY.md", 2, "index_missing_file", "gone.md")]
+
+
+def test_a_memory_file_linked_into_the_project_is_refused_by_both_names_and_says_where_it_points(
+        repo: Path) -> None:
+    """notes.md in memory is a link to a doc of the project: by its memory name the refusal
+    said it "is not in a memory folder" (it is, by name); it names where it really is."""
+    doc = repo / "docs" / "notes.md"
+    doc.parent.mkdir()
+    doc.write_bytes(b"- Routing is `src/gone.py`.\n")
+    folder = memory_folder(repo)
+    (folder / "notes.md").symlink_to(doc)
+    code, err = cli_supersede(folder / "notes.md", 1, "x")
+    assert code == 1 and f"(a link to {doc}) is not in a memory folder" in err and err.count("\n") == 1
+    code, err = cli_supersede(doc, 1, "x")
+    assert code == 1 and f"{doc} is not in a memory folder" in err
+    assert doc.read_bytes() == b"- Routing is `src/gone.py`.\n" and (folder / "notes.md").is_symlink()

@@ -216,7 +216,8 @@ def memory_file(file: str, refused: type[MemoryWriteRefused]) -> str:
         spelled is not None and strictly_inside(real, os.path.realpath(spelled)))
     if not inside:
         config = paths.config_dir_str()
-        raise refused(f"{file} is not in a memory folder ({config}/projects/*/memory/); nothing changed")
+        shown = f"{file} (a link to {real})" if spelled is not None else file  # its name is, its real place not
+        raise refused(f"{shown} is not in a memory folder ({config}/projects/*/memory/); nothing changed")
     if not os.path.lexists(real):
         raise refused(f"{file}: no such file")
     if not os.path.isfile(real):
