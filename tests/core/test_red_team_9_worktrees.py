@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
 
 OLD = 90 * 86_400  # older than any cleanup period
@@ -416,3 +418,24 @@ def test_worktree_create_over_git_entry_kept_for_a_moved_checkout_fails_loud_and
     assert again.returncode != 0 and again.stderr.strip().count(b"\n") == 0
     git(away, "worktree", "repair")
     assert git(away, "diff", "--cached", "--name-only") == "staged.txt"
+
+
+#: An included secret keeps every checkout for ever: the ignored-file rules live in
+#: app/core/repository_rules.py (not this round's to change): a git-ignored file byte for
+#: byte the main checkout's file at the same path (what `.worktreeinclude` copied, untouched)
+#: holds nothing unique. The lead decides.
+INCLUDED_COPY = "an untouched copy .worktreeinclude made keeps the checkout dirty for ever (see INCLUDED_COPY)"
+
+
+@pytest.mark.xfail(strict=True, reason=INCLUDED_COPY)
+def test_an_untouched_env_that_worktreeinclude_copied_lets_the_worktree_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`.worktreeinclude` names `.env` (its common use): every checkout gets a copy. One the
+    session never changed is the main checkout's file again; one it changed stays."""
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": ".env\n", ".worktreeinclude": ".env\n"})
+    (repo / ".env").write_text("TOKEN=1\n")
+    untouched = create(repo, "agent-a0000017")
+    changed = create(repo, "agent-a0000018")
+    (changed / ".env").write_text("TOKEN=2\n")
+    assert (untouched / ".env").read_text() == "TOKEN=1\n"
+    kept(repo, changed, "dirty")
+    assert listed(repo, untouched)["removable"] is True
