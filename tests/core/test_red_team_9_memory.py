@@ -419,3 +419,13 @@ def test_a_memory_file_linked_into_the_project_is_refused_by_both_names_and_says
     code, err = cli_supersede(doc, 1, "x")
     assert code == 1 and f"{doc} is not in a memory folder" in err
     assert doc.read_bytes() == b"- Routing is `src/gone.py`.\n" and (folder / "notes.md").is_symlink()
+
+
+def test_a_5_mb_memory_file_is_refused_in_one_line_that_names_it_once(sandbox: SandboxEnv) -> None:
+    folder = memory_folder(sandbox.root / "p")
+    big = folder / "big.md"
+    big.write_bytes(b"- fact\n" * 750_000)
+    code, err = cli_supersede(big, 1, "x")
+    assert code == 1 and err.count(str(big)) == 1 and "longer than 1048576 bytes" in err
+    assert "nothing changed" in err and err.count("\n") == 1
+    assert big.read_bytes() == b"- fact\n" * 750_000

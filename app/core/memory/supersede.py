@@ -236,11 +236,14 @@ def _refuse_not_markdown(file: str, real: str) -> None:
 
 
 def _read_memory(real: str) -> tuple[bytes, os.stat_result]:
-    from app.core.state import read_regular
+    from app.core.state import FileTooLarge, read_regular
 
     try:
         before = os.stat(real)
         return read_regular(real, limit=MEMORY_FILE_BYTES_MAX), before
+    except FileTooLarge:
+        raise SupersedeRefused(f"cannot read {real}: it is longer than {MEMORY_FILE_BYTES_MAX} bytes (1 MiB), more "
+                               "than a memory file Claude writes; nothing changed (edit it by hand)") from None
     except OSError as exc:
         raise SupersedeRefused(f"cannot read {real}: {exc.strerror or exc}") from None
 
