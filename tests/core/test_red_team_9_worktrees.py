@@ -439,3 +439,27 @@ def test_an_untouched_env_that_worktreeinclude_copied_lets_the_worktree_go(sandb
     assert (untouched / ".env").read_text() == "TOKEN=1\n"
     kept(repo, changed, "dirty")
     assert listed(repo, untouched)["removable"] is True
+
+
+def test_a_checkout_of_a_project_moved_with_its_checkouts_is_kept_and_repairable(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The whole project moved (`mv repo elsewhere`): the checkout's `.git` file and git's
+    entry name the old place. Nothing goes; `git worktree repair` reconnects both."""
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a0000019")
+    (checkout / "work.txt").write_text("only here\n")
+    git(checkout, "add", "work.txt")
+    git(checkout, "commit", "-q", "-m", "work")
+    moved = tmp_path / "moved"
+    shutil.move(str(repo), str(moved))
+    checkout = moved / ".claude" / "worktrees" / "agent-a0000019"
+    set_mtime(checkout, OLD)
+    done = run_cli("worktrees", "--json", str(moved))
+    assert done.returncode == 0, done.stderr
+    rows = {w["path"]: w for w in json.loads(done.stdout)["worktrees"]}
+    assert rows[str(checkout)]["removable"] is False and rows[str(checkout)]["reason"] == "not_a_worktree"
+    assert remove(moved, checkout).returncode == 1
+    clean = run_cli("clean", "--json", str(moved))
+    assert clean.returncode == 0, clean.stderr
+    git(moved, "worktree", "repair", str(checkout))
+    assert git(checkout, "log", "-1", "--format=%s") == "work"
