@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import git, paths, removal
-from app.core.gc_records import drop_records, read_records
+from app.core.gc_records import OutsideNames, drop_records, read_records
 from app.core.gc_rules import Facts, Item, in_use, judge, replaced, work_lost
 from app.core.log import log, log_lines, printable
 from app.core.state import StateBusy, locked
@@ -68,7 +68,8 @@ def _remove(item: Item, dry_run: bool, trash: bool | None, facts_now: Callable[[
     first = item.first
 
     def still_unused(where: str) -> Reason | None:
-        return in_use(item, facts_now(), where) or work_lost(item, where) or replaced(item, where)
+        facts = facts_now()
+        return in_use(item, facts, where) or work_lost(item, where, facts.outside) or replaced(item, where)
 
     result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
                             size=item.tree, dry_run=dry_run, trash=trash,
@@ -109,8 +110,12 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
     (see `removal.remove`): something that happens between the judgement and a removal.
     """
 
+    outside = OutsideNames()  # what the user's places name (links, installs): read once per sweep
+
     def facts_now() -> Facts:  # liveness read again at the moment of each removal
-        return Facts(current_session, current_cwd, ending_session, end_reason, ending_pid)
+        facts = Facts(current_session, current_cwd, ending_session, end_reason, ending_pid)
+        facts.outside = outside
+        return facts
 
     if dry_run:
         return _run(True, facts_now, None)

@@ -309,49 +309,51 @@ def tracked_around(path: str, outputs: tuple[str, ...]) -> bool:
 
 # --- what the user's own places name inside an output ------------------------------------------
 #
-# An output can be what something outside it runs on, though nothing in it is unique: a link
-# in the user's project (`ln -s /tmp/x/build ~/proj/b`, `npm link`), an editable install in a
-# venv (`pip install -e /tmp/x`), a remote or a submodule url, a repository that borrows its
-# objects (`git clone --reference /tmp/x ~/src/p2`). Nothing in the output knows, and the
-# disk cannot be searched; so the places the user keeps projects are asked: the home and the
-# folders in it, the known projects and the projects the recording sessions worked in.
+# Something outside an output can run on it though nothing in it is unique: a link (`ln -s
+# /tmp/x/build ~/proj/b`, `npm link`), an editable install (`pip install -e /tmp/x`), a
+# submodule's url, a repository borrowing its objects (`git clone --reference /tmp/x ~/src/p2`).
+# The output cannot tell, the disk cannot be searched: the places the user keeps projects are
+# asked (the home and its folders, the known projects, the recording sessions' projects).
 
-#: Where a place keeps links to and installs of other folders (its venvs, its packages' links).
+#: Folders of environments (each a venv); where a place keeps links to and installs of others.
+_ENVS = (".virtualenvs", ".pyenv/versions", ".conda/envs", "miniconda3/envs", "anaconda3/envs")
+_VENVS = ("/.venv", "/venv", "/env", "/.local", *_ENVS)
 _LINKING = (".venv", "venv", "env", "node_modules", ".local", ".local/bin", "bin", ".npm-global/bin",
-            ".npm-global/lib/node_modules", ".virtualenvs")
-#: Entries looked at in all for links, at most (a few ms).
-_MAX_NAMES = 50_000
+            ".npm-global/lib/node_modules", *_ENVS)
+_MAX_NAMES = 50_000  # entries of one place looked at for links, at most (a few ms)
 
 
 def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
-    """The home, the folders directly in it and the known projects (not when `home` is False),
-    and the projects of `cwds` (the git root of each, else itself): real paths, each once."""
+    """The home, its folders and the known projects (`home`), and the projects of `cwds` (the git
+    root of each, else itself): real paths, each once."""
     found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
     found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/"]
-    return list(dict.fromkeys(os.path.realpath(p) for p in found))
+    tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
+    return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
 
 
 def outside_names(places: list[str]) -> list[tuple[str, str]]:
-    """(file, path it names) for every link, editable install, remote and submodule url in
-    `places` and in their `_LINKING` folders (and in each venv of `.virtualenvs`, each scope of
+    """(file, path it names) for every link, editable install and submodule url in `places`
+    and in their `_LINKING` folders (and in each environment of `_ENVS`, each `@scope` of
     `node_modules`)."""
     found: list[tuple[str, str]] = []
     budget = [_MAX_NAMES]
     for place in places:
         links_in(place, found, budget)
-        for sub in _LINKING:
-            folder = os.path.join(place, sub)
-            deeper = [f for f in folders(folder) if sub == ".virtualenvs" or os.path.basename(f)[:1] == "@"]
-            for inner in [folder, *deeper[:1000]] if os.path.isdir(folder) else ():
+        for folder in (os.path.join(place, sub) for sub in _LINKING if os.path.isdir(os.path.join(place, sub))):
+            scopes = links_in(folder, found, budget)  # its `@scope` folders
+            deeper = folders(folder)[:1000] if folder.endswith(_ENVS) else scopes
+            for inner in deeper:
                 links_in(inner, found, budget)
-                installs_in(inner, found)
+            for venv in [folder, *deeper] if folder.endswith(_VENVS) else ():
+                installs_in(venv, found)
         git_urls(place, found)
     return found
 
 
 class OutsideNames:
-    """What the user's places name (`outside_names`, `repository_rules.borrowers`), each place
-    read once for the sweep that holds this (a removal's last check reads them anew)."""
+    """What the user's places name (`outside_names`, `repository_rules.borrowers`), each place read
+    once for the sweep that holds this (the dashboard's removal reads them anew)."""
 
     def __init__(self) -> None:
         self._base: list[str] | None = None
@@ -364,12 +366,10 @@ class OutsideNames:
         return list(dict.fromkeys([*self._base, *user_places([r.cwd for r in records], home=False)]))
 
     def naming(self, real: str, records: list[OutputRecord]) -> str | None:
-        """The file outside the output `real` that links to, installs from or names as a url a
-        path at or inside it (`ln -s`, `pip install -e`, `git remote add`), or None."""
+        """The file outside the output `real` that links to, installs from or names as a
+        submodule's url a path at or inside it (`ln -s`, `pip install -e`), or None. Logged."""
         places = self._places(records)
-        for place in places:
-            if place not in self._names:
-                self._names[place] = outside_names([place])
+        self._names.update((p, outside_names([p])) for p in places if p not in self._names)
         found = next((file for place in places for file, said in self._names[place]
                       if inside(said, real) and not inside(file, real)), None)
         if found is not None:
@@ -391,8 +391,10 @@ class OutsideNames:
 
         lent = [c for r in records if isinstance(r.evidence, dict) and isinstance(r.evidence.get("lent_to"), list)
                 for c in r.evidence["lent_to"] if isinstance(c, str) and c.startswith("/")]
-        key = "\0".join(places := [*self._places(records), *lent])
-        if key not in self._borrowers:
-            self._borrowers[key] = borrowers(places)
-        return next((repo for repo, lent in self._borrowers[key] if inside(lent, real) and not inside(repo, real)),
-                    None)
+        if "" not in self._borrowers:  # the home's levels and the known places once
+            self._borrowers[""] = borrowers(self._places([]))
+        extra = [p for p in [*self._places(records), *lent] if p not in (self._base or ())]
+        if (key := "\0".join(extra)) not in self._borrowers:
+            self._borrowers[key] = borrowers(extra, home=False) if extra else []
+        return next((repo for place in ("", key) for repo, lent in self._borrowers[place]
+                     if inside(lent, real) and not inside(repo, real)), None)

@@ -216,15 +216,16 @@ _MAX_HOME_FOLDERS = 5_000
 folders = refs._subfolders
 
 
-def borrowers(places: list[str]) -> list[tuple[str, str]]:
+def borrowers(places: list[str], *, home: bool = True) -> list[tuple[str, str]]:
     """(git dir, object store it borrows from: `objects/info/alternates`) of the repositories in
-    and beside `places` and in the home to three levels (`~/p`, `~/src/p`, `~/work/team/p`), at
-    most `_MAX_HOME_FOLDERS` folders of the home listed: where people keep their clones."""
+    and beside `places` and (`home`) in the home to three levels (`~/p`, `~/src/p`,
+    `~/work/team/p`), at most `_MAX_HOME_FOLDERS` folders of the home listed: where people keep
+    their clones."""
     from app.core import paths
 
     found: list[tuple[str, str]] = []
-    asked = list(dict.fromkeys([*places, *(f for p in places for f in folders(os.path.dirname(p)))]))
-    level, budget = folders(paths.home_str()), _MAX_HOME_FOLDERS
+    asked = [*places, *(f for parent in dict.fromkeys(map(os.path.dirname, places)) for f in folders(parent))]
+    level, budget = folders(paths.home_str()) if home else [], _MAX_HOME_FOLDERS
     asked += level
     for _ in range(2):  # never into a repository, a hidden or a regenerable folder
         level = [f for top in level[:budget] if not os.path.lexists(os.path.join(top, ".git"))
@@ -263,30 +264,40 @@ def git_urls(place: str, found: list[tuple[str, str]]) -> None:
                 found.append((file, os.path.normpath(value)))
 
 
-def links_in(folder: str, found: list[tuple[str, str]], budget: list[int]) -> None:
-    """Each symlink directly in `folder`: where it leads (through every link on the way) and what it says."""
+def links_in(folder: str, found: list[tuple[str, str]], budget: list[int]) -> list[str]:
+    """Each symlink directly in `folder`: where it leads (through every link on the way) and
+    what it says, into `found`. Returns the real folders in it named `@...` (npm's scopes)."""
+    scopes: list[str] = []
     try:
         with os.scandir(folder) as it:
             for entry in it:
                 budget[0] -= 1
                 if budget[0] < 0:
-                    return
+                    break
                 if entry.is_symlink():
                     said = os.path.normpath(os.path.join(folder, os.readlink(entry.path)))
                     found += [(entry.path, said), (entry.path, os.path.realpath(entry.path))]
+                elif entry.name[:1] == "@" and entry.is_dir(follow_symlinks=False):
+                    scopes.append(entry.path)
     except OSError:
-        return
+        pass
+    return scopes
 
 
 def installs_in(venv: str, found: list[tuple[str, str]]) -> None:
     """The folders a venv imports from elsewhere: the absolute paths its `site-packages` `.pth`
     and `.egg-link` files list and its `__editable__` finders name (`pip install -e`)."""
-    import glob
     import re
 
-    for file in glob.glob(os.path.join(glob.escape(venv), "lib", "python*", "site-packages", "*")):
-        name = os.path.basename(file)
-        if name.endswith((".pth", ".egg-link")) or name.startswith("__editable__") and name.endswith(".py"):
+    lib = os.path.join(venv, "lib")
+    for version in (f for f in folders(lib) if os.path.basename(f).startswith("python")):
+        site = os.path.join(version, "site-packages")
+        try:
+            names = [n for n in os.listdir(site) if n.endswith((".pth", ".egg-link"))
+                     or n.startswith("__editable__") and n.endswith(".py")]
+        except OSError:
+            continue
+        for file in (os.path.join(site, name) for name in names):
             try:
                 with open(file, "rb") as fh:
                     text = os.fsdecode(fh.read(1 << 16))

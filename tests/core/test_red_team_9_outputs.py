@@ -351,3 +351,74 @@ def test_a_submodule_whose_url_is_a_temp_clone_keeps_it(sandbox: SandboxEnv, tmp
     age_records(sandbox.state, OLD)
     entries = gc_entries()
     assert entries[str(clone)] == ("kept", "in_use"), entries
+
+
+@pytest.mark.parametrize("where", [".local", "miniconda3/envs/work", ".virtualenvs/tools"])
+def test_an_editable_install_into_an_environment_of_the_home_keeps_it(sandbox: SandboxEnv, tmp_path: Path,
+                                                                       where: str) -> None:
+    """`pip install --user -e /tmp/x` (`~/.local`), or into a conda env or a virtualenvwrapper
+    venv: the finder setuptools writes names the output's package folder."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    _package(folder)
+    site = sandbox.home / where / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "__editable___xpkg_0_1_finder.py").write_text(
+        f"MAPPING = {{'xpkg': '{folder}/xpkg'}}\nNAMESPACES = {{}}\n")
+    (site / "__editable__.xpkg-0.1.pth").write_text("import __editable___xpkg_0_1_finder; "
+                                                   "__editable___xpkg_0_1_finder.install()\n")
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_an_install_elsewhere_that_names_a_sibling_keeps_nothing_else(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The control: a `.pth` naming `/tmp/tmp.X-other` keeps neither `/tmp/tmp.X` (a name that
+    only starts alike) nor anything else; the output with nothing leading into it goes."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    site = sandbox.home / ".local" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "other.pth").write_text(f"{folder}-other\n")
+    (sandbox.home / "b").symlink_to(f"{folder}-other")
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    assert gc_entries()[str(folder)] == ("removed", "age")
+
+
+# --- a live process that runs from the output ----------------------------------------------------
+
+
+@pytest.mark.parametrize("variable", ["PATH", "LD_LIBRARY_PATH"])
+def test_a_process_whose_search_path_names_the_output_keeps_it(sandbox: SandboxEnv, tmp_path: Path,
+                                                                variable: str) -> None:
+    """`export PATH=/tmp/x/bin:$PATH` in a shell that still runs (a long job, a server started
+    from it): the next program it starts is looked for there."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    (folder / "bin").mkdir()
+    env = dict(os.environ, **{variable: f"{folder}/bin:{os.environ.get(variable, '/usr/bin:/bin')}"})
+    child = subprocess.Popen(["/bin/sleep", "60"], env=env, cwd=sandbox.home)
+    try:
+        set_mtime(folder, OLD)
+        age_records(sandbox.state, OLD)
+        entries = gc_entries()
+        assert entries[str(folder)] == ("kept", "in_use"), entries
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_process_running_a_program_built_in_the_output_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A program the session built in `$d` and the user still runs: its executable is there."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    program = folder / "server"
+    program.write_bytes(Path("/bin/sleep").read_bytes())
+    program.chmod(0o755)
+    child = subprocess.Popen([str(program), "60"], cwd=sandbox.home)
+    try:
+        set_mtime(folder, OLD)
+        age_records(sandbox.state, OLD)
+        entries = gc_entries()
+        assert entries[str(folder)] == ("kept", "in_use") and program.exists(), entries
+    finally:
+        child.kill()
+        child.wait()
