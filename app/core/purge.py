@@ -23,6 +23,7 @@ from app.core.state import StateBusy, locked
 from app.core.trash import (
     ORIGIN,
     PENDING,
+    PURGING,
     drop_origin,
     is_slot,
     put_back,
@@ -211,8 +212,10 @@ def _settle_pending(fd: int, place: Path, names: list[str]) -> list[str]:
     """The names the purge may take: every entry handed to it, and a pending one left by a
     process that died after writing its `removed` line (handed over now). A pending entry
     whose process runs is still being checked; one whose removal has no `removed` line was
-    never removed (killed before it): it goes back where its origin note says, whole."""
-    ready = [name for name in names if not name.startswith(PENDING)]
+    never removed (killed before it): it goes back where its origin note says, whole. One a
+    removal was purging itself goes on when that process is gone."""
+    ready = [name for name in names if not name.startswith((PENDING, PURGING))]
+    ready += [to_purge(fd, name) for name in names if name.startswith(PURGING) and not _pending_alive(name)]
     left = [name for name in names if name.startswith(PENDING) and not _pending_alive(name)]
     if not left:
         return ready
@@ -264,7 +267,7 @@ def _open_noted_parent(path: str) -> int:
 
 def _pending_alive(name: str) -> bool:
     try:
-        born_ns, pid, _ = name.removeprefix(PENDING).removesuffix(ORIGIN).split("-", 2)
+        born_ns, pid, _ = name.removeprefix(PENDING).removeprefix(PURGING).removesuffix(ORIGIN).split("-", 2)
         age_s = time.time() - int(born_ns) / 1e9
         os.kill(int(pid), 0)
     except ValueError:
@@ -304,8 +307,8 @@ def _mounted_in(place: Path, name: str) -> bool:
 
 
 def purge_here(trash_fd: int, slot: str, trash_path: str, dev: int, tally: Tally) -> TreeSize | None:
-    """Purge, in this process, the folder a removal journaled, still under its pending name:
-    None when all of it went, else what is left of it (a file that refuses to go, `chattr
+    """Purge, in this process, the folder a removal journaled (named `.purging-…`: no other
+    purge takes it meanwhile): None when all of it went, else what is left of it (a file that refuses to go, `chattr
     +i`), handed to the later purges and measured, so that the removal reports what it freed
     rather than what it meant to free."""
     try:
@@ -314,7 +317,6 @@ def purge_here(trash_fd: int, slot: str, trash_path: str, dev: int, tally: Tally
     except OSError as exc:
         tally.error(exc, slot)
     if not tally.errors:
-        drop_origin(trash_fd, slot)
         return None
     from app.core.scanner import scan
 

@@ -9,7 +9,7 @@ or written through, no other file system is entered.
 Each step the guard of the next: the folder is renamed into the trash (app/core/trash.py;
 atomic, undoable); the caller's guard is asked again where it now is (a reason puts it
 back); the journal line is written (or it is put back: `journal`); only then is it purged:
-here, still pending (no other purge takes it meanwhile), or, big, handed to a detached one.
+here (no other purge takes it meanwhile: `.purging-`), or, big, by a detached one.
 With no trash on its file system it goes in place after a `started` line (a kill is
 reported; a folder left half emptied keeps its old mtime, so it is judged again).
 """
@@ -366,11 +366,11 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
     trash_fd, slot, slot_path = moved
     try:
         _commit_or_put_back(job, trash_fd, slot, parent_fd, name, detached, slot_path)
+        # purged here under a `.purging-` name: no other purge (a session start's, running
+        # now) takes it from under this one; killed midway, the next purge finishes it
+        slot = to_purge(trash_fd, slot, here=not detached)
         if detached:
-            to_purge(trash_fd, slot)
             return True
-        # purged still pending: no other purge (a session start's, running now) takes it from
-        # under this one; killed midway, it is journaled and the next purge finishes it
         job.left = purge_here(trash_fd, slot, os.path.dirname(slot_path), dev, job.tally)
         return False
     finally:

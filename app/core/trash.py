@@ -33,6 +33,9 @@ from app.core.state import read_json, update_json
 ROOT_TRASH_NAME = ".claudetto-trash"
 #: The name prefix of an entry whose removal is not journaled yet: no purge takes it.
 PENDING = ".pending-"
+#: The name prefix of a journaled entry its removal purges itself: no other purge takes it
+#: while that process runs; one it left (killed) is finished by the next purge, never put back.
+PURGING = ".purging-"
 ORIGIN = ".origin"  # the note beside a pending entry: the path it came from
 NAME_MAX = 255  # bytes in one name, on every file system claudetto runs on
 
@@ -42,7 +45,7 @@ def is_slot(name: str) -> bool:
     pending or handed over, or the note beside a pending one). Nothing else in a trash
     folder is ours: a CLAUDETTO_HOME set to a folder of the user's that holds a `trash/` of
     their own (`~/notes`), or a folder of theirs mounted there, must never be emptied."""
-    parts = name.removeprefix(PENDING).removesuffix(ORIGIN).split("-")
+    parts = name.removeprefix(PENDING).removeprefix(PURGING).removesuffix(ORIGIN).split("-")
     return (len(parts) == 3 and all(part.isascii() and part.isdigit() for part in parts[:2])
             and 0 < len(parts[2]) <= 32 and all(c in "0123456789abcdef" for c in parts[2]))
 
@@ -183,11 +186,12 @@ def _rename_into(parent_fd: int, name: str, trash_fd: int, token: str, origin: s
     return slot
 
 
-def to_purge(trash_fd: int, slot: str) -> str:
+def to_purge(trash_fd: int, slot: str, *, here: bool = False) -> str:
     """Hand a journaled entry to the purge: its pending name dropped (one rename in the trash
-    folder). Returns the name it now has; left pending (logged) if the rename fails, where the
-    next purge finds it with its journal line (`_settle_pending`)."""
-    ready = slot.removeprefix(PENDING)
+    folder), or with `here` named `.purging-…` for the removal to purge itself. Returns the
+    name it now has; left as it was (logged) if the rename fails, where the next purge finds
+    it with its journal line (`_settle_pending`)."""
+    ready = (PURGING if here else "") + slot.removeprefix(PENDING).removeprefix(PURGING)
     try:
         os.rename(slot, ready, src_dir_fd=trash_fd, dst_dir_fd=trash_fd)
     except OSError as exc:

@@ -297,3 +297,103 @@ def test_a_session_start_purge_running_meanwhile_takes_nothing_from_the_cleanups
     assert not folder.exists()
     assert (report["cleaned"]["folders"], report["cleaned"]["files"]) == (1, len(names))
     assert [e["result"] for e in journal.read_entries()] == ["removed"]
+
+
+_REMOVER = """
+import sys
+from app.core import removal
+removal.remove(sys.argv[1], sys.argv[2], "session_folder", trash=False)
+"""
+
+
+def purging() -> list[str]:
+    with contextlib.suppress(FileNotFoundError):
+        return [n for n in os.listdir(paths.trash_dir()) if n.startswith(".purging-")]
+    return []
+
+
+def test_a_cleanup_killed_while_it_purges_is_finished_by_the_next_purge_never_put_back(
+        sandbox: SandboxEnv) -> None:
+    """Killed while it purges a folder it removed: what is left of it is journaled and goes
+    with the next purge, even when the journal cannot be read by then (moved away): it is
+    never put back half emptied where it was, looking young."""
+    folder = session_folder(sandbox, {f"d{i}/f{j}": b"x" for i in range(60) for j in range(200)})
+    remover = subprocess.Popen([sys.executable, "-P", "-c", _REMOVER, str(folder), str(sandbox.claude_tmp)],
+                               cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not purging():
+            time.sleep(0.001)
+    finally:
+        remover.kill()
+        remover.wait()
+    left = purging()
+    assert len(left) == 1 and not folder.exists()
+    assert 0 < sum(1 for _ in (paths.trash_dir() / left[0]).rglob("f*")) < 12_000  # cut short
+    (sandbox.state / "journal.jsonl").rename(sandbox.state / "journal.jsonl.moved")
+
+    purge_now()
+
+    assert not folder.exists() and os.listdir(paths.trash_dir()) == []
+
+
+# --- a session folder that is a mount point ------------------------------------------------------
+
+
+@contextlib.contextmanager
+def mounted(*command: str) -> Iterator[None]:
+    if subprocess.run(["mount", *command], capture_output=True, check=False).returncode != 0:
+        pytest.skip("mount is not allowed here")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", command[-1]], capture_output=True, check=False)
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["tmpfs", "bind", "overlay"])
+def test_an_old_session_folder_that_is_a_mount_point_is_kept_whole(sandbox: SandboxEnv, how: str) -> None:
+    """A tmpfs, a bind mount of the user's project or an overlay mounted on an old session
+    folder of a dead session: the folder is the mount, and what is in it is not the
+    session's to lose. It is kept, nothing in it touched, nothing journaled as removed."""
+    project = sandbox.home / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('mine')\n")
+    folder = session_folder(sandbox)
+    options = {
+        "tmpfs": ("-t", "tmpfs", "-o", "size=1m", "tmpfs"),
+        "bind": ("--bind", str(project)),
+        "overlay": ("-t", "overlay", "-o", f"lowerdir={project},upperdir={sandbox.root / 'up'},"
+                    f"workdir={sandbox.root / 'work'}", "overlay"),
+    }[how]
+    (sandbox.root / "up").mkdir()
+    (sandbox.root / "work").mkdir()
+    with mounted(*options, str(folder)):
+        (folder / "made-inside.txt").write_text("inside\n")
+        set_mtime(folder, OLD)
+        report = clean_json()
+        assert report["cleaned"]["folders"] == 0
+        assert (folder / "made-inside.txt").read_text() == "inside\n"
+        if how != "tmpfs":
+            assert (folder / "src" / "main.py").read_text() == "print('mine')\n"
+    assert (project / "src" / "main.py").read_text() == "print('mine')\n"
+    assert [e["result"] for e in journal.read_entries()] == ["refused"]
+
+
+@needs_root
+def test_a_state_folder_on_another_small_file_system_never_receives_a_copy(sandbox: SandboxEnv) -> None:
+    """CLAUDETTO_HOME on a 256 KiB tmpfs, the session folder (2 MB) on the temp file system:
+    its trash is there, so the folder goes through the trash beside the logs, by a rename on
+    its own file system; nothing of it is ever copied across (it would not even fit), and
+    the journal on the small one takes its line."""
+    state = sandbox.state
+    state.mkdir(parents=True, exist_ok=True)
+    folder = session_folder(sandbox, {"tasks/big.output": os.urandom(2_000_000)})
+    with mounted("-t", "tmpfs", "-o", "size=256k", "tmpfs", str(state)):
+        report = clean_json()
+        assert report["cleaned"]["folders"] == 1 and report["cleaned"]["bytes"] >= 2_000_000
+        assert not folder.exists()
+        used = subprocess.run(["du", "-sb", str(state)], capture_output=True, text=True, check=True)
+        assert int(used.stdout.split()[0]) < 64 * 1024
+        assert [e["result"] for e in journal.read_entries()] == ["removed"]
+        assert os.listdir(paths.log_root() / "trash") == []
