@@ -106,7 +106,9 @@ def _forget(key: str, entry: dict[str, Any]) -> None:
 
 
 def _admin_entry(project: str, path: str) -> str | None:
-    """The folder in which git keeps the worktree at `path` (`<git dir>/worktrees/<id>`)."""
+    """The folder in which git keeps the worktree at `path` (`<git dir>/worktrees/<id>`). Its
+    `gitdir` may be relative to that folder (`worktree.useRelativePaths`, git 2.48) or spell
+    the path through a link: compared once made absolute and real."""
     from app.core.git import run
 
     done = run(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=project)
@@ -117,13 +119,14 @@ def _admin_entry(project: str, path: str) -> str | None:
         ids = os.listdir(admin)
     except OSError:
         return None
+    wanted = os.path.realpath(path)
     for name in ids:
         try:
             with open(os.path.join(admin, name, "gitdir"), "rb") as fh:
                 named = os.fsdecode(fh.read(65536)).strip()
         except OSError:
             continue
-        if os.path.dirname(named) in (path, os.path.realpath(path)):
+        if named and os.path.realpath(os.path.dirname(os.path.join(admin, name, named))) == wanted:
             return os.path.join(admin, name)
     return None
 

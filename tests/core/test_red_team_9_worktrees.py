@@ -463,3 +463,36 @@ def test_a_checkout_of_a_project_moved_with_its_checkouts_is_kept_and_repairable
     assert clean.returncode == 0, clean.stderr
     git(moved, "worktree", "repair", str(checkout))
     assert git(checkout, "log", "-1", "--format=%s") == "work"
+
+
+def test_a_checkout_moved_away_from_a_project_reached_through_a_link_keeps_gits_entry(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The project is reached through a symlink (macOS's `/tmp`, a home on another disk):
+    git's entry spells the checkout through the link, the registry by its real path. The
+    checkout moved away with staged work: its entry must still be found, and kept."""
+    real = tmp_path / "disk" / "repo"
+    make_repo(real)
+    (tmp_path / "home").symlink_to(tmp_path / "disk")
+    repo = tmp_path / "home" / "repo"
+    checkout = create(repo, "agent-a000001a")
+    (checkout / "staged.txt").write_text("staged only\n")
+    git(checkout, "add", "staged.txt")
+    away = tmp_path / "kept"
+    shutil.move(str(checkout), str(away))
+    assert remove(repo, checkout).returncode == 0
+    git(away, "worktree", "repair")
+    assert git(away, "diff", "--cached", "--name-only") == "staged.txt"
+
+
+def test_gits_entry_naming_its_checkout_by_a_relative_path_is_found(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """git 2.48's `worktree.useRelativePaths` writes the entry's `gitdir` relative to the
+    entry: WorktreeRemove of a checkout moved away must still find it, and ask whether it
+    holds work before git forgets it (git itself reads the relative form)."""
+    from app.core.worktree_remove import _admin_entry
+
+    repo = make_repo(tmp_path / "repo")
+    checkout = create(repo, "agent-a000001b")
+    entry = repo / ".git" / "worktrees" / "agent-a000001b"
+    (entry / "gitdir").write_text(os.path.relpath(checkout / ".git", entry) + "\n")
+    shutil.move(str(checkout), str(tmp_path / "away"))
+    assert _admin_entry(str(repo), str(checkout)) == str(entry)
