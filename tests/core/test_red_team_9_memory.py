@@ -51,21 +51,28 @@ def cli_supersede(path: Path, line: int, text: str, *extra: str) -> tuple[int, s
     "- requests 2.5s is the retry backoff.",
     "- The requests 2.0 API flow signs each call.",
     "- requests 1.0 spec of the OAuth handshake.",
-    "- 2024-01-05: requests 2.28 in prod.",
-    "- 2024-01-05 requests 2.28 deployed.",
+    "- 2024-01-05: requests 2.28 in prod.\n- 2024-02-01: jhelm 1.2.0 in prod.",
+    "- 2024-01-05 requests 2.28 deployed.\n- [2024-02-01] jhelm 1.2.0 deployed.",
     "- v1.2.0: requests 2.28 and jhelm 1.2.0.",
     "- [1.2.0] - requests 2.28.",
     "- ## 1.2.0 requests 2.28",
     "- jhelm 2024.01.05 is the day the chart went live.",
     "- We switched to requests 2.28 for the proxy.",
-], ids=["seconds", "seconds-glued", "api-version", "spec-version", "dated-entry", "dated-entry-no-colon",
+], ids=["seconds", "seconds-glued", "api-version", "spec-version", "dated-log", "dated-log-no-colon",
         "version-label", "keep-a-changelog", "version-heading", "a-date", "switched"])
 def test_a_number_that_is_no_version_of_the_name_before_it_stays_silent(repo: Path, line: str) -> None:
     """A quantity, an API's version, a changelog entry and a date beside a dependency's
     name are no claim about the version the build pins: a finding would ask to strike a
     true line. The same file's true claims are still found (the check runs)."""
-    write_memory(repo, {"notes.md": f"{line}\n- The requests 2.28 and jhelm 1.3.1 pair.\n"})
-    assert found(repo) == [("notes.md", 8, "stale_version_pin", "requests 2.28")]
+    write_memory(repo, {"notes.md": f"- The requests 2.28 and jhelm 1.3.1 pair.\n{line}\n"})
+    assert found(repo) == [("notes.md", 7, "stale_version_pin", "requests 2.28")]
+
+
+def test_one_dated_fact_is_still_a_fact(repo: Path) -> None:
+    """The write lint asks for absolute dates, so Claude dates its facts: one line opening
+    with a date is a fact with its date, checked; only several make a log of what was."""
+    write_memory(repo, {"notes.md": "- 2026-08-11: jhelm is pinned to 1.2.0.\n- The router is `src/router.py`.\n"})
+    assert found(repo) == [("notes.md", 7, "stale_version_pin", "jhelm is pinned to 1.2.0")]
 
 
 def test_a_calendar_versioned_build_still_grounds_a_dated_pin(tmp_path: Path) -> None:

@@ -256,19 +256,22 @@ _NOT_A_RELEASE = re.compile(
     r"kib|mib|gib|tib|times|px|em|rem|pt|fps|hz|khz|mhz|ghz|cores?|cpus?|gpus?|"
     r"api|apis|spec|specs|specification|protocol|endpoints?|schema|format|standard|rfc|flow|profile|dialect|"
     r"syntax|grammar|wire)\b)", re.IGNORECASE)
-#: a changelog or log entry: the line opens with a date, or with a version heading or label
-#: (`## 1.2.0`, `v1.2.0:`, `[1.2.0] -`); what it says was true then, it is history
-_LOG_ENTRY = re.compile(r"\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\d{4}-\d{2}-\d{2}\b|#+\s*\[?v?\d+\.\d|"
-                        r"\[?v?\d+(?:\.\d+)+\]?\s*(?::|\(|[-—–]\s))")
+#: a changelog entry: the line opens with a version heading or label (`## 1.2.0`, `v1.2.0:`,
+#: `[1.2.0] -`); what it says was true then, it is history
+_VERSION_LABEL = re.compile(r"\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:#+\s*\[?v?\d+\.\d|\[?v?\d+(?:\.\d+)+\]?\s*(?::|\(|[-—–]\s))")
+#: a line opening with a date: one such line is a dated fact (the write lint asks for absolute
+#: dates), several make a log whose entries were true when written
+_DATED = re.compile(r"\s*(?:[-*+]\s+|\d+[.)]\s+)?\[?\d{4}-\d{2}-\d{2}\b")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 
 
-
-
 def version_claims_of(facts: Iterable[FactLine]) -> list[VersionClaim]:
+    facts = list(facts)
+    dated = {fact.number for fact in facts if _DATED.match(fact.text)}
+    log = dated if len(dated) >= 2 else set()
     claims: list[VersionClaim] = []
     for fact in facts:
-        if _states_versions(fact):
+        if fact.number not in log and not _VERSION_LABEL.match(fact.text) and _states_versions(fact):
             line = fact.text.replace("`", " ")
             claims += [claim for match in _VERSION.finditer(line)
                        if (claim := _claim(fact.number, line, match)) is not None]
@@ -279,7 +282,7 @@ def _states_versions(fact: FactLine) -> bool:
     """Whether a line may state versions as facts: a dotted number, and none of the words of
     an example, history, a negation, a plan, an upstream release or a URL ("5.3 or later"
     is a range, not a plan)."""
-    if not _DIGIT_DOT.search(fact.text) or _LOG_ENTRY.match(fact.text):
+    if not _DIGIT_DOT.search(fact.text):
         return False
     marks = fact.marks
     if "future" in marks and _OR_LATER.search(fact.text):
