@@ -8,7 +8,8 @@
 
 Anything else directly in `claude-<uid>/` (Claude's `plugin-tool-staging/` included: no
 project folder) or in one of its project folders is no rule's: it is counted (`unknown`)
-and kept. A root that is not a real folder of this user (a symlink,
+and kept; claudetto's own `.claudetto-trash` (there when `claude-<uid>` is a file system of
+its own) is neither. A root that is not a real folder of this user (a symlink,
 another user's) is not judged at all (`trusted_root`). app/core/hygiene.py removes.
 """
 
@@ -25,6 +26,7 @@ from app.core import paths
 from app.core.age import is_old, probe_limit_s
 from app.core.log import log
 from app.core.sessions import Liveness
+from app.core.trash import ROOT_TRASH_NAME
 from app.core.verdict import Action, Reason, Verdict
 
 PROBE_PREFIX = "fswatch-probe-"
@@ -65,6 +67,8 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
         st = _lstat(entry)
         if st is None:
             continue
+        if entry.name == ROOT_TRASH_NAME and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            continue  # claudetto's own trash (the folder on a file system of its own): no one's entry
         if entry.name.startswith(PROBE_PREFIX):
             yield _unless_in_use(judgement, entry, probe(entry, st, tmp, judgement.now))
         elif stat.S_ISDIR(st.st_mode) and entry.name not in NOT_PROJECTS:

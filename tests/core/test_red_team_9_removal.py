@@ -192,7 +192,7 @@ def attribute(flag: str, *targets: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        found = subprocess.run(["find", str(paths.claudetto_home()), str(paths.log_root()),
+        found = subprocess.run(["find", str(paths.claudetto_home()), str(paths.log_root()), str(paths.claude_tmp_dir()),
                                 *map(str, {t.parent for t in targets}), "-name", targets[0].name],
                                capture_output=True, text=True, check=False).stdout.split()
         subprocess.run(["chattr", "-R", f"-{flag}", *found, *map(str, targets)], capture_output=True,
@@ -397,3 +397,20 @@ def test_a_state_folder_on_another_small_file_system_never_receives_a_copy(sandb
         assert int(used.stdout.split()[0]) < 64 * 1024
         assert [e["result"] for e in journal.read_entries()] == ["removed"]
         assert os.listdir(paths.log_root() / "trash") == []
+
+
+@needs_root
+def test_claudettos_own_trash_in_a_claude_temp_folder_of_its_own_file_system_is_no_unknown_entry(
+        sandbox: SandboxEnv) -> None:
+    """`claude-<uid>` a tmpfs of its own: neither claudetto's trash nor the one beside its
+    logs is on it, so a removal makes `.claudetto-trash` inside it. The cleanup took that
+    for a project folder and counted what a purge had left in it as unknown entries."""
+    sandbox.claude_tmp.mkdir(parents=True)
+    with mounted("-t", "tmpfs", "-o", "size=4m,mode=700", "tmpfs", str(sandbox.claude_tmp)):
+        folder = session_folder(sandbox, {"keep/ledger.log": b"y" * 1000, "tasks/a.output": b"x"})
+        with attribute("i", folder / "keep" / "ledger.log"):
+            assert clean_json()["cleaned"]["folders"] == 1
+            trash = sandbox.claude_tmp / removal.ROOT_TRASH_NAME
+            assert len(os.listdir(trash)) == 1  # what the flag kept, for a later purge
+            done = run_cli("clean", "--dry-run", "--json")
+            assert json.loads(done.stdout)["unknown_kept"] == 0
