@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from app.core import journal, paths, removal
-from tests.support import ROOT, SandboxEnv, run_cli, set_mtime
+from tests.support import ROOT, SandboxEnv, run_cli, run_hook, set_mtime
 
 OLD = 40 * 86_400
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount, chattr)")
@@ -101,6 +101,32 @@ def test_a_leftover_of_a_killed_purge_beside_the_users_files_is_still_purged(
     purge_now()
 
     assert os.listdir(notes / "trash") == ["keep.txt"]
+
+
+def test_session_start_purging_a_leftover_keeps_the_users_own_trash_folder(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same through SessionStart, as Claude runs it: a leftover of a killed purge makes
+    the session start spawn a purge, which emptied the user's `~/notes/trash` with it."""
+    notes = sandbox.home / "notes"
+    (notes / "trash" / "ideas").mkdir(parents=True)
+    (notes / "trash" / "ideas" / "plan.md").write_text("the plan\n")
+    monkeypatch.setenv("CLAUDETTO_HOME", str(notes))
+    target = sandbox.user_tmp / "out"
+    (target / "sub").mkdir(parents=True)
+    assert removal.remove(target, sandbox.user_tmp, "gc", trash=True, spawn=False).trashed
+    project = sandbox.home / "proj"
+    project.mkdir()
+    sid = str(uuid.uuid4())
+
+    done = run_hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(project),
+                     "source": "startup", "transcript_path": "/none.jsonl"}, cwd=project)
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and os.listdir(notes / "trash") != ["ideas"]:
+        time.sleep(0.05)
+    assert os.listdir(notes / "trash") == ["ideas"]
+    assert (notes / "trash" / "ideas" / "plan.md").read_text() == "the plan\n"
 
 
 # --- the journal ------------------------------------------------------------------------------
