@@ -16,7 +16,7 @@ from app.core import paths
 from app.core.log import log
 from app.core.paths import inside
 from app.core.recorder import KINDS, normal_records
-from app.core.repository_rules import folders, git_urls, installs_in, links_in
+from app.core.repository_rules import outside_names, user_places
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -314,42 +314,6 @@ def tracked_around(path: str, outputs: tuple[str, ...]) -> bool:
 # submodule's url, a repository borrowing its objects (`git clone --reference /tmp/x ~/src/p2`).
 # The output cannot tell, the disk cannot be searched: the places the user keeps projects are
 # asked (the home and its folders, the known projects, the recording sessions' projects).
-
-#: Folders of environments (each a venv); where a place keeps links to and installs of others.
-_ENVS = (".virtualenvs", ".pyenv/versions", ".conda/envs", "miniconda3/envs", "anaconda3/envs")
-_VENVS = ("/.venv", "/venv", "/env", "/.local", *_ENVS)
-_LINKING = (".venv", "venv", "env", "node_modules", ".local", ".local/bin", "bin", ".npm-global/bin",
-            ".npm-global/lib/node_modules", *_ENVS)
-_MAX_NAMES = 50_000  # entries of one place looked at for links, at most (a few ms)
-
-
-def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
-    """The home, its folders and the known projects (`home`), and the projects of `cwds` (the git
-    root of each, else itself): real paths, each once."""
-    found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
-    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/"]
-    tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
-    return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
-
-
-def outside_names(places: list[str]) -> list[tuple[str, str]]:
-    """(file, path it names) for every link, editable install and submodule url in `places`
-    and in their `_LINKING` folders (and in each environment of `_ENVS`, each `@scope` of
-    `node_modules`)."""
-    found: list[tuple[str, str]] = []
-    budget = [_MAX_NAMES]
-    for place in places:
-        links_in(place, found, budget)
-        for folder in (os.path.join(place, sub) for sub in _LINKING if os.path.isdir(os.path.join(place, sub))):
-            scopes = links_in(folder, found, budget)  # its `@scope` folders
-            deeper = folders(folder)[:1000] if folder.endswith(_ENVS) else scopes
-            for inner in deeper:
-                links_in(inner, found, budget)
-            for venv in [folder, *deeper] if folder.endswith(_VENVS) else ():
-                installs_in(venv, found)
-        git_urls(place, found)
-    return found
-
 
 class OutsideNames:
     """What the user's places name (`outside_names`, `repository_rules.borrowers`), each place read

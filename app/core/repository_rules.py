@@ -5,9 +5,10 @@ git with its explicit `--git-dir` (and `--work-tree`), and raises GitFailed when
 answer: the caller keeps the folder then.
 
 And the other side, for the output GC (app/core/gc_records.py `OutsideNames`): what outside a
-folder needs it though nothing in it is unique, read from files without running git. A
-repository borrowing its objects (`borrowers`), a remote's or a submodule's url (`git_urls`),
-a link into it (`links_in`), a venv importing from it (`installs_in`).
+folder needs it though nothing in it is unique, read from files without running git, in the
+places the user keeps projects (`user_places`, `outside_names`): a repository borrowing its
+objects (`borrowers`), a submodule's url (`git_urls`), a link into it (`links_in`), a venv
+importing from it (`installs_in`), a shell startup file naming it (`startup_paths`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 REGENERABLE = frozenset({"node_modules", ".venv", "__pycache__", "dist", "build", "target", ".next", "coverage"})
 
@@ -239,7 +244,7 @@ def borrowers(places: list[str], *, home: bool = True) -> list[tuple[str, str]]:
                 lines = os.fsdecode(fh.read(1 << 16)).splitlines()
         except OSError:
             continue
-        found += [(os.path.dirname(objects), os.path.normpath(os.path.join(objects, line.strip())))
+        found += [(os.path.dirname(objects), os.path.realpath(os.path.join(objects, line.strip())))
                   for line in lines if line.strip() and not line.startswith("#")]
     return found
 
@@ -261,13 +266,13 @@ def git_urls(place: str, found: list[tuple[str, str]]) -> None:
             section = key.split()[0].lower() if key.startswith("[") and key.split() else section
             value = value.strip().strip('"').removeprefix("file://")
             if section in ("[submodule", "[submodule]") and key.strip().lower() == "url" and value[:1] == "/":
-                found.append((file, os.path.normpath(value)))
+                found.append((file, os.path.realpath(value)))
 
 
 def links_in(folder: str, found: list[tuple[str, str]], budget: list[int]) -> list[str]:
     """Each symlink directly in `folder`: where it leads (through every link on the way) and
-    what it says, into `found`. Returns the real folders in it named `@...` (npm's scopes)."""
-    scopes: list[str] = []
+    what it says, into `found`. Returns the names of the real folders in it."""
+    names: list[str] = []
     try:
         with os.scandir(folder) as it:
             for entry in it:
@@ -277,11 +282,11 @@ def links_in(folder: str, found: list[tuple[str, str]], budget: list[int]) -> li
                 if entry.is_symlink():
                     said = os.path.normpath(os.path.join(folder, os.readlink(entry.path)))
                     found += [(entry.path, said), (entry.path, os.path.realpath(entry.path))]
-                elif entry.name[:1] == "@" and entry.is_dir(follow_symlinks=False):
-                    scopes.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    names.append(entry.name)
     except OSError:
         pass
-    return scopes
+    return names
 
 
 def installs_in(venv: str, found: list[tuple[str, str]]) -> None:
@@ -297,11 +302,76 @@ def installs_in(venv: str, found: list[tuple[str, str]]) -> None:
                      or n.startswith("__editable__") and n.endswith(".py")]
         except OSError:
             continue
-        for file in (os.path.join(site, name) for name in names):
-            try:
-                with open(file, "rb") as fh:
-                    text = os.fsdecode(fh.read(1 << 16))
-            except OSError:
-                continue
-            said = re.findall(r"""^(/[^\n]*)|['"](/[^'"\n]+)['"]""", text, re.M)
-            found += [(file, os.path.normpath(a or b)) for a, b in said]
+        found += paths_named([os.path.join(site, name) for name in names],
+                             re.compile(r"""^(/[^\n]*)|['"](/[^'"\n]+)['"]""", re.M))
+
+
+#: Folders of environments (each a venv); where a place keeps links to and installs of others.
+_ENVS = (".virtualenvs", ".pyenv/versions", ".conda/envs", "miniconda3/envs", "anaconda3/envs")
+_VENVS = ("/.venv", "/venv", "/env", "/.local", *_ENVS)
+_LINKING = (".venv", "venv", "env", "node_modules", ".local", ".local/bin", "bin", ".npm-global/bin",
+            ".npm-global/lib/node_modules", *_ENVS)
+_MAX_NAMES = 50_000  # entries of one place looked at for links, at most (a few ms)
+
+
+def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
+    """The home, its folders and the known projects (`home`), and the projects of `cwds` (the git
+    root of each, else itself): real paths, each once."""
+    from app.core import paths
+
+    found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
+    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/"]
+    tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
+    return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
+
+
+def outside_names(places: list[str]) -> list[tuple[str, str]]:
+    """(file, path it names) for every link, editable install and submodule url in `places`
+    and in their `_LINKING` folders (and in each environment of `_ENVS`, each `@scope` of
+    `node_modules`), and every path their shell startup files name."""
+    from app.core import paths
+
+    found: list[tuple[str, str]] = []
+    budget, home = [_MAX_NAMES], os.path.realpath(paths.home_str())
+    for place in places:
+        present = set(links_in(place, found, budget))
+        for folder in (os.path.join(place, sub) for sub in _LINKING if sub.partition("/")[0] in present):
+            subs = [os.path.join(folder, name) for name in links_in(folder, found, budget)]
+            deeper = subs[:1000] if folder.endswith(_ENVS) else [f for f in subs if f.rpartition("/")[2][:1] == "@"]
+            for inner in deeper:  # each environment, each `@scope` of node_modules
+                links_in(inner, found, budget)
+            for venv in [folder, *deeper] if folder.endswith(_VENVS) else ():
+                installs_in(venv, found)
+        git_urls(place, found)
+        if place == home:
+            startup_paths(place, found)
+    return found
+
+
+#: The files a login or interactive shell, or the user's session, reads at start, in the home.
+STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+                 ".config/fish/config.fish", ".pam_environment")
+
+
+def startup_paths(home: str, found: list[tuple[str, str]]) -> None:
+    """The absolute paths the home's shell startup files name (`export PATH=/tmp/x/bin:$PATH`,
+    `source /tmp/x/env.sh`, an alias to a program there): every new shell runs with them."""
+    import re
+
+    found += paths_named([os.path.join(home, name) for name in STARTUP_FILES],
+                         re.compile(r"(?<![\w$.~/])/[^\s:;'\"=()`|&<>]+"))
+
+
+def paths_named(files: list[str], pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    """(file, real path) for each absolute path `pattern` finds (in its one group that matched,
+    or whole) in the first MiB of each file that can be read."""
+    found: list[tuple[str, str]] = []
+    for file in files:
+        try:
+            with open(file, "rb") as fh:
+                text = os.fsdecode(fh.read(1 << 20))
+        except OSError:
+            continue
+        for match in pattern.finditer(text):
+            found.append((file, os.path.realpath(next((g for g in match.groups() if g), match.group()))))
+    return found

@@ -422,3 +422,68 @@ def test_a_process_running_a_program_built_in_the_output_keeps_it(sandbox: Sandb
     finally:
         child.kill()
         child.wait()
+
+
+# --- more of the same, spelled otherwise ---------------------------------------------------------
+
+
+def test_a_folder_the_users_shell_startup_names_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`echo 'export PATH=/tmp/x/bin:$PATH' >> ~/.bashrc`: every new shell of the user runs
+    programs from the output."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    (folder / "bin").mkdir()
+    bash(f"echo 'export PATH={folder}/bin:$PATH' >> ~/.bashrc", tmp_path)
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_startup_file_naming_the_temp_folder_only_keeps_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`export TMPDIR=/tmp` or `cd $TMPDIR/..` in `~/.bashrc` names the temp folder, not an output in it."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    (sandbox.home / ".bashrc").write_text(f"export TMPDIR={sandbox.user_tmp}\nalias t='cd ~/{folder.name}'\n")
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    assert gc_entries()[str(folder)] == ("removed", "age")
+
+
+def test_a_borrower_through_a_symlinked_temp_folder_keeps_the_clone(sandbox: SandboxEnv, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on macOS (`/tmp` a link to `/private/tmp`): the clone is recorded at its real path,
+    while `git clone --shared` wrote `~/src/p2`'s alternates through the link."""
+    link = sandbox.root / "tmp-link"
+    link.symlink_to(sandbox.user_tmp)
+    monkeypatch.setenv("TMPDIR", str(link))
+    clone = temp_clone(sandbox, tmp_path)
+    borrower = sandbox.home / "src" / "p2"
+    borrower.parent.mkdir()
+    git(tmp_path, "clone", "-q", "--shared", str(link / clone.name), str(borrower))  # kept as written
+    assert str(link) in (borrower / ".git" / "objects" / "info" / "alternates").read_text()
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert clone.exists() and entries[str(clone)] == ("kept", "unmerged"), entries
+
+
+def test_an_archive_unpacked_into_a_fresh_temp_folder_keeps_it_young(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`d=$(mktemp -d) && tar -xf site.tar -C "$d"`: an archive made with `-C dir .` holds `./`,
+    whose two-year-old mtime tar gives `$d` itself."""
+    site = old_tree(tmp_path / "site")
+    bash(f"tar -cf {tmp_path}/site.tar -C {site} .", tmp_path)
+    set_mtime(site, TWO_YEARS)
+    folder = Path(run_and_record(f'd=$(mktemp -d) && tar -xf {tmp_path}/site.tar -C "$d" && echo "$d"',
+                                 tmp_path).strip())
+    assert time.time() - folder.stat().st_mtime > OLD
+    assert gc_entries()[str(folder)] == ("kept", "young")
+
+
+def test_a_hard_linked_copy_counts_by_its_own_mtime(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`cp -al ~/data "$TMPDIR/snap"`: its files are the user's own (an edit lands there too),
+    so it keeps no record time of its own: it goes by its mtime."""
+    data = old_tree(tmp_path / "data")
+    snap = sandbox.user_tmp / "snap"
+    run_and_record(f"cp -al {data} {snap}", tmp_path)
+    assert recorded() == [str(snap)]
+    assert gc_entries()[str(snap)] == ("removed", "age")
+    assert (data / "chapters" / "one.md").read_text() == "draft\n"
