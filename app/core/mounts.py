@@ -47,6 +47,51 @@ def mount_points() -> frozenset[str]:
     return frozenset(found)
 
 
+def mount_sources() -> frozenset[str]:
+    """The folders here that a mount shows elsewhere: the source of each bind mount (`mount
+    --bind <scratch>/data /mnt/x`, named here through a mount of the same file system that
+    holds it) and the layers of each overlay (`upperdir`, `workdir`, `lowerdir`). No mount
+    point lies in such a folder, yet deleting it empties what the mount shows: a removal
+    keeps it (`in_use`). Empty without /proc."""
+    try:
+        with open(MOUNTINFO, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return frozenset()
+    found: set[str] = set()
+    roots: list[tuple[bytes, str, str]] = []  # (device, root on that file system, mount point)
+    for line in data.splitlines():
+        fields = line.split(b" ")
+        if b"-" in fields[6:]:
+            roots.append((fields[2], _unescape(fields[3]), _unescape(fields[4])))
+            found.update(_overlay_layers(fields[fields.index(b"-", 6) + 1:]))
+    return frozenset(found | _bind_sources(roots))
+
+
+def _overlay_layers(after: list[bytes]) -> set[str]:
+    """The layer folders named by the super options of an overlay's mountinfo line (the part
+    after ` - `: type, source, options)."""
+    if after[:1] != [b"overlay"] or len(after) < 3:
+        return set()
+    layers: set[str] = set()
+    for option in _unescape(after[2]).split(","):
+        key, _, value = option.partition("=")
+        if key in ("upperdir", "workdir", "lowerdir"):
+            layers.update(part for part in value.split(":") if part.startswith("/"))
+    return layers
+
+
+def _bind_sources(roots: list[tuple[bytes, str, str]]) -> set[str]:
+    """Where each mount of part of a file system (its root is not `/`) comes from, named
+    through every other mount of that file system that holds it."""
+    by_dev: dict[bytes, list[tuple[str, str]]] = {}
+    for dev, root, point in roots:
+        by_dev.setdefault(dev, []).append((root, point))
+    return {point.rstrip("/") + root[len(top.rstrip("/")):]
+            for mounted in by_dev.values() if len(mounted) > 1 for root, _ in mounted if root != "/"
+            for top, point in mounted if top != root and inside(root, top)}
+
+
 def is_mount_point(path: str | os.PathLike[str], known: frozenset[str] | None = None) -> bool:
     """Whether `path` (its real path) is a mount point; `known` saves reading the list again."""
     real = os.path.realpath(path)
@@ -60,10 +105,11 @@ def is_mount_point(path: str | os.PathLike[str], known: frozenset[str] | None = 
 
 
 def mounts_inside(path: str | os.PathLike[str], known: frozenset[str] | None = None) -> list[str]:
-    """The mount points at `path` or below it (its real path), sorted."""
+    """The mount points at `path` or below it (its real path), and the folders there that a
+    mount shows elsewhere (`mount_sources`), sorted."""
     real = os.path.realpath(path)
     points = mount_points() if known is None else known
-    found = sorted(p for p in points if inside(p, real))
+    found = sorted(p for p in points | mount_sources() if inside(p, real))
     if not found and is_mount_point(real, points):
         found = [real]
     return found

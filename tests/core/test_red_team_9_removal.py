@@ -426,3 +426,35 @@ def test_claudettos_own_trash_in_a_claude_temp_folder_of_its_own_file_system_is_
             assert len(os.listdir(trash)) == 1  # what the flag kept, for a later purge
             done = run_cli("clean", "--dry-run", "--json")
             assert json.loads(done.stdout)["unknown_kept"] == 0
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["overlay", "bind"])
+def test_an_old_session_folder_a_mount_shows_elsewhere_is_kept_until_unmounted(
+        sandbox: SandboxEnv, how: str) -> None:
+    """Claude made an overlay in its scratchpad (`upperdir` and `workdir` there: the user's
+    changes on top of their project, seen at /mnt/x), or bind-mounted a scratch folder
+    elsewhere, and the mount outlived the session. No mount point lies in the session folder,
+    so it went, and with it everything the mount showed. Kept while mounted; gone after."""
+    project = sandbox.home / "proj"
+    project.mkdir()
+    (project / "base.txt").write_text("base\n")
+    folder = session_folder(sandbox)
+    scratch = folder / "scratchpad"
+    (scratch / "up").mkdir(parents=True)
+    (scratch / "work").mkdir()
+    view = sandbox.root / "view"
+    view.mkdir()
+    options = {"overlay": ("-t", "overlay", "-o", f"lowerdir={project},upperdir={scratch / 'up'},"
+                           f"workdir={scratch / 'work'}", "overlay"),
+               "bind": ("--bind", str(scratch / "up"))}[how]
+    with mounted(*options, str(view)):
+        (view / "change.txt").write_text("my change\n")
+        set_mtime(folder, OLD)
+        report = clean_json()
+        assert report["cleaned"]["folders"] == 0 and folder.exists()
+        assert (view / "change.txt").read_text() == "my change\n"
+        assert (scratch / "up" / "change.txt").exists()
+    set_mtime(folder, OLD)
+    assert clean_json()["cleaned"]["folders"] == 1 and not folder.exists()
+    assert (project / "base.txt").read_text() == "base\n"
