@@ -250,10 +250,11 @@ def borrowers(places: list[str], *, home: bool = True) -> list[tuple[str, str]]:
 
 
 def git_urls(place: str, found: list[tuple[str, str]]) -> None:
-    """The local paths a repository names as a submodule's url: its `.gitmodules` (committed:
-    every clone of the project fetches the submodule from there) and the `submodule` sections
-    of its config. A remote's url is not: what was pushed there is judged by git's rules (a
-    branch on none of its remotes), and what was fetched from there the repository holds."""
+    """The local paths a repository's config and `.gitmodules` name: a submodule's url (every
+    clone of the project fetches it from there), `core.hooksPath`, an `include.path`, an
+    excludes or attributes file. A remote's url is not counted: what was pushed there is judged
+    by git's rules (a branch on none of its remotes), and what was fetched from there the
+    repository holds."""
     for file in (os.path.join(place, ".git", "config"), os.path.join(place, ".gitmodules")):
         try:
             with open(file, "rb") as fh:
@@ -265,8 +266,13 @@ def git_urls(place: str, found: list[tuple[str, str]]) -> None:
             key, _, value = line.strip().partition("=")
             section = key.split()[0].lower() if key.startswith("[") and key.split() else section
             value = value.strip().strip('"').removeprefix("file://")
-            if section in ("[submodule", "[submodule]") and key.strip().lower() == "url" and value[:1] == "/":
+            if section not in ("[remote", "[remote]", "[branch") and key.strip().lower() in _GIT_PATH_KEYS and (
+                    value[:1] == "/"):
                 found.append((file, os.path.realpath(value)))
+
+
+#: The keys of a git config whose value is a path git reads or runs from.
+_GIT_PATH_KEYS = frozenset({"url", "hookspath", "path", "excludesfile", "attributesfile", "worktree", "template"})
 
 
 def links_in(folder: str, found: list[tuple[str, str]], budget: list[int]) -> list[str]:
@@ -343,23 +349,39 @@ def outside_names(places: list[str]) -> list[tuple[str, str]]:
             for venv in [folder, *deeper] if folder.endswith(_VENVS) else ():
                 installs_in(venv, found)
         git_urls(place, found)
-        if place == home:
-            startup_paths(place, found)
+        startup_paths(place, found, home=place == home)
     return found
 
 
-#: The files a login or interactive shell, or the user's session, reads at start, in the home.
+#: The files a login or interactive shell, git or the user's session reads at start, in the home.
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
-                 ".config/fish/config.fish", ".pam_environment")
+                 ".config/fish/config.fish", ".pam_environment", ".gitconfig", ".config/git/config")
+#: The files of a project (and of the home) that set up its tools: direnv, the app's
+#: environment, its MCP servers.
+PROJECT_FILES = (".envrc", ".env", ".mcp.json")
 
 
-def startup_paths(home: str, found: list[tuple[str, str]]) -> None:
-    """The absolute paths the home's shell startup files name (`export PATH=/tmp/x/bin:$PATH`,
-    `source /tmp/x/env.sh`, an alias to a program there): every new shell runs with them."""
+def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> None:
+    """The absolute paths a place's tool set-up files name (`PROJECT_FILES`; the home's shell
+    startup files too) and the commands of its Claude settings' hooks and status line:
+    `export PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`, a hook
+    running `/tmp/x/check.sh`. Each new shell, run or session needs them. (A settings file's
+    `additionalDirectories` is no such use: it keeps nothing once its sessions have ended.)"""
+    import json
     import re
 
-    found += paths_named([os.path.join(home, name) for name in STARTUP_FILES],
-                         re.compile(r"(?<![\w$.~/])/[^\s:;'\"=()`|&<>]+"))
+    word = re.compile(r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+")
+    found += paths_named([os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))],
+                         word)
+    for file in (os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")):
+        try:
+            with open(file, "rb") as fh:
+                data = json.loads(fh.read(1 << 20))
+        except (OSError, ValueError):
+            continue
+        commands = json.dumps([data.get("hooks"), data.get("statusLine")], ensure_ascii=False) if isinstance(
+            data, dict) else ""
+        found += [(file, os.path.realpath(match.group())) for match in word.finditer(commands)]
 
 
 def paths_named(files: list[str], pattern: re.Pattern[str]) -> list[tuple[str, str]]:

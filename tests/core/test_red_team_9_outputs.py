@@ -489,6 +489,29 @@ def test_a_hard_linked_copy_counts_by_its_own_mtime(sandbox: SandboxEnv, tmp_pat
     assert (data / "chapters" / "one.md").read_text() == "draft\n"
 
 
+@pytest.mark.parametrize("how", ["env", "hook", "hooks_path", "gitconfig"])
+def test_a_projects_own_set_up_naming_a_temp_output_keeps_it(sandbox: SandboxEnv, tmp_path: Path, how: str) -> None:
+    """The user's project set up to use the output: `DATA_DIR=/tmp/x/data` in its `.env`, a
+    Claude hook in `.claude/settings.json` running `/tmp/x/check.sh`, `git config
+    core.hooksPath /tmp/x/hooks`, or `~/.gitconfig` including `/tmp/x/gitconfig`."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    project = make_repo(sandbox.home / "proj", files={"p.txt": "p\n"})
+    if how == "env":
+        (project / ".env").write_text(f"DATA_DIR={folder}/data\n")
+    elif how == "hook":
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [
+            {"type": "command", "command": f"bash {folder}/check.sh"}]}]}}))
+    elif how == "hooks_path":
+        git(project, "config", "core.hooksPath", f"{folder}/hooks")
+    else:
+        git(project, "config", "--global", "include.path", f"{folder}/gitconfig")
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
 # --- limits: what is not looked at --------------------------------------------------------------
 
 
