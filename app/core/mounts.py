@@ -50,7 +50,8 @@ def mount_points() -> frozenset[str]:
 def mount_sources() -> frozenset[str]:
     """The folders here that a mount shows elsewhere: the source of each bind mount (`mount
     --bind <scratch>/data /mnt/x`, named here through a mount of the same file system that
-    holds it) and the layers of each overlay (`upperdir`, `workdir`, `lowerdir`). No mount
+    holds it), the layers of each overlay (`upperdir`, `workdir`, `lowerdir`) and the image
+    file of each attached loop device. No mount
     point lies in such a folder, yet deleting it empties what the mount shows: a removal
     keeps it (`in_use`). Empty without /proc."""
     try:
@@ -65,7 +66,24 @@ def mount_sources() -> frozenset[str]:
         if b"-" in fields[6:]:
             roots.append((fields[2], _unescape(fields[3]), _unescape(fields[4])))
             found.update(_overlay_layers(fields[fields.index(b"-", 6) + 1:]))
-    return frozenset(found | _bind_sources(roots))
+    return frozenset(found | _bind_sources(roots) | _loop_backing_files())
+
+
+def _loop_backing_files() -> set[str]:
+    """The image file behind each attached loop device (`mount -o loop <scratchpad>/disk.img
+    /mnt/x`): deleted, it lives on only until the device is detached."""
+    found: set[str] = set()
+    try:
+        names = [name for name in os.listdir("/sys/block") if name.startswith("loop")]
+    except OSError:
+        return found
+    for name in names:
+        try:
+            with open(f"/sys/block/{name}/loop/backing_file", "rb") as fh:  # only while attached
+                found.add(os.fsdecode(fh.read().rstrip(b"\n")))
+        except OSError:
+            continue
+    return found
 
 
 def _overlay_layers(after: list[bytes]) -> set[str]:

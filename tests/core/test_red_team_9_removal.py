@@ -458,3 +458,24 @@ def test_an_old_session_folder_a_mount_shows_elsewhere_is_kept_until_unmounted(
     set_mtime(folder, OLD)
     assert clean_json()["cleaned"]["folders"] == 1 and not folder.exists()
     assert (project / "base.txt").read_text() == "base\n"
+
+
+@needs_root
+def test_an_old_session_folder_holding_an_attached_loop_image_is_kept_until_detached(sandbox: SandboxEnv) -> None:
+    """A disk image in a scratchpad, attached as a loop device (`mount -o loop`): deleting
+    the file leaves the device working only until it is detached, then the data is gone."""
+    folder = session_folder(sandbox)
+    image = folder / "scratchpad" / "disk.img"
+    image.parent.mkdir()
+    with open(image, "wb") as fh:
+        fh.truncate(1 << 20)
+    attached = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=False)
+    if attached.returncode != 0:
+        pytest.skip("losetup is not allowed here")
+    try:
+        set_mtime(folder, OLD)
+        assert clean_json()["cleaned"]["folders"] == 0 and image.exists()
+    finally:
+        subprocess.run(["losetup", "-d", attached.stdout.strip()], capture_output=True, check=False)
+    set_mtime(folder, OLD)
+    assert clean_json()["cleaned"]["folders"] == 1 and not folder.exists()
