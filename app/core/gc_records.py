@@ -354,7 +354,7 @@ class OutsideNames:
         from app.core.repository_rules import borrowers
 
         lent = [c for r in records if isinstance(r.evidence, dict) and isinstance(r.evidence.get("lent_to"), list)
-                for c in r.evidence["lent_to"] if isinstance(c, str) and c.startswith("/")]
+                for c in r.evidence["lent_to"] if isinstance(c, str) and c.startswith("/") and "\0" not in c]
         if "" not in self._borrowers:  # the home's levels and the known places once
             self._borrowers[""] = borrowers(self._places([]))
         extra = [p for p in [*self._places(records), *lent] if p not in (self._base or ())]

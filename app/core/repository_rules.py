@@ -239,11 +239,7 @@ def borrowers(places: list[str], *, home: bool = True) -> list[tuple[str, str]]:
         budget -= len(level)
         asked += level
     for objects in (os.path.join(f, *inner) for f in dict.fromkeys(asked) for inner in ((".git", "objects"), ("objects",))):
-        try:  # a repository's, or a bare one's (`git clone --bare --reference`)
-            with open(os.path.join(objects, "info", "alternates"), "rb") as fh:
-                lines = os.fsdecode(fh.read(1 << 16)).splitlines()
-        except OSError:
-            continue
+        lines = small_text(os.path.join(objects, "info", "alternates")).splitlines()  # a bare one's too
         found += [(os.path.dirname(objects), os.path.realpath(os.path.join(objects, line.strip())))
                   for line in lines if line.strip() and not line.startswith("#")]
     return found
@@ -256,13 +252,8 @@ def git_urls(place: str, found: list[tuple[str, str]]) -> None:
     by git's rules (a branch on none of its remotes), and what was fetched from there the
     repository holds."""
     for file in (os.path.join(place, ".git", "config"), os.path.join(place, ".gitmodules")):
-        try:
-            with open(file, "rb") as fh:
-                lines = os.fsdecode(fh.read(1 << 20)).splitlines()
-        except OSError:
-            continue
         section = ""
-        for line in lines:
+        for line in small_text(file).splitlines():
             key, _, value = line.strip().partition("=")
             section = key.split()[0].lower() if key.startswith("[") and key.split() else section
             value = value.strip().strip('"').removeprefix("file://")
@@ -326,7 +317,7 @@ def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
     from app.core import paths
 
     found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
-    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/"]
+    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/" and "\0" not in cwd]
     tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
 
@@ -356,8 +347,7 @@ def outside_names(places: list[str]) -> list[tuple[str, str]]:
 #: The files a login or interactive shell, git or the user's session reads at start, in the home.
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
                  ".config/fish/config.fish", ".pam_environment", ".gitconfig", ".config/git/config")
-#: The files of a project (and of the home) that set up its tools: direnv, the app's
-#: environment, its MCP servers.
+#: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
 PROJECT_FILES = (".envrc", ".env", ".mcp.json")
 
 
@@ -375,9 +365,8 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
                          word)
     for file in (os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")):
         try:
-            with open(file, "rb") as fh:
-                data = json.loads(fh.read(1 << 20))
-        except (OSError, ValueError):
+            data = json.loads(small_text(file) or "null")
+        except (ValueError, RecursionError):
             continue
         commands = json.dumps([data.get("hooks"), data.get("statusLine")], ensure_ascii=False) if isinstance(
             data, dict) else ""
@@ -389,11 +378,23 @@ def paths_named(files: list[str], pattern: re.Pattern[str]) -> list[tuple[str, s
     or whole) in the first MiB of each file that can be read."""
     found: list[tuple[str, str]] = []
     for file in files:
-        try:
-            with open(file, "rb") as fh:
-                text = os.fsdecode(fh.read(1 << 20))
-        except OSError:
-            continue
-        for match in pattern.finditer(text):
+        for match in pattern.finditer(small_text(file)):
             found.append((file, os.path.realpath(next((g for g in match.groups() if g), match.group()))))
     return found
+
+
+def small_text(path: str, limit: int = 1 << 20) -> str:
+    """The first `limit` bytes of a regular file (through links), as text without NUL; "" for
+    anything else: missing, unreadable, a folder, a FIFO named `.env` (never waited for)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return ""
+    try:
+        return os.fsdecode(os.read(fd, limit)).replace("\0", "") if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)

@@ -512,6 +512,34 @@ def test_a_projects_own_set_up_naming_a_temp_output_keeps_it(sandbox: SandboxEnv
     assert entries[str(folder)] == ("kept", "in_use"), entries
 
 
+def test_hostile_places_neither_hang_nor_break_the_sweep(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A FIFO named `.env` or `.bashrc` (opening one waits for a writer), NUL bytes in a `.pth`,
+    a symlink loop in the home, a records file whose `lent_to` is garbage: the sweep reads past
+    them, says nothing of them on stdout, and judges the output by the rules as ever."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    project = sandbox.home / "proj"
+    (project / ".git").mkdir(parents=True)
+    os.mkfifo(project / ".env")
+    os.mkfifo(sandbox.home / ".bashrc")
+    os.mkfifo(project / ".git" / "config")
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "x.pth").write_bytes(b"/nowhere\0/also\n\xff\xfe\n")
+    (sandbox.home / "loop").symlink_to(sandbox.home / "loop")
+    file = sandbox.state / "gc" / "s1.json"
+    data = json.loads(file.read_text())
+    data["records"][0]["evidence"]["lent_to"] = ["/x\u0000y", 7, None, {"a": 1}]
+    data["records"].append({**data["records"][0], "path": str(folder) + "-gone",
+                            "evidence": {**data["records"][0]["evidence"], "lent_to": "not a list"}})
+    file.write_text(json.dumps(data))
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    started = time.monotonic()
+    entries = gc_entries()
+    assert time.monotonic() - started < 30
+    assert entries[str(folder)] == ("removed", "age"), entries
+
+
 # --- limits: what is not looked at --------------------------------------------------------------
 
 
