@@ -28,8 +28,9 @@ def is_old(mtime: float | None, limit_s: float, now: float) -> bool:
 
 def output_since(mtime: float | None, recorded: list[float]) -> float | None:
     """When an output's age starts: its mtime, or the newest time it was recorded by a call
-    that may have given it an older one (`recorded`) when that is later. None: never old."""
-    return None if mtime is None else max([mtime, *recorded])
+    that may have given it an older one (`recorded`) when that is later; a time that is no
+    time (infinite, not a number: a spoiled record) plays no part. None: never old."""
+    return None if mtime is None else max([mtime, *(t for t in recorded if abs(t) < float("inf"))])
 
 
 def probe_limit_s() -> float:

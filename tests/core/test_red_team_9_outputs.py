@@ -148,6 +148,21 @@ def test_a_record_from_a_clock_set_forward_keeps_a_time_keeping_copy(sandbox: Sa
     assert entries[str(target)] == ("kept", "young"), entries
 
 
+@pytest.mark.parametrize("when", [float("inf"), float("nan")])
+def test_a_time_keeping_copy_whose_record_time_is_no_time_goes_by_its_mtime(sandbox: SandboxEnv, tmp_path: Path,
+                                                                          when: float) -> None:
+    """A records file spoiled by hand (`Infinity`, `NaN`): that time plays no part, or the copy
+    would stay for ever; its mtime decides."""
+    docs = old_tree(tmp_path / "docs")
+    target = sandbox.user_tmp / "docs-try"
+    run_and_record(f"cp -a {docs} {target}", tmp_path)
+    file = sandbox.state / "gc" / "s1.json"
+    data = json.loads(file.read_text())
+    data["records"][0]["time"] = when
+    file.write_text(json.dumps(data))
+    assert gc_entries()[str(target)] == ("removed", "age")
+
+
 def test_an_output_whose_mtime_lies_in_the_future_is_young(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """A folder made while the clock ran ahead (or a tar of future mtimes): its age is negative."""
     folder = Path(run_and_record("mktemp -d", tmp_path).strip())
