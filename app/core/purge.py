@@ -308,9 +308,9 @@ def _mounted_in(place: Path, name: str) -> bool:
 
 def purge_here(trash_fd: int, slot: str, trash_path: str, dev: int, tally: Tally) -> TreeSize | None:
     """Purge, in this process, the folder a removal journaled (named `.purging-…`: no other
-    purge takes it meanwhile): None when all of it went, else what is left of it (a file that refuses to go, `chattr
-    +i`), handed to the later purges and measured, so that the removal reports what it freed
-    rather than what it meant to free."""
+    purge takes it meanwhile): None when all of it went, else what is left of it (a file
+    that refuses to go, `chattr +i`), handed to the later purges and measured, so that the
+    removal reports what it freed rather than what it meant to free."""
     try:
         purge_entry(trash_fd, slot, dev, tally)
         tally.folders += 1
