@@ -237,6 +237,21 @@ def test_a_worktree_in_the_home_made_from_a_temp_clone_keeps_it(sandbox: Sandbox
     assert entries[str(clone)] == ("kept", "unmerged"), entries
 
 
+@pytest.mark.parametrize("args", [["--detach"], ["-b", "try"]])
+def test_a_clean_worktree_in_the_home_made_from_a_temp_clone_keeps_it(sandbox: SandboxEnv, tmp_path: Path,
+                                                                       args: list[str]) -> None:
+    """The same worktree with nothing of its own at all (no edit, no commit): removing the
+    clone still leaves `~/wt` a folder git no longer knows, its `.git` naming a git dir gone."""
+    clone = temp_clone(sandbox, tmp_path)
+    wt = sandbox.home / "wt"
+    git(clone, "worktree", "add", "-q", *args, str(wt))
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    assert clone.exists() and git(wt, "status", "--porcelain").strip() == "", entries
+    assert entries[str(clone)] == ("kept", "unmerged"), entries
+
+
 # --- an editable install, a link, a remote, a submodule --------------------------------------------
 
 
