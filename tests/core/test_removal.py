@@ -261,9 +261,9 @@ def test_auto_trash_for_big_trees_only(world: tuple[Path, Path]) -> None:
 
 
 def test_leftover_trash_is_purged(sandbox: SandboxEnv) -> None:
-    leftover = _tree(paths.trash_dir() / "123-killed")
+    leftover = _tree(paths.trash_dir() / "1700000000000000000-123-0a")
     (leftover / "d0" / "link").symlink_to(sandbox.home)
-    (paths.trash_dir() / "a-file").write_text("x")
+    (paths.trash_dir() / "1700000000000000000-124-0b").write_text("x")
     home_before = _fingerprint(sandbox.home)
     purge_trash()
     assert os.listdir(paths.trash_dir()) == []
@@ -271,7 +271,7 @@ def test_leftover_trash_is_purged(sandbox: SandboxEnv) -> None:
 
 
 def test_one_purge_runs_and_one_waits(sandbox: SandboxEnv) -> None:
-    _tree(paths.trash_dir() / "entry")
+    _tree(paths.trash_dir() / "1700000000000000000-125-0c")
     home = paths.claudetto_home()
     done = threading.Event()
     with locked(home / "trash"):  # a purge is running
@@ -289,7 +289,7 @@ def test_one_purge_runs_and_one_waits(sandbox: SandboxEnv) -> None:
         purge_trash()  # a third one gives up at once: the waiter covers it
         assert time.monotonic() - started < 0.5
         assert removal.spawn_purge() is None  # nor is one spawned
-        assert not done.is_set() and (paths.trash_dir() / "entry").exists()
+        assert not done.is_set() and (paths.trash_dir() / "1700000000000000000-125-0c").exists()
     waiter.join(10)
     assert done.is_set() and os.listdir(paths.trash_dir()) == []
 
@@ -357,7 +357,7 @@ def test_root_on_another_file_system_trashes_inside_the_root(sandbox: SandboxEnv
 def test_session_start_spawns_a_purge_for_leftovers_only(sandbox: SandboxEnv) -> None:
     removal.leftovers_step({})
     assert not paths.trash_dir().exists() or os.listdir(paths.trash_dir()) == []
-    _tree(paths.trash_dir() / "left-by-a-killed-purge")
+    _tree(paths.trash_dir() / "1700000000000000000-126-0d")
     removal.leftovers_step({})
     deadline = time.monotonic() + 20
     while _trash_entries() and time.monotonic() < deadline:

@@ -147,9 +147,9 @@ def test_a_leftover_in_the_trash_with_a_mount_inside_is_never_emptied(sandbox: S
     data = tmp_path / "precious"
     data.mkdir()
     (data / "keep.txt").write_text("do not delete\n")
-    leftover = tree(paths.trash_dir() / "leftover")
+    leftover = tree(paths.trash_dir() / "1700000000000000000-127-0e")
     (leftover / "mnt").mkdir()
-    plain = tree(paths.trash_dir() / "plain")
+    plain = tree(paths.trash_dir() / "1700000000000000000-128-0f")
     if subprocess.run(["mount", "--bind", str(data), str(leftover / "mnt")],
                       capture_output=True, check=False).returncode != 0:
         pytest.skip("mount --bind is not allowed here")
