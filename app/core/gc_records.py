@@ -16,7 +16,7 @@ from app.core import paths
 from app.core.log import log
 from app.core.paths import inside
 from app.core.recorder import KINDS, normal_records
-from app.core.repository_rules import outside_names, user_places
+from app.core.repository_rules import folders, outside_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -314,6 +314,16 @@ def tracked_around(path: str, outputs: tuple[str, ...]) -> bool:
 # submodule's url, a repository borrowing its objects (`git clone --reference /tmp/x ~/src/p2`).
 # The output cannot tell, the disk cannot be searched: the places the user keeps projects are
 # asked (the home and its folders, the known projects, the recording sessions' projects).
+
+
+def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
+    """The home, its folders and the known projects (`home`), and the projects of `cwds` (the git
+    root of each, else itself): real paths, each once."""
+    found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
+    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/" and "\0" not in cwd]
+    tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
+    return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
+
 
 class OutsideNames:
     """What the user's places name (`outside_names`, `repository_rules.borrowers`), each place read

@@ -6,9 +6,10 @@ answer: the caller keeps the folder then.
 
 And the other side, for the output GC (app/core/gc_records.py `OutsideNames`): what outside a
 folder needs it though nothing in it is unique, read from files without running git, in the
-places the user keeps projects (`user_places`, `outside_names`): a repository borrowing its
-objects (`borrowers`), a submodule's url (`git_urls`), a link into it (`links_in`), a venv
-importing from it (`installs_in`), a shell startup file naming it (`startup_paths`).
+places the user keeps projects (`gc_records.user_places`, `outside_names`): a repository
+borrowing its objects (`borrowers`), a path its git config names (`git_urls`), a link into it
+(`links_in`), a venv importing from it (`installs_in`), a set-up file naming it
+(`startup_paths`).
 """
 
 from __future__ import annotations
@@ -292,15 +293,18 @@ def installs_in(venv: str, found: list[tuple[str, str]]) -> None:
     import re
 
     lib = os.path.join(venv, "lib")
-    for version in (f for f in folders(lib) if os.path.basename(f).startswith("python")):
-        site = os.path.join(version, "site-packages")
-        try:
-            names = [n for n in os.listdir(site) if n.endswith((".pth", ".egg-link"))
-                     or n.startswith("__editable__") and n.endswith(".py")]
-        except OSError:
-            continue
+    for site in (os.path.join(f, "site-packages") for f in folders(lib) if os.path.basename(f).startswith("python")):
+        names = [n for n in _names(site) if n.endswith((".pth", ".egg-link"))
+                 or n.startswith("__editable__") and n.endswith(".py")]
         found += paths_named([os.path.join(site, name) for name in names],
                              re.compile(r"""^(/[^\n]*)|['"](/[^'"\n]+)['"]""", re.M))
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except (OSError, ValueError):
+        return []
 
 
 #: Folders of environments (each a venv); where a place keeps links to and installs of others.
@@ -309,17 +313,6 @@ _VENVS = ("/.venv", "/venv", "/env", "/.local", *_ENVS)
 _LINKING = (".venv", "venv", "env", "node_modules", ".local", ".local/bin", "bin", ".npm-global/bin",
             ".npm-global/lib/node_modules", *_ENVS)
 _MAX_NAMES = 50_000  # entries of one place looked at for links, at most (a few ms)
-
-
-def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
-    """The home, its folders and the known projects (`home`), and the projects of `cwds` (the git
-    root of each, else itself): real paths, each once."""
-    from app.core import paths
-
-    found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
-    found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/" and "\0" not in cwd]
-    tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
-    return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
 
 
 def outside_names(places: list[str]) -> list[tuple[str, str]]:
@@ -347,22 +340,26 @@ def outside_names(places: list[str]) -> list[tuple[str, str]]:
 #: The files a login or interactive shell, git or the user's session reads at start, in the home.
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
                  ".config/fish/config.fish", ".pam_environment", ".gitconfig", ".config/git/config")
+#: In the home, what starts programs at login: systemd user units, desktop autostart entries.
+STARTUP_FOLDERS = (".config/systemd/user", ".config/autostart")
 #: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
 PROJECT_FILES = (".envrc", ".env", ".mcp.json")
 
 
 def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> None:
-    """The absolute paths a place's tool set-up files name (`PROJECT_FILES`; the home's shell
-    startup files too) and the commands of its Claude settings' hooks and status line:
-    `export PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`, a hook
-    running `/tmp/x/check.sh`. Each new shell, run or session needs them. (A settings file's
-    `additionalDirectories` is no such use: it keeps nothing once its sessions have ended.)"""
+    """The absolute paths a place's tool set-up files name (`PROJECT_FILES`; in the home, its
+    `STARTUP_FILES` and `STARTUP_FOLDERS` too) and the commands of its Claude settings' hooks
+    and status line: `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
+    `ExecStart=/tmp/x/server` in a user unit, a hook running `/tmp/x/check.sh`. (A settings
+    file's `additionalDirectories` is no such use: it keeps nothing once its sessions end.)"""
     import json
     import re
 
     word = re.compile(r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+")
-    found += paths_named([os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))],
-                         word)
+    files = [os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))]
+    for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
+        files += [os.path.join(folder, name) for name in _names(folder)[:200]]
+    found += paths_named(files, word)
     for file in (os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")):
         try:
             data = json.loads(small_text(file) or "null")

@@ -469,6 +469,18 @@ def test_a_folder_the_users_shell_startup_names_keeps_it(sandbox: SandboxEnv, tm
     assert entries[str(folder)] == ("kept", "in_use"), entries
 
 
+def test_a_user_service_running_a_program_of_the_output_keeps_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`~/.config/systemd/user/dev.service` with `ExecStart=/tmp/x/server`: the user's login
+    starts it from the output (not running now, so no process shows it)."""
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    units = sandbox.home / ".config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    (units / "dev.service").write_text(f"[Service]\nExecStart={folder}/server --port 8080\n")
+    set_mtime(folder, OLD)
+    age_records(sandbox.state, OLD)
+    assert gc_entries()[str(folder)] == ("kept", "in_use")
+
+
 def test_a_startup_file_naming_the_temp_folder_only_keeps_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`export TMPDIR=/tmp` or `cd $TMPDIR/..` in `~/.bashrc` names the temp folder, not an output in it."""
     folder = Path(run_and_record("mktemp -d", tmp_path).strip())
