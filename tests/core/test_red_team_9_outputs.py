@@ -211,6 +211,26 @@ def test_a_borrower_the_session_made_itself_keeps_the_clone(sandbox: SandboxEnv,
     assert check.returncode == 0 and clone.exists(), (entries, check.stderr[-300:])
 
 
+@pytest.mark.parametrize("flag", ["--shared", "-s", "--reference-if-able"])
+def test_a_borrower_made_in_the_same_call_as_the_temp_clone_keeps_it(sandbox: SandboxEnv, tmp_path: Path,
+                                                                      flag: str) -> None:
+    """`git clone URL $TMPDIR/x && git clone --shared $TMPDIR/x /data/p2` in one call: the
+    lender's record is written by that same hook, before the clone is noted as its borrower."""
+    origin = make_repo(tmp_path / "origin", files={"a.txt": "a\n"})
+    clone = sandbox.user_tmp / "x"
+    far = tmp_path / "data" / "p2"
+    far.parent.mkdir(parents=True)
+    second = f"{flag} {clone} {far}" if flag != "--reference-if-able" else f"{flag} {clone} {origin} {far}"
+    run_and_record(f"git clone -q {origin} {clone} && git clone -q {second}", tmp_path)
+    (far / "mine.txt").write_text("the user's\n")
+    set_mtime(clone, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_entries()
+    check = subprocess.run(["git", "fsck", "--connectivity-only"], cwd=far, capture_output=True, text=True,
+                           check=False)
+    assert check.returncode == 0 and entries[str(clone)] == ("kept", "unmerged"), (entries, check.stderr[-300:])
+
+
 def test_a_clone_nobody_borrows_from_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """The control: a plain local clone of the temp clone (hard links, no alternates) loses nothing."""
     clone = temp_clone(sandbox, tmp_path)
