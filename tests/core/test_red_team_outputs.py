@@ -192,8 +192,6 @@ def test_cp_into_an_existing_folder_with_the_same_name_inside_records_nothing(
     assert read_records("s1") == []
 
 
-@pytest.mark.xfail(strict=True, reason="`cp -a` keeps the source's old mtime, so a copy made an hour ago "
-                                       "is 'older than 7 days' and its new, non-git work goes at the session's end")
 def test_a_copy_that_kept_its_sources_old_mtime_gets_its_seven_days(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`cp -a docs "$TMPDIR/docs-try"` (or `cp -rp`) to try a rewrite on a copy: the copy's own
     mtime is the source's, ten days back. The session writes its results inside it, and the
