@@ -364,3 +364,12 @@ def why_not_written(path: str, since: float, now: float, *, created: bool | None
     without birth times."""
     evidence, why = write_evidence(path, since, now, created=created)
     return why if evidence is None else why_unproven(path, evidence, use_birth=use_birth)
+
+
+def lstat_mtime(path: str) -> float | None:
+    """The path's own mtime now (a copy that kept its source's times is recorded with it), or
+    None when it cannot be read."""
+    try:
+        return os.lstat(path).st_mtime
+    except (OSError, ValueError):
+        return None

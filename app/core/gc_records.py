@@ -45,10 +45,14 @@ class OutputRecord:
     evidence: Any = field(default=None, compare=False, hash=False)
 
 
-def old_times(record: OutputRecord) -> bool:
-    """Whether the call that made the output (or a later one that copied into it) may have given
-    it its source's old mtime (`cp -a`, `rsync -a`, `tar -x`): it counts from its record too."""
-    return isinstance(record.evidence, dict) and record.evidence.get("old_times") is True
+def old_times(record: OutputRecord, mtime: float | None) -> bool:
+    """Whether the output's age counts from its record too: the call that made it (or a later
+    one that copied into it) may have given it its source's old mtime (`cp -a`, `rsync -a`,
+    `tar -x`), and it still has the mtime it had then (`old_times` of its evidence). An mtime
+    set since (a `touch -d`, work in it, a test's utime) is its age again, as the contract
+    defines age."""
+    kept = record.evidence.get("old_times") if isinstance(record.evidence, dict) else None
+    return isinstance(kept, int | float) and not isinstance(kept, bool) and kept == mtime
 
 
 def records_files() -> list[tuple[str, str]]:

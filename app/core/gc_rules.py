@@ -381,7 +381,7 @@ def by_size(unused: list[Item]) -> None:
 
 
 def _since(item: Item) -> float | None:
-    return output_since(item.mtime, [r.time for r in item.records if gc_records.old_times(r)])
+    return output_since(item.mtime, [r.time for r in item.records if gc_records.old_times(r, item.mtime)])
 
 
 def _mark(item: Item, pool: Iterable[Item], reason: Reason) -> None:

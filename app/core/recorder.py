@@ -115,7 +115,7 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
     outputs: list[tuple[str, str]] = []
     sources = copied_paths(copied) if copied else []
     if named or unprinted:
-        from app.core.created import window_s
+        from app.core.created import lstat_mtime, window_s
 
         window = window_s(tool_input, payload.get("duration_ms"))
         if unprinted:
@@ -124,8 +124,8 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
             found = unprinted_paths(unprinted, window, named, notes, payload.get("session_id"))
             named.extend(("temp", path) for path in found)
         outputs = _with_evidence(named, claims, window, notes, evidence, origins, sources)
-    for _, path in outputs if flags.get("keeps_times") else ():
-        evidence[path]["old_times"] = True  # its mtime may be its source's: it counts from its record
+    for _, path in outputs if flags.get("keeps_times") else ():  # its mtime may be its source's
+        evidence[path]["old_times"] = lstat_mtime(path)
     for note in notes:
         log(f"gc recorder: {note}")
     lent = flags.get("lent") or []
@@ -253,6 +253,7 @@ def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], l
     """What a call adds to the evidence of the record of `path` (`_copied_into_outputs`): its
     sources, `moved_in` and `old_times` when a copy's target (`copy`: targets, sources, the
     targets moved into, whether it kept old times) lies in it; the clones that borrow from it."""
+    from app.core.created import lstat_mtime
     from app.core.paths import inside
 
     targets, sources, moved, keeps_times = copy
@@ -264,8 +265,8 @@ def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], l
             found["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
         if evidence.get("moved_in") is not True and any(inside(t, path) for t in moved):
             found["moved_in"] = True
-        if keeps_times and evidence.get("old_times") is not True:
-            found["old_times"] = True
+        if keeps_times:  # the mtime it has now: see gc_records.old_times
+            found["old_times"] = lstat_mtime(path)
     known = evidence.get("lent_to")
     known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
     new = [clone for lender, clone in borrowed if inside(lender, path) and clone not in known]

@@ -644,3 +644,18 @@ def test_an_archive_unpacked_into_an_older_temp_folder_a_call_later_keeps_it_you
     folder = Path(run_and_record("mktemp -d", tmp_path).strip())
     run_and_record(f"tar -xf {tmp_path}/site.tar -C {folder}", tmp_path)
     assert gc_entries()[str(folder)] == ("kept", "young")
+
+
+def test_a_time_keeping_copy_whose_mtime_was_set_since_goes_by_that_mtime(sandbox: SandboxEnv,
+                                                                          tmp_path: Path) -> None:
+    """The contract's age is the path's own mtime: the record's time counts only while the
+    copy still has the mtime it was recorded with. One set since (`touch -d`, or a test aging
+    an output to see it go) is the age again, with the copy's record a minute old."""
+    docs = old_tree(tmp_path / "docs")
+    target = sandbox.user_tmp / "docs-try"
+    run_and_record(f"cp -a {docs} {target}", tmp_path)
+    assert gc_entries()[str(target)] == ("kept", "young")
+    set_mtime(target, 8 * 86_400)
+    entries = gc_entries()
+    assert entries[str(target)] == ("removed", "age"), entries
+    assert not target.exists()
