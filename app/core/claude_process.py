@@ -26,6 +26,8 @@ from app.core import paths
 
 #: Claude is 1-3 levels above the hook; past this many, the hook was not started by Claude.
 MAX_LEVELS = 8
+#: How much of a process's environment is read: a few KiB as a rule.
+_ENVIRON_MAX = 1 << 20
 #: A sessions file is a few hundred bytes: anything bigger is not one, and is not read whole.
 _MAX_FILE = 64 * 1024
 
@@ -49,6 +51,17 @@ def proc_stat(pid: int) -> tuple[str, int, str] | None:
         return rest[0].decode(), int(rest[1]), rest[19].decode()
     except (ValueError, UnicodeDecodeError):
         return None
+
+
+def signalable(pid: int) -> bool:
+    """Whether `pid` names a process (this user's or another's)."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (OSError, OverflowError, ValueError):
+        return False  # ProcessLookupError among them: no such process
+    return True
 
 
 def proc_family(pid: int) -> tuple[int | None, int, bytes]:
@@ -187,12 +200,40 @@ def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
     return None
 
 
+def read_environ(environ: str) -> bytes | None:
+    """At most `_ENVIRON_MAX` bytes of `/proc/<pid>/environ`, in small reads: a 1 MiB
+    buffer for each process (most hold a few KiB) would cost more than all the rest."""
+    try:
+        fd = os.open(environ, os.O_RDONLY)
+    except OSError:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while size < _ENVIRON_MAX:
+            chunk = os.read(fd, min(1 << 16, _ENVIRON_MAX - size))
+            if not chunk:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(parts)
+
+
+def running_pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []  # no /proc: nothing is known to be in use by another process
+
+
 def config_dirs_of_processes(home: str | None) -> set[str]:
     """The `CLAUDE_CONFIG_DIR` each running process of `home` was started with (its
     environment as it began: `/proc/<pid>/environ`): a second account's Claude
     (`CLAUDE_CONFIG_DIR=~/.claude-work claude`) keeps its sessions there."""
-    from app.core.processes import read_environ, running_pids
-
     found: set[str] = set()
     for pid in running_pids():
         data = read_environ(f"/proc/{pid}/environ")
@@ -205,3 +246,22 @@ def config_dirs_of_processes(home: str | None) -> set[str]:
         if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
             found.add(os.fsdecode(config))
     return found
+
+
+_kcmp = None  # kcmp(2) through libc, once it is first needed
+KCMP_FILES, KCMP_FS = 2, 3
+
+
+def shares(pid: int, tid: int, kind: int) -> bool | None:
+    """Whether thread `tid` shares its process's open files (`kind` 2) or working folder
+    (3), by the kernel's `kcmp`: one call, cheaper than reading either. None: unknown."""
+    global _kcmp
+    if _kcmp is None:
+        import ctypes
+        import platform
+
+        number = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
+        syscall = ctypes.CDLL(None).syscall
+        _kcmp = (lambda a, b, k: syscall(number, a, b, k, 0, 0)) if number else (lambda a, b, k: -1)
+    found = _kcmp(pid, tid, kind)
+    return None if found < 0 else found == 0

@@ -145,3 +145,7 @@ def mounts_crossed(root: str, path: str, known: frozenset[str] | None = None) ->
     real_root = os.path.realpath(root)
     above = sorted(p for p in points if strictly_inside(p, real_root) and strictly_inside(path, p))
     return above + mounts_inside(path, points)
+
+
+#: A mount table's path field as a path (`/proc/<pid>/mountinfo` of any process).
+unescape = _unescape

@@ -25,21 +25,32 @@ from __future__ import annotations
 import errno
 import os
 
-from app.core.claude_process import ancestors, another_users_started_here, proc_family
+from app.core.claude_process import (
+    KCMP_FILES,
+    KCMP_FS,
+    ancestors,
+    another_users_started_here,
+    proc_family,
+    read_environ,
+    running_pids,
+    shares,
+    signalable,
+)
+from app.core.log import log
+from app.core.mounts import unescape
+from app.core.socket_files import path_being_opened
 
 _PROC = "/proc"
 #: The variables that name a process's temp folder (`mktemp`, Python's `tempfile`, ...).
 _TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/")
 #: The variables that list folders a process loads from as it goes, `:`-separated.
 _SEARCH_KEYS = (b"\0PATH=", b"\0LD_LIBRARY_PATH=", b"\0PYTHONPATH=", b"\0NODE_PATH=")
-#: How much of a process's environment is read: a few KiB as a rule.
-_ENVIRON_MAX = 1 << 20
 #: How old a reading `judging_paths_in_use` may hand out: judging many folders in one go
 #: reads /proc once, not once per folder. A removal's last check always reads it anew.
 _JUDGING_S = 1.0
 _last: tuple[float, tuple[str, ...]] | None = None
-_kcmp = None  # kcmp(2) through libc, once it is first needed
-_KCMP_FILES, _KCMP_FS = 2, 3
+#: How many times the list of processes is read in one reading (processes started meanwhile).
+_ROUNDS = 5
 
 
 class PathsInUse(tuple[str, ...]):
@@ -70,47 +81,82 @@ class PathsInUse(tuple[str, ...]):
 
 
 def paths_in_use() -> tuple[str, ...]:
-    """The absolute paths other processes work in or hold open, sorted and distinct."""
+    """The absolute paths other processes work in or hold open, sorted and distinct. The
+    list of processes is read again after they are: a process started meanwhile (a daemon's
+    child whose parent left before it was read, a job forked from a shell) is read too. A
+    list that cannot be read, or a process whose folders cannot be read for another cause
+    than its end or its owner (no file handle left here: `EMFILE`), leaves every folder
+    unsure: kept."""
     from app.core.socket_files import add_sockets_by_name, bound_socket_files
 
-    me = os.getpid()
+    scan, seen = _Scan(), set()
     pids = running_pids()
-    found: set[str] = set()
-    real: dict[bytes, str] = {}  # most processes share one TMPDIR: it is resolved once
-    mine = _cmdline(me)
-    # The command lines of this process's callers name what they asked it to act on
-    # (`uv run claudetto release PATH`): that is no use of the path.
-    callers = set(ancestors(me))
-    here = _Namespaces()
-    hidden: int | None = None
-    owners: dict[int, tuple[int, ...]] = {}
-    for pid in pids:
-        parent, threads, state = proc_family(pid)
-        if pid == me or (parent == me and _cmdline(pid) == mine):
-            continue
-        base = f"{_PROC}/{pid}"
-        held: set[str] = set()
-        cwd_error = _add_tables(held, base)
-        if threads > 1 and (not cwd_error or state == b"Z"):  # unreadable: so are its threads
-            _add_threads(held, pid, whole=cwd_error != 0)
-        elif cwd_error == errno.EACCES and hidden is None and another_users_started_here(pid, owners):
-            hidden = pid
-        _add_environment(held, f"{base}/environ", real)
-        if pid not in callers:
-            _add_arguments(held, _cmdline(pid), f"{base}/cwd")
-        found.update(here.translated(pid, held))
+    if not pids and os.path.isdir(f"{_PROC}/self"):
+        scan.unsure(0, "the list of processes cannot be read")
+    for _ in range(_ROUNDS):
+        new = [pid for pid in pids if pid not in seen]
+        if not new:
+            break
+        seen.update(new)
+        for pid in new:
+            scan.read(pid)
+        pids = running_pids()
+    found = scan.found
     add_sockets_by_name(found)
     placed, unplaced = bound_socket_files()
     found.update(placed)
     found.discard("/")  # every process's root: it holds nothing in particular
     used = PathsInUse(sorted(found))
     used.unplaced_sockets = unplaced
-    if hidden is not None:
-        from app.core.log import log
-
-        log(f"processes: pid {hidden}, another user's started by one of ours, cannot be read: every folder is kept")
-        used.hidden = hidden
+    used.hidden = scan.hidden
     return used
+
+
+#: Errors that say a process is gone (or another user's): what it held is no one's concern.
+_GONE = (0, errno.ENOENT, errno.ESRCH, errno.EACCES)
+
+
+class _Scan:
+    """One reading of every process: what they hold, and the first process whose folders
+    are unknown (`hidden`: every folder is then kept)."""
+
+    def __init__(self) -> None:
+        self.me = os.getpid()
+        self.mine = _cmdline(self.me)
+        # The command lines of this process's callers name what they asked it to act on
+        # (`uv run claudetto release PATH`): that is no use of the path.
+        self.callers = set(ancestors(self.me))
+        self.here = _Namespaces()
+        self.found: set[str] = set()
+        self.real: dict[bytes, str] = {}  # most processes share one TMPDIR: it is resolved once
+        self.owners: dict[int, tuple[int, ...]] = {}
+        self.hidden: int | None = None
+
+    def unsure(self, pid: int, why: str) -> None:
+        if self.hidden is None:
+            log(f"processes: pid {pid}: {why}: every folder is kept")
+            self.hidden = pid
+
+    def read(self, pid: int) -> None:
+        parent, threads, state = proc_family(pid)
+        if pid == self.me or (parent == self.me and _cmdline(pid) == self.mine):
+            return
+        base = f"{_PROC}/{pid}"
+        held: set[str] = set()
+        error = _add_tables(held, base)
+        if threads > 1 and (not error or state == b"Z"):  # unreadable: so are its threads
+            _add_threads(held, pid, whole=error != 0)
+        elif error == errno.EACCES and another_users_started_here(pid, self.owners):
+            self.unsure(pid, "another user's started by one of ours, cannot be read")
+        elif error not in _GONE and signalable(pid):
+            self.unsure(pid, f"its folders cannot be read ({os.strerror(error)})")
+        _add_environment(held, f"{base}/environ", self.real)
+        if pid not in self.callers:
+            _add_arguments(held, _cmdline(pid), f"{base}/cwd")
+        opening = path_being_opened(base)
+        if opening:
+            held.add(opening)
+        self.found.update(self.here.translated(pid, held))
 
 
 class _Namespaces:
@@ -157,15 +203,8 @@ def _mounts(mountinfo: str) -> list[tuple[str, str, str]]:
     for line in lines:
         fields = line.split(b" ", 5)
         if len(fields) == 6:
-            found.append((_unescaped(fields[4]), os.fsdecode(fields[2]), _unescaped(fields[3])))
+            found.append((unescape(fields[4]), os.fsdecode(fields[2]), unescape(fields[3])))
     return found
-
-
-def _unescaped(field: bytes) -> str:
-    """A mount table's path: blanks and backslashes are written as octal escapes."""
-    for escape, char in ((b"\\040", b" "), (b"\\011", b"\t"), (b"\\012", b"\n"), (b"\\134", b"\\")):
-        field = field.replace(escape, char)
-    return os.fsdecode(field)
 
 
 def _name_here(path: str, theirs: list[tuple[str, str, str]], ours: list[tuple[str, str, str]]) -> list[str]:
@@ -209,36 +248,6 @@ def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> N
                 found.add(real[entry])
 
 
-def read_environ(environ: str) -> bytes | None:
-    """At most `_ENVIRON_MAX` bytes of `/proc/<pid>/environ`, in small reads: a 1 MiB
-    buffer for each process (most hold a few KiB) would cost more than all the rest."""
-    try:
-        fd = os.open(environ, os.O_RDONLY)
-    except OSError:
-        return None
-    parts: list[bytes] = []
-    size = 0
-    try:
-        while size < _ENVIRON_MAX:
-            chunk = os.read(fd, min(1 << 16, _ENVIRON_MAX - size))
-            if not chunk:
-                break
-            parts.append(chunk)
-            size += len(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return b"".join(parts)
-
-
-def running_pids() -> list[int]:
-    try:
-        return [int(name) for name in os.listdir(_PROC) if name.isdigit()]
-    except OSError:
-        return []  # no /proc: nothing is known to be in use by another process
-
-
 def judging_paths_in_use() -> tuple[str, ...]:
     """`paths_in_use()` for a judgement (a listing, a verdict before the removal's own last
     check): a reading up to a second old is reused."""
@@ -253,21 +262,22 @@ def judging_paths_in_use() -> tuple[str, ...]:
 
 def _add_tables(found: set[str], base: str) -> int:
     """The working folder, root, program, mapped and open files of one process (or thread,
-    `base` = `/proc/<pid>/task/<tid>`); the error number when its working folder cannot be
-    read, else 0. Another user's (EACCES) hides the rest as well: it is not asked for."""
+    `base` = `/proc/<pid>/task/<tid>`); the error number when its working folder, maps or
+    list of open files cannot be read, else 0. Another user's (EACCES) hides the rest as
+    well: it is not asked for."""
     cwd = _add(found, f"{base}/cwd", deleted_too=True)
     if cwd == errno.EACCES:
         return cwd
     _add(found, f"{base}/root")
     _add(found, f"{base}/exe", deleted_too=True)
-    _add_maps(found, f"{base}/maps")
+    maps = _add_maps(found, f"{base}/maps")
     try:
         fds = os.listdir(f"{base}/fd")
-    except OSError:
-        return cwd
+    except OSError as exc:
+        return cwd or maps or exc.errno or errno.EIO
     for fd in fds:
         _add(found, f"{base}/fd/{fd}")
-    return cwd
+    return cwd or maps
 
 
 def _add_threads(found: set[str], pid: int, *, whole: bool) -> None:
@@ -284,25 +294,10 @@ def _add_threads(found: set[str], pid: int, *, whole: bool) -> None:
         base = f"{_PROC}/{pid}/task/{tid}"
         if whole:
             whole = _add_tables(found, base) != 0
-        elif _shares(pid, int(tid), _KCMP_FILES) is False:
+        elif shares(pid, int(tid), KCMP_FILES) is False:
             _add_tables(found, base)
-        elif _shares(pid, int(tid), _KCMP_FS) is not True:
+        elif shares(pid, int(tid), KCMP_FS) is not True:
             _add(found, f"{base}/cwd", deleted_too=True)
-
-
-def _shares(pid: int, tid: int, kind: int) -> bool | None:
-    """Whether thread `tid` shares its process's open files (`kind` 2) or working folder
-    (3), by the kernel's `kcmp`: one call, cheaper than reading either. None: unknown."""
-    global _kcmp
-    if _kcmp is None:
-        import ctypes
-        import platform
-
-        number = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
-        syscall = ctypes.CDLL(None).syscall
-        _kcmp = (lambda a, b, k: syscall(number, a, b, k, 0, 0)) if number else (lambda a, b, k: -1)
-    found = _kcmp(pid, tid, kind)
-    return None if found < 0 else found == 0
 
 
 def _add(found: set[str], link: str, *, deleted_too: bool = False) -> int:
@@ -323,19 +318,21 @@ def _add(found: set[str], link: str, *, deleted_too: bool = False) -> int:
     return 0
 
 
-def _add_maps(found: set[str], maps: str) -> None:
-    """The files a process has mapped (its libraries, a `.so` loaded from a temp folder)."""
+def _add_maps(found: set[str], maps: str) -> int:
+    """The files a process has mapped (its libraries, a `.so` loaded from a temp folder); 0,
+    or the error number when they cannot be read."""
     try:
         with open(maps, "rb") as fh:
             data = fh.read()
-    except OSError:
-        return
+    except OSError as exc:
+        return exc.errno or errno.EIO
     for line in data.splitlines():
         fields = line.split(None, 5)
         if len(fields) == 6 and fields[5].startswith(b"/"):
             path = os.fsdecode(fields[5])
             if not path.endswith(" (deleted)"):
                 found.add(path)
+    return 0
 
 
 def _add_arguments(found: set[str], cmdline: bytes | None, cwd_link: str) -> None:

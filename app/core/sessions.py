@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 
 from app.core import paths
-from app.core.claude_process import proc_stat, ps_field
+from app.core.claude_process import proc_stat, ps_field, signalable
 from app.core.claude_process import start_of as proc_start_time  # noqa: F401 - procStart as Claude writes it
 from app.core.log import log
 
@@ -54,7 +54,7 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
     """Whether `pid` names a running process (not a zombie), started at `proc_start` if given.
     A pid that cannot name a process (0, negative, too big) is not running. Where the start
     time cannot be compared (no /proc and no `ps`), a running pid counts as the same process."""
-    if not 0 < pid <= MAX_PID or not _signalable(pid):
+    if not 0 < pid <= MAX_PID or not signalable(pid):
         return False
     try:
         found = proc_stat(pid)
@@ -62,7 +62,7 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
         if os.path.isdir("/proc/self"):
             # /proc is there and the process is not: it just ended, unless /proc hides
             # other users' processes (`hidepid`) and the pid still answers: unsure, so keep
-            return _signalable(pid)
+            return signalable(pid)
         return proc_start is None or _ps_start_matches(pid, proc_start)
     except OSError:
         return True  # it runs (kill said so); its start cannot be read: unsure, so keep
@@ -74,17 +74,6 @@ def process_running(pid: int, proc_start: str | None = None) -> bool:
     # Field 22 is a number of clock ticks. An empty value, or the `ps -o lstart` text of
     # another platform or version, cannot be compared with it: unsure, so the same process.
     return proc_start is None or start == str(proc_start).strip() or not str(proc_start).strip().isdigit()
-
-
-def _signalable(pid: int) -> bool:
-    """Whether `pid` names a process (this user's or another's)."""
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except (OSError, OverflowError, ValueError):
-        return False  # ProcessLookupError among them: no such process
-    return True
 
 
 def _a_thread_runs(pid: int) -> bool:

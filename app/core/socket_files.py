@@ -1,4 +1,5 @@
-"""The socket files running servers listen on, known by the file's identity, not its name.
+"""The socket files running servers listen on, known by the file's identity, not its name,
+and the FIFOs processes wait at.
 
 `/proc/net/unix` names a socket by the path it was bound with. A server that bound
 `server.sock` from inside a folder (a socket path is limited to 108 bytes) and then changed
@@ -14,6 +15,11 @@ names, is placed by that one look. Only the others ("unplaced") cost more: a bou
 a folder before it goes, and only of a folder on the device of such a socket. Without
 netlink (not Linux, a kernel without unix_diag, a sandbox that refuses it) nothing more is
 known: the names in `/proc/net/unix` alone count, as before.
+
+A FIFO's reader (`read line < $dir/fifo`) waits inside `open` until a writer comes: it holds
+no handle on it yet, and the writer finds it by its name, so removing it leaves the reader
+waiting for ever. The path a process is blocked opening is read from the call itself
+(`/proc/<pid>/syscall` and the process's memory, where this user may read them).
 """
 
 from __future__ import annotations
@@ -228,3 +234,42 @@ def _parse(data: bytes, found: list[tuple[bytes, int, int]]) -> bool:
             found.append((name, vfs[1], vfs[0]))
         at += (length + 3) & ~3
     return True
+
+
+#: The calls that open a path, by machine: call number -> the argument (1-based) naming it.
+_OPEN_CALLS = {"x86_64": {2: 1, 257: 2, 437: 2}, "aarch64": {56: 2, 437: 2}}
+_AT_FDCWD = 0xFFFFFF9C  # -100 in 32 bits: a path relative to the caller's working folder
+
+
+def path_being_opened(base: str) -> str | None:
+    """The path the process at `base` (`/proc/<pid>`) waits to open (a FIFO's reader or
+    writer waiting for the other end), or None: it is in no such call, or it cannot be read."""
+    import platform
+
+    try:
+        with open(f"{base}/syscall", "rb") as fh:
+            fields = fh.read().split()
+        arg = _OPEN_CALLS.get(platform.machine(), {}).get(int(fields[0])) if fields[:1] != [b"running"] else None
+        if arg is None or len(fields) <= arg:
+            return None
+        name = _string_at(f"{base}/mem", int(fields[arg], 16))
+        if name and not name.startswith(b"/"):
+            dirfd = int(fields[1], 16) & 0xFFFFFFFF if arg == 2 else _AT_FDCWD
+            name = os.path.join(os.fsencode(os.readlink(f"{base}/{'cwd' if dirfd == _AT_FDCWD else f'fd/{dirfd}'}")), name)
+    except (OSError, ValueError, IndexError, OverflowError):
+        return None  # gone meanwhile, another user's, or a call of another shape
+    return os.path.normpath(os.fsdecode(name)) if name.startswith(b"/") else None
+
+
+def _string_at(mem: str, address: int) -> bytes:
+    """The NUL-ended string at `address` of a process's memory, read a page at a time (the
+    next page may not be mapped), at most PATH_MAX bytes."""
+    read = b""
+    with open(mem, "rb", buffering=0) as fh:
+        while len(read) < 4096 and b"\0" not in read:
+            fh.seek(address + len(read))
+            chunk = fh.read(4096 - (address + len(read)) % 4096)
+            if not chunk:
+                break
+            read += chunk
+    return read.split(b"\0", 1)[0]
