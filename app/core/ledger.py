@@ -19,7 +19,7 @@ the model reads (`ledger_line`).
 State: `ledger.json` under CLAUDETTO_HOME, written only through `state.update_json`.
 
 This module is on the hot path of every prompt and edit: it imports what the interpreter
-has loaded anyway (os, time) and nothing else of the stdlib: no typing, dataclasses,
+has loaded anyway (time) and nothing else of the stdlib: no typing, dataclasses,
 collections or pathlib (each costs milliseconds per call). The look at the disk, the hash,
 the bounds and the line are imported only by the calls that use them: a prompt with nothing
 changed needs none of them.
@@ -27,14 +27,15 @@ changed needs none of them.
 
 from __future__ import annotations
 
-import os
 import time
 
 from app.core import paths
 from app.core.ledger_entry import (
     RACY_NS,
     VERSION,
+    edited_path,
     empty,
+    failed,
     files_of,
     racy,
     same_sig,
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 
 # the names other modules (and older callers) take from here
 __all__ = ["CONTEXT_BUDGET", "MAIN_AGENT", "RACY_NS", "SUBAGENT", "VERSION", "LedgerFile", "agent_of",
-           "c_available", "check_session", "edited_path", "fnv1a_64", "hex64", "is_subagent", "ledger_files",
+           "c_available", "check_session", "edited_path", "failed", "fnv1a_64", "hex64", "is_subagent", "ledger_files",
            "prompt_lines", "record_edit", "record_file"]
 
 MAIN_AGENT = "main"
@@ -123,23 +124,6 @@ def c_available() -> bool:
 # --- recording an edit (PostToolUse) ------------------------------------------------------
 
 
-def edited_path(payload: Mapping[str, Any]) -> str | None:
-    """The absolute path an edit tool wrote (`notebook_path` for NotebookEdit), or None."""
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool_input, dict):
-        return None
-    key = "notebook_path" if payload.get("tool_name") == "NotebookEdit" else "file_path"
-    raw = tool_input.get(key)
-    if not isinstance(raw, str) or not raw or "\x00" in raw:
-        return None
-    if not os.path.isabs(raw):
-        cwd = payload.get("cwd")
-        if not isinstance(cwd, str) or not os.path.isabs(cwd):
-            return None
-        raw = os.path.join(cwd, raw)
-    return os.path.normpath(raw)
-
-
 def is_subagent(payload: Mapping[str, Any]) -> bool:
     """`agent_id` is THE subagent marker; `agent_type` alone is also sent on the main thread
     of a session started with `--agent`."""
@@ -166,6 +150,9 @@ def record_edit(payload: Mapping[str, Any]) -> bool:
     if not isinstance(session, str) or not session:
         log(f"ledger: {tool} of {path} without a session_id, no entry")
         return False
+    if failed(payload.get("tool_response")):
+        log(f"ledger: {tool} of {path} failed and did not change it, no entry")
+        return False
     return record_file(path, agent_of(payload), session)
 
 
@@ -178,6 +165,10 @@ def record_file(path: str, agent: str, session: str) -> bool:
     if seen.kind != "file" or seen.hash is None or seen.sig is None:
         why = {"deleted": "missing or not a regular file", "unreadable": "unreadable"}.get(seen.kind, "too large to hash")
         log(f"ledger: {path} is {why}, no entry")
+        if seen.kind == "file":  # the entry of its smaller content would tell this edit as a tool's
+            from app.core.ledger_shared import forget
+
+            forget(path)
         return False
     entry: dict[str, Any] = {
         "agent": agent,
@@ -194,15 +185,16 @@ def record_file(path: str, agent: str, session: str) -> bool:
     def change(data: Any) -> dict[str, Any]:
         current = writable(data)
         files = current["files"]
-        from app.core.ledger_shared import drop_aliases, handed_over
+        from app.core.ledger_shared import drop_aliases, handed_over, leave
 
         earlier = handed_over(files.pop(path, None), session, entry["hash"])
         files[path] = {**entry, "earlier": earlier} if earlier else entry
         drop_aliases(files, path, session, entry["dev"], entry["inode"])
         while len(files) > limit:
             oldest = next(iter(files))
-            del files[oldest]
-            log(f"ledger: {oldest} left the ledger (LEDGER_MAX_FILES={limit})")
+            leave(current, oldest, files.pop(oldest), limit)
+        if "left" in current:
+            leave(current, path, None, limit, session)  # its new edit is what the model knows
         return current
 
     update_json(paths.ledger_file_str(), change, empty, durable=False)
@@ -239,7 +231,8 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
     holds no told record costs one stat and no read; only the others go through `_judge`,
     and only until PROMPT_BUDGET_NS is spent (each prompt reads at least one file, and what
     it learns is stored, so the next prompt goes on where this one stopped)."""
-    files = files_of(read_json(paths.ledger_file_str(), empty))
+    data = read_json(paths.ledger_file_str(), empty)
+    files = files_of(data)
     lines: list[str] = []
     updates: dict[str, tuple[int, dict[str, Any]]] = {}
     room = CONTEXT_BUDGET
@@ -266,9 +259,11 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
                 lines.append(line)
         if fields:
             updates[path] = (entry["edited_ns"], fields)
-    told_earlier: list[tuple[str, int, str]] = []
-    if any("earlier" in e for e in files.values() if isinstance(e, dict)):
-        told_earlier = _told_earlier(files, session, lines, room, deadline, read)
+    told_earlier: list[tuple[str, int | None, str]] = []
+    if _elsewhere(data, files):
+        from app.core.ledger_shared import told_elsewhere
+
+        told_earlier = told_elsewhere(data, session, lines, room, deadline, read)
     if late:
         log(f"ledger: {late} file(s) left for the next prompt: this one spent its {PROMPT_BUDGET_NS // 10**9} s")
     if lines and deliver is not None:
@@ -278,20 +273,10 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
     return lines
 
 
-def _told_earlier(files: dict[str, Any], session: str, lines: list[str], room: int, deadline: int,
-                  read: bool) -> list[tuple[str, int, str]]:
-    """Add to `lines` what another session changed in files `session` edited before it (see
-    `ledger_shared`), as room allows; the records of the lines added."""
-    from app.core.ledger_line import utf16_len
-    from app.core.ledger_shared import check_pending
-
-    told: list[tuple[str, int, str]] = []
-    for line, record in zip(*check_pending(files, session, deadline, read), strict=True):
-        if utf16_len(line) + 1 <= room:  # no room left: told at the next prompt
-            room -= utf16_len(line) + 1
-            lines.append(line)
-            told.append(record)
-    return told
+def _elsewhere(data: Any, files: dict[str, Any]) -> bool:
+    """Whether the ledger holds records of files a session no longer owns (`ledger_shared`)."""
+    return bool(isinstance(data, dict) and data.get("left")) or any(
+        "earlier" in e for e in files.values() if isinstance(e, dict))
 
 
 def ledger_files() -> list[LedgerFile]:
@@ -371,7 +356,7 @@ def _moved(seen: Look, told: dict[str, Any] | None) -> tuple[bool, dict[str, Any
 
 
 def _apply(updates: dict[str, tuple[int, dict[str, Any]]], session: str = "",
-           told_earlier: list[tuple[str, int, str]] | None = None) -> None:
+           told_earlier: list[tuple[str, int | None, str]] | None = None) -> None:
     """Store what a check learned, only on entries not edited again since it read them."""
 
     def change(data: Any) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The edit ledger's state file, what an entry must hold before the ledger judges it, and
-when the stat an entry holds still stands for the file's content.
+"""The edit ledger's state file, what an entry must hold before the ledger judges it, which
+file an edit wrote (and whether it wrote at all), and when the stat an entry holds still
+stands for the file's content.
 
 `ledger.json` under CLAUDETTO_HOME is `{"version": 1, "files": {path: entry}}`, the oldest
 edit first. An entry holds `agent`, `session`, `hash` (16 hex digits), the stat its hash was
@@ -157,6 +158,47 @@ def _bad_numbers(record: dict[str, Any], ranges: dict[str, tuple[int, int]]) -> 
         if not low <= value <= high:
             return f"{key} {value} is out of range"
     return None
+
+
+# --- what an edit's payload names -----------------------------------------------------------
+
+
+def edited_path(payload: Mapping[str, Any]) -> str | None:
+    """The absolute path an edit tool wrote (`notebook_path` for NotebookEdit), or None. Resolved as Claude resolves it before it
+    writes: `~` is the home, a relative path is taken from the payload's `cwd`, `..` and `.`
+    are folded by name, and a leading `//` is `/` (other tools and the model show it so)."""
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    raw = tool_input.get("notebook_path" if payload.get("tool_name") == "NotebookEdit" else "file_path")
+    if not isinstance(raw, str) or not raw or "\x00" in raw:
+        return None
+    if raw == "~" or raw.startswith("~/"):  # `~user` would cost a password-database lookup
+        home = os.environ.get("HOME", "")
+        if not os.path.isabs(home):
+            return None
+        raw = home + raw[1:]
+    if not os.path.isabs(raw):
+        cwd = payload.get("cwd")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            return None
+        raw = os.path.join(cwd, raw)
+    path = os.path.normpath(raw)
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def failed(response: Any) -> bool:
+    """True when the tool's response says the edit did not happen (an old_string not found,
+    a file changed since it was read). Such an edit must leave no entry: it would take the
+    content on disk, often the very change behind the model's back that made the edit fail,
+    for the model's own, and that change would never be told."""
+    if isinstance(response, str):
+        return response.lstrip().startswith(("<tool_use_error>", "Error:", "Error "))
+    if isinstance(response, dict):
+        error = response.get("error")
+        return (response.get("is_error") is True or response.get("success") is False
+                or (isinstance(error, str) and error.strip() != ""))
+    return False
 
 
 # --- the stat an entry holds --------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""The edit ledger when one file has more than one editor or more than one name.
+"""The edit ledger when one file has more than one editor or more than one name, or leaves
+the ledger before its change was told.
 
-The ledger holds one entry per path, owned by the session that edited it last. Two cases
+The ledger holds one entry per path, owned by the session that edited it last. Three cases
 would otherwise tell the wrong thing:
 
 - **Two sessions edit one file.** When session B edits a file whose entry is session A's,
@@ -13,9 +14,16 @@ would otherwise tell the wrong thing:
   through its real path (or a hard link): two entries name one file, and the first would
   report the model's own second edit as an outside change. An edit drops the session's other
   entries that name the very same file now (same device and inode).
+- **A full ledger.** The oldest entry goes when LEDGER_MAX_FILES is passed, maybe within
+  the very turn in which the user changed its file. An entry whose stat moved (or whose
+  session was told of a change, or that holds `earlier` records) leaves a record in `left`
+  (`[{"path", "session", "agent", "hash"}]`, the content each session last knew): at that
+  session's next prompt the file is read, the change told if there is one, and the record
+  dropped either way. At most LEFT_MAX records wait; the oldest goes first (logged). A new
+  edit of the file by that session drops its record.
 
-Imported by an edit, and by a prompt only when an entry holds an `earlier` record for that
-session: a prompt with nothing of the kind never loads it.
+Imported by an edit, and by a prompt only when an entry holds an `earlier` record or the
+ledger holds `left` records: a prompt with nothing of the kind never loads it.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 EARLIER_MAX = 8
+LEFT_MAX = 64
 
 
 def earlier_of(entry: Any) -> dict[str, Any]:
@@ -86,22 +95,107 @@ def drop_aliases(files: dict[str, Any], path: str, session: str, dev: int, inode
             del files[other]
 
 
-def pending(files: dict[str, Any], session: str) -> list[tuple[str, int, str, str]]:
+def forget(path: str) -> None:
+    """Drop the entry of `path` (an edit left it too large to hash: the entry of its former
+    content would tell the model's own edit as a tool's change)."""
+    from app.core import paths
+    from app.core.ledger_entry import empty, files_of, writable
+    from app.core.state import read_json, update_json
+
+    if path not in files_of(read_json(paths.ledger_file_str(), empty)):
+        return
+
+    def change(data: Any) -> dict[str, Any]:
+        current = writable(data)
+        current["files"].pop(path, None)
+        return current
+
+    update_json(paths.ledger_file_str(), change, empty, durable=False)
+
+
+def leave(data: dict[str, Any], path: str, entry: Any, limit: int, session: str | None = None) -> None:
+    """`entry` leaves the full ledger (`limit` entries): what a session may not have been told
+    yet goes to `left`. With `entry` None: `session` edited `path` again, its record goes."""
+    from app.core.ledger_entry import flaw, unmoved
+    from app.core.log import log
+
+    left = [r for r in data.get("left", ()) if isinstance(r, dict)] if isinstance(data.get("left"), list) else []
+    if entry is None:
+        left = [r for r in left if (r.get("path"), r.get("session")) != (path, session)]
+    else:
+        log(f"ledger: {path} left the ledger (LEDGER_MAX_FILES={limit})")
+        if flaw(path, entry) is None:
+            left += [{"path": path, "session": owner, "agent": agent, "hash": known}
+                     for owner, agent, known in _unsettled(path, entry, unmoved)]
+    while len(left) > LEFT_MAX:
+        gone = left.pop(0)
+        log(f"ledger: the check of {gone.get('path')} that left the ledger is dropped (LEFT_MAX={LEFT_MAX})")
+    if left:
+        data["left"] = left
+    else:
+        data.pop("left", None)
+
+
+def _unsettled(path: str, entry: dict[str, Any], unmoved: Any) -> list[tuple[str, str, str]]:
+    """(session, agent, content it knows) of each session that may have a change to be told
+    of in the file of `entry`: the sessions waiting in `earlier`, and the owner unless the
+    file's stat shows the edited content or it was told of a deletion."""
+    found = [(owner, record["agent"], record["hash"]) for owner, record in earlier_of(entry).items()]
+    told = entry.get("told")
+    if told is None:
+        if not unmoved(path, entry):
+            found.append((entry["session"], entry["agent"], entry["hash"]))
+    elif not told.get("deleted") and is_hash(told.get("hash")):
+        found.append((entry["session"], entry["agent"], told["hash"]))
+    return found
+
+
+def pending(data: Any, session: str) -> list[tuple[str, int | None, str, str]]:
     """(path, edited_ns of the entry, agent, hash known) for each file another session edited
-    after `session` did."""
-    found: list[tuple[str, int, str, str]] = []
-    for path, entry in files.items():
+    after `session` did; then (path, None, agent, hash known) for each file that left the
+    ledger with a change `session` may not know of."""
+    files = data.get("files") if isinstance(data, dict) else None
+    found: list[tuple[str, int | None, str, str]] = []
+    for path, entry in files.items() if isinstance(files, dict) else ():
         if isinstance(entry, dict) and "earlier" in entry and isinstance(path, str) and path.startswith("/"):
             record = earlier_of(entry).get(session)
             if record is not None and type(entry.get("edited_ns")) is int:
                 found.append((path, entry["edited_ns"], record["agent"], record["hash"]))
+    left = data.get("left") if isinstance(data, dict) else None
+    for record in left if isinstance(left, list) else ():
+        if isinstance(record, dict) and record.get("session") == session and _good_left(record):
+            found.append((record["path"], None, record["agent"], record["hash"]))
     return found
 
 
-def check_pending(files: dict[str, Any], session: str, deadline: int | None = None,
-                  read: bool = False) -> tuple[list[str], list[tuple[str, int, str]]]:
-    """The lines for `session` about files another session changed after its edit, and the
-    records to drop once they are told: (path, edited_ns, hash known).
+def _good_left(record: dict[str, Any]) -> bool:
+    path, agent = record.get("path"), record.get("agent")
+    return (isinstance(path, str) and path.startswith("/") and "\x00" not in path
+            and isinstance(agent, str) and agent != "" and is_hash(record.get("hash")))
+
+
+def told_elsewhere(data: Any, session: str, lines: list[str], room: int, deadline: int,
+                   read: bool) -> list[tuple[str, int | None, str]]:
+    """Add to `lines` what `session` must hear of files it no longer owns (another session
+    edited them after it, or they left the ledger), as room allows; the records to drop."""
+    from app.core.ledger_line import utf16_len
+
+    told: list[tuple[str, int | None, str]] = []
+    for line, record in check_pending(data, session, deadline, read):
+        if line is None:
+            told.append(record)  # left the ledger unchanged: nothing to tell, the record goes
+        elif utf16_len(line) + 1 <= room:  # no room left: told at the next prompt
+            room -= utf16_len(line) + 1
+            lines.append(line)
+            told.append(record)
+    return told
+
+
+def check_pending(data: Any, session: str, deadline: int | None = None,
+                  read: bool = False) -> list[tuple[str | None, tuple[str, int | None, str]]]:
+    """(the line, or None when there is nothing to tell and the record may go; the record to
+    drop once told: (path, edited_ns or None for `left`, hash known)) for `session`'s files
+    that another session changed after its edit or that left the ledger.
 
     Each record costs a read: once a file has been read (`read`: the prompt read one
     before) and `time.monotonic_ns()` is past `deadline`, the rest wait for the next prompt."""
@@ -111,9 +205,8 @@ def check_pending(files: dict[str, Any], session: str, deadline: int | None = No
     from app.core.ledger_look import read_and_hash
     from app.core.log import log
 
-    lines: list[str] = []
-    told: list[tuple[str, int, str]] = []
-    for path, edited_ns, agent, known in pending(files, session):
+    found: list[tuple[str | None, tuple[str, int | None, str]]] = []
+    for path, edited_ns, agent, known in pending(data, session):
         if read and deadline is not None and time.monotonic_ns() > deadline:
             log("ledger: files another session changed are left for the next prompt (time spent)")
             break
@@ -123,16 +216,20 @@ def check_pending(files: dict[str, Any], session: str, deadline: int | None = No
             log(f"ledger: cannot read {path}; not judged this time")
             continue
         if seen.kind == "file" and seen.hash == known:
+            if edited_ns is None:
+                found.append((None, (path, None, known)))
             continue  # the other session left the content as this one knew it
-        lines.append(change_line(path, agent))
-        told.append((path, edited_ns, known))
-    return lines, told
+        found.append((change_line(path, agent), (path, edited_ns, known)))
+    return found
 
 
-def drop_told(data: dict[str, Any], session: str, told: list[tuple[str, int, str]]) -> None:
-    """Forget the `earlier` records just told, on entries not edited again since."""
+def drop_told(data: dict[str, Any], session: str, told: list[tuple[str, int | None, str]]) -> None:
+    """Forget the `earlier` and `left` records just told, on entries not edited again since."""
     files = data["files"]
     for path, edited_ns, known in told:
+        if edited_ns is None:
+            _drop_left(data, path, session, known)
+            continue
         entry = files.get(path)
         if not isinstance(entry, dict) or entry.get("edited_ns") != edited_ns:
             continue
@@ -142,3 +239,13 @@ def drop_told(data: dict[str, Any], session: str, told: list[tuple[str, int, str
             del earlier[session]
             if not earlier:
                 del entry["earlier"]
+
+
+def _drop_left(data: dict[str, Any], path: str, session: str, known: str) -> None:
+    left = data.get("left")
+    if not isinstance(left, list):
+        return
+    data["left"] = [r for r in left if not (isinstance(r, dict) and (r.get("path"), r.get("session"),
+                                                                      r.get("hash")) == (path, session, known))]
+    if not data["left"]:
+        del data["left"]
