@@ -85,6 +85,16 @@ def ancestors(pid: int) -> list[int]:
     return found
 
 
+def callers(pid: int) -> list[int]:
+    """The ancestors of `pid` (this process) below the Claude it runs for, all of them when
+    none: the shells and launchers that asked it to act (`uv run claudetto release PATH`)
+    name what they asked for. Claude's own command line names folders it works in as it
+    goes, holding nothing open (`claude --add-dir <folder>`), as do the programs above it."""
+    found = ancestors(pid)
+    claude = claude_process(found[0]) if found else None
+    return found[:found.index(claude[0])] if claude is not None and claude[0] in found else found
+
+
 def uids_of(pid: int, known: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
     """The real, effective, saved and file-system uids of `pid` (its `status`, readable by
     every user, also for a process that hides the rest), () when gone; kept in `known`."""

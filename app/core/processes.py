@@ -28,8 +28,8 @@ import os
 from app.core.claude_process import (
     KCMP_FILES,
     KCMP_FS,
-    ancestors,
     another_users_started_here,
+    callers,
     proc_family,
     read_environ,
     running_pids,
@@ -125,7 +125,7 @@ class _Scan:
         self.mine = _cmdline(self.me)
         # The command lines of this process's callers name what they asked it to act on
         # (`uv run claudetto release PATH`): that is no use of the path.
-        self.callers = set(ancestors(self.me))
+        self.callers = set(callers(self.me))
         self.here = _Namespaces()
         self.found: set[str] = set()
         self.real: dict[bytes, str] = {}  # most processes share one TMPDIR: it is resolved once

@@ -281,3 +281,23 @@ def test_a_session_file_rewritten_while_a_sweep_reads_it_never_drops_the_session
     finally:
         stop.set()
         writer.join()
+
+
+def test_a_folder_on_the_command_line_of_the_claude_a_sweep_runs_under_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    # `claude --add-dir <folder>` reads and writes there as it goes, holding nothing open;
+    # its hooks (the SessionEnd sweep) and `claudetto gc` from its Bash tool run below it.
+    # The shells between (`uv run claudetto release PATH`) still name only what they ask for.
+    folder = folder_in(sandbox, "added")
+    asked = folder_in(sandbox, "asked")
+    script = ("import sys; from app.core import processes; used = processes.paths_in_use(); "
+              "print(processes.first_inside(sys.argv[1], used), processes.first_inside(sys.argv[2], used))")
+    inner = 'sh -c \'"$0" -c "$1" "$2" "$3"; true\' "$PY" "$SCRIPT" "$F" "$A"; true'
+    env = {**os.environ, "PY": sys.executable, "SCRIPT": script, "F": str(folder), "A": str(asked)}
+    claude = subprocess.Popen(["bash", "-c", f"read go; {inner}", "claude", "--add-dir", str(folder)],
+                              cwd=Path(__file__).resolve().parents[2], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    started.append(claude)
+    session_file(sandbox, claude.pid, procStart=start_of(claude.pid))
+    out, _ = claude.communicate(b"go\n", timeout=60)
+    assert out.decode().split() == [os.path.realpath(folder), "None"]
