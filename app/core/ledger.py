@@ -185,7 +185,7 @@ def record_file(path: str, agent: str, session: str) -> bool:
     def change(data: Any) -> dict[str, Any]:
         current = writable(data)
         files = current["files"]
-        from app.core.ledger_shared import drop_aliases, handed_over, leave
+        from app.core.ledger_shared import drop_aliases, handed_over, leave, settled
 
         earlier = handed_over(files.pop(path, None), session, entry["hash"])
         files[path] = {**entry, "earlier": earlier} if earlier else entry
@@ -194,7 +194,7 @@ def record_file(path: str, agent: str, session: str) -> bool:
             oldest = next(iter(files))
             leave(current, oldest, files.pop(oldest), limit)
         if "left" in current:
-            leave(current, path, None, limit, session)  # its new edit is what the model knows
+            settled(current, path, session, entry["dev"], entry["inode"])
         return current
 
     update_json(paths.ledger_file_str(), change, empty, durable=False)

@@ -113,23 +113,37 @@ def forget(path: str) -> None:
     update_json(paths.ledger_file_str(), change, empty, durable=False)
 
 
-def leave(data: dict[str, Any], path: str, entry: Any, limit: int, session: str | None = None) -> None:
+def leave(data: dict[str, Any], path: str, entry: Any, limit: int) -> None:
     """`entry` leaves the full ledger (`limit` entries): what a session may not have been told
-    yet goes to `left`. With `entry` None: `session` edited `path` again, its record goes."""
+    yet goes to `left`, with the file's device and inode at the edit (see `settled`)."""
     from app.core.ledger_entry import flaw, unmoved
     from app.core.log import log
 
-    left = [r for r in data.get("left", ()) if isinstance(r, dict)] if isinstance(data.get("left"), list) else []
-    if entry is None:
-        left = [r for r in left if (r.get("path"), r.get("session")) != (path, session)]
-    else:
-        log(f"ledger: {path} left the ledger (LEDGER_MAX_FILES={limit})")
-        if flaw(path, entry) is None:
-            left += [{"path": path, "session": owner, "agent": agent, "hash": known}
-                     for owner, agent, known in _unsettled(path, entry, unmoved)]
+    log(f"ledger: {path} left the ledger (LEDGER_MAX_FILES={limit})")
+    if flaw(path, entry) is not None:
+        return
+    left = _left_of(data) + [{"path": path, "session": owner, "agent": agent, "hash": known,
+                              "dev": entry["dev"], "inode": entry["inode"]}
+                             for owner, agent, known in _unsettled(path, entry, unmoved)]
     while len(left) > LEFT_MAX:
         gone = left.pop(0)
         log(f"ledger: the check of {gone.get('path')} that left the ledger is dropped (LEFT_MAX={LEFT_MAX})")
+    _store_left(data, left)
+
+
+def settled(data: dict[str, Any], path: str, session: str, dev: int, inode: int) -> None:
+    """`session` edited `path` (device `dev`, inode `inode`) again: its `left` records of that
+    file go, under this name or another (a symlinked folder): the new edit is what it knows."""
+    _store_left(data, [r for r in _left_of(data) if r.get("session") != session
+                       or (r.get("path") != path and (r.get("dev"), r.get("inode")) != (dev, inode))])
+
+
+def _left_of(data: dict[str, Any]) -> list[dict[str, Any]]:
+    left = data.get("left")
+    return [r for r in left if isinstance(r, dict)] if isinstance(left, list) else []
+
+
+def _store_left(data: dict[str, Any], left: list[dict[str, Any]]) -> None:
     if left:
         data["left"] = left
     else:
@@ -242,10 +256,5 @@ def drop_told(data: dict[str, Any], session: str, told: list[tuple[str, int | No
 
 
 def _drop_left(data: dict[str, Any], path: str, session: str, known: str) -> None:
-    left = data.get("left")
-    if not isinstance(left, list):
-        return
-    data["left"] = [r for r in left if not (isinstance(r, dict) and (r.get("path"), r.get("session"),
-                                                                      r.get("hash")) == (path, session, known))]
-    if not data["left"]:
-        del data["left"]
+    _store_left(data, [r for r in _left_of(data)
+                       if (r.get("path"), r.get("session"), r.get("hash")) != (path, session, known)])

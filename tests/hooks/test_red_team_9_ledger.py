@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +220,24 @@ def test_an_entry_pushed_out_and_changed_back_says_nothing(tmp_path: Path,
     assert prompt(tmp_path) == ""
 
 
+def test_a_file_pushed_out_then_edited_again_through_another_name_is_no_outside_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pushed out of the ledger within the turn it was edited (its stat still too fresh to
+    trust), then edited again through a symlinked folder: the model's own edit, not news."""
+    monkeypatch.setenv("CLAUDETTO_LEDGER_MAX_FILES", "1")
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    a, b = real / "a.py", tmp_path / "b.py"
+    a.write_text("a\n")
+    edit(a)
+    b.write_text("b\n")
+    edit(b)  # a leaves the ledger
+    a.write_text("a, the model's second edit\n")
+    edit(tmp_path / "link" / "a.py")
+    assert prompt(tmp_path) == ""
+
+
 # --- what held (checked, kept as tests) -------------------------------------------------------
 
 
@@ -322,3 +341,61 @@ def test_two_hundred_changed_files_fill_the_budget_and_the_rest_come_next(tmp_pa
         assert len(text) <= 9_000
         told += text.splitlines()
     assert told == [line(f) for f in files]
+
+
+def test_a_clear_starts_a_session_told_nothing_of_the_cleared_ones_files(tmp_path: Path) -> None:
+    """`/clear` gives the conversation a new session id and a model that remembers no edit: a
+    change to a file the cleared conversation edited is no news to it (and no noise)."""
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    edit(f)
+    f.write_text("x = 2\n")
+    start = {"hook_event_name": "SessionStart", "session_id": OTHER, "cwd": str(tmp_path),
+             "transcript_path": "/t.jsonl", "source": "clear"}
+    assert run_hook(start, cwd=tmp_path).returncode == 0
+    assert prompt(tmp_path, session=OTHER) == ""
+
+
+def test_a_path_of_four_kilobytes_is_told_whole(tmp_path: Path) -> None:
+    deep = tmp_path
+    while len(str(deep)) < 3_900:
+        deep = deep / ("d" * 200)
+    deep.mkdir(parents=True)
+    f = deep / "a.py"
+    f.write_text("x = 1\n")
+    edit(f)
+    f.write_text("x = 2\n")
+    assert prompt(tmp_path) == line(f)
+    assert prompt(tmp_path) == ""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 and not Path("/proc/self/ns/user").exists(), reason="no user namespace")
+def test_one_file_reached_through_a_bind_mount_is_one_file(tmp_path: Path) -> None:
+    """The model edits a file through its folder and then through a bind mount of that folder
+    (same device, same inode): its own second edit is no outside change, and the user's
+    change through the first name is told once, under the name of the newest edit."""
+    real, bound = tmp_path / "real", tmp_path / "bound"
+    real.mkdir()
+    bound.mkdir()
+    (real / "a.py").write_text("x = 1\n")
+    steps = []
+    for n, (path, event) in enumerate([(real, "PostToolUse"), (bound, "PostToolUse"), (None, "UserPromptSubmit"),
+                                       (None, "UserPromptSubmit"), (None, "UserPromptSubmit")]):
+        payload: dict[str, Any] = {"hook_event_name": event, "session_id": SID, "cwd": str(tmp_path),
+                                   "transcript_path": "/t.jsonl", "prompt": "go on"}
+        if path is not None:
+            payload.update(tool_name="Edit", tool_input={"file_path": str(path / "a.py")},
+                           tool_response={"filePath": str(path / "a.py")})
+        (tmp_path / f"in{n}.json").write_text(json.dumps(payload))
+        steps.append(f"{sys.executable} -P -m hooks < {tmp_path}/in{n}.json > {tmp_path}/out{n}")
+    script = " && ".join([f"mount --bind {real} {bound}", steps[0], "echo 'x = 2' > bound/a.py", steps[1],
+                          steps[2], "echo 'x = 3' > real/a.py", steps[3], steps[4]])
+    run = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         check=False, env=dict(os.environ))
+    if run.returncode != 0 and "mount" in run.stderr:
+        pytest.skip(f"no bind mount here: {run.stderr.strip()}")
+    assert run.returncode == 0, run.stderr
+    said = [(tmp_path / f"out{n}").read_text() for n in (2, 3, 4)]
+    assert said[0] == ""
+    assert json.loads(said[1])["hookSpecificOutput"]["additionalContext"] == line(bound / "a.py")
+    assert said[2] == ""
