@@ -165,10 +165,10 @@ def record_file(path: str, agent: str, session: str) -> bool:
     if seen.kind != "file" or seen.hash is None or seen.sig is None:
         why = {"deleted": "missing or not a regular file", "unreadable": "unreadable"}.get(seen.kind, "too large to hash")
         log(f"ledger: {path} is {why}, no entry")
-        if seen.kind == "file":  # the entry of its smaller content would tell this edit as a tool's
+        if seen.kind == "file" and seen.sig is not None:  # too large: its old entry would tell this edit
             from app.core.ledger_shared import forget
 
-            forget(path)
+            forget(path, session, seen.sig)
         return False
     entry: dict[str, Any] = {
         "agent": agent,
@@ -192,7 +192,7 @@ def record_file(path: str, agent: str, session: str) -> bool:
         drop_aliases(files, path, session, entry["dev"], entry["inode"])
         while len(files) > limit:
             oldest = next(iter(files))
-            leave(current, oldest, files.pop(oldest), limit)
+            leave(current, oldest, files.pop(oldest), f"was full (LEDGER_MAX_FILES={limit})")
         if "left" in current:
             settled(current, path, session, entry["dev"], entry["inode"])
         return current

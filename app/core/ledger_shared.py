@@ -95,9 +95,10 @@ def drop_aliases(files: dict[str, Any], path: str, session: str, dev: int, inode
             del files[other]
 
 
-def forget(path: str) -> None:
-    """Drop the entry of `path` (an edit left it too large to hash: the entry of its former
-    content would tell the model's own edit as a tool's change)."""
+def forget(path: str, session: str, sig: dict[str, int]) -> None:
+    """`session` made `path` too large to hash (`sig`: its stat now): its entry goes, as the
+    entry of the former content would tell the model's own edit as a tool's change. Another
+    session that edited the file is still told, through `left`, as if it left a full ledger."""
     from app.core import paths
     from app.core.ledger_entry import empty, files_of, writable
     from app.core.state import read_json, update_json
@@ -107,19 +108,21 @@ def forget(path: str) -> None:
 
     def change(data: Any) -> dict[str, Any]:
         current = writable(data)
-        current["files"].pop(path, None)
+        if path in current["files"]:
+            leave(current, path, current["files"].pop(path), why="is too large to hash")
+            settled(current, path, session, sig["dev"], sig["inode"])
         return current
 
     update_json(paths.ledger_file_str(), change, empty, durable=False)
 
 
-def leave(data: dict[str, Any], path: str, entry: Any, limit: int) -> None:
-    """`entry` leaves the full ledger (`limit` entries): what a session may not have been told
+def leave(data: dict[str, Any], path: str, entry: Any, why: str) -> None:
+    """`entry` leaves the ledger (`why`: it was full): what a session may not have been told
     yet goes to `left`, with the file's device and inode at the edit (see `settled`)."""
     from app.core.ledger_entry import flaw, unmoved
     from app.core.log import log
 
-    log(f"ledger: {path} left the ledger (LEDGER_MAX_FILES={limit})")
+    log(f"ledger: {path} left the ledger: it {why}")
     if flaw(path, entry) is not None:
         return
     left = _left_of(data) + [{"path": path, "session": owner, "agent": agent, "hash": known,

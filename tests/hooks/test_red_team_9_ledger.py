@@ -155,6 +155,20 @@ def test_an_edit_that_makes_the_file_too_large_to_hash_is_no_outside_change(tmp_
     assert "too large to hash" in log_text()
 
 
+def test_another_sessions_edit_too_large_to_hash_is_told_to_the_first(tmp_path: Path) -> None:
+    """Session B's Write makes the file session A edited too large to hash: B's entry cannot
+    be, yet A must still hear that its file changed (and B, whose edit it is, must not)."""
+    f = tmp_path / "big.csv"
+    f.write_text("a,b\n")
+    edit(f)
+    with open(f, "r+b") as fh:
+        fh.truncate(300 * 1024 * 1024)
+    post(str(f), tool="Write", cwd=tmp_path, session_id=OTHER)
+    assert prompt(tmp_path, session=OTHER) == ""
+    assert prompt(tmp_path) == line(f)
+    assert prompt(tmp_path) == ""
+
+
 # --- a full ledger ----------------------------------------------------------------------------
 
 
