@@ -149,3 +149,12 @@ def mounts_crossed(root: str, path: str, known: frozenset[str] | None = None) ->
 
 #: A mount table's path field as a path (`/proc/<pid>/mountinfo` of any process).
 unescape = _unescape
+
+
+def sources_here(theirs: list[tuple[str, str, str]], ours: list[tuple[str, str, str]]) -> set[str]:
+    """The folders here that the mounts of another mount namespace show (`docker run -v
+    <folder>:/data`): each mount of `theirs` (mount point, device, root on its file system)
+    named through every mount of that device in `ours` that holds its root. A server there
+    reading /data as requests come holds nothing of it open; deleting the folder empties it."""
+    return {os.path.normpath(os.path.join(point, os.path.relpath(root, top)))
+            for _, device, root in theirs for point, dev, top in ours if dev == device and inside(root, top)}

@@ -37,7 +37,7 @@ from app.core.claude_process import (
     signalable,
 )
 from app.core.log import log
-from app.core.mounts import unescape
+from app.core.mounts import sources_here, unescape
 from app.core.socket_files import path_being_opened
 
 _PROC = "/proc"
@@ -60,6 +60,7 @@ class PathsInUse(tuple[str, ...]):
 
     unplaced_sockets: frozenset[tuple[int, int]] = frozenset()
     hidden: int | None = None  # a process tied to this user whose folders cannot be read
+    mounted: frozenset[str] = frozenset()  # the folders here other mount namespaces show
 
     def socket_inside(self, folder: str) -> str | None:
         """`socket_files.socket_inside`, walked once per folder for this reading (a listing
@@ -109,6 +110,7 @@ def paths_in_use() -> tuple[str, ...]:
     used = PathsInUse(sorted(found))
     used.unplaced_sockets = unplaced
     used.hidden = scan.hidden
+    used.mounted = frozenset(scan.here.mounted - {"/"})
     return used
 
 
@@ -165,20 +167,23 @@ class _Namespaces:
     $PWD:/app`, rootless podman, `unshare -m`) the folder it works in reads `/app`. Each
     such path is named here through both mount tables: the mount it lies on there gives
     its device and its path on that file system, and every mount of that device here
-    holding that path gives a name here. A path with no name here is kept as it reads."""
+    holding that path gives a name here. A path with no name here is kept as it reads.
+    The folders its mounts show (`mounted`, named here) are in use too."""
 
     def __init__(self) -> None:
         self.own = _namespace("self")
         self.tables: dict[str, list[tuple[str, str, str]]] = {}
+        self.mounted: set[str] = set()
 
     def translated(self, pid: int, held: set[str]) -> set[str]:
         theirs = _namespace(str(pid))
-        if theirs is None or theirs == self.own or not held:
+        if theirs is None or theirs == self.own:
             return held
-        if theirs not in self.tables:
-            self.tables[theirs] = _mounts(f"{_PROC}/{pid}/mountinfo")
         if "self" not in self.tables:
             self.tables["self"] = _mounts(f"{_PROC}/self/mountinfo")
+        if theirs not in self.tables:
+            self.tables[theirs] = _mounts(f"{_PROC}/{pid}/mountinfo")
+            self.mounted |= sources_here(self.tables[theirs], self.tables["self"])
         named: set[str] = set()
         for path in held:
             named.update(_name_here(path, self.tables[theirs], self.tables["self"]) or (path,))
@@ -369,17 +374,22 @@ def _cmdline(pid: int) -> bytes | None:
 
 def first_inside(folder: str, used: tuple[str, ...]) -> str | None:
     """The first path of `used` at `folder` or below it (a path above it, such as a
-    `TMPDIR` of `/tmp`, keeps nothing), else a socket file in it that a server is bound to
-    under a name that no longer leads there, else None."""
+    `TMPDIR` of `/tmp`, keeps nothing), else a folder in it a mount of another namespace
+    shows, else a socket file in it that a server is bound to under a name that no longer
+    leads there, else None."""
     from app.core.paths import inside
 
-    names = used.names_of(folder) if isinstance(used, PathsInUse) else [folder]
+    if not isinstance(used, PathsInUse):
+        return next((p for p in used if inside(p, folder)), None)
+    names = used.names_of(folder)
     if len(names) == 1:
         found = next((p for p in used if inside(p, folder)), None)
     else:
         found = next((p for p in used if any(inside(p, name) for name in names)), None)
-    if found is None and isinstance(used, PathsInUse) and used.hidden is not None:
+    if found is None:
+        found = next((p for p in sorted(used.mounted) if any(inside(p, name) for name in names)), None)
+    if found is None and used.hidden is not None:
         found = folder  # unsure: a process tied to this user may work in any folder
-    if found is None and isinstance(used, PathsInUse) and used.unplaced_sockets:
+    if found is None and used.unplaced_sockets:
         found = used.socket_inside(folder)
     return found

@@ -301,3 +301,29 @@ def test_a_folder_on_the_command_line_of_the_claude_a_sweep_runs_under_keeps_it(
     session_file(sandbox, claude.pid, procStart=start_of(claude.pid))
     out, _ = claude.communicate(b"go\n", timeout=60)
     assert out.decode().split() == [os.path.realpath(folder), "None"]
+
+
+def test_a_folder_mounted_into_another_mount_namespace_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    # `docker run -v <folder>:/data nginx`: the server reads /data as requests come, holding
+    # nothing of it open, its working folder elsewhere; only the container's mount table
+    # shows the folder. Deleted, /data is an empty deleted folder under it.
+    if subprocess.run(["unshare", "-m", "true"], check=False).returncode:
+        pytest.skip("no mount namespaces here")
+    folder = folder_in(sandbox, "volume")
+    (folder / "index.html").write_text("hi")
+    target = sandbox.root / "data"
+    target.mkdir()
+    proc = subprocess.Popen(["unshare", "-m", "sh", "-c", 'mount --bind "$0" "$1" && echo ready && cd / && exec sleep 60',
+                             str(folder), str(target)], stdout=subprocess.PIPE)
+    started.append(proc)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    assert not os.path.ismount(target)  # not here: only in its namespace
+    assert until_found(folder) == os.path.realpath(folder)
+    assert inside_now(sandbox.root / "data") is None  # its name there names nothing here
+    moved = sandbox.root / "moved"
+    folder.rename(moved)  # a removal's first step: the kernel follows the mount's source
+    assert inside_now(moved) == os.path.realpath(moved)
+    proc.kill()
+    proc.wait()
+    assert inside_now(moved) is None
