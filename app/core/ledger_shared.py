@@ -15,8 +15,8 @@ would otherwise tell the wrong thing:
   report the model's own second edit as an outside change. An edit drops the session's other
   entries that name the very same file now (same device and inode).
 - **A full ledger.** The oldest entry goes when LEDGER_MAX_FILES is passed, maybe within
-  the very turn in which the user changed its file. An entry whose stat moved (or whose
-  session was told of a change, or that holds `earlier` records) leaves a record in `left`
+  the very turn in which the user changed its file. An entry whose file holds other content
+  than a session knows (read unless its stat proves it unchanged) leaves a record in `left`
   (`[{"path", "session", "agent", "hash"}]`, the content each session last knew): at that
   session's next prompt the file is read, the change told if there is one, and the record
   dropped either way. At most LEFT_MAX records wait; the oldest goes first (logged). A new
@@ -154,9 +154,11 @@ def _store_left(data: dict[str, Any], left: list[dict[str, Any]]) -> None:
 
 
 def _unsettled(path: str, entry: dict[str, Any], unmoved: Any) -> list[tuple[str, str, str]]:
-    """(session, agent, content it knows) of each session that may have a change to be told
-    of in the file of `entry`: the sessions waiting in `earlier`, and the owner unless the
-    file's stat shows the edited content or it was told of a deletion."""
+    """(session, agent, content it knows) of each session that has a change to be told of in
+    the file of `entry`: the sessions waiting in `earlier`, and the owner unless its stat
+    shows the edited content or it was told of a deletion. The file is read when one may: an
+    entry edited in this very turn has a stat too fresh to trust, and a record for each of a
+    long turn's files would push the real changes out of `left`."""
     found = [(owner, record["agent"], record["hash"]) for owner, record in earlier_of(entry).items()]
     told = entry.get("told")
     if told is None:
@@ -164,6 +166,12 @@ def _unsettled(path: str, entry: dict[str, Any], unmoved: Any) -> list[tuple[str
             found.append((entry["session"], entry["agent"], entry["hash"]))
     elif not told.get("deleted") and is_hash(told.get("hash")):
         found.append((entry["session"], entry["agent"], told["hash"]))
+    if found:
+        from app.core.ledger_look import read_and_hash
+
+        seen = read_and_hash(path)
+        if seen.kind == "file" and seen.hash is not None:
+            found = [record for record in found if record[2] != seen.hash]
     return found
 
 

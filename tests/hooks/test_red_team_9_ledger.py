@@ -252,6 +252,44 @@ def test_a_file_pushed_out_then_edited_again_through_another_name_is_no_outside_
     assert prompt(tmp_path) == ""
 
 
+def test_a_long_turn_past_a_full_ledger_keeps_the_one_real_change(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn edits far more files than the ledger holds: only a file that really changed
+    waits to be told, so the files the model merely edited cannot push it out."""
+    monkeypatch.setenv("CLAUDETTO_LEDGER_MAX_FILES", "1")
+    a = tmp_path / "a.py"
+    a.write_text("a\n")
+    edit(a)
+    a.write_text("a, the user's\n")
+    for i in range(80):  # the turn's edits, as the hook records them (80 hook runs add nothing)
+        f = tmp_path / f"f{i}.py"
+        f.write_text(f"{i}\n")
+        assert ledger.record_file(str(f), "main", SID)
+    assert [r["path"] for r in json.loads(Path(os.environ["CLAUDETTO_HOME"], "ledger.json").read_text())["left"]] \
+        == [str(a)]
+    assert prompt(tmp_path) == line(a)
+    assert prompt(tmp_path) == ""
+
+
+def test_a_hostile_left_list_is_skipped_and_the_ledger_goes_on(tmp_path: Path) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    edit(f)
+    state = Path(os.environ["CLAUDETTO_HOME"], "ledger.json")
+    for left in ("x", [1, None, {"path": 3, "session": SID}, {"path": "rel", "session": SID, "agent": "main",
+                                                              "hash": "0" * 16},
+                       {"path": str(f), "session": SID, "agent": "", "hash": "0" * 16},
+                       {"path": str(f), "session": SID, "agent": "main", "hash": "nothex"}]):
+        data = json.loads(state.read_text())
+        data["left"] = left
+        state.write_text(json.dumps(data))
+        assert prompt(tmp_path) == ""
+    f.write_text("x = 2\n")
+    assert prompt(tmp_path) == line(f)
+    edit(f)
+    assert prompt(tmp_path) == ""
+
+
 # --- what held (checked, kept as tests) -------------------------------------------------------
 
 
