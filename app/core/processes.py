@@ -38,7 +38,7 @@ from app.core.claude_process import (
 )
 from app.core.log import log
 from app.core.mounts import sources_here, unescape
-from app.core.socket_files import path_being_opened
+from app.core.socket_files import other_network_sockets, path_being_opened
 
 _PROC = "/proc"
 #: The variables that name a process's temp folder (`mktemp`, Python's `tempfile`, ...).
@@ -133,6 +133,7 @@ class _Scan:
         self.real: dict[bytes, str] = {}  # most processes share one TMPDIR: it is resolved once
         self.owners: dict[int, tuple[int, ...]] = {}
         self.hidden: int | None = None
+        self.nets: set[str] = set()  # the network namespaces whose sockets are read
 
     def unsure(self, pid: int, why: str) -> None:
         if self.hidden is None:
@@ -155,9 +156,7 @@ class _Scan:
         _add_environment(held, f"{base}/environ", self.real)
         if pid not in self.callers:
             _add_arguments(held, _cmdline(pid), f"{base}/cwd")
-        opening = path_being_opened(base)
-        if opening:
-            held.add(opening)
+        held.update(filter(None, [path_being_opened(base)]), other_network_sockets(base, self.nets))
         self.found.update(self.here.translated(pid, held))
 
 

@@ -62,12 +62,13 @@ def bound_socket_files() -> tuple[list[str], frozenset[Identity]]:
     return placed, frozenset(unplaced)
 
 
-def add_sockets_by_name(found: set[str]) -> None:
+def add_sockets_by_name(found: set[str], table: str = "/proc/net/unix") -> None:
     """The files of the unix sockets some process has bound and still holds open (a dev
     server's `$TMPDIR/tmp.X/dev.sock`): its open files read `socket:[...]`, so only the
-    kernel's list of sockets names the path. Removing it cuts every new client off."""
+    kernel's list of sockets (of this network namespace, or `table`'s) names the path.
+    Removing it cuts every new client off."""
     try:
-        with open("/proc/net/unix", "rb") as fh:
+        with open(table, "rb") as fh:
             data = fh.read()
     except OSError:
         return
@@ -80,6 +81,27 @@ def add_sockets_by_name(found: set[str]) -> None:
             if folder not in real:
                 real[folder] = os.path.realpath(folder)
             found.add(os.path.join(real[folder], os.path.basename(bound)))
+
+
+def other_network_sockets(base: str, seen: set[str]) -> set[str]:
+    """The socket files bound in the network namespace of the process at `base`
+    (`/proc/<pid>`) by name, when that namespace is not this one's and not in `seen`: a
+    sandbox without network (`unshare -n`, `bwrap --unshare-net`) lists its sockets apart."""
+    if not seen:
+        seen.add(_network("/proc/self"))
+    net = _network(base)
+    found: set[str] = set()
+    if net and net not in seen:
+        seen.add(net)
+        add_sockets_by_name(found, f"{base}/net/unix")
+    return found
+
+
+def _network(base: str) -> str:
+    try:
+        return os.readlink(f"{base}/ns/net")
+    except OSError:
+        return ""  # gone, or another user's
 
 
 def socket_inside(folder: str, unplaced: frozenset[Identity]) -> str | None:

@@ -327,3 +327,23 @@ def test_a_folder_mounted_into_another_mount_namespace_keeps_it(
     proc.kill()
     proc.wait()
     assert inside_now(moved) is None
+
+
+def test_a_server_in_another_network_namespace_keeps_the_folder_of_its_socket(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    # A sandbox without network (`unshare -n`, bwrap --unshare-net) binds its socket in a
+    # list of sockets of its own; the server then works elsewhere, holding `socket:[n]` only.
+    if subprocess.run(["unshare", "-n", "true"], check=False).returncode:
+        pytest.skip("no network namespaces here")
+    folder = sandbox.user_tmp / "tmp.s"  # a socket's name is at most 108 bytes
+    folder.mkdir()
+    code = ("import os, socket, sys, time\ns = socket.socket(socket.AF_UNIX)\ns.bind(os.environ.pop('SOCK'))\ns.listen()\n"
+            "os.chdir('/')\nprint('ready', flush=True)\ntime.sleep(60)")
+    proc = subprocess.Popen(["unshare", "-n", sys.executable, "-c", code], stdout=subprocess.PIPE, cwd="/",
+                            env={**os.environ, "SOCK": str(folder / "dev.sock")})
+    started.append(proc)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    assert until_found(folder) == os.path.realpath(folder / "dev.sock")
+    proc.kill()
+    proc.wait()
+    assert inside_now(folder) is None
