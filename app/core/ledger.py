@@ -14,7 +14,8 @@ was told and stays quiet until the content moves again. A subagent's prompt (it 
 This module is what the hooks, the CLI and the screen call. The rest lives beside it: the
 state file, the checks an entry must pass and when its stat stands for the content
 (`ledger_entry`), the read and the hash of a file whose stat moved (`ledger_look`), the line
-the model reads (`ledger_line`).
+the model reads (`ledger_line`), and what a session must still hear of a file it no longer
+owns: another session edited it after it, or it left a full ledger (`ledger_shared`).
 
 State: `ledger.json` under CLAUDETTO_HOME, written only through `state.update_json`.
 

@@ -3,7 +3,7 @@ file an edit wrote (and whether it wrote at all), and when the stat an entry hol
 stands for the file's content.
 
 `ledger.json` under CLAUDETTO_HOME is `{"version": 1, "files": {path: entry}}`, the oldest
-edit first. An entry holds `agent`, `session`, `hash` (16 hex digits), the stat its hash was
+edit first (and `left` while a file that left the ledger waits to be told: `ledger_shared`). An entry holds `agent`, `session`, `hash` (16 hex digits), the stat its hash was
 taken with (`size`, `mtime_ns`, `ctime_ns`, `inode`, `dev`, and `seen_ns`, when it was taken),
 `edited_ns`, and `told`: null, or what the model was told (`{"deleted": true, ...}`, or
 `{"deleted": false, "hash": ..., <the stat it saw>}`).
