@@ -158,3 +158,16 @@ def sources_here(theirs: list[tuple[str, str, str]], ours: list[tuple[str, str, 
     reading /data as requests come holds nothing of it open; deleting the folder empties it."""
     return {os.path.normpath(os.path.join(point, os.path.relpath(root, top)))
             for _, device, root in theirs for point, dev, top in ours if dev == device and inside(root, top)}
+
+
+def overlay_layers_in(mountinfo: str) -> set[str]:
+    """The layer folders of the overlays in another mount namespace's table (`/proc/<pid>/
+    mountinfo`: a sandbox's `bwrap --overlay`, rootless podman), as their options name them:
+    such an overlay has a device of its own, no mount here shows it."""
+    try:
+        with open(mountinfo, "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return set()
+    return {layer for line in lines if b" - overlay " in line
+            for layer in _overlay_layers(line.split(b" - ", 1)[1].split(b" "))}

@@ -37,7 +37,7 @@ from app.core.claude_process import (
     signalable,
 )
 from app.core.log import log
-from app.core.mounts import sources_here, unescape
+from app.core.mounts import overlay_layers_in, sources_here, unescape
 from app.core.socket_files import other_network_sockets, path_being_opened
 
 _PROC = "/proc"
@@ -167,7 +167,7 @@ class _Namespaces:
     such path is named here through both mount tables: the mount it lies on there gives
     its device and its path on that file system, and every mount of that device here
     holding that path gives a name here. A path with no name here is kept as it reads.
-    The folders its mounts show (`mounted`, named here) are in use too."""
+    The folders its mounts show (`mounted`, named here) and its overlays' layers are in use too."""
 
     def __init__(self) -> None:
         self.own = _namespace("self")
@@ -183,6 +183,7 @@ class _Namespaces:
         if theirs not in self.tables:
             self.tables[theirs] = _mounts(f"{_PROC}/{pid}/mountinfo")
             self.mounted |= sources_here(self.tables[theirs], self.tables["self"])
+            self.mounted |= overlay_layers_in(f"{_PROC}/{pid}/mountinfo")
         named: set[str] = set()
         for path in held:
             named.update(_name_here(path, self.tables[theirs], self.tables["self"]) or (path,))

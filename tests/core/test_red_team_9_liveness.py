@@ -347,3 +347,27 @@ def test_a_server_in_another_network_namespace_keeps_the_folder_of_its_socket(
     proc.kill()
     proc.wait()
     assert inside_now(folder) is None
+
+
+def test_an_overlay_of_another_mount_namespace_keeps_its_upper_layer(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    # a sandbox's overlay (`bwrap --overlay`, rootless podman) writes every change into its
+    # upper layer; the mount is only in its namespace and has a device of its own
+    if subprocess.run(["unshare", "-m", "true"], check=False).returncode:
+        pytest.skip("no mount namespaces here")
+    folder = folder_in(sandbox, "layers")
+    for name in ("lower", "upper", "work"):
+        (folder / name).mkdir()
+    merged = sandbox.root / "merged"
+    merged.mkdir()
+    options = f"lowerdir={folder}/lower,upperdir={folder}/upper,workdir={folder}/work"
+    proc = subprocess.Popen(["unshare", "-m", "sh", "-c", 'mount -t overlay overlay -o "$0" "$1" && echo ready && '
+                             'cd / && exec sleep 60', options, str(merged)], stdout=subprocess.PIPE)
+    started.append(proc)
+    assert proc.stdout is not None
+    if proc.stdout.readline() != b"ready\n":
+        pytest.skip("no overlay mounts here")
+    assert until_found(folder / "upper") is not None
+    proc.kill()
+    proc.wait()
+    assert inside_now(folder) is None
