@@ -136,9 +136,21 @@ def leave(data: dict[str, Any], path: str, entry: Any, why: str) -> None:
 
 def settled(data: dict[str, Any], path: str, session: str, dev: int, inode: int) -> None:
     """`session` edited `path` (device `dev`, inode `inode`) again: its `left` records of that
-    file go, under this name or another (a symlinked folder): the new edit is what it knows."""
+    file go, under this name or another (a symlinked folder): the new edit is what it knows.
+    Another name counts only while it still is this file: a deleted file's inode is soon
+    given to the next new one."""
     _store_left(data, [r for r in _left_of(data) if r.get("session") != session
-                       or (r.get("path") != path and (r.get("dev"), r.get("inode")) != (dev, inode))])
+                       or (r.get("path") != path and not _same_file(r, dev, inode))])
+
+
+def _same_file(record: dict[str, Any], dev: int, inode: int) -> bool:
+    if (record.get("dev"), record.get("inode")) != (dev, inode) or not isinstance(record.get("path"), str):
+        return False
+    try:
+        st = os.stat(record["path"])
+    except (OSError, ValueError):
+        return False
+    return (st.st_dev, st.st_ino) == (dev, inode)
 
 
 def _left_of(data: dict[str, Any]) -> list[dict[str, Any]]:

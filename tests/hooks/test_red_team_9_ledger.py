@@ -290,6 +290,31 @@ def test_a_hostile_left_list_is_skipped_and_the_ledger_goes_on(tmp_path: Path) -
     assert prompt(tmp_path) == ""
 
 
+def test_a_file_pushed_out_then_deleted_is_told_and_a_cancelled_prompt_keeps_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deletion is a change for a record in `left` too, and a prompt whose stdout is closed
+    (cancelled) leaves the record for the next prompt."""
+    monkeypatch.setenv("CLAUDETTO_LEDGER_MAX_FILES", "1")
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("a\n")
+    edit(a)
+    a.unlink()
+    b.write_text("b\n")
+    edit(b)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        payload = {"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+                   "transcript_path": "/t.jsonl", "prompt": "go on"}
+        cancelled = subprocess.run([sys.executable, "-P", "-m", "hooks"], input=json.dumps(payload).encode(),
+                                   stdout=write_end, stderr=subprocess.PIPE, cwd=tmp_path, check=False)
+    finally:
+        os.close(write_end)
+    assert (cancelled.returncode, cancelled.stderr) == (0, b"")
+    assert prompt(tmp_path) == line(a)
+    assert prompt(tmp_path) == ""
+
+
 # --- what held (checked, kept as tests) -------------------------------------------------------
 
 
