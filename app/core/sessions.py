@@ -217,6 +217,11 @@ def parse_session_file(path: Path, current_session_id: str | None = None) -> Ses
     if isinstance(data, str):
         time.sleep(REREAD_PAUSE_S)
         data = _load(path)
+    return _session_of(path, data, current_session_id)
+
+
+def _session_of(path: Path, data: dict[str, object] | str, current_session_id: str | None) -> Session | None:
+    """The session a file's JSON object (or why it could not be read, `str`) gives."""
     if isinstance(data, str):
         pid_of_name = _pid_of_name(path)
         if pid_of_name is not None and process_running(pid_of_name):
@@ -259,14 +264,12 @@ def read_sessions(current_session_id: str | None = None, folder: Path | None = N
         names = sorted(os.listdir(folder))
     except OSError:
         return []
-    found = []
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        session = parse_session_file(folder / name, current_session_id)
-        if session is not None:
-            found.append(session)
-    return found
+    loaded = {name: _load(folder / name) for name in names if name.endswith(".json")}
+    if any(isinstance(data, str) for data in loaded.values()):
+        time.sleep(REREAD_PAUSE_S)  # once for all: the empty files crashes left wait no pause each
+        loaded = {name: _load(folder / name) if isinstance(data, str) else data for name, data in loaded.items()}
+    found = [_session_of(folder / name, data, current_session_id) for name, data in loaded.items()]
+    return [session for session in found if session is not None]
 
 
 def unsure_sessions(current_session_id: str | None = None) -> list[Session]:

@@ -371,3 +371,18 @@ def test_an_overlay_of_another_mount_namespace_keeps_its_upper_layer(
     proc.kill()
     proc.wait()
     assert inside_now(folder) is None
+
+
+def test_stale_sessions_files_a_crash_left_empty_cost_one_pause_not_one_each(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    # A full disk or a crash mid-write leaves empty files of dead pids; each is read again
+    # after a pause (Claude may be rewriting it). A removal asks liveness at its last check:
+    # a pause per file made every removal wait seconds, and a SessionEnd sweep miss its budget.
+    sandbox.sessions.mkdir(parents=True)
+    for n in range(100):
+        (sandbox.sessions / f"{3_000_000 + n}.json").write_bytes(b"")
+    session_file(sandbox, live_pid, procStart=start_of(live_pid))
+    begun = time.monotonic()
+    live = sessions.liveness()
+    assert time.monotonic() - begun < 100 * sessions.REREAD_PAUSE_S / 4
+    assert SID in live.ids and not live.unsure
