@@ -31,6 +31,8 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SandboxEnv:
         monkeypatch.delenv(f"CLAUDETTO_{name}", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_DATA", raising=False)
     monkeypatch.delenv("CLAUDETTO_PYTHON", raising=False)
+    for name in support._ELSEWHERE:  # a suite run from a git hook or `git bisect run`: git stays in tmp_path
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return env
 
