@@ -41,8 +41,10 @@ from app.core.mounts import overlay_layers_in, sources_here, unescape
 from app.core.socket_files import other_network_sockets, path_being_opened
 
 _PROC = "/proc"
-#: The variables that name a process's temp folder (`mktemp`, Python's `tempfile`, ...).
-_TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/")
+#: The variables that name a folder a process writes in as it goes: its temp folder (`mktemp`,
+#: `tempfile`), its home and the folders under it (`HOME=$(mktemp -d) npm test`), Claude's config.
+_TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/", b"\0HOME=/", b"\0CLAUDE_CONFIG_DIR=/",
+              *(b"\0XDG_%s=/" % k for k in (b"CACHE_HOME", b"CONFIG_HOME", b"DATA_HOME", b"STATE_HOME", b"RUNTIME_DIR")))
 #: The variables that list folders a process loads from as it goes, `:`-separated.
 _SEARCH_KEYS = (b"\0PATH=", b"\0LD_LIBRARY_PATH=", b"\0PYTHONPATH=", b"\0NODE_PATH=")
 #: How old a reading `judging_paths_in_use` may hand out: judging many folders in one go
@@ -230,7 +232,7 @@ def _name_here(path: str, theirs: list[tuple[str, str, str]], ours: list[tuple[s
 
 
 def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> None:
-    """The temp folders a process's environment names, as it began, and the folders it
+    """The temp and home folders a process's environment names, as it began, and the folders it
     loads programs and libraries from (`PATH` holding a venv's `bin`, `LD_LIBRARY_PATH`,
     `PYTHONPATH`, `NODE_PATH`: read lazily, nothing held open meanwhile); real paths. A
     folder of `/tmp`, `/usr/bin` or `claude-<uid>` lies above the folders judged: it keeps

@@ -386,3 +386,15 @@ def test_stale_sessions_files_a_crash_left_empty_cost_one_pause_not_one_each(
     live = sessions.liveness()
     assert time.monotonic() - begun < 100 * sessions.REREAD_PAUSE_S / 4
     assert SID in live.ids and not live.unsure
+
+
+@pytest.mark.parametrize("key", ["HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "CLAUDE_CONFIG_DIR"])
+def test_a_folder_a_running_job_has_as_its_home_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], key: str) -> None:
+    # `HOME=$(mktemp -d) npm test`, a Claude with a throwaway config: written lazily, nothing
+    # held open between writes, its working folder elsewhere
+    folder = folder_in(sandbox, "home")
+    started.append(subprocess.Popen(["sleep", "60"], cwd="/", env={**os.environ, key: str(folder)}))
+    assert until_found(folder) == os.path.realpath(folder)
+    started.pop().kill()
+    assert inside_now(folder) is None
