@@ -125,17 +125,17 @@ def _own_pid_domain() -> tuple[str | None, str | None]:
 def foreign_pid_domain(domain: str | None) -> bool:
     """Whether a sessions file's `pidDomain` (`linux:<machine-id>:<pid namespace>`) names a
     machine or pid namespace other than this one, or one that cannot be compared: its pid
-    means nothing here."""
+    means nothing here. Claude writes the namespace as `readlink /proc/self/ns/pid` gives it
+    (`linux:<machine-id>:pid:[4026531836]`); the bare number is read too."""
     if domain is None:
         return False
-    parts = domain.split(":")
+    parts = domain.split(":", 2)  # a machine id is hex: the rest is the namespace, colons and all
     if len(parts) < 3:
         return True
     machine, namespace = _own_pid_domain()
-    theirs_ns = parts[-1]
+    theirs_ns = parts[2]
     theirs_ns = theirs_ns[theirs_ns.find("[") + 1 : theirs_ns.rfind("]")] if "[" in theirs_ns else theirs_ns
-    theirs_machine = ":".join(parts[1:-1])
-    return machine is None or namespace is None or theirs_machine != machine or theirs_ns != namespace
+    return machine is None or namespace is None or parts[1] != machine or theirs_ns != namespace
 
 
 def is_live(session: Session, current_session_id: str | None = None) -> bool:

@@ -399,3 +399,22 @@ def test_a_folder_a_running_job_has_as_its_home_keeps_it(
     assert until_found(folder) == os.path.realpath(folder)
     started.pop().kill()
     assert inside_now(folder) is None
+
+
+def test_a_pid_domain_written_as_claude_writes_it_is_this_one(sandbox: SandboxEnv, live_pid: int) -> None:
+    # Claude writes `linux:<machine-id>:` + readlink(/proc/self/ns/pid) verbatim:
+    # `linux:4e75...:pid:[4026531836]`. Read as another machine's, every file of a crashed
+    # Claude stayed live for ever, and kept its session's folders.
+    machine = Path("/etc/machine-id").read_text().strip()
+    domain = f"linux:{machine}:{os.readlink('/proc/self/ns/pid')}"
+    assert domain.count(":") == 3
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    session_file(sandbox, dead.pid, pidDomain=domain)
+    assert SID not in sessions.liveness().ids
+    session_file(sandbox, live_pid, procStart=start_of(live_pid), pidDomain=domain)
+    assert SID in sessions.liveness().ids
+    other = f"linux:{machine}:pid:[1]"  # another pid namespace: unsure, live
+    session_file(sandbox, dead.pid, pidDomain=other)
+    (sandbox.sessions / f"{live_pid}.json").unlink()
+    assert SID in sessions.liveness().ids
