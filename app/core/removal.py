@@ -167,7 +167,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     aside (which can be undone) and before anything is deleted; when it cannot be written
     the folder is put back and nothing is removed (status `kept`, reason `journal`). A
     removal in place writes a `started` line before it starts and its result after.
-    `size`: disk bytes already measured (or a TreeSize), None measures. `spawn=False`
+    `size`: a TreeSize or the bytes it frees, measured before; None measures. `spawn=False`
     leaves the purge to the caller (`spawn_purge()` once at its end). `_before_remove` is a
     test seam called between the check and the removal (a race). A dry run measures and
     checks but removes nothing and writes no journal line.
