@@ -233,6 +233,15 @@ def read_environ(environ: str) -> bytes | None:
     return b"".join(parts)
 
 
+def cmdline(pid: int) -> bytes | None:
+    """The NUL-separated command line of `pid`, or None when it is gone or hidden."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
 def running_pids() -> list[int]:
     try:
         return [int(name) for name in os.listdir("/proc") if name.isdigit()]

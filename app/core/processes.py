@@ -30,6 +30,7 @@ from app.core.claude_process import (
     KCMP_FS,
     another_users_started_here,
     callers,
+    cmdline,
     proc_family,
     read_environ,
     running_pids,
@@ -47,6 +48,8 @@ _TEMP_KEYS = (b"\0TMPDIR=/", b"\0TMP=/", b"\0TEMP=/", b"\0HOME=/", b"\0CLAUDE_CO
               *(b"\0XDG_%s=/" % k for k in (b"CACHE_HOME", b"CONFIG_HOME", b"DATA_HOME", b"STATE_HOME", b"RUNTIME_DIR")))
 #: The variables that list folders a process loads from as it goes, `:`-separated.
 _SEARCH_KEYS = (b"\0PATH=", b"\0LD_LIBRARY_PATH=", b"\0PYTHONPATH=", b"\0NODE_PATH=")
+#: What ends a word of a shell script besides blanks: quotes, operators, redirections.
+_BLANKS = bytes.maketrans(b"\"';&|()<>`=$", b" " * 12)
 #: How old a reading `judging_paths_in_use` may hand out: judging many folders in one go
 #: reads /proc once, not once per folder. A removal's last check always reads it anew.
 _JUDGING_S = 1.0
@@ -126,7 +129,7 @@ class _Scan:
 
     def __init__(self) -> None:
         self.me = os.getpid()
-        self.mine = _cmdline(self.me)
+        self.mine = cmdline(self.me)
         # The command lines of this process's callers name what they asked it to act on
         # (`uv run claudetto release PATH`): that is no use of the path.
         self.callers = set(callers(self.me))
@@ -144,7 +147,7 @@ class _Scan:
 
     def read(self, pid: int) -> None:
         parent, threads, state = proc_family(pid)
-        if pid == self.me or (parent == self.me and _cmdline(pid) == self.mine):
+        if pid == self.me or (parent == self.me and cmdline(pid) == self.mine):
             return
         base = f"{_PROC}/{pid}"
         held: set[str] = set()
@@ -157,7 +160,7 @@ class _Scan:
             self.unsure(pid, f"its folders cannot be read ({os.strerror(error)})")
         _add_environment(held, f"{base}/environ", self.real)
         if pid not in self.callers:
-            _add_arguments(held, _cmdline(pid), f"{base}/cwd")
+            _add_arguments(held, cmdline(pid), f"{base}/cwd")
         held.update(filter(None, [path_being_opened(base)]), other_network_sockets(base, self.nets))
         self.found.update(self.here.translated(pid, held))
 
@@ -342,16 +345,19 @@ def _add_maps(found: set[str], maps: str) -> int:
     return 0
 
 
-def _add_arguments(found: set[str], cmdline: bytes | None, cwd_link: str) -> None:
+def _add_arguments(found: set[str], line: bytes | None, cwd_link: str) -> None:
     """The paths a command line names: absolute ones, relative ones read from the process's
     cwd (`node node_modules/.bin/vite` typed in a checkout), and an option's value
     (`--directory=dist`): a server that reads its files as it goes holds none of them open.
     argv[0] counts only when written as a path (`.venv/bin/python`: the exe is the link's
-    target, elsewhere)."""
-    args = (cmdline or b"").split(b"\0")
+    target, elsewhere). A script (`sh -c 'until [ -f /tmp/x/ready ]; do sleep 1; done'`)
+    names the absolute paths among its words."""
+    args = (line or b"").split(b"\0")
     cwd: str | None = None
     for arg in args if args and b"/" in args[0] else args[1:]:
         value = arg.split(b"=", 1)[1] if arg.startswith(b"-") and b"=" in arg else arg
+        if b" " in value:
+            found.update(os.path.normpath(os.fsdecode(w)) for w in value.translate(_BLANKS).split() if w[:1] == b"/")
         if not value or value.startswith(b"-") or len(value) >= 4096:
             continue
         if not value.startswith(b"/"):
@@ -364,14 +370,6 @@ def _add_arguments(found: set[str], cmdline: bytes | None, cwd_link: str) -> Non
                 continue
             value = os.path.join(os.fsencode(cwd), value)
         found.add(os.path.normpath(os.fsdecode(value)))
-
-
-def _cmdline(pid: int) -> bytes | None:
-    try:
-        with open(f"{_PROC}/{pid}/cmdline", "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
 
 
 def first_inside(folder: str, used: tuple[str, ...]) -> str | None:

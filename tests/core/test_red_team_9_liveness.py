@@ -418,3 +418,15 @@ def test_a_pid_domain_written_as_claude_writes_it_is_this_one(sandbox: SandboxEn
     session_file(sandbox, dead.pid, pidDomain=other)
     (sandbox.sessions / f"{live_pid}.json").unlink()
     assert SID in sessions.liveness().ids
+
+
+def test_a_shell_waiting_for_a_file_in_the_folder_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    # `until [ -f <folder>/ready ]; do sleep 1; done` run in the background: it holds nothing,
+    # works elsewhere, and only its script names the folder. Removed, it waits for ever.
+    folder = folder_in(sandbox, "waited")
+    script = f"until [ -f '{folder}/ready' ]; do sleep 0.2; done"
+    started.append(subprocess.Popen(["bash", "-c", script], cwd="/"))
+    assert until_found(folder) == os.path.realpath(folder / "ready")
+    started.pop().kill()
+    assert inside_now(folder) is None
