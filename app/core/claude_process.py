@@ -242,6 +242,25 @@ def cmdline(pid: int) -> bytes | None:
         return None
 
 
+def runs_in_a_pid_namespace(pid: int, start: str) -> bool:
+    """Whether the process started at `start` (field 22 of its stat) runs as `pid` in a pid
+    namespace of its own: a Claude in a container writes the pid it sees there (1, 7) and
+    runs here under another, given by the last of its `NSpid` numbers. One stat read per
+    process, asked only of a file with no `pidDomain` whose pid is not that process here."""
+    for here in running_pids():
+        found = _proc_stat(here)
+        if found is None or found[1] != start or here == pid:
+            continue
+        try:
+            with open(f"/proc/{here}/status", "rb") as fh:
+                numbers = next((line for line in fh if line.startswith(b"NSpid:")), b"").split()[1:]
+        except OSError:
+            continue
+        if len(numbers) > 1 and numbers[-1] == str(pid).encode():
+            return True
+    return False
+
+
 def running_pids() -> list[int]:
     try:
         return [int(name) for name in os.listdir("/proc") if name.isdigit()]

@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 
 from app.core import paths
-from app.core.claude_process import proc_stat, ps_field, signalable
+from app.core.claude_process import proc_stat, ps_field, runs_in_a_pid_namespace, signalable
 from app.core.claude_process import start_of as proc_start_time  # noqa: F401 - procStart as Claude writes it
 from app.core.log import log
 
@@ -147,7 +147,9 @@ def is_live(session: Session, current_session_id: str | None = None) -> bool:
         return True  # no usable pid (0 and below name process groups): unsure, so keep
     if foreign_pid_domain(session.pid_domain):
         return True  # another machine or pid namespace: this pid cannot be checked here
-    return process_running(session.pid, session.proc_start)
+    start = (session.proc_start or "").strip()
+    return process_running(session.pid, session.proc_start) or (
+        session.pid_domain is None and start.isdigit() and runs_in_a_pid_namespace(session.pid, start))
 
 
 def _as_int(value: object) -> int | None:
