@@ -156,12 +156,9 @@ def test_a_sessions_file_naming_a_thread_of_the_claude_process_is_live(
     assert SID in sessions.liveness().ids
     session_file(sandbox, tid, procStart=start_of(tid))
     assert SID in sessions.liveness().ids
-    os.killpg(proc.pid, signal.SIGKILL)
+    proc.kill()
     proc.wait()
-    deadline = time.monotonic() + 5
-    while SID in sessions.liveness().ids:  # its pid 1 is reaped by the kernel a moment later
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    assert SID not in sessions.liveness().ids
 
 
 def test_a_claude_in_its_own_pid_namespace_is_live_and_its_folder_in_use(
