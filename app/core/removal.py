@@ -62,7 +62,7 @@ class Removal:
     # kept: the guard's reason, or `journal` (the journal could not be written first);
     # refused: outside_root|symlink|escapes_root|other_fs|mount|changed|owner; failed: the error
     reason: str | None
-    bytes: int  # disk bytes freed (or that would be): none of a file with a link outside
+    bytes: int  # disk bytes freed (or that would be)
     files: int  # non-directories removed
     folders: int  # directories removed
     trashed: bool = False  # renamed into a trash folder; a detached purge finishes it
@@ -112,7 +112,7 @@ class _Removing:
     def commit(self, trashed: bool) -> None:
         """The journal line, written right before the step that cannot be undone."""
         m = self.measured
-        result = Removal(self.path, self.rule, self.kind, self.session, "removed", None, m.freed, m.files - m.others,
+        result = Removal(self.path, self.rule, self.kind, self.session, "removed", None, m.disk, m.files - m.others,
                          m.folders, trashed)
         if self.write:
             try:
@@ -125,7 +125,7 @@ class _Removing:
         """The `started` line of a removal in place, written before anything goes."""
         if self.write:
             try:
-                journal.append_started(self.path, self.rule, self.kind, self.session, self.measured.freed,
+                journal.append_started(self.path, self.rule, self.kind, self.session, self.measured.disk,
                                        self.token)
             except OSError:
                 raise Kept("journal") from None
@@ -167,7 +167,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     aside (which can be undone) and before anything is deleted; when it cannot be written
     the folder is put back and nothing is removed (status `kept`, reason `journal`). A
     removal in place writes a `started` line before it starts and its result after.
-    `size`: a TreeSize or the bytes it frees, measured before; None measures. `spawn=False`
+    `size`: disk bytes already measured (or a TreeSize), None measures. `spawn=False`
     leaves the purge to the caller (`spawn_purge()` once at its end). `_before_remove` is a
     test seam called between the check and the removal (a race). A dry run measures and
     checks but removes nothing and writes no journal line.
@@ -179,7 +179,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
         return checked
     job.measured = _measure(job.target, size)
     if dry_run:
-        return job.result("dry_run", None, job.measured.freed, job.measured.files - job.measured.others, job.measured.folders)
+        return job.result("dry_run", None, job.measured.disk, job.measured.files - job.measured.others, job.measured.folders)
     if _before_remove is not None:
         _before_remove(job.target)
     trashed = False
@@ -238,17 +238,17 @@ def _outcome(job: _Removing, trashed: bool, spawn: bool) -> Removal:
                 f"({tally.first_error}); the next purge tries again")
         if trashed:
             return job.committed[0]
-        stuck = job.left.freed if job.left is not None else 0
+        stuck = job.left.disk if job.left is not None else 0
         if stuck and job.write:  # the line said all of it; this much of it is still there
             journal.append({"path": job.path, "kind": job.kind, "bytes": stuck, "rule": job.rule, "result": "left",
                             "session": job.session, "id": job.token, "reason": tally.first_error})
-        return replace(job.committed[0], bytes=max(0, job.measured.freed - stuck), files=tally.regular,
+        return replace(job.committed[0], bytes=max(0, job.measured.disk - stuck), files=tally.regular,
                        folders=tally.folders)
     if tally.errors or tally.other_fs:
         left = scan(job.target) if os.path.lexists(job.target) else TreeSize(job.target, 0, 0, 0, 0)
         why = tally.first_error or f"other_fs: {tally.other_fs} mount(s) left"
-        return job.result("failed", why, max(0, job.measured.freed - left.freed), tally.regular, tally.folders)
-    return job.result("removed", None, job.measured.freed, tally.regular, tally.folders)
+        return job.result("failed", why, max(0, job.measured.disk - left.disk), tally.regular, tally.folders)
+    return job.result("removed", None, job.measured.disk, tally.regular, tally.folders)
 
 
 def _measure(target: str, size: int | TreeSize | None) -> TreeSize:

@@ -1,11 +1,6 @@
 """What a scan answers (`TreeSize`, `ScanProgress`) and the running totals it keeps while it
 reads (`Tally`): the same numbers whichever reader counted them, so that two readers'
-totals add up and a hard link both of them met is taken off once.
-
-A file with hard links outside the tree frees nothing when the tree goes: its other link
-keeps its blocks. So for each file with more than one link the tally counts the links the
-walk met (only those files: a tree without hard links costs no more, in time or memory);
-a file with links left unmet is `shared`, and a removal frees `disk - shared`."""
+totals add up and a hard link both of them met is taken off once."""
 
 from __future__ import annotations
 
@@ -34,17 +29,10 @@ class TreeSize:
     # of `files`, those that are no regular file (symlinks, FIFOs, sockets, devices): a
     # report of files removed counts regular files only
     others: int = 0
-    # of `disk`, the bytes of files with a hard link outside the tree: their blocks stay
-    shared: int = 0
 
     @property
     def entries(self) -> int:
         return self.files + self.folders
-
-    @property
-    def freed(self) -> int:
-        """The disk bytes a removal of the tree gives back."""
-        return max(0, self.disk - self.shared)
 
 
 @dataclass(frozen=True)
@@ -64,7 +52,7 @@ def text_path(path: PathLike) -> str:
 class Tally:
     """The running totals of one reader (a plain object: attribute access is cheap)."""
 
-    __slots__ = ("apparent", "blocks", "files", "others", "folders", "errors", "seen", "shared", "new_links",
+    __slots__ = ("apparent", "blocks", "files", "others", "folders", "errors", "seen", "new_links",
                  "repos", "skip", "walked", "real", "big")
 
     def __init__(self) -> None:
@@ -74,11 +62,8 @@ class Tally:
         self.others = 0  # of the files, those that are no regular file
         self.folders = 0
         self.errors = 0
-        # hard-linked files already counted -> how many of their links the walk has not met
-        self.seen: dict[tuple[int, int], int] = {}
-        self.shared = 0  # blocks of the files in `seen` with links not met (outside the tree)
-        # set in a forked reader: each hard-linked file it met -> [links met, size, blocks, counted here]
-        self.new_links: dict[tuple[int, int], list[int]] | None = None
+        self.seen: set[tuple[int, int]] = set()  # hard-linked files already counted
+        self.new_links: list[tuple[int, int, int, int]] | None = None  # set in a forked reader
         self.repos: list[str] = []  # folders holding a repository, spelled as walked
         self.skip: frozenset[str] = frozenset()  # mount points inside, spelled as walked
         self.big: set[str] = set()  # folders listed a chunk at a time (scan_walk.BIG_FOLDER)
@@ -93,60 +78,20 @@ class Tally:
             self.files += 1
             self.others += not _S_ISREG(st.st_mode)
             if st.st_nlink > 1:
-                self.first_link(st)
+                self.seen.add((st.st_dev, st.st_ino))
         self.apparent += st.st_size
         self.blocks += st.st_blocks
 
     def first_link(self, st: os.stat_result) -> bool:
-        """Whether this hard-linked file is met for the first time (then it counts); its
-        links not met yet make it shared until the walk meets the last. A forked reader
-        also notes it, so that the other reader can take off what both counted."""
+        """Whether this hard-linked file is met for the first time (then it counts); a forked
+        reader also notes it, so that the other reader can take off what both counted."""
         key = (st.st_dev, st.st_ino)
-        left = self.seen.get(key)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
         if self.new_links is not None:
-            self._note_link(key, st, left is None)
-        if left is None:
-            self.seen[key] = st.st_nlink - 1
-            self.shared += st.st_blocks
-            return True
-        self.seen[key] = left - 1
-        if left == 1:  # its last link outside was inside after all
-            self.shared -= st.st_blocks
-        return False
-
-    def _note_link(self, key: tuple[int, int], st: os.stat_result, counted: bool) -> None:
-        assert self.new_links is not None
-        met = self.new_links.get(key)
-        if met is None:
-            self.new_links[key] = [1, st.st_size, st.st_blocks, int(counted)]
-        else:
-            met[0] += 1
-
-    def merge_links(self, links: list[tuple[int, int, int, int, int, int, int]]) -> None:
-        """Take in the hard links a forked reader met (`links_sent`): a file both readers
-        counted is taken off once, and the links met by both make it shared or not."""
-        seen = self.seen
-        for dev, ino, met, size, blocks, counted, their_left in links:
-            key = (dev, ino)
-            left = seen.get(key)
-            if left is None:  # met by the other reader alone: its count of links stands
-                seen[key] = their_left
-                self.shared += blocks if their_left > 0 else 0
-                continue
-            if counted:  # both readers counted this inode: once is enough
-                self.apparent -= size
-                self.blocks -= blocks
-            seen[key] = left - met
-            if left > 0 >= left - met:
-                self.shared -= blocks
-
-    def links_sent(self) -> list[tuple[int, int, int, int, int, int, int]]:
-        """What a forked reader sends of the hard links it met, for `merge_links`."""
-        if not self.new_links:
-            return []
-        seen = self.seen
-        return [(dev, ino, met, size, blocks, counted, seen[(dev, ino)])
-                for (dev, ino), (met, size, blocks, counted) in self.new_links.items()]
+            self.new_links.append((st.st_dev, st.st_ino, st.st_size, st.st_blocks))
+        return True
 
     def add(self, apparent: int, blocks: int, files: int, folders: int, errors: int, others: int = 0) -> None:
         self.apparent += apparent
@@ -158,7 +103,7 @@ class Tally:
 
     def result(self, path: str, partial: bool) -> TreeSize:
         return TreeSize(path, self.apparent, self.blocks * 512, self.files, self.folders,
-                        self.errors, partial, self._real_repos(), self.others, self.shared * 512)
+                        self.errors, partial, self._real_repos(), self.others)
 
     def _real_repos(self) -> tuple[str, ...]:
         """The repositories as real paths: the walk never follows a symlink, so a folder's

@@ -5,8 +5,7 @@ many (`share_roots`).
 Reading a tree is mostly system calls, and on 2 cores two readers beat one by ~1.8x (threads
 do not: the GIL). The folders still to read are cut into pieces that both readers take from
 one queue, the shallowest (likely the biggest) first, so that neither waits for the other at
-the end. Hard links seen by both are counted once, and the links each met add up to tell
-which files have links outside (`Tally.merge_links`); a helper that dies is replaced by this
+the end. Hard links seen by both are counted once; a helper that dies is replaced by this
 process reading its pieces again.
 
 A sweep measures many trees, most of them small (a session folder holds a few thousand
@@ -116,12 +115,12 @@ def _share(top: str, tally: Tally, queue: _Queue, dev: int | None, deadline: flo
     def helper() -> bytes:
         half = Tally()
         half.seen = tally.seen  # the links counted before the fork stay counted
-        half.new_links = {}
+        half.new_links = []
         half.skip = tally.skip
         half.big = tally.big
         status = drain(walk(top, half, [], dev, deadline, None, NEVER, refill=queue.take))
         return marshal.dumps((half.apparent, half.blocks, half.files, half.folders,
-                              half.errors, status, half.links_sent(), half.repos, half.others))
+                              half.errors, status, half.new_links, half.repos, half.others))
 
     forked = fork_helper(helper)
     if forked is None:  # no helper: this process reads every piece
@@ -190,8 +189,8 @@ def _answer(index: int, root: Root, status: str) -> tuple[object, ...]:
     be finished by the other process (the folders left, the hard links met, the big folders)."""
     _, tally, stack, _ = root
     paused = status == "paused"
-    return (index, status, tally.apparent, (tally.blocks, tally.shared), (tally.files, tally.others), tally.folders,
-            tally.errors, tally.repos, stack if paused else [], tally.seen if paused else {},
+    return (index, status, tally.apparent, tally.blocks, (tally.files, tally.others), tally.folders, tally.errors,
+            tally.repos, stack if paused else [], tally.seen if paused else set(),
             tally.big if paused else set())
 
 
@@ -205,11 +204,11 @@ def _take_answers(roots: list[Root], statuses: list[str], payload: bytes) -> set
     taken: set[int] = set()
     for index, status, apparent, blocks, files, folders, errors, repos, stack, seen, big in answers:
         _, tally, left, _ = roots[index]
-        tally.apparent, (tally.blocks, tally.shared), (tally.files, tally.others), tally.folders, tally.errors = (
+        tally.apparent, tally.blocks, (tally.files, tally.others), tally.folders, tally.errors = (
             apparent, blocks, files, folders, errors)
         tally.repos = list(repos)
         left[:] = stack
-        tally.seen = dict(seen) if seen else tally.seen
+        tally.seen = set(seen) if seen else tally.seen
         tally.big = set(big) if big else tally.big
         statuses[index] = str(status)
         taken.add(index)
@@ -283,7 +282,13 @@ def _merge(tally: Tally, payload: bytes) -> str | None:
         return None
     tally.add(apparent, blocks, files, folders, errors, others)
     tally.repos.extend(repos)
-    tally.merge_links(links)
+    for link_dev, link_ino, size, link_blocks in links:
+        key = (link_dev, link_ino)
+        if key in tally.seen:  # both readers counted this inode: once is enough
+            tally.apparent -= size
+            tally.blocks -= link_blocks
+        else:
+            tally.seen.add(key)
     return str(status)
 
 

@@ -1,7 +1,5 @@
 """THE size of a tree (CONTRACT "Size"): disk bytes (`st_blocks` x 512), hard links once,
-symlinks never followed, one file system. Of it, `TreeSize.shared` is held by files with
-a hard link outside the tree (a `cp -al` copy of a project): removing the tree frees only
-`TreeSize.freed`, and every removal reports that.
+symlinks never followed, one file system.
 
 Every sweep, release, report and the disk browser measure through here. A scan counts an
 entry that vanishes or cannot be read as an error and goes on; it yields progress so the
