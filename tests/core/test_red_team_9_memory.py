@@ -208,6 +208,7 @@ def test_an_empty_file_and_a_moved_line_write_nothing(repo: Path) -> None:
     With the text the user saw, the wrong line is never struck; an empty file has none."""
     folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n"})
     [finding] = memory.sweep(str(repo))
+    assert finding.line is not None
     shown = file_lines(finding.file)[finding.line - 1]
     notes = folder / "notes.md"
     notes.write_text(FRONT + "- The port is 8080.\n- Routing is `src/gone.py`.\n")
@@ -340,6 +341,7 @@ def test_a_number_from_the_session_start_listing_never_strikes_the_line_claude_m
 def test_a_listed_number_still_holding_its_line_is_struck_after_an_edit_elsewhere(repo: Path) -> None:
     folder = write_memory(repo, {"notes.md": "- Routing is `src/gone.py`.\n- The port is 8080.\n"})
     [finding] = memory.sweep(str(repo))
+    assert finding.line is not None
     notes = folder / "notes.md"
     notes.write_text(notes.read_text() + "- Added below by Claude.\n")
     assert supersede(finding.file, finding.line, "routing is `src/router.py`", today=TODAY).line == 7

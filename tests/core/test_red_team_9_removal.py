@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def session_folder(sandbox: SandboxEnv, files: dict[str, bytes] | None = None, *
     return folder
 
 
-def clean_json() -> dict[str, object]:
+def clean_json() -> dict[str, Any]:
     done = run_cli("clean", "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
