@@ -241,3 +241,17 @@ def add_record(sid: str, path: Path | str, kind: str = "temp", cwd: Path | str =
     data["records"].append({"path": str(path), "kind": kind, "session": sid, "time": when,
                             "cwd": str(cwd), **extra})
     write_json_atomic(file, data)
+
+
+def recorded(session: str = "s1") -> list[str]:
+    """The paths the GC has records of for `session`, sorted."""
+    from app.core.gc_records import read_records
+
+    return sorted(r.path for r in read_records(session))
+
+
+def gc_entries() -> dict[str, tuple[str, str]]:
+    """`claudetto gc --json`'s verdicts: {path: (status, reason)}."""
+    result = run_cli("gc", "--json")
+    assert result.returncode == 0, result.stderr
+    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(result.stdout)["entries"]}

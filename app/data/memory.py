@@ -35,7 +35,7 @@ def read_findings(timeout_s: float = 60.0) -> MemoryFindings:
     problems: list[str] = []
     for root in roots:
         try:
-            findings += memory.sweep(root, timeout_s=timeout_s)
+            findings += memory.sweep(root, timeout_s=timeout_s, remember=False)
         except Exception as exc:  # noqa: BLE001 - one project's memory must not hide the others
             problems.append(f"{root}: {type(exc).__name__}: {exc}")
     findings.sort(key=lambda f: (f.project, f.file, f.line or 0, f.kind))

@@ -15,7 +15,15 @@ import pytest
 from app.core import paths
 from app.core.gc_records import read_records
 from tests.hooks.test_gc_hooks import wait_for
-from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+from tests.support import (
+    SandboxEnv,
+    gc_entries,
+    git,
+    make_repo,
+    recorded,
+    run_hook,
+    set_mtime,
+)
 
 OLD = 8 * 86_400
 
@@ -38,16 +46,6 @@ def run_and_record(command: str, cwd: Path, session: str = "s1") -> str:
     done = run_hook(post_bash(command, out, cwd, session), cwd=cwd)
     assert done.returncode == 0 and done.stdout == b"", done.stderr
     return out
-
-
-def recorded(session: str = "s1") -> list[str]:
-    return sorted(r.path for r in read_records(session))
-
-
-def gc_entries() -> dict[str, tuple[str, str]]:
-    result = run_cli("gc", "--json")
-    assert result.returncode == 0, result.stderr
-    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(result.stdout)["entries"]}
 
 
 def temp_output(tmp_path: Path) -> Path:

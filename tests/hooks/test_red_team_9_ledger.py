@@ -435,8 +435,9 @@ def test_a_clear_starts_a_session_told_nothing_of_the_cleared_ones_files(tmp_pat
 
 def test_a_path_of_four_kilobytes_is_told_whole(tmp_path: Path) -> None:
     deep = tmp_path
-    while len(str(deep)) < 3_900:
+    while len(str(deep)) + 201 < 4_000:
         deep = deep / ("d" * 200)
+    deep = deep / ("d" * (4_000 - len(str(deep)) - 1))  # ~4,000 whatever tmp_path's length: PATH_MAX is 4,096
     deep.mkdir(parents=True)
     f = deep / "a.py"
     f.write_text("x = 1\n")

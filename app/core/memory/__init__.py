@@ -103,9 +103,11 @@ def memory_files(folder: str) -> list[str]:
     return found[:MEMORY_FILES_MAX]
 
 
-def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
+def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = True) -> list[Finding]:
     """Every finding for one project (its git root, or the folder itself), file by file and
-    line by line. Reads only: it never writes into memory."""
+    line by line. Reads only: it never writes into memory. `remember`: keep the text of the
+    lines it names in claudetto's state, for a later supersede by bare number (the dashboard
+    supersedes with the line's text and reads without it: `--read-only` writes nothing)."""
     root = paths.git_root_str(project) or os.path.abspath(project)
     folder = memory_dir(root)
     if not os.path.isdir(folder):
@@ -130,7 +132,8 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
         # the model to strike a true line of the memory every checkout reads.
         held = {_key(f) for f in check_texts(texts, main_root, folder, timeout_s=timeout_s)}
         findings = [f for f in findings if _key(f) in held]
-    _remember_listed(folder, texts, states, findings)
+    if remember:
+        _remember_listed(folder, texts, states, findings)
     return findings
 
 

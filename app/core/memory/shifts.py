@@ -90,22 +90,22 @@ def listed(real: str, number: int) -> tuple[State, str] | None:
 
 
 def remember_listed(files: dict[str, tuple[State, dict[int, str]]]) -> None:
-    """Record the lines a listing named: real path -> (its state when read, line -> text)."""
-    from app.core.state import read_regular, write_atomic
+    """Record the lines a listing named: real path -> (its state when read, line -> text).
+    Under the state file's lock: two listings at once (a session start and the CLI) both land."""
+    from app.core.state import update_json
 
     if not files:
         return
-    path = os.path.join(paths.claudetto_home_str(), LISTED_NAME)
+
+    def change(records: object) -> dict[str, object]:
+        records = dict(records) if isinstance(records, dict) else {}
+        for real, (state, lines) in files.items():
+            records.pop(real, None)
+            kept = sorted(lines.items())[:LISTED_LINES_MAX]
+            records[real] = [*state, {str(n): text.strip()[:LISTED_TEXT_MAX] for n, text in kept}]
+        return dict(list(records.items())[-RECORD_MAX:])
+
     try:
-        records = json.loads(read_regular(path, limit=RECORD_BYTES_MAX * 4))
-        records = records if isinstance(records, dict) else {}
-    except (OSError, ValueError, RecursionError):
-        records = {}
-    for real, (state, lines) in files.items():
-        records.pop(real, None)
-        kept = sorted(lines.items())[:LISTED_LINES_MAX]
-        records[real] = [*state, {str(n): text.strip()[:LISTED_TEXT_MAX] for n, text in kept}]
-    try:
-        write_atomic(path, json.dumps(dict(list(records.items())[-RECORD_MAX:])).encode("utf-8"), durable=False)
+        update_json(os.path.join(paths.claudetto_home_str(), LISTED_NAME), change, dict, durable=False)
     except OSError as exc:  # the listing is shown anyway; only the guard for its numbers is lost
         log(f"memory: cannot record the lines listed: {exc}")
