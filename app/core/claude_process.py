@@ -210,6 +210,15 @@ def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
     return None
 
 
+def git_run_by(pid: int, runner: int) -> bool:
+    """Whether `pid` is a git that process `runner` (claudetto) runs, or a process that git
+    started: its environment carries `git.HELPER_MARK` with `runner`'s pid."""
+    from app.core.git import HELPER_MARK
+
+    data = read_environ(f"/proc/{pid}/environ")
+    return data is not None and f"\0{HELPER_MARK}={runner}\0".encode() in b"\0" + data + b"\0"
+
+
 def read_environ(environ: str) -> bytes | None:
     """At most `_ENVIRON_MAX` bytes of `/proc/<pid>/environ`, in small reads: a 1 MiB
     buffer for each process (most hold a few KiB) would cost more than all the rest."""

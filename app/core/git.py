@@ -81,10 +81,17 @@ class Done:
         return f"git exited with {self.returncode}"
 
 
+#: set in the environment of every git claudetto runs, to the pid that runs it: the scan of
+#: processes (app/core/processes.py) does not take claudetto's own `git status` in a worktree,
+#: run by another thread of the same dashboard, for someone using that worktree
+HELPER_MARK = "CLAUDETTO_GIT_FOR"
+
+
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Our environment for git: without the `GIT_*` variables that would point it elsewhere."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in GIT_ENV_KEPT}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_NO_REPLACE_OBJECTS="1")
+    env[HELPER_MARK] = str(os.getpid())
     if extra:
         env.update(extra)
     return env

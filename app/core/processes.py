@@ -31,6 +31,7 @@ from app.core.claude_process import (
     another_users_started_here,
     callers,
     cmdline,
+    git_run_by,
     proc_family,
     read_environ,
     running_pids,
@@ -139,6 +140,7 @@ class _Scan:
         self.owners: dict[int, tuple[int, ...]] = {}
         self.hidden: int | None = None
         self.nets: set[str] = set()  # the network namespaces whose sockets are read
+        self.helpers: set[int] = set()  # the gits this process runs (`helper`)
 
     def unsure(self, pid: int, why: str) -> None:
         if self.hidden is None:
@@ -148,6 +150,9 @@ class _Scan:
     def read(self, pid: int) -> None:
         parent, threads, state = proc_family(pid)
         if pid == self.me or (parent == self.me and cmdline(pid) == self.mine):
+            return
+        if (parent == self.me or parent in self.helpers) and git_run_by(pid, self.me):
+            self.helpers.add(pid)  # a git this process runs (git.HELPER_MARK), or what it started
             return
         base = f"{_PROC}/{pid}"
         held: set[str] = set()

@@ -145,3 +145,22 @@ def test_a_relative_path_or_an_options_value_on_a_command_line_counts(
     started.append(subprocess.Popen(["sh", "-c", "sleep 60; true", arg], cwd=parent))
     assert until_found(served) == os.path.realpath(served / "site")
     assert sessions.liveness().process_inside(os.path.realpath(parent / "other")) is None
+
+
+def test_a_git_this_process_runs_is_no_use_of_its_folder_but_a_users_git_is(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """The dashboard runs `git status` in a worktree from one thread while another judges
+    that worktree: claudetto's own git (its environment marked by app/core/git.py) must not
+    keep the worktree `in_use`; the same program started by anyone else does, and so does
+    what a marked process of another claudetto runs."""
+    from app.core import git
+
+    ours, users, others = (sandbox.user_tmp / name for name in ("ours", "users", "another-claudetto"))
+    for folder in (ours, users, others):
+        folder.mkdir()
+    started.append(subprocess.Popen(["sleep", "60"], cwd=ours, env=git.environment()))
+    started.append(subprocess.Popen(["sleep", "60"], cwd=users, env=dict(os.environ)))
+    started.append(subprocess.Popen(["sleep", "60"], cwd=others,
+                                    env={**git.environment(), git.HELPER_MARK: str(os.getpid() + 1)}))
+    assert until_found(users) and until_found(others)
+    assert processes.first_inside(os.path.realpath(ours), processes.paths_in_use()) is None
