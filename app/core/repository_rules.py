@@ -19,6 +19,7 @@ import os
 from app.core import unique_refs as refs
 from app.core.git import GitFailed, status_entries
 from app.core.git import output as git
+from app.core.main_copy import copy_of_main
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
 
@@ -82,7 +83,7 @@ def _status(repo: Repository) -> str:
                "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
     ignored = ""
     for code, entry in status_entries(out):
-        if code != "!!" or not ignored_ok(repo.work_tree, entry):
+        if code != "!!" or not (ignored_ok(repo.work_tree, entry) or copy_of_main(repo.git_dir, repo.work_tree, entry)):
             return "dirty"
         ignored = "ignored"
     return ignored
@@ -147,7 +148,8 @@ def _secret_ignored(repo: Repository) -> bool:
               git_dir=repo.git_dir, work_tree=repo.work_tree)
     # an entry ending in `/` is a repository nested inside: git does not look into it, the
     # walk found it and it is judged on its own
-    return any(name and not name.endswith("/") and not _installed(name.split("/")) for name in out.split("\0"))
+    return any(name and not name.endswith("/") and not _installed(name.split("/"))
+               and not copy_of_main(repo.git_dir, repo.work_tree, name) for name in out.split("\0"))
 
 
 def _hidden_from_status(repo: Repository) -> bool:

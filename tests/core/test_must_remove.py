@@ -465,8 +465,6 @@ def test_a_cache_tag_makes_only_the_tagged_folder_regenerable(world: World, case
     assert report["worktrees_kept"] == [{"path": str(tree), "reason": "dirty"}] and tree.exists(), report
 
 
-@pytest.mark.xfail(strict=True, reason="over-keep: a .env copied in from the main checkout "
-                   "(.worktreeinclude) reads as a secret only there: dirty")
 def test_clean_removes_a_merged_worktree_holding_the_projects_own_env(world: World) -> None:
     with (world.proj / ".gitignore").open("a") as fh:
         fh.write(".env\n")

@@ -13,8 +13,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
 
 OLD = 90 * 86_400  # older than any cleanup period
@@ -420,14 +418,6 @@ def test_worktree_create_over_git_entry_kept_for_a_moved_checkout_fails_loud_and
     assert git(away, "diff", "--cached", "--name-only") == "staged.txt"
 
 
-#: An included secret keeps every checkout for ever: the ignored-file rules live in
-#: app/core/repository_rules.py (not this round's to change): a git-ignored file byte for
-#: byte the main checkout's file at the same path (what `.worktreeinclude` copied, untouched)
-#: holds nothing unique. The lead decides.
-INCLUDED_COPY = "an untouched copy .worktreeinclude made keeps the checkout dirty for ever (see INCLUDED_COPY)"
-
-
-@pytest.mark.xfail(strict=True, reason=INCLUDED_COPY)
 def test_an_untouched_env_that_worktreeinclude_copied_lets_the_worktree_go(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`.worktreeinclude` names `.env` (its common use): every checkout gets a copy. One the
     session never changed is the main checkout's file again; one it changed stays."""
@@ -496,3 +486,23 @@ def test_gits_entry_naming_its_checkout_by_a_relative_path_is_found(sandbox: San
     (entry / "gitdir").write_text(os.path.relpath(checkout / ".git", entry) + "\n")
     shutil.move(str(checkout), str(tmp_path / "away"))
     assert _admin_entry(str(repo), str(checkout)) == str(entry)
+
+
+def test_a_copy_of_the_main_checkouts_file_keeps_nothing_but_anything_else_beside_it_does(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Only a byte-for-byte copy of the main checkout's own file is no work: a link to it, a
+    second ignored file beside it, or the same name where the main checkout has none, each
+    keeps the checkout."""
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": ".env\nnotes.local\n",
+                                               ".worktreeinclude": ".env\n"})
+    (repo / ".env").write_text("TOKEN=1\n")
+    linked = create(repo, "agent-a0000031")
+    (linked / ".env").unlink()
+    (linked / ".env").symlink_to(repo / ".env")
+    beside = create(repo, "agent-a0000032")
+    (beside / "notes.local").write_text("only here\n")
+    orphan = create(repo, "agent-a0000033")
+    assert (orphan / ".env").read_text() == "TOKEN=1\n"
+    os.remove(repo / ".env")  # the main checkout no longer has it: the orphan's is the only one
+    for checkout in (linked, beside, orphan):
+        kept(repo, checkout, "dirty")
