@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from app.data import overview as overview_data
 from app.sandbox import STALE, Sandbox, build_sandbox
 from app.screens.help import HelpScreen
 from app.tui import ClaudettoApp
@@ -44,6 +45,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 def snapbox(built: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     point_at(built, monkeypatch)
     monkeypatch.setattr(HelpScreen, "places", staticmethod(lambda: PLACES))
+    # The sandbox's journal is dated from today: the chart's bars stand where they always do,
+    # and its day labels are shown as the snapshots were taken (Nov 17-30), whatever today is.
+    real = overview_data.freed_days
+
+    def fixed_dates(per_day: dict[str, int], now: float, days: int = overview_data.DAYS) -> list[tuple[str, int]]:
+        found = real(per_day, now, days)
+        return [(f"2026-11-{31 - len(found) + i:02d}", size) for i, (_day, size) in enumerate(found)]
+
+    monkeypatch.setattr(overview_data, "freed_days", fixed_dates)
     return built
 
 
