@@ -22,6 +22,7 @@ import sys
 
 TYPE_CHECKING = False  # typing itself costs a hook ~2 ms
 if TYPE_CHECKING:
+    import os
     from typing import Any
 
 # event -> module under hooks/ with `handle(payload) -> int`
@@ -89,6 +90,13 @@ def run() -> None:
     if finder is not None:
         finder.refresh()
     sys.exit(code)
+
+
+def stamp(st: "os.stat_result") -> tuple[int, int, int, int]:
+    """What tells a module's source changed since it was compiled into the import cache: a
+    program can set the mtime back, never the ctime, and a file replaced by a rename has
+    another inode."""
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 class Cached:
@@ -173,7 +181,7 @@ class Cached:
 
         try:
             st = os.stat(entry[0])
-            if (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != entry[1:5]:
+            if stamp(st) != entry[1:5]:
                 return None
             data = self.code(name)
             return marshal.loads(data) if data is not None else None

@@ -33,7 +33,7 @@ import os
 import sys
 import time
 
-from hooks.entry import CACHE_FORMAT
+from hooks.entry import CACHE_FORMAT, stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _unchanged(entry: tuple[Any, ...]) -> bool:
         st = os.stat(entry[0])
     except OSError:
         return False
-    return _stamp(st) == entry[1:5]
+    return stamp(st) == entry[1:5]
 
 
 def _compiled(name: str) -> tuple[tuple[Any, ...], bytes] | None | bool:
@@ -132,19 +132,14 @@ def _compiled(name: str) -> tuple[tuple[Any, ...], bytes] | None | bool:
             before = os.fstat(fh.fileno())
             data = fh.read()
         after = os.stat(source)
-        if _stamp(before) != _stamp(after):
+        if stamp(before) != stamp(after):
             return False
         code = compile(_without_docstrings(data, source), source, "exec", dont_inherit=True)
     except (OSError, SyntaxError, ValueError):
         return None
     is_package = spec is not None and spec.submodule_search_locations is not None
-    return (source, *_stamp(after), is_package), marshal.dumps(code)
+    return (source, *stamp(after), is_package), marshal.dumps(code)
 
-
-def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
-    """What tells a source changed: a program can set the mtime back, never the ctime, and a
-    file replaced by a rename has another inode."""
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _without_docstrings(data: bytes, source: str) -> ast.Module:

@@ -306,3 +306,13 @@ def commits_on_no_other_branch(git_dir: str) -> int:
     if own.ok and done.started and not run(["rev-parse", "-q", "--verify", "HEAD"], git_dir=git_dir).ok:
         return 0  # HEAD names a branch not born yet: nothing committed, nothing to lose
     raise GitFailed(done.error)
+
+
+def common_dir(git_dir: str) -> str:
+    """The git dir holding the branches, objects and main config: a linked worktree's
+    `commondir` (relative to its own git dir, as git writes it), else `git_dir` itself."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
+            return os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
+    except (OSError, ValueError):
+        return git_dir

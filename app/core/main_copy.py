@@ -21,11 +21,9 @@ def copy_of_main(git_dir: str, work_tree: str, entry: str) -> bool:
     changed by nobody since. It holds nothing the main checkout does not, so it keeps nothing.
     Only a regular file of at most MAIN_COPY_MAX in a worktree of a repository of the usual
     layout (`<main>/.git/worktrees/<name>`), never the main checkout's own file."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
-            common = os.path.normpath(os.path.join(git_dir, os.fsdecode(fh.read(4096).strip())))
-    except (OSError, ValueError):
-        return False
+    from app.core.git import common_dir
+
+    common = os.path.normpath(common_dir(git_dir))  # itself for a checkout of its own: then no main
     main = os.path.dirname(common)
     if os.path.basename(common) != ".git" or os.path.realpath(main) == os.path.realpath(work_tree):
         return False

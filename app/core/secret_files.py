@@ -186,12 +186,9 @@ def _may_set_either(git_dir: str) -> bool:
     """Whether a blinding setting may apply to this repository: its own config files name a
     filter or `ignorecase` (or include another file), or the user's or the system's config
     sets one. No git process for the many repositories where none is set."""
-    common = git_dir
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
-            common = os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
-    except OSError:
-        pass
+    from app.core.git import common_dir
+
+    common = common_dir(git_dir)
     for path in (os.path.join(common, "config"), os.path.join(git_dir, "config.worktree")):
         try:
             with open(path, "rb") as fh:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from app.core.git import GitFailed
+from app.core.git import GitFailed, common_dir
 from app.core.git import output as git
 from app.core.git import run as git_run
 
@@ -156,7 +156,7 @@ def _common_dir(folder: str) -> str | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    return os.path.realpath(_common(os.path.join(folder, text[len("gitdir:"):].strip())))
+    return os.path.realpath(common_dir(os.path.join(folder, text[len("gitdir:"):].strip())))
 
 
 # --- what a checkout's own git dir holds: gone with the checkout --------------------------------
@@ -276,7 +276,7 @@ def left_behind(git_dir: str) -> list[str]:
     if not made:
         return []
     on_branches: set[str] = set()
-    for path in _branch_reflogs(_common(git_dir)):
+    for path in _branch_reflogs(common_dir(git_dir)):
         on_branches.update(sha for old, new, _, _ in _reflog(path) for sha in (old, new))
     return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))[:100]
 
@@ -289,7 +289,7 @@ def reset_away(git_dir: str, *, limit: int = _RESET_MAX) -> list[str]:
     the `worktree-*` branch its HEAD names: the removal deletes that branch, reflog and all. An
     entry older than `_RESET_DAYS` is git's to expire. Reads files only: no git process."""
     logs = [os.path.join(git_dir, "logs", "HEAD")]
-    common = _common(git_dir)
+    common = common_dir(git_dir)
     if common == git_dir:
         logs += _branch_reflogs(git_dir)
     elif (branch := _head_branch(git_dir)).startswith("refs/heads/worktree-"):
@@ -335,15 +335,6 @@ def _expiry_s(value: str) -> float:
 
 def _is_sha(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
-
-
-def _common(git_dir: str) -> str:
-    """The git dir holding the branches (a linked worktree's `commondir`), else `git_dir`."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
-            return os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
-    except OSError:
-        return git_dir
 
 
 def _head_branch(git_dir: str) -> str:

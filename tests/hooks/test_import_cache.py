@@ -160,7 +160,6 @@ def test_a_damaged_or_foreign_file_is_ignored_and_rebuilt(damage: str, sandbox: 
         return
     _, loaders = hook(root, payload, project)
     assert loaders["app.core.ledger"] == "Cached"
-    assert (tmp_path / "elsewhere").exists() or damage != "a symlink"
 
 
 def test_a_symlinked_cache_is_never_written_through(sandbox: SandboxEnv, tmp_path: Path) -> None:
