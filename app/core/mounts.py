@@ -10,10 +10,73 @@ mount points, `/proc/self/mountinfo`, names every one, bind mounts included. Wit
 from __future__ import annotations
 
 import os
+import select
+import threading
+from collections.abc import Callable
+from typing import BinaryIO
 
 from app.core.paths import inside, strictly_inside
 
 MOUNTINFO = "/proc/self/mountinfo"
+
+
+class _Table:
+    """This process's mount table, read again only when the kernel says it changed.
+
+    A sweep asks about mounts before every removal (a hundred folders: a hundred reads and
+    parses of the table). The kernel marks an open mountinfo file when any mount or unmount
+    happens in its namespace since the last look (poll reports POLLPRI): so the table is
+    read once, and again as soon as it may differ. A mount made after the poll and before a
+    removal is the same race a fresh read has; nothing is kept longer than that."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """A new lock and nothing read. A forked child starts so: the lock may have been held
+        by another thread at the fork, and polling the parent's open file would take the
+        change mark the parent is waiting for (the mark belongs to the shared open file)."""
+        self.lock = threading.Lock()
+        self.fh: BinaryIO | None = None
+        self.poller: select.poll | None = None
+        self.data: bytes | None = None
+        self.parsed: dict[str, frozenset[str]] = {}
+
+    def read(self) -> bytes | None:
+        """The table's bytes, or None without /proc (or when it cannot be read)."""
+        with self.lock:
+            try:
+                if self.fh is None or self.poller is None:
+                    fh = open(MOUNTINFO, "rb")  # noqa: SIM115 - kept open to be polled
+                    poller = select.poll()
+                    poller.register(fh.fileno(), select.POLLPRI | select.POLLERR)
+                    self.fh, self.poller, self.data = fh, poller, fh.read()
+                    self.parsed = {}
+                elif self.poller.poll(0):
+                    self.fh.seek(0)
+                    self.data, self.parsed = self.fh.read(), {}
+            except (OSError, ValueError):
+                self.fh, self.poller, self.data = None, None, None
+                self.parsed = {}
+            return self.data
+
+    def get(self, name: str, parse: Callable[[bytes], frozenset[str]]) -> frozenset[str]:
+        """`parse(data)` of the current table, computed once while the table stays."""
+        data = self.read()
+        if data is None:
+            return frozenset()
+        with self.lock:
+            found = self.parsed.get(name)
+        if found is None:
+            found = parse(data)
+            with self.lock:
+                if self.data is data:
+                    self.parsed[name] = found
+        return found
+
+
+_TABLE = _Table()
+os.register_at_fork(after_in_child=_TABLE.reset)
 
 
 def _unescape(field: bytes) -> str:
@@ -34,11 +97,10 @@ def _unescape(field: bytes) -> str:
 
 def mount_points() -> frozenset[str]:
     """The real paths of every mount point this process sees (empty without /proc)."""
-    try:
-        with open(MOUNTINFO, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return frozenset()
+    return _TABLE.get("points", _points)
+
+
+def _points(data: bytes) -> frozenset[str]:
     found = set()
     for line in data.splitlines():
         fields = line.split(b" ")
@@ -53,12 +115,12 @@ def mount_sources() -> frozenset[str]:
     holds it), the layers of each overlay (`upperdir`, `workdir`, `lowerdir`) and the image
     file of each attached loop device. No mount
     point lies in such a folder, yet deleting it empties what the mount shows: a removal
-    keeps it (`in_use`). Empty without /proc."""
-    try:
-        with open(MOUNTINFO, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return frozenset()
+    keeps it (`in_use`). Empty without /proc. The loop devices are read each time: attaching
+    one changes no mount table."""
+    return _TABLE.get("sources", _sources) | _loop_backing_files()
+
+
+def _sources(data: bytes) -> frozenset[str]:
     found: set[str] = set()
     roots: list[tuple[bytes, str, str]] = []  # (device, root on that file system, mount point)
     for line in data.splitlines():
@@ -66,7 +128,7 @@ def mount_sources() -> frozenset[str]:
         if b"-" in fields[6:]:
             roots.append((fields[2], _unescape(fields[3]), _unescape(fields[4])))
             found.update(_overlay_layers(fields[fields.index(b"-", 6) + 1:]))
-    return frozenset(found | _bind_sources(roots) | _loop_backing_files())
+    return frozenset(found | _bind_sources(roots))
 
 
 def _loop_backing_files() -> set[str]:
