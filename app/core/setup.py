@@ -8,7 +8,8 @@ theirs and stays. An entry of an older form
 the plugin's launcher runs the same entry (`entry_code`), so the two installs never drift. The
 old file is kept beside it as `settings.json.bak-<timestamp>` before any change.
 
-The file is the user's: it is read and written keeping its form (app/core/settings_file.py).
+The file is the user's: it is read and written keeping its form (app/core/settings_file.py),
+and only what changed in it is rewritten (app/core/settings_edit.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import paths
+from app.core.settings_edit import edited_text
 from app.core.settings_file import (
     SettingsChanged,
     SetupError,
@@ -258,7 +260,9 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     backup = None
     if changed:  # a dry run refuses what the real run would; a refused file gets no backup
         refuse_read_only(link, target, st)
-        text = render(new, layout_of(raw), link)
+        layout = layout_of(raw)
+        text = render(new, layout, link)  # refuses what no file can hold, the edit or not
+        text = edited_text(raw, before, new, layout.indent, layout.newline) or text
     if changed and not dry_run:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
         if raw:

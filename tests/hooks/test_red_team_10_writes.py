@@ -1,0 +1,83 @@
+"""Red team, round ten: the writes claudetto makes into the user's and Claude's files.
+
+`claudetto setup` edits `$CLAUDE_CONFIG_DIR/settings.json`, a file a person lays out by hand;
+the hooks print what the model reads; the ledger decides what it is told. Driven as Claude
+and a user do it: the CLI and the hook entry in subprocesses, real files in the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support import SandboxEnv, run_cli
+
+# A settings.json as people write it by hand: short lists on one line, an escape, a number
+# in exponent form, a key without a space after its colon, a hook of their own.
+HAND_LAID = """{
+  "permissions": {"allow": ["Bash(ls:*)", "Read"], "deny": []},
+  "env": {"GREETING": "caf\\u00e9", "RETRIES": 1E3},
+  "model":"opus",
+  "hooks": {
+    "PostToolUse": [
+      {"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}
+    ]
+  }
+}
+"""
+
+
+def _setup(*args: str) -> None:
+    result = run_cli("setup", *args)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("text", [
+    HAND_LAID,
+    HAND_LAID.replace(',\n  "hooks": {\n    "PostToolUse": [\n      {"matcher": "Edit", "hooks": '
+                      '[{"type": "command", "command": "prettier --write"}]}\n    ]\n  }', ""),
+    HAND_LAID.replace("\n", "\r\n"),
+    "\ufeff" + HAND_LAID.replace("  ", "\t"),
+    HAND_LAID.rstrip("\n"),
+], ids=["own-hooks", "no-hooks", "crlf", "bom-tabs", "no-final-newline"])
+def test_setup_then_uninstall_gives_the_hand_laid_file_back_byte_for_byte(sandbox: SandboxEnv, text: str) -> None:
+    """Written back whole by json.dumps, every setup re-laid the user's file: the one-line
+    lists spread over lines, `\\u00e9` decoded, `1E3` became `1000.0`, and uninstall did not
+    give the file back. Only what changed is rewritten now."""
+    settings = sandbox.config / "settings.json"
+    settings.write_bytes(text.encode())
+    _setup()
+    installed = settings.read_bytes().decode()
+    for line in text.removeprefix("\ufeff").splitlines()[1:3]:  # what setup did not change is there as it was written
+        assert line in installed.splitlines()
+    data = json.loads(installed.removeprefix("\ufeff"))
+    assert {"SessionStart", "PostToolUse", "WorktreeRemove"} <= set(data["hooks"])
+    assert data["env"] == {"GREETING": "café", "RETRIES": 1000.0}
+    _setup()  # again: nothing to change
+    assert settings.read_bytes().decode() == installed
+    _setup("--uninstall")
+    assert settings.read_bytes() == text.encode()
+
+
+def test_an_upgrade_rewrites_only_the_command_strings(sandbox: SandboxEnv) -> None:
+    """Entries of the older form (every event, as an older claudetto wrote them) are brought
+    up to date by changing their commands and nothing else: one line each, the keys the user
+    set on them and their layout kept."""
+    from app.core.setup import EVENTS
+
+    settings = sandbox.config / "settings.json"
+    old = "/usr/bin/python3 -P -m hooks # claudetto"
+    entries = ",\n".join(f'    "{event}": [{{"hooks": [{{"type": "command", "command": {json.dumps(old)}, '
+                         f'"statusMessage": "{event}"}}]}}]' for event in EVENTS)
+    text = '{\n  "hooks": {\n' + entries + '\n  },\n  "model":"opus"\n}\n'
+    settings.write_text(text)
+    _setup()
+    before, after = text.splitlines(), settings.read_text().splitlines()
+    assert len(after) == len(before)
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert len(changed) == len(EVENTS)
+    command = json.loads(settings.read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert "from hooks.entry import run;run()" in command
+    for was, now in changed:
+        assert was.replace(json.dumps(old), json.dumps(command)) == now
