@@ -1,8 +1,9 @@
 """Declared scratch (CONTRACT "Definitions"): what a release of a session checkout deletes.
 
 The paths the project's `.claude/claudetto.json` lists under `scratch` (relative to the
-checkout; the checkout's own file first, else the project's), by default the regenerable
-folders at any depth. Never `.git` or `.tmp` or anything inside them, never a path that
+checkout; when the checkout's own file and the main checkout's declare different lists, what
+both name), by default the regenerable folders at any depth; a list declared replaces the
+default even when it names nothing. Never `.git` or `.tmp` or anything inside them, never a path that
 holds a tracked file (deleting it would leave the checkout modified), never the checkout
 itself. When unsure (an unreadable file, git cannot say), nothing is scratch.
 
@@ -42,57 +43,71 @@ def plain_relative(value: object) -> str | None:
 
 
 def declared_scratch(checkout: str, project: str | None = None) -> list[str] | None:
-    """The `scratch` list of `.claude/claudetto.json` (the checkout's own, else the
-    project's), each entry made plain; [] when neither file declares one, None when the file
-    cannot be read or is not what it should be (logged: when unsure, nothing is scratch)."""
+    """The scratch `.claude/claudetto.json` declares (`_declared`); [] when no file declares
+    one, None when a file cannot be read or is not what it should be."""
     return _declared(checkout, project)[0]
 
 
-def _declared(checkout: str, project: str | None) -> tuple[list[str] | None, str | None]:
-    """(`declared_scratch`, the folder whose file declared it)."""
+def _declared(checkout: str, project: str | None) -> tuple[list[str] | None, str | None, bool]:
+    """(the declared scratch, the config file that decided it, whether the user wrote it).
+
+    Both files are read. The project's is the user's; the checkout's alone may be a
+    session's (a confused model writing `"scratch": ["drafts"]`) or a branch's (a commit on
+    `origin/main` the user never merged, which the checkout was made from), so what only it
+    names is judged like work. When both declare different lists, a path is scratch only
+    when both name it: the user's list never grows by one the user did not write. A list
+    declared, even one left empty once its unusable entries are dropped, replaces the
+    default: `"scratch": []` says nothing there is scratch. No file declaring one gives
+    ([], None, True): the default. Either file unusable gives None (logged): unsure."""
+    own = _list_in(checkout)
+    theirs = _list_in(project) if project and project != checkout else None
+    here = os.path.join(checkout, CONFIG)
+    if own is False or theirs is False:
+        return None, here if own is False else os.path.join(str(project), CONFIG), False
+    if not isinstance(own, tuple):
+        return (theirs[0], os.path.join(str(project), CONFIG), True) if isinstance(theirs, tuple) else ([], None, True)
+    if not isinstance(theirs, tuple) or theirs[1] == own[1]:
+        return own[0], here, isinstance(theirs, tuple)
+    both = _outermost([r for r in own[0] if _covered(r, theirs[0])] + [r for r in theirs[0] if _covered(r, own[0])])
+    log(f"release: {here} differs from the project's list; scratch is what both name: {both}")
+    return both, here, True
+
+
+def _covered(rel: str, by: list[str]) -> bool:
+    return any(rel == k or rel.startswith(k + "/") for k in by)
+
+
+def _list_in(base: str | None) -> tuple[list[str], bytes] | bool | None:
+    """(the plain entries, the file's bytes) of `base`'s `.claude/claudetto.json`; None when
+    it has no such file or no `scratch` key, False when it cannot be read or is no list
+    (logged). An entry that is no plain path inside the checkout is dropped (logged)."""
     from app.core import fastjson
 
-    for base in (checkout, project):
-        if not base:
-            continue
-        file = os.path.join(base, CONFIG)
-        try:
-            data = fastjson.loads(_read_config(file))
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError) as exc:
-            log(f"release: {file} cannot be read ({exc}); no scratch is deleted")
-            return None, base
-        if not isinstance(data, dict) or "scratch" not in data:
-            continue
-        given = data["scratch"]
-        if not isinstance(given, list):
-            log(f"release: {file} `scratch` is not a list of paths; no scratch is deleted")
-            return None, base
-        found = []
-        for item in given:
-            rel = plain_relative(item)
-            if rel is None:
-                log(f"release: {file} scratch entry {item!r} is not a path inside the checkout "
-                    "outside .git and .tmp; skipped")
-            else:
-                found.append(rel)
-        return _outermost(found), base
-    return [], None
-
-
-def _the_users(checkout: str, project: str | None, base: str | None) -> bool:
-    """Whether the scratch list came from the user: the project's own file, or a checkout's
-    file with the same bytes. The checkout's file alone may be the session's (a confused
-    model writing `"scratch": ["drafts"]`), so what it names is judged like work."""
-    if base is None or base == project:
-        return True
-    if not project:
-        return False
+    if not base:
+        return None
+    file = os.path.join(base, CONFIG)
     try:
-        return _read_config(os.path.join(checkout, CONFIG)) == _read_config(os.path.join(project, CONFIG))
-    except OSError:
+        raw = _read_config(file)
+        data = fastjson.loads(raw)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log(f"release: {file} cannot be read ({exc}); no scratch is deleted")
         return False
+    if not isinstance(data, dict) or "scratch" not in data:
+        return None
+    if not isinstance(data["scratch"], list):
+        log(f"release: {file} `scratch` is not a list of paths; no scratch is deleted")
+        return False
+    found = []
+    for item in data["scratch"]:
+        rel = plain_relative(item)
+        if rel is None:
+            log(f"release: {file} scratch entry {item!r} is not a path inside the checkout "
+                "outside .git and .tmp; skipped")
+        else:
+            found.append(rel)
+    return _outermost(found), raw
 
 
 def _read_config(file: str) -> bytes:
@@ -228,17 +243,18 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
     through a link), `tracked` (holds a file git tracks), `git` (git could not say, or does
     not answer for the checkout itself), `dirty` (is or lies inside another repository, holds
     a `.tmp` or a secret-looking file, or holds new work a list the session wrote names)."""
-    declared, base = _declared(checkout, project)
+    declared, config, users = _declared(checkout, project)
     if declared is None:
-        return [], [(CONFIG, "bad_config")]
-    candidates = declared or regenerable_folders(checkout)
+        # the project's file is named by its absolute path: the verdict joins it to nothing
+        return [], [(CONFIG if config == os.path.join(checkout, CONFIG) else str(config), "bad_config")]
+    candidates = declared if config is not None else regenerable_folders(checkout)
     candidates = [rel for rel in candidates if os.path.lexists(os.path.join(checkout, rel))]
     kept: list[tuple[str, Reason]] = [(rel, "symlink") for rel in candidates if _through_link(checkout, rel)]
     candidates = [rel for rel in candidates if (rel, "symlink") not in kept]
     if not candidates:
         return [], kept
     # a path the session's own list names holding files git shows as new: work, not output
-    held = _held(checkout, project, candidates, bool(declared) and not _the_users(checkout, project, base))
+    held = _held(checkout, project, candidates, not users)
     if held is None:
         return [], kept + [(rel, "git") for rel in candidates]
     plan: list[str] = []

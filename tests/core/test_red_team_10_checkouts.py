@@ -1,0 +1,274 @@
+"""Red team, round ten: the declared scratch and the checkout's folder as a user or a project
+shapes them. Scratch entries that escape (`../../..`, an absolute path, `$HOME`, a glob, a
+newline, a link out of the checkout, an entry that is itself a link), the config file as a
+branch or a session leaves it (huge, a link elsewhere, committed by a branch the user never
+merged), regenerable folders that hold what nothing regenerates, and checkouts of two
+projects with one name. Driven as Claude and a user drive them: WorktreeCreate and
+SessionEnd through `python -P -m hooks`, `claudetto release` and `claudetto worktrees` in a
+subprocess, real git, real symlinks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook
+
+SID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+GITIGNORE = "node_modules/\n.tmp/\nbuild/\ndist/\n.venv/\ndata/\nout/\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj", files={"README.md": "x\n", "src/mod.py": "A = 1\n", ".gitignore": GITIGNORE})
+
+
+def wait_released(path: Path) -> None:
+    """SessionEnd hands the release to a detached process: wait until it has run."""
+    from app.core import checkouts
+
+    deadline = time.monotonic() + 30
+    while (checkouts.registry().get(str(path)) or {}).get("state") != "released":
+        assert time.monotonic() < deadline, checkouts.registry()
+        time.sleep(0.05)
+
+
+def session_checkout(repo: Path, name: str = "work", session: str = SID) -> Path:
+    """A checkout WorktreeCreate made for a session that then ended for good (released once)."""
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": session, "cwd": str(repo), "name": name},
+                    cwd=repo)
+    assert made.returncode == 0, made.stderr
+    path = Path(made.stdout.decode().strip().splitlines()[-1])
+    ended = run_hook({"hook_event_name": "SessionEnd", "session_id": session, "cwd": str(path),
+                      "reason": "prompt_input_exit"}, cwd=path)
+    assert ended.returncode == 0
+    wait_released(path)
+    return path
+
+
+def declare(base: Path, scratch: object) -> None:
+    (base / ".claude").mkdir(exist_ok=True)
+    (base / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": scratch}))
+
+
+def release(path: Path) -> dict[str, Any]:
+    """`claudetto release PATH --json`: its report (a refusal's stderr when it printed none)."""
+    result = run_cli("release", str(path), "--json")
+    assert "Traceback" not in result.stderr, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {"stderr": result.stderr}
+
+
+def kept(done: dict[str, Any]) -> dict[str, str]:
+    """path -> keep reason of each entry the release kept."""
+    return {str(e["path"]): str(e["reason"]) for e in done.get("entries", []) if e["status"] == "kept"}
+
+
+def user_files(sandbox: SandboxEnv, repo: Path) -> list[Path]:
+    """Files of the user's a release of a checkout must never reach: in the home, in the main
+    checkout (tracked, ignored and untracked), beside the project."""
+    made = [sandbox.home / "thesis.tex", sandbox.home / "x" / "draft.md", repo / "node_modules" / "pkg" / "i.js",
+            repo / "data" / "users.sqlite", repo / "notes.md", repo.parent / "beside.txt"]
+    for file in made:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(f"the only copy of {file.name}\n")
+    return made
+
+
+def intact(files: list[Path]) -> bool:
+    return all(f.is_file() and f.read_text() == f"the only copy of {f.name}\n" for f in files)
+
+
+# --- scratch entries that escape --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["../../..", "../..", "{home}", "{home}/x", "{repo}", "$HOME", "$HOME/x",
+                                   "${HOME}", "~/x", "", "  ", "*", "node_*", "**", "?ata", "data\n",
+                                   "src/..", ".git", ".git/..", ".tmp", "./.tmp/", ".claude/..", "\\..\\.."])
+def test_a_declared_entry_that_escapes_reaches_nothing_outside_the_checkout(
+        sandbox: SandboxEnv, repo: Path, entry: str) -> None:
+    checkout = session_checkout(repo)
+    files = user_files(sandbox, repo)
+    (checkout / ".tmp").mkdir()
+    (checkout / ".tmp" / "report.md").write_text("the session's report\n")
+    (checkout / "notes.md").write_text("untracked notes\n")
+    (checkout / "data").mkdir()
+    (checkout / "data" / "set.csv").write_text("1,2\n")
+    (checkout / "src" / "mod.py").write_text("A = 2  # uncommitted\n")
+    given = entry.replace("{home}", str(sandbox.home)).replace("{repo}", str(repo))
+    declare(repo, [given])  # the user's own list: what it names inside the checkout goes
+    done = release(checkout)
+    assert intact(files), done
+    assert (checkout / ".tmp" / "report.md").exists(), done
+    assert (checkout / "notes.md").exists() and (checkout / "src" / "mod.py").read_text() == "A = 2  # uncommitted\n"
+    assert (checkout / ".git").exists() and git(checkout, "status", "--porcelain")
+    assert (checkout / "data" / "set.csv").exists(), done  # no pattern, no `~`: a name is that name
+
+
+@pytest.mark.parametrize("target", ["home", "repo", "repo_modules", "beside"])
+def test_a_declared_path_through_a_link_out_of_the_checkout_reaches_nothing(
+        sandbox: SandboxEnv, repo: Path, tmp_path: Path, target: str) -> None:
+    """`ln -s ~ home` in the checkout and `scratch: ["home/x"]`: the link is followed by no one."""
+    checkout = session_checkout(repo)
+    files = user_files(sandbox, repo)
+    points = {"home": sandbox.home, "repo": repo, "repo_modules": repo / "node_modules", "beside": tmp_path}[target]
+    (checkout / "out").mkdir()
+    (checkout / "out" / "link").symlink_to(points, target_is_directory=True)
+    declare(repo, ["out/link/x", "out/link/pkg", "out/link/data", "out/link/node_modules", "out/link/proj"])
+    done = release(checkout)
+    assert intact(files), done
+    assert (checkout / "out" / "link").is_symlink()
+
+
+@pytest.mark.parametrize("target", ["home", "repo", "venv"])
+def test_a_declared_entry_that_is_itself_a_link_takes_nothing_it_points_at(
+        sandbox: SandboxEnv, repo: Path, tmp_path: Path, target: str) -> None:
+    """`scratch: ["out", ".venv"]` where `out` -> the home and `.venv` -> the user's real venv:
+    the link is not the scratch it names, and what it points at is the user's."""
+    checkout = session_checkout(repo)
+    files = user_files(sandbox, repo)
+    venv = tmp_path / "venvs" / "proj"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n")
+    points = {"home": sandbox.home, "repo": repo, "venv": venv}[target]
+    (checkout / "out").symlink_to(points, target_is_directory=True)
+    (checkout / ".venv").symlink_to(venv, target_is_directory=True)
+    declare(repo, ["out", ".venv"])
+    done = release(checkout)
+    assert intact(files) and (venv / "bin" / "python").exists(), done
+    assert (checkout / "out").is_symlink() and (checkout / ".venv").is_symlink(), done
+    assert str(checkout / "out") in kept(done), done  # `symlink`, or `dirty` for the repository it shows
+
+
+def test_a_default_venv_that_links_to_the_users_venv_is_left_alone(repo: Path, tmp_path: Path) -> None:
+    """No list: the regenerable `.venv` is a link to the user's real venv (`ln -s ~/venvs/p
+    .venv`), and `node_modules` one to a shared store: neither the link nor its target goes."""
+    checkout = session_checkout(repo)
+    venv = tmp_path / "venvs" / "proj"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n")
+    (checkout / ".venv").symlink_to(venv, target_is_directory=True)
+    (checkout / "node_modules").symlink_to(repo / "node_modules", target_is_directory=True)
+    (repo / "node_modules" / "pkg").mkdir(parents=True)
+    (repo / "node_modules" / "pkg" / "i.js").write_text("1\n")
+    (checkout / "build").mkdir()
+    (checkout / "build" / "out.o").write_text("o\n")
+    done = release(checkout)
+    assert (checkout / ".venv").is_symlink() and (venv / "bin" / "python").exists(), done
+    assert (checkout / "node_modules").is_symlink() and (repo / "node_modules" / "pkg" / "i.js").exists()
+    assert not (checkout / "build").exists(), done  # the real scratch still goes
+
+
+# --- the config file as a project, a branch or a session leaves it ---------------------------
+
+
+def fill(checkout: Path) -> None:
+    """Regenerable folders, a hand-made artifact in `dist/`, and ignored data in `data/`."""
+    for rel in ("node_modules/pkg/i.js", "build/out.o", "dist/app-1.0.tar.gz.asc", "data/users.sqlite"):
+        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / rel).write_text(f"{rel}\n")
+
+
+@pytest.mark.parametrize("scratch", [[], ["../outside"], ["/abs", "", ".tmp"]])
+def test_a_declared_list_that_names_nothing_usable_deletes_nothing(repo: Path, scratch: list[str]) -> None:
+    """`"scratch": []` is the user saying nothing here is scratch (a `dist/` of signed
+    artifacts made by hand): it replaces the default as any list does, and so does a list
+    whose every entry was refused. Falling back to every regenerable folder would delete
+    what the user listed nothing to have deleted."""
+    checkout = session_checkout(repo)
+    fill(checkout)
+    declare(repo, scratch)
+    done = release(checkout)
+    assert (checkout / "dist" / "app-1.0.tar.gz.asc").exists(), done
+    assert (checkout / "node_modules" / "pkg" / "i.js").exists() and (checkout / "build" / "out.o").exists(), done
+    assert done["status"] == "released" and done["freed"] == 0, done
+
+
+def test_a_project_list_without_dist_keeps_a_hand_made_artifact(repo: Path) -> None:
+    """No list: `dist/` is a regenerable folder (CONTRACT), and goes. The user who keeps the
+    only copy of a release there names the scratch instead, and `dist/` stays."""
+    checkout = session_checkout(repo)
+    fill(checkout)
+    declare(repo, ["node_modules", "build"])
+    done = release(checkout)
+    assert (checkout / "dist" / "app-1.0.tar.gz.asc").exists(), done
+    assert not (checkout / "node_modules").exists() and not (checkout / "build").exists(), done
+
+
+def test_a_huge_config_deletes_nothing_and_says_why(repo: Path) -> None:
+    checkout = session_checkout(repo)
+    fill(checkout)
+    (checkout / ".claude").mkdir(exist_ok=True)
+    (checkout / ".claude" / "claudetto.json").write_text(
+        json.dumps({"scratch": ["node_modules"], "pad": "x" * (2 << 20)}))
+    done = release(checkout)
+    assert (checkout / "node_modules" / "pkg" / "i.js").exists(), done
+    assert kept(done) == {str(checkout / ".claude" / "claudetto.json"): "bad_config"}, done
+
+
+def test_a_config_that_links_elsewhere_is_no_users_list(sandbox: SandboxEnv, repo: Path) -> None:
+    """The checkout's `.claude/claudetto.json` is a link to a file a session wrote elsewhere:
+    the user's list is the project's, and the link's list takes nothing the user's keeps."""
+    checkout = session_checkout(repo)
+    fill(checkout)
+    declare(repo, ["node_modules"])
+    elsewhere = sandbox.home / "lists" / "claudetto.json"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(json.dumps({"scratch": ["data", "node_modules", "dist"]}))
+    (checkout / ".claude").mkdir(exist_ok=True)
+    (checkout / ".claude" / "claudetto.json").symlink_to(elsewhere)
+    done = release(checkout)
+    assert (checkout / "data" / "users.sqlite").exists(), done
+    assert (checkout / "dist" / "app-1.0.tar.gz.asc").exists(), done
+    assert not (checkout / "node_modules").exists(), done
+    assert elsewhere.exists()
+
+
+def upstream_adds_a_list(repo: Path, tmp_path: Path, scratch: list[str]) -> None:
+    """`origin/main` gains a commit (a branch the user never merged, pushed by someone else)
+    that writes `.claude/claudetto.json`; the main checkout is not updated, only fetched."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    declare(other, scratch)
+    git(other, "add", "-f", ".claude/claudetto.json")
+    git(other, "commit", "-qm", "scratch list")
+    git(other, "push", "-q", "origin", "HEAD:main")
+    git(repo, "fetch", "-q", "origin")
+
+
+def test_a_list_a_branch_committed_takes_only_what_the_users_list_names_too(repo: Path, tmp_path: Path) -> None:
+    """The checkout is made from `origin/main` (Claude's default base), whose list names the
+    user's ignored `data/`; the user's own list in the main checkout names `node_modules`.
+    Both are read: a path goes only when both name it."""
+    declare(repo, ["node_modules", "build"])
+    git(repo, "add", "-f", ".claude/claudetto.json")
+    git(repo, "commit", "-qm", "the user's scratch list")
+    upstream_adds_a_list(repo, tmp_path, ["data", "dist", "node_modules"])
+    checkout = session_checkout(repo, "upstream")
+    assert json.loads((checkout / ".claude" / "claudetto.json").read_text())["scratch"][0] == "data"
+    fill(checkout)
+    done = release(checkout)
+    assert (checkout / "data" / "users.sqlite").exists(), done
+    assert (checkout / "dist" / "app-1.0.tar.gz.asc").exists(), done
+    assert (checkout / "build" / "out.o").exists(), done  # the branch's list leaves it out: kept
+    assert not (checkout / "node_modules").exists(), done
+
+
+def test_a_list_only_a_branch_committed_never_takes_untracked_work(repo: Path, tmp_path: Path) -> None:
+    """Without a list of the user's, the branch's list is judged like work: what git shows
+    as new in a path it names stays."""
+    upstream_adds_a_list(repo, tmp_path, ["notes", "node_modules"])
+    checkout = session_checkout(repo, "upstream-only")
+    fill(checkout)
+    (checkout / "notes").mkdir()
+    (checkout / "notes" / "plan.md").write_text("the plan\n")
+    done = release(checkout)
+    assert (checkout / "notes" / "plan.md").exists(), done
+    assert not (checkout / "node_modules").exists(), done
