@@ -40,6 +40,9 @@ from app.core.settings_file import (
     umask,
     write_keeping_form,
 )
+from app.core.setup_report import describe as describe
+from app.core.setup_report import hooks_disabled_in, managed_block, plugin_enabled, project_entries
+from app.core.setup_report import setup_json as setup_json
 
 MARKER = "# claudetto"
 #: reads and writes of settings.json while Claude keeps saving it, before setup gives up
@@ -73,6 +76,8 @@ class SetupResult:
     managed_block: str | None = None
     #: the current project's settings files that hold a claudetto entry too (both would run)
     also_in: tuple[str, ...] = ()
+    #: the settings files (the user's, the current project's) that set disableAllHooks
+    disabled_in: tuple[str, ...] = ()
 
 
 def package_root() -> str:
@@ -279,58 +284,8 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
                        plugin_enabled=not uninstall and plugin_enabled(new),
                        managed_block=None if uninstall else managed_block(),
-                       also_in=project_entries(target))
-
-
-def project_entries(user_file: Path) -> tuple[str, ...]:
-    """The other settings files that run claudetto's hooks too, by an entry of ours or by
-    enabling the plugin: the current project's (`.claude/settings.json`, `settings.local.json`,
-    in the folder and at its git root) and the managed policy's. Claude runs those beside the
-    user's file, and a project file committed with a teammate's clone path fails on every
-    event. Setup changes only the user's file; it names these so the user can act on them."""
-    try:
-        cwd: str | None = os.getcwd()
-    except OSError:  # the current folder is gone: no project around it
-        cwd = None
-    folders = dict.fromkeys((cwd, paths.project_root_str(cwd))) if cwd else {}
-    candidates = [os.path.join(folder, ".claude", name) for folder in folders
-                  for name in ("settings.json", "settings.local.json")]
-    found: list[str] = []
-    for path in dict.fromkeys([*candidates, str(paths.managed_settings())]):
-        if os.path.realpath(path) != str(user_file) and _runs_claudetto(path):
-            found.append(path)
-    return tuple(found)
-
-
-def _runs_claudetto(path: str) -> bool:
-    from app.core.settings import read_settings  # a FIFO in its place never hangs setup
-
-    try:
-        data = read_settings(path)
-    except (OSError, ValueError):
-        return False
-    if not isinstance(data, dict):
-        return False
-    hooks = data.get("hooks")
-    return plugin_enabled(data) or isinstance(hooks, dict) and any(
-        is_ours(h) for entries in hooks.values() if isinstance(entries, list)
-        for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list) for h in e["hooks"])
-
-
-def managed_block() -> str | None:
-    """The managed (policy) settings key under which Claude runs no hook of the user's
-    settings: `allowManagedHooksOnly` or `disableAllHooks`, or None. Setup still writes the
-    entries (the policy may change) but must not look done when nothing will ever run. An
-    unreadable or malformed policy file is left to Claude: no note."""
-    from app.core.settings import read_settings
-
-    try:
-        policy = read_settings(paths.managed_settings())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(policy, dict):
-        return None
-    return next((key for key in ("disableAllHooks", "allowManagedHooksOnly") if policy.get(key) is True), None)
+                       also_in=project_entries(target),
+                       disabled_in=() if uninstall else hooks_disabled_in(target, new))
 
 
 def refuse_plugin_environment(interpreter: str) -> None:
@@ -342,56 +297,3 @@ def refuse_plugin_environment(interpreter: str) -> None:
         raise SetupError(f"{interpreter} is the claudetto plugin's own environment, which runs the hooks "
                          "already and goes with the plugin; run setup from a checkout of claudetto "
                          "instead (.venv/bin/claudetto setup); nothing changed")
-
-
-def plugin_enabled(settings: dict[str, Any]) -> bool:
-    """Whether these settings enable the claudetto plugin (`enabledPlugins` key
-    `claudetto@<marketplace>`). With both installs every hook runs twice, WorktreeCreate too,
-    and two parallel creations of one checkout can fail it."""
-    enabled = settings.get("enabledPlugins")
-    return isinstance(enabled, dict) and any(
-        isinstance(key, str) and key.startswith("claudetto@") and value is True for key, value in enabled.items())
-
-
-def setup_json(result: SetupResult) -> dict[str, Any]:
-    return {
-        "settings": result.settings,
-        "changed": result.changed,
-        "backup": result.backup,
-        "dry_run": result.dry_run,
-        "events": result.added,
-        "removed": sorted(set(result.removed)),
-        "plugin_enabled": result.plugin_enabled,
-        "managed_block": result.managed_block,
-        "also_in": list(result.also_in),
-    }
-
-
-def describe(result: SetupResult, uninstall: bool) -> str:
-    if not result.changed:
-        state = "clean of claudetto hooks" if uninstall else "set up"
-        return f"{result.settings}: already {state}; nothing changed{_plugin_note(result)}"
-    verb = "would" if result.dry_run else "did"
-    if uninstall:
-        what = "remove claudetto's hooks"
-    elif result.removed:
-        what = f"update claudetto's hooks for {', '.join(result.added)}"
-    else:
-        what = f"add claudetto's hooks for {', '.join(result.added)}"
-    tail = f" (backup: {result.backup})" if result.backup else ""
-    return f"{result.settings}: {verb} {what}{tail}{_plugin_note(result)}"
-
-
-def _plugin_note(result: SetupResult) -> str:
-    note = ""
-    if result.managed_block:
-        note = (f"\nnote: the managed settings ({paths.managed_settings()}) set {result.managed_block}, "
-                "so Claude runs none of these hooks until your administrator allows them")
-    for path in result.also_in:
-        note += f"\nnote: {path} runs claudetto's hooks too (an entry of claudetto's, or its plugin enabled), so each would run twice; keep one"
-    if not result.plugin_enabled:
-        return note
-    return note + ("\nnote: the claudetto plugin is enabled too, so every hook would run twice; keep one "
-            "install (/plugin uninstall claudetto@<marketplace>, or claudetto setup --uninstall)")
-
-

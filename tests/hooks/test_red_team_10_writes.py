@@ -8,6 +8,7 @@ and a user do it: the CLI and the hook entry in subprocesses, real files in the 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +82,26 @@ def test_an_upgrade_rewrites_only_the_command_strings(sandbox: SandboxEnv) -> No
     assert "from hooks.entry import run;run()" in command
     for was, now in changed:
         assert was.replace(json.dumps(old), json.dumps(command)) == now
+
+
+def test_setup_says_when_disable_all_hooks_keeps_its_entries_from_running(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`disableAllHooks` in the user's own settings (or the project's) and setup said "did
+    add claudetto's hooks" as if they would run: Claude runs none of them. Named now, in
+    the text and in --json; the key itself is the user's and stays."""
+    settings = sandbox.config / "settings.json"
+    settings.write_text('{\n  "disableAllHooks": true\n}\n')
+    result = run_cli("setup")
+    assert result.returncode == 0
+    assert f"note: {settings} sets disableAllHooks" in result.stdout
+    assert json.loads(settings.read_text())["disableAllHooks"] is True
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    local = project / ".claude" / "settings.local.json"
+    local.write_text('{"disableAllHooks": true}')
+    settings.write_text('{\n  "disableAllHooks": false\n}\n')
+    shown = json.loads(run_cli("setup", "--json", cwd=project).stdout)
+    assert shown["disabled_in"] == [str(local)]
+    local.write_text('{"disableAllHooks": false}')
+    quiet = run_cli("setup", cwd=project)
+    assert quiet.returncode == 0 and "disableAllHooks" not in quiet.stdout
+    assert json.loads(run_cli("setup", "--uninstall", "--json").stdout)["disabled_in"] == []
