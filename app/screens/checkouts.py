@@ -34,6 +34,7 @@ COLUMNS = (Col("name", "name"), Col("project", "project", 10, drop=2), Col("bran
            Col("size", "size", 10), Col("state", "state", 9), Col("sessions", "sessions", 12, drop=3),
            Col("verdict", "verdict", 20))
 MIN_NAME = 16
+SWAPPED = "swapped"  # a removal's why: the checkout is a symlink or no folder now
 STATES = {"active": "active", "released": "released", "cut_short": "cut short", "unmanaged": "unmanaged"}
 STATE_STYLES = {"active": "green", "released": "dim", "cut_short": "bold yellow", "unmanaged": ""}
 
@@ -294,13 +295,23 @@ class CheckoutsScreen(ClaudettoScreen):
 
     @work(thread=True, exclusive=True, group="act", exit_on_error=False, name="The removal")
     def remove_worker(self, info: WorktreeInfo) -> tuple[str, bool, int, str]:
-        return (info.path, *removals.remove_one(info.verdict))
+        """The removal, judged again by the core. A checkout swapped for a symlink (or gone)
+        since the listing is judged through what it points at now: the core's reason (a live
+        session in the home it points at, say) is none about the checkout the question named."""
+        removed, freed, why = removals.remove_one(info.verdict)
+        if not removed and swapped(info.path):
+            why = SWAPPED
+        return info.path, removed, freed, why
 
     def removal_done(self, path: str, removed: bool, freed: int, why: str) -> None:
         self.busy = False
         name = visible(os.path.basename(path))
-        line = (f"{name}: removed, freed {fmt.size(freed)}" if removed
-                else f"{name}: kept ({fmt.reason('keep', why)})")
+        if removed:
+            line = f"{name}: removed, freed {fmt.size(freed)}"
+        elif why == SWAPPED:
+            line = f"{name}: kept: a symlink or no folder now, not the checkout listed; nothing removed"
+        else:
+            line = f"{name}: kept ({fmt.reason('keep', why)})"
         self.query_one(WorkLine).ended(line)
         self.notify(line, title="Removed" if removed else "Kept", severity="information" if removed else "warning")
         if removed:

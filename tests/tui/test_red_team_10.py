@@ -1,0 +1,238 @@
+"""Red team, round ten, on the dashboard's approvals: a person says yes to what the screen
+showed, and the program must act only on what is still true at that moment. The checkout
+`d` asked about old-clean while it was clean, merged and unused; before the yes it took a
+commit, a file, a live session, or was swapped for a symlink or another folder of its name.
+Keys held down or doubled must not act twice. Real sandbox, real git, real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import format as fmt
+from app.core.sessions import proc_start_time
+from app.sandbox import Sandbox
+from app.screens.confirm import ConfirmModal
+from app.tui import ClaudettoApp
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
+from tests.support import git
+from tests.tui.conftest import goto, wait_for
+
+SIZE = (120, 36)
+
+
+def make_app(box: Sandbox, **kwargs: Any) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2, **kwargs)
+
+
+def old_clean(box: Sandbox) -> Path:
+    return box.project / ".claude" / "worktrees" / "old-clean"
+
+
+def journal(box: Sandbox) -> list[dict[str, Any]]:
+    path = Path(box.env["CLAUDETTO_HOME"]) / "journal.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+async def ask_removal(pilot: Any, app: ClaudettoApp, checkout: Path) -> None:
+    """old-clean highlighted, shown removable, and `d` pressed: the question is open."""
+    await goto(pilot, "checkouts")
+    listing = app.screen.query_one("#checkouts", Table)
+    await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
+    assert "removable" in " ".join(c.plain for c in listing.get_row(str(checkout)))
+    assert listing.move_to(str(checkout))
+    await pilot.pause()
+    await pilot.press("d")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+
+
+async def answer_yes(pilot: Any, app: ClaudettoApp) -> str:
+    """Yes, then the line the screen ends with."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    await pilot.press("y")
+    await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                   and (": removed" in app.screen.query_one(WorkLine).text
+                        or ": kept" in app.screen.query_one(WorkLine).text), timeout=60)
+    return app.screen.query_one(WorkLine).text
+
+
+def live_session_in(box: Sandbox, folder: Path) -> subprocess.Popen[bytes]:
+    child = subprocess.Popen(["sleep", "60"])
+    record = {"pid": child.pid, "sessionId": "1f0e3c9a-0000-4000-8000-00000000abcd", "cwd": str(folder),
+              "status": "busy", "procStart": proc_start_time(child.pid), "startedAt": int(box.now * 1000)}
+    (box.config / "sessions" / f"{child.pid}.json").write_text(json.dumps(record), encoding="utf-8")
+    return child
+
+
+def as_old(checkout: Path) -> None:
+    """The folder's own time put back: only the change decides, not a fresh mtime."""
+    old = os.stat(checkout.parent / "dirty-wip").st_mtime
+    os.utime(checkout, (old, old))
+
+
+def add_commit(checkout: Path) -> None:
+    (checkout / "late.py").write_text("LATE = 1\n", encoding="utf-8")
+    git(checkout, "add", "late.py")
+    git(checkout, "commit", "-q", "-m", "work done after the listing")
+    as_old(checkout)
+
+
+def add_file(checkout: Path) -> None:
+    (checkout / "draft.md").write_text("not saved anywhere else\n", encoding="utf-8")
+    as_old(checkout)
+
+
+def edit_file(checkout: Path) -> None:
+    with open(checkout / "README.md", "a", encoding="utf-8") as fh:
+        fh.write("an edit saved nowhere else\n")
+
+
+CHANGES: dict[str, tuple[Callable[[Path], None], str]] = {
+    "a commit": (add_commit, "unmerged"),
+    "an untracked file": (add_file, "dirty"),
+    "an edited file": (edit_file, "dirty"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_checkout_changed_after_the_question_is_kept_and_the_screen_says_why(
+        box: Sandbox, change: str) -> None:
+    """old-clean was removable when `d` asked; before the yes it took `change`. The removal
+    judges again: the folder, its branch and the work stay; the line says kept and why, as a
+    warning, and the journal names no removal of it."""
+    checkout = old_clean(box)
+    make_change, reason = CHANGES[change]
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_removal(pilot, app, checkout)
+        make_change(checkout)
+        line = await answer_yes(pilot, app)
+        note = list(app._notifications)[-1]  # noqa: SLF001 - what the user saw last
+    assert checkout.is_dir() and "removed" not in line, line
+    assert fmt.reason("keep", reason) in line, line
+    assert note.severity == "warning" and note.title == "Kept"
+    assert not any(e.get("path") == str(checkout) and e.get("result", "removed") == "removed" for e in journal(box))
+
+
+async def test_a_session_started_in_a_checkout_after_the_question_keeps_it(box: Sandbox) -> None:
+    """A session started inside old-clean while the question was open: kept (live)."""
+    checkout = old_clean(box)
+    app = make_app(box)
+    child: subprocess.Popen[bytes] | None = None
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ask_removal(pilot, app, checkout)
+            child = live_session_in(box, checkout)
+            line = await answer_yes(pilot, app)
+    finally:
+        if child is not None:
+            child.kill()
+            child.wait()
+    assert checkout.is_dir()
+    assert "kept" in line and "live" in line.lower(), line
+
+
+async def test_a_checkout_swapped_for_a_symlink_to_home_removes_nothing_of_home(box: Sandbox) -> None:
+    """old-clean moved away and a symlink to the home put in its name before the yes: the
+    home, the moved checkout and the link all stay. The line says what it is now (a symlink,
+    not the checkout listed): the core's reason for the home it points at ("a live session
+    uses it") is no reason about this checkout, and read as one it sent the user looking for
+    a session in a folder no session ever used."""
+    checkout = old_clean(box)
+    moved = checkout.with_name("old-clean.moved")
+    marker = box.home / "precious.txt"
+    marker.write_text("mine\n", encoding="utf-8")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_removal(pilot, app, checkout)
+        os.rename(checkout, moved)
+        os.symlink(box.home, checkout)
+        line = await answer_yes(pilot, app)
+    assert marker.read_text(encoding="utf-8") == "mine\n"
+    assert checkout.is_symlink() and moved.is_dir()
+    assert ": removed" not in line and "symlink" in line and "live session" not in line, line
+
+
+async def test_a_checkout_replaced_by_another_folder_of_its_name_keeps_the_new_one(box: Sandbox) -> None:
+    """The user removed old-clean by hand (git worktree remove) and made a folder of their own
+    in its name, with an old date: the yes was to the clean checkout, not to their folder."""
+    checkout = old_clean(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_removal(pilot, app, checkout)
+        git(box.project, "worktree", "remove", str(checkout))
+        checkout.mkdir()
+        (checkout / "mine.txt").write_text("the user's own\n", encoding="utf-8")
+        old = box.now - 40 * 86400
+        os.utime(checkout / "mine.txt", (old, old))
+        os.utime(checkout, (old, old))
+        line = await answer_yes(pilot, app)
+    assert (checkout / "mine.txt").read_text(encoding="utf-8") == "the user's own\n", line
+    assert "removed" not in line, line
+
+
+# --- keys that arrive together ----------------------------------------------------------------
+
+
+def burst(app: ClaudettoApp, *keys: str) -> None:
+    """Keys as a terminal delivers a held or doubled key: queued together, before the app has
+    acted on the first (the pilot's press waits for each; a person's fingers do not)."""
+    from textual import events
+
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+async def test_a_doubled_yes_removes_the_checkout_once_and_acts_on_nothing_else(box: Sandbox) -> None:
+    """`y` twice, both queued before the first is handled: one removal of old-clean, no error,
+    no second removal started, and every other checkout still there."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = old_clean(box)
+    others = sorted(p.name for p in checkout.parent.iterdir() if p != checkout)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_removal(pilot, app, checkout)
+        burst(app, "y", "y", "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                       and ": removed" in app.screen.query_one(WorkLine).text, timeout=60)
+        await pilot.pause(0.5)
+        errors = [n for n in app._notifications if n.severity == "error"]  # noqa: SLF001
+        assert not errors, [n.message for n in errors]
+        assert isinstance(app.screen, CheckoutsScreen)
+    assert not checkout.exists()
+    assert sorted(p.name for p in checkout.parent.iterdir()) == others
+    assert sum(1 for e in journal(box) if e.get("path") == str(checkout)) == 1
+
+
+async def test_enter_held_on_the_yes_button_removes_once_and_the_app_keeps_running(box: Sandbox) -> None:
+    """Tab to Yes and Enter held down: each Enter presses the button before the dialog has
+    closed on the first. One removal, no error, the Checkouts screen still there."""
+    from textual.widgets import Button
+
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = old_clean(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_removal(pilot, app, checkout)
+        app.screen.query_one("#yes", Button).focus()
+        await pilot.pause()
+        burst(app, "enter", "enter", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                       and ": removed" in app.screen.query_one(WorkLine).text, timeout=60)
+        await pilot.pause(0.5)
+        assert isinstance(app.screen, CheckoutsScreen) and app.is_running
+        assert not [n.message for n in app._notifications if n.severity == "error"]  # noqa: SLF001
+    assert not checkout.exists()
+    assert sum(1 for e in journal(box) if e.get("path") == str(checkout)) == 1
