@@ -221,9 +221,9 @@ def rewrite(settings: dict[str, Any], command: str | None) -> tuple[dict[str, An
             had.append(event)
         if new:
             hooks[event] = new
-        else:
+        elif found:  # it held only ours; an empty list of the user's is theirs
             hooks.pop(event, None)
-    if not hooks:
+    if not hooks and had:
         settings.pop("hooks", None)
     return settings, had
 

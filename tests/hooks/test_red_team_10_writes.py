@@ -41,11 +41,13 @@ def _setup(*args: str) -> None:
     HAND_LAID.replace("\n", "\r\n"),
     "\ufeff" + HAND_LAID.replace("  ", "\t"),
     HAND_LAID.rstrip("\n"),
-], ids=["own-hooks", "no-hooks", "crlf", "bom-tabs", "no-final-newline"])
+    HAND_LAID.replace('"hooks": {\n', '"hooks": {\n    "Stop": [],\n'),
+], ids=["own-hooks", "no-hooks", "crlf", "bom-tabs", "no-final-newline", "empty-event-of-the-users"])
 def test_setup_then_uninstall_gives_the_hand_laid_file_back_byte_for_byte(sandbox: SandboxEnv, text: str) -> None:
     """Written back whole by json.dumps, every setup re-laid the user's file: the one-line
     lists spread over lines, `\\u00e9` decoded, `1E3` became `1000.0`, and uninstall did not
-    give the file back. Only what changed is rewritten now."""
+    give the file back. Only what changed is rewritten now. An empty event list of the
+    user's (`"Stop": []`) was dropped by every setup: it is theirs, and stays."""
     settings = sandbox.config / "settings.json"
     settings.write_bytes(text.encode())
     _setup()
