@@ -6,9 +6,9 @@ The temp-folder rules are app/core/temp_folders.py; the worktree rules app/core/
 (SWEEP_TIMEOUT_MS), looked at between items; an item once started is finished with its
 journal line, and what was not reached stays as it was (`timed_out`). Folders and gate logs
 go through `removal.remove`; worktrees through `worktrees.remove_worktree`. At the moment of
-each removal the sessions are read again (a session that started meanwhile keeps what it
-uses), and a folder holding unique git work (app/core/unique_work.py) is kept whatever its
-age. While a running session's file cannot be read, nothing a session may hold is removed
+each removal the folder is looked at again (app/core/cleanup_guard.py: modified since it was
+judged, a session that started meanwhile, a process in it), and a folder holding unique git
+work (app/core/unique_work.py) is kept whatever its age. While a running session's file cannot be read, nothing a session may hold is removed
 (`in_use`): only probe folders go.
 """
 
@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import git, paths, processes, sessions, settings, worktrees
 from app.core.bounds import bound
+from app.core.cleanup_guard import removal_guard as removal_guard  # the dashboard asks it here
 from app.core.log import log, log_lines, printable
 from app.core.mounts import mount_points
 from app.core.scanner import TreeSize, scan_many
 from app.core.temp_folders import TempJudgement, judge_temp, periods_by_slug
-from app.core.verdict import Reason, Verdict, settled
+from app.core.verdict import Verdict, settled
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -109,28 +110,6 @@ class _Run:
         )
 
 
-def removal_guard(verdict: Verdict, repos: tuple[str, ...] | None = None, *,
-                  current_session: str | None = None,
-                  current_cwd: str | None = None) -> Callable[[str], Reason | None]:
-    """The rules once more, at the moment `removal.remove` takes the path (`where` is the
-    folder moved aside): the sessions read again, and no unique git work inside. `repos`
-    (the measuring walk's) spares a second walk."""
-    from app.core.unique_work import unique_work
-
-    def still_unused(where: str) -> Reason | None:
-        live = sessions.liveness(current_session, current_cwd)
-        if verdict.session is not None and live.has(verdict.session):
-            return "live"
-        if live.unsure and verdict.rule != "probe":
-            return "in_use"
-        if live.process_inside(os.path.realpath(verdict.path), os.path.realpath(where)):
-            return "in_use"
-        moved = None if repos is None else tuple(where + r[len(verdict.path):] for r in repos)
-        return unique_work(where, moved, original=verdict.path)
-
-    return still_unused
-
-
 # --- acting -------------------------------------------------------------------------------
 
 
@@ -175,8 +154,7 @@ def _remove_temp(run: _Run, tally: _Tally, verdict: Verdict, size: TreeSize) -> 
     if lost is not None:
         tally.verdicts.append(replace(verdict, action="keep", reason=lost))
         return
-    guard = removal_guard(verdict, repos, current_session=run.current_session,
-                          current_cwd=run.current_cwd)
+    guard = removal_guard(verdict, current_session=run.current_session, current_cwd=run.current_cwd)
     done = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind,
                           session=verdict.session, size=size, dry_run=run.dry_run, trash=run.trash,
                           guard=None if run.dry_run else guard,

@@ -1,0 +1,55 @@
+"""The session-start cleanup's last look at a temp folder, at the moment it is removed.
+
+The cleanup judges every folder of `claude-<uid>` first and removes them one after another,
+up to SWEEP_TIMEOUT_MS later; the dashboard removes what it judged minutes before. Whatever
+happened to a folder meanwhile is seen here, where `removal.remove` has moved it aside
+(`where`), before its journal line and before anything of it goes:
+
+- `young`: its own modification time moved on since it was judged. Something was made,
+  copied or moved straight into it (`cp report.pdf <session folder>/`): by the age rule it
+  is now young, and deleting it would take what was just put there.
+- `live`, `in_use`: the sessions read again, every process looked at again.
+- `dirty`, `unmerged`, `not_removed`: the repositories in it judged again, found by a walk of
+  the folder where it now is. Not the ones its measure found: a repository moved in after
+  that walk (`mv ~/proj <session folder>/tasks/`, a clone made there) is one it never saw,
+  and the folder in the trash can take nothing more by its old name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from app.core import sessions
+from app.core.verdict import Reason, Verdict
+
+
+def removal_guard(verdict: Verdict, *, current_session: str | None = None,
+                  current_cwd: str | None = None) -> Callable[[str], Reason | None]:
+    """The cleanup's rules once more for the folder or gate log of `verdict`, now at `where`."""
+    from app.core.unique_work import unique_work
+
+    def still_unused(where: str) -> Reason | None:
+        if changed_since_judged(verdict, where):
+            return "young"
+        live = sessions.liveness(current_session, current_cwd)
+        if verdict.session is not None and live.has(verdict.session):
+            return "live"
+        if live.unsure and verdict.rule != "probe":
+            return "in_use"
+        if live.process_inside(os.path.realpath(verdict.path), os.path.realpath(where)):
+            return "in_use"
+        return unique_work(where, None, original=verdict.path)
+
+    return still_unused
+
+
+def changed_since_judged(verdict: Verdict, where: str) -> bool:
+    """Whether the path (now at `where`: a rename keeps its mtime) was modified after it was
+    judged old. Gone or unreadable is no change: the removal itself finds it missing."""
+    if verdict.mtime is None:
+        return False
+    try:
+        return os.lstat(where).st_mtime > verdict.mtime
+    except OSError:
+        return False

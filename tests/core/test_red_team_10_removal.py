@@ -1,0 +1,142 @@
+"""Red team, round ten: the removal core and the session-start cleanup.
+
+What happens to a folder between its judgement and its removal (a file copied into it, a
+repository moved into it, a second cleanup at once), the journal and the trash across the
+life of a machine (a journal of 100 MB read at every session start, thousands of slots
+killed purges left), things of another user inside our folders, probe folders in use.
+Driven as a user and Claude would: `claudetto clean`, the dashboard's removal of a verdict
+it judged before, the session-start steps as the detached job runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.core import hygiene
+from app.core.verdict import remove_verdict
+from tests.core.test_red_team_9_removal import session_folder
+from tests.support import SandboxEnv, git, make_repo
+
+#: The guard says `young`; verdict.settled names a guard reason outside its KEEP_REASONS
+#: `not_removed` (still kept, judged again next time).
+YOUNG = ("young", "not_removed")
+CLEAN = [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())", "clean", "--json"]
+
+
+def journal_lines(sandbox: SandboxEnv) -> list[dict[str, Any]]:
+    path = sandbox.state / "journal.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# --- between the judgement and the removal ---------------------------------------------------
+
+
+def test_a_file_copied_into_an_old_session_folder_after_the_judgement_keeps_it(sandbox: SandboxEnv) -> None:
+    """The cleanup judges every folder first and removes them one after another: a file the
+    user copies straight into an old session folder meanwhile makes it young (its own mtime),
+    and the removal's last look must see it, not delete the file with the folder."""
+    folder = session_folder(sandbox)
+
+    def copy_in(target: str) -> None:
+        (Path(target) / "report.pdf").write_bytes(b"the only copy")
+
+    report = hygiene.run_cleanup([], _before_remove=copy_in)
+    assert (folder / "report.pdf").read_bytes() == b"the only copy"
+    assert (folder / "tasks" / "a.output").exists()
+    assert (report.folders, report.files, report.bytes) == (0, 0, 0)
+    [kept] = report.verdicts
+    assert kept.action == "keep" and kept.reason in YOUNG
+
+
+def test_the_dashboard_removing_a_folder_judged_before_a_file_was_put_in_keeps_it(sandbox: SandboxEnv) -> None:
+    """The dashboard removes a verdict it showed minutes earlier: a file put into the folder
+    since then is not the judged folder's, and goes nowhere."""
+    folder = session_folder(sandbox)
+    judged = [v for v in hygiene.plan([]).verdicts if v.path == str(folder)]
+    assert [v.action for v in judged] == ["remove"]
+    (folder / "notes.txt").write_text("written after the dashboard showed the folder")
+    answer = remove_verdict(judged[0])
+    assert answer.action == "keep" and answer.reason in YOUNG
+    assert (folder / "notes.txt").exists()
+
+
+def test_a_repository_moved_deep_into_an_old_session_folder_after_its_measure_keeps_it(
+        sandbox: SandboxEnv) -> None:
+    """`mv ~/proj <session folder>/tasks/proj` after the cleanup measured the folder (its
+    walk found no repository) and before the removal: the folder's own mtime does not move
+    (the repository went one level down), so only a new look for repositories, where the
+    folder now is, sees the commit that exists nowhere else."""
+    folder = session_folder(sandbox)
+    project = make_repo(sandbox.home / "proj", files={"a.txt": "a\n"})
+    (project / "b.txt").write_text("b\n")
+    git(project, "add", "b.txt")
+    git(project, "commit", "-qm", "only here")
+    head = git(project, "rev-parse", "HEAD")
+
+    def move_in(target: str) -> None:
+        shutil.move(str(project), str(Path(target) / "tasks" / "proj"))
+
+    report = hygiene.run_cleanup([], _before_remove=move_in)
+    assert git(folder / "tasks" / "proj", "rev-parse", "HEAD") == head
+    assert [(v.action, v.reason) for v in report.verdicts] == [("keep", "unmerged")]
+    assert (report.folders, report.files) == (0, 0)
+    assert not [e for e in journal_lines(sandbox) if e.get("result") == "removed"]
+
+
+def test_two_cleanups_at_once_count_each_folder_once(sandbox: SandboxEnv) -> None:
+    """Passed at once (what held): two `claudetto clean` run together remove every old
+    folder once between them, and their reports add up to what went, never twice."""
+    folders = [session_folder(sandbox, {f"tasks/{i}.output": b"x" * 9000 for i in range(100)})
+               for _ in range(24)]
+    runs = [subprocess.Popen(CLEAN, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    reports = [json.loads(run.communicate(timeout=120)[0]) for run in runs]
+    assert not any(folder.exists() for folder in folders)
+    assert sum(r["cleaned"]["folders"] for r in reports) == 24
+    assert sum(r["cleaned"]["files"] for r in reports) == 24 * 100
+    removed = [e for e in journal_lines(sandbox) if e.get("result") == "removed"]
+    assert sorted(e["path"] for e in removed) == sorted(map(str, folders))
+    assert sum(r["cleaned"]["bytes"] for r in reports) == sum(e["bytes"] for e in removed)
+
+
+# --- the journal and the trash across the life of a machine ----------------------------------
+
+
+def dead_pid() -> int:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    return gone.pid
+
+
+def test_a_journal_of_100_mb_is_looked_through_at_session_start_not_loaded_whole(sandbox: SandboxEnv) -> None:
+    """Every session start's detached job looks for removals cut short. It parsed the whole
+    journal into memory: 100 MB of lines (a few years of a busy machine) cost ~760 MB of
+    memory and 3.6 s at every session start, and at the 512 MB read limit ~4 GB. Now the
+    removal cut short at its very beginning is still found, the one closed later is not,
+    and the process stays small."""
+    sandbox.state.mkdir(parents=True, exist_ok=True)
+    pid = dead_pid()
+    filler = json.dumps({"time": "2026-01-01T00:00:00Z", "path": "/tmp/claude-0/-p/" + "0" * 36,
+                         "kind": "session_folder", "bytes": 4096, "rule": "session_folder",
+                         "session": "0" * 36, "result": "removed", "reason": None, "files": 1,
+                         "folders": 1, "trashed": False, "id": "0123456789ab"}).encode() + b"\n"
+    opened = [{"path": f"/cut/{name}", "kind": "k", "bytes": 1, "rule": "r", "session": None,
+               "result": "started", "id": token, "pid": pid, "proc_start": None}
+              for name, token in (("short", "aaaaaaaaaaaa"), ("closed", "bbbbbbbbbbbb"))]
+    with open(sandbox.state / "journal.jsonl", "wb") as fh:
+        fh.writelines(json.dumps(line).encode() + b"\n" for line in opened)
+        fh.write(filler * (100 * 1024 * 1024 // len(filler)))
+        fh.write(json.dumps({"path": "/cut/closed", "result": "removed", "id": "bbbbbbbbbbbb"}).encode() + b"\n")
+    probe = ("import resource; from app.core import purge; purge.leftovers_step({}); "
+             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=120,
+                          check=False, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 200 * 1024  # KiB: the journal is read a block at a time
+    tail = (sandbox.state / "journal.jsonl").read_bytes()[-4096:].splitlines()
+    closing = [json.loads(line) for line in tail if b'"interrupted"' in line]
+    assert [(e["path"], e["id"]) for e in closing] == [("/cut/short", "aaaaaaaaaaaa")]
