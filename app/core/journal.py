@@ -15,7 +15,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from app.core import paths
@@ -86,68 +88,120 @@ def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
         os.close(fd)
 
 
-def _tail() -> bytes:
-    """The journal's whole lines within its last READ_LIMIT bytes. A journal that grew past
-    the limit is not left unread: the newest removals are the ones the purge settles by
-    (a pending entry's `removed` line), a cut-short removal is reported by, and the
-    dashboard plots; the oldest lines are left on disk, unread."""
+#: Bytes read at a time: a journal of hundreds of MB is never held whole (each session start
+#: looks through it for removals cut short).
+BLOCK = 1 << 20
+#: Where a line names its removal. Lines are ASCII JSON written by json.dumps: a quote inside
+#: a value is escaped, so these bytes only ever come from the structure itself.
+_ID = re.compile(rb'"id": "([0-9a-f]{1,32})"')
+_STARTED = b'"started"'
+
+
+def _blocks() -> Iterator[bytes]:
+    """The journal's whole lines within its last READ_LIMIT bytes, about BLOCK bytes of them
+    at a time. A journal that grew past the limit is not left unread: the newest removals are
+    the ones the purge settles by (a pending entry's `removed` line), a cut-short removal is
+    reported by, and the dashboard plots; the oldest lines are left on disk, unread."""
     fd = open_regular(paths.journal_file())
     try:
         size = os.fstat(fd).st_size
         start = max(0, size - READ_LIMIT - 1)  # one byte more: is the first line whole?
-        chunks: list[bytes] = []
-        total = 0
+        if start:
+            log(f"journal: {paths.journal_file()} is longer than {READ_LIMIT} bytes; its oldest lines are not read")
+        cut_first, carry, total = bool(start), b"", 0
         while total <= READ_LIMIT:  # a journal growing meanwhile: what was there, and a little
-            chunk = os.pread(fd, 1 << 20, start + total)
+            chunk = os.pread(fd, BLOCK, start + total)
             if not chunk:
                 break
-            chunks.append(chunk)
             total += len(chunk)
+            data = carry + chunk
+            end = data.rfind(b"\n") + 1
+            block, carry = data[:end], data[end:]
+            if cut_first and block:
+                block, cut_first = block[block.find(b"\n") + 1:], False
+            if block:
+                yield block
+        if carry and not cut_first:
+            yield carry
     finally:
         os.close(fd)
-    raw = b"".join(chunks)
-    if start:
-        log(f"journal: {paths.journal_file()} is longer than {READ_LIMIT} bytes; its oldest lines are not read")
-        raw = raw[raw.find(b"\n") + 1:] if b"\n" in raw else b""
-    return raw
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line.decode("utf-8", "surrogateescape"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _lines_read(blocks: Iterable[bytes], wanted: Callable[[bytes], bool]) -> Iterator[dict[str, Any]]:
+    """The entries of the lines in `blocks` that `wanted` (given a whole block) says may hold
+    one of interest; a block it passes over is never split or parsed. Unreadable lines are
+    skipped (and counted in the log)."""
+    bad = 0
+    for block in blocks:
+        if not wanted(block):
+            continue
+        for line in block.split(b"\n"):
+            if not line.strip():
+                continue
+            entry = _parse(line)
+            if entry is None:
+                bad += 1
+            else:
+                yield entry
+    if bad:
+        log(f"journal: skipped {bad} unreadable line(s) in {paths.journal_file()}")
+
+
+def _read(wanted: Callable[[bytes], bool]) -> Iterator[dict[str, Any]]:
+    try:
+        yield from _lines_read(_blocks(), wanted)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        log(f"journal: cannot read {paths.journal_file()}: {exc}")
 
 
 def read_entries() -> list[dict[str, Any]]:
     """Every entry in file order; a line that is not a JSON object is skipped (and logged)."""
-    try:
-        raw = _tail()
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        log(f"journal: cannot read {paths.journal_file()}: {exc}")
-        return []
-    entries: list[dict[str, Any]] = []
-    bad = 0
-    for chunk in raw.split(b"\n"):
-        if not chunk.strip():
-            continue
-        try:
-            value = json.loads(chunk.decode("utf-8", "surrogateescape"))
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(value, dict):
-            entries.append(value)
-        else:
-            bad += 1
-    if bad:
-        log(f"journal: skipped {bad} unreadable line(s) in {paths.journal_file()}")
-    return entries
+    return list(_read(lambda _block: True))
+
+
+def removed_among(tokens: Iterable[str]) -> set[str]:
+    """Those of the removal ids `tokens` that have a `removed` line: the lines naming none
+    of them are never parsed (a journal of 100 MB is looked through in a fraction of a
+    second, not parsed whole into memory)."""
+    wanted = set(tokens)
+    found: set[str] = set()
+    if not wanted:
+        return found
+
+    def names_one(block: bytes) -> bool:
+        return any(m.group(1).decode() in wanted for m in _ID.finditer(block))
+
+    for entry in _read(names_one):
+        token = entry.get("id")
+        if token in wanted and entry.get("result") == "removed":
+            found.add(token)
+    return found
 
 
 def unfinished_removals() -> list[dict[str, Any]]:
     """`started` journal lines with no closing line whose process is gone: removals cut short
     (killed) in place. A folder renamed into the trash first is finished by the next purge;
-    these are the rare ones that could not be renamed, reported so nobody is left guessing."""
+    these are the rare ones that could not be renamed, reported so nobody is left guessing.
+    Only blocks holding a `started` line, or naming one still open, are parsed: every
+    session start looks, and most journals hold none."""
     from app.core.sessions import process_running
 
     open_lines: dict[str, dict[str, Any]] = {}
-    for entry in read_entries():
+
+    def may_matter(block: bytes) -> bool:
+        return _STARTED in block or (bool(open_lines) and any(token.encode() in block for token in open_lines))
+
+    for entry in _read(may_matter):
         token = entry.get("id")
         if not isinstance(token, str):
             continue

@@ -219,9 +219,9 @@ def _settle_pending(fd: int, place: Path, names: list[str]) -> list[str]:
     left = [name for name in names if name.startswith(PENDING) and not _pending_alive(name)]
     if not left:
         return ready
-    from app.core.journal import read_entries
+    from app.core.journal import removed_among
 
-    removed = {e.get("id") for e in read_entries() if e.get("result") == "removed"}
+    removed = removed_among(name.rsplit("-", 1)[-1] for name in left if not name.endswith(ORIGIN))
     for name in left:
         if name.endswith(ORIGIN):
             if name[: -len(ORIGIN)] not in names:
