@@ -8,11 +8,18 @@ and a user do it: the CLI and the hook entry in subprocesses, real files in the 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support import SandboxEnv, run_cli
+from tests.hooks.test_checkouts import GITIGNORE, Claude, fill_scratch, registry, released, wait_for
+from tests.support import SandboxEnv, make_repo, run_cli
 
 # A settings.json as people write it by hand: short lists on one line, an escape, a number
 # in exponent form, a key without a space after its colon, a hook of their own.
@@ -107,3 +114,53 @@ def test_setup_says_when_disable_all_hooks_keeps_its_entries_from_running(sandbo
     quiet = run_cli("setup", cwd=project)
     assert quiet.returncode == 0 and "disableAllHooks" not in quiet.stdout
     assert json.loads(run_cli("setup", "--uninstall", "--json").stdout)["disabled_in"] == []
+
+
+def _session_start_into_a_closed_pipe(payload: dict[str, Any], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """SessionStart whose stdout Claude has closed already (the user quit while the session
+    was starting): every write to it fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-P", "-m", "hooks"], input=json.dumps(payload).encode(),
+                              stdout=write_end, stderr=subprocess.PIPE, cwd=str(cwd), timeout=60, check=False)
+    finally:
+        os.close(write_end)
+
+
+@pytest.fixture
+def claudes(sandbox: SandboxEnv) -> Iterator[Callable[..., Claude]]:
+    """Stand-ins for running Claude processes (tests/hooks/test_checkouts.py), ended after."""
+    made: list[Claude] = []
+
+    def launch(cwd: Path, session_id: str | None = None) -> Claude:
+        made.append(Claude(sandbox, session_id or str(uuid.uuid4()), cwd))
+        return made[-1]
+
+    yield launch
+    for claude in made:
+        claude.exit()
+
+
+def test_a_reinstall_note_that_never_reached_the_model_comes_at_the_next_start(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    """The note on what a release deleted was marked told in the registry before it was
+    printed: a SessionStart whose stdout was gone lost it for good, and the model never
+    learned why node_modules went. Like the ledger's lines, it is told only once printed."""
+    repo = make_repo(tmp_path / "repo", files={"README.md": "x\n", ".gitignore": GITIGNORE,
+                                               "package.json": "{}\n", "package-lock.json": "{}\n"})
+    claude = claudes(repo)
+    checkout = claude.create("noted")
+    fill_scratch(checkout)
+    claude.end(cwd=checkout)
+    claude.exit()
+    assert wait_for(lambda: released(sandbox, checkout))
+
+    payload = {"hook_event_name": "SessionStart", "session_id": claude.session_id, "cwd": str(repo),
+               "source": "resume", "transcript_path": "/nonexistent.jsonl"}
+    lost = _session_start_into_a_closed_pipe(payload, repo)
+    assert lost.returncode == 0 and lost.stderr == b""
+    assert registry(sandbox)[str(checkout)]["state"] == "active"  # claimed all the same
+    note = claudes(repo, claude.session_id).start("resume")
+    assert note.startswith(f"claudetto released this checkout ({checkout})")
+    assert claudes(checkout).start() == ""  # and then told once
