@@ -239,6 +239,37 @@ def keep_backup(link: Path, raw: str, st: os.stat_result | None) -> str:
     return str(name)
 
 
+#: setup's backups kept beside settings.json: the first (the file before claudetto ever
+#: changed it) and the newest ones, this many in all
+BACKUPS_KEPT = 10
+_BACKUP_NAME = r"\.bak-\d{8}-\d{6}(?:-\d+)?"
+
+
+def prune_backups(link: Path) -> list[str]:
+    """Setup's backups beyond BACKUPS_KEPT, taken away (oldest first, the very first kept): one
+    is made at every change, and a user who runs setup at every upgrade would pile up one a
+    time in the config folder. Only regular files named exactly as setup names them; the names
+    taken away are returned (and nothing is raised: a backup that cannot go stays)."""
+    import re
+
+    pattern = re.compile(re.escape(link.name) + _BACKUP_NAME)
+    found: list[tuple[int, str]] = []
+    try:
+        with os.scandir(link.parent) as entries:
+            for entry in entries:
+                if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                    found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+    except OSError:
+        return []
+    found.sort()
+    gone: list[str] = []
+    for _mtime, name in found[1:len(found) - BACKUPS_KEPT + 1]:
+        with contextlib.suppress(OSError):
+            os.unlink(link.parent / name)
+            gone.append(name)
+    return gone
+
+
 def refuse_changed(target: Path, raw: str, st: os.stat_result | None) -> None:
     """Raise SettingsChanged unless `target` still holds `raw` (or is still missing): the
     compare of a compare-and-swap, made just before the rename. Claude writes settings.json

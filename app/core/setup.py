@@ -33,6 +33,7 @@ from app.core.settings_file import (
     keep_backup,
     layout_of,
     parse_settings,
+    prune_backups,
     read_settings,
     refuse_read_only,
     remove_old_lock,
@@ -280,6 +281,8 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
             raise
     if not dry_run:
         remove_old_lock(link)
+        if backup:
+            prune_backups(link)
     added = [] if uninstall or not changed else list(EVENTS)
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
                        plugin_enabled=not uninstall and plugin_enabled(new),

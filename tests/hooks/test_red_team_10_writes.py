@@ -164,3 +164,26 @@ def test_a_reinstall_note_that_never_reached_the_model_comes_at_the_next_start(
     note = claudes(repo, claude.session_id).start("resume")
     assert note.startswith(f"claudetto released this checkout ({checkout})")
     assert claudes(checkout).start() == ""  # and then told once
+
+
+def test_backups_are_bounded_the_first_and_the_newest_kept(sandbox: SandboxEnv) -> None:
+    """Every setup that changes the file leaves a backup, and nothing ever took one away: a
+    user who runs setup at each upgrade piled them up in the config folder. Ten are kept: the
+    first (the file before claudetto ever changed it) and the newest. A file of the user's
+    named like one, or a link, is not setup's and stays."""
+    settings = sandbox.config / "settings.json"
+    settings.write_text('{\n  "model": "opus"\n}\n')
+    old = [f"settings.json.bak-202601{day:02d}-120000" for day in range(1, 12)]
+    for age, name in enumerate(old):
+        (sandbox.config / name).write_text(f"backup {age}\n")
+        os.utime(sandbox.config / name, (1_700_000_000 + age, 1_700_000_000 + age))
+    (sandbox.config / "settings.json.bak-mine").write_text("the user's own\n")
+    (sandbox.config / "settings.json.bak-20250101-000000").symlink_to(sandbox.config / "settings.json.bak-mine")
+    result = json.loads(run_cli("setup", "--json").stdout)
+    left = sorted(p.name for p in sandbox.config.glob("settings.json.bak-2*") if not p.is_symlink())
+    assert len(left) == 10
+    assert old[0] in left and (sandbox.config / old[0]).read_text() == "backup 0\n"
+    assert old[1] not in left and old[2] not in left and old[3] in left
+    assert Path(result["backup"]).name in left
+    assert (sandbox.config / "settings.json.bak-mine").read_text() == "the user's own\n"
+    assert (sandbox.config / "settings.json.bak-20250101-000000").is_symlink()
