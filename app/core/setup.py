@@ -275,10 +275,8 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
             backup = keep_backup(link, raw, st)
         try:
             write_keeping_form(target, text, mode, st, expect=raw)
-        except SetupError:
-            # nothing changed (the folder refused the write, or the text is no longer there and
-            # the next try keeps its own): a backup beside an unchanged file is none
-            if backup and os.path.isfile(backup):
+        except SettingsChanged:
+            if backup:  # of a text that is no longer there: the next try keeps its own
                 os.unlink(backup)
             raise
     if not dry_run:
