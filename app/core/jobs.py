@@ -27,12 +27,27 @@ def spawn(job: str, payload: dict[str, Any]) -> int | None:
         payload = {**payload, "cwd": _hook_folder()}  # the job runs from "/": the folder goes along
     try:
         name = _payload_file(job, payload)
-        return start_detached("app.core.jobs", [job, name])
+        pid: int | None = start_detached("app.core.jobs", [job, name])
     except (OSError, ValueError, TypeError) as exc:
         if name is not None:
             _unlink(name)  # nobody will read it: not a file left behind per failed start
         log(f"jobs: cannot start {job}: {exc}")
-        return None
+        pid = None
+    _note_claude(job, payload)
+    return pid
+
+
+def _note_claude(job: str, payload: dict[str, Any]) -> None:
+    """Note which session the Claude above this hook runs (app/core/earlier_sessions.py), here
+    in the hook, whose ancestors include it, before the hook returns: after a `/clear` the old
+    id must stay live from the moment Claude rewrites its sessions file, before any cleanup the
+    new session's start sets off."""
+    try:
+        from app.core.earlier_sessions import note_for_job
+
+        note_for_job(job, payload)
+    except Exception as exc:  # noqa: BLE001 - a hook never fails for a note
+        log(f"jobs: cannot note the Claude of {job}: {type(exc).__name__}: {exc}")
 
 
 def start_detached(module: str, args: list[str]) -> int:

@@ -9,7 +9,13 @@ so does a file that cannot be read while the process its name gives is running (
 rewrites the file on every status change; it is read again after a short pause first). Such
 an unreadable file is `unreadable`: nobody knows what that session holds, so a sweep keeps
 everything a session might hold (reason `in_use`); so does a running session whose file names
-no session id, and a `sessions/` folder that is there but cannot be listed.
+no session id, and a `sessions/` folder that is there but cannot be listed. A `pidDomain` of
+another shape than Claude's text cannot be compared: live. A `pid` field whose process is not
+the one of `procStart` while the process the file's name gives is: that one's.
+
+The ids a running Claude process had before its current one (`/clear`, `/resume`, a fork:
+Claude rewrites `sessionId` in the same file) stay live while it runs
+(app/core/earlier_sessions.py), except at the end of that process's session.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from app.core import paths
 from app.core.claude_process import proc_stat, ps_field, runs_in_a_pid_namespace, signalable
 from app.core.claude_process import start_of as proc_start_time  # noqa: F401 - procStart as Claude writes it
 from app.core.log import log
+from app.core.pid_domain import foreign_pid_domain
+from app.core.pid_domain import own_pid_domain as _own_pid_domain  # noqa: F401 - the tests' view of this machine
 
 _LEGACY_NAME = re.compile(r"^pid-(\d+)\.json$")
 MAX_PID = 2**22  # Linux's largest pid_max: a bigger pid names no running process
@@ -103,41 +111,6 @@ def _ps_start_matches(pid: int, proc_start: str) -> bool:
     return now == " ".join(str(proc_start).split())
 
 
-def _own_pid_domain() -> tuple[str | None, str | None]:
-    """(machine id, pid namespace) of this process, each None when it cannot be read."""
-    machine = None
-    for name in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            with open(name, encoding="ascii", errors="replace") as fh:
-                machine = fh.read().strip() or None
-        except OSError:
-            continue
-        if machine:
-            break
-    try:
-        link = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
-        namespace: str | None = link[link.find("[") + 1 : link.rfind("]")] if "[" in link else link
-    except OSError:
-        namespace = None
-    return machine, namespace
-
-
-def foreign_pid_domain(domain: str | None) -> bool:
-    """Whether a sessions file's `pidDomain` (`linux:<machine-id>:<pid namespace>`) names a
-    machine or pid namespace other than this one, or one that cannot be compared: its pid
-    means nothing here. Claude writes the namespace as `readlink /proc/self/ns/pid` gives it
-    (`linux:<machine-id>:pid:[4026531836]`); the bare number is read too."""
-    if domain is None:
-        return False
-    parts = domain.split(":", 2)  # a machine id is hex: the rest is the namespace, colons and all
-    if len(parts) < 3:
-        return True
-    machine, namespace = _own_pid_domain()
-    theirs_ns = parts[2]
-    theirs_ns = theirs_ns[theirs_ns.find("[") + 1 : theirs_ns.rfind("]")] if "[" in theirs_ns else theirs_ns
-    return machine is None or namespace is None or parts[1] != machine or theirs_ns != namespace
-
-
 def is_live(session: Session, current_session_id: str | None = None) -> bool:
     """THE liveness rule. Live: the file names a running process (same procStart when given),
     or it has no pid (keep when unsure), or it is the session that triggered the hook."""
@@ -211,6 +184,19 @@ def _pid_of_name(path: Path) -> int | None:
     return int(stem) if stem.isdigit() and len(stem) < 12 else None
 
 
+def _pid_of(field: object, path: Path, proc_start: object) -> int | None:
+    """The pid a file names: its `pid` field, else an older generation's name (`pid-<n>.json`);
+    the name's (`<pid>.json`) when the field's process is not the one of `procStart` while the
+    name's is (a field of another shape is no proof that the process its name gives ended)."""
+    pid, of_name = _as_int(field), _pid_of_name(path)
+    if pid is None:
+        return of_name if _LEGACY_NAME.match(path.name) else None
+    if of_name is None or pid == of_name:
+        return pid
+    start = None if proc_start is None or isinstance(proc_start, bool) else str(proc_start)
+    return of_name if not process_running(pid, start) and process_running(of_name, start) else pid
+
+
 def parse_session_file(path: Path, current_session_id: str | None = None) -> Session | None:
     """One session file. A file that cannot be read as a JSON object is read once more after
     a short pause; still unreadable, it is None (logged) when no process its name gives
@@ -232,11 +218,9 @@ def _session_of(path: Path, data: dict[str, object] | str, current_session_id: s
                            live=True, unreadable=True)
         log(f"sessions: skipped unreadable {path}: {data}")
         return None
-    pid = _as_int(data.get("pid"))
-    if pid is None:
-        legacy = _LEGACY_NAME.match(path.name)
-        pid = int(legacy.group(1)) if legacy else None
     proc_start = data.get("procStart")
+    pid = _pid_of(data.get("pid"), path, proc_start)
+    domain = data.get("pidDomain")
     session = Session(
         session_id=_as_str(data.get("sessionId")) or _as_str(data.get("session_id")),
         pid=pid,
@@ -247,7 +231,8 @@ def _session_of(path: Path, data: dict[str, object] | str, current_session_id: s
         started_at=_as_int(data.get("startedAt")),
         updated_at=_as_int(data.get("updatedAt")),
         version=_as_str(data.get("version")),
-        pid_domain=_as_str(data.get("pidDomain")),
+        # a domain of another shape cannot be compared with this one: another machine's, maybe
+        pid_domain=_as_str(domain) or (None if domain in (None, "") else "unreadable"),
     )
     return _with_live(session, current_session_id)
 
@@ -350,7 +335,8 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     file says, and `current_cwd` is its folder. `ending_session` (a session that ends, or the
     one that asks for a removal) and every session of `ending_pid` (its Claude process)
     hold nothing, unless the ending one is the current one."""
-    counted = tuple(s for s in [*read_sessions(current_session), *_other_configs_sessions()] if s.live
+    files = [*read_sessions(current_session), *_other_configs_sessions()]
+    counted = tuple(s for s in [*files, *_earlier(files, ending_session, current_session)] if s.live
                     and not (ending_session and s.session_id == ending_session != current_session)
                     and not (ending_pid is not None and s.pid == ending_pid))
     ids = {s.session_id for s in counted if s.session_id}
@@ -361,6 +347,15 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     # (a shape this version does not know: which folders are its own cannot be told)
     unsure = any(s.unreadable or (s.session_id is None and s.pid is not None) for s in counted)
     return Liveness(counted, frozenset(ids), tuple(cwds), unsure or _unlistable(), current_session, current_cwd)
+
+
+def _earlier(files: list[Session], ending_session: str | None, current_session: str | None) -> list[Session]:
+    """The earlier ids of the running Claude processes (`earlier_sessions`), but not those of
+    the process that runs the ending session: they end with it."""
+    from app.core.earlier_sessions import running_sessions
+
+    ending = {s.pid for s in files if ending_session and s.session_id == ending_session != current_session}
+    return [s for s in running_sessions() if s.pid not in ending]
 
 
 def _unlistable() -> bool:

@@ -1,0 +1,145 @@
+"""The session ids a running Claude process had before its current one: live while it runs.
+
+Claude gives a running process a new session id on `/clear`, `/resume` and an in-process
+fork, and rewrites `sessionId` in its `sessions/<pid>.json`: the old id is then in no file,
+yet the process that ran it goes on. Its background tasks still run (their
+`claude-<uid>/<slug>/<old id>/tasks/*.output` is appended to by Claude itself, which holds
+no handle on it between writes), and it can `/resume` the old id again, scratchpad and all.
+Judged by its files alone, the old id would be dead the moment its process changed ids.
+
+So the hooks note which Claude process runs which session (`note_for_job`, called as a
+SessionStart or a hand-over SessionEnd hands its work to a detached job, in the hook's own
+process, whose ancestors include that Claude), in `CLAUDETTO_HOME/claude-processes.json`:
+`{"processes": {"<pid>": {"start": "<procStart>", "sessions": {"<id>": "<cwd>" | null}}}}`.
+`running_sessions()` gives back, as sessions, the ids noted for a process that still runs
+with the start it was noted with (a reused pid is another process); a process gone takes
+its ids with it, and its entry is dropped at the next note. app/core/sessions.py `liveness`
+counts them with the sessions files.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from app.core import paths
+from app.core.log import log
+from app.core.sessions import MAX_PID, Session, process_running
+
+FILE_NAME = "claude-processes.json"
+#: A process keeps its newest ids past this many `/clear`s; processes past this many are
+#: not noted (a pid of every running Claude fits many times over).
+MAX_IDS = 64
+MAX_PROCESSES = 512
+#: A note waits this long for the file's lock, then is skipped (logged): SessionEnd's 1.5 s.
+LOCK_WAIT_S = 0.2
+#: SessionStart sources of a process that changes ids (its file may still name the old one).
+_SWITCHES = frozenset({"clear", "resume", "fork", "compact"})
+
+
+def file_str() -> str:
+    return os.path.join(paths.claudetto_home_str(), FILE_NAME)
+
+
+def note_for_job(job: str, payload: dict[str, Any]) -> None:
+    """Note the Claude process behind a hook that starts `job`: at SessionStart, the
+    session it starts; at a SessionEnd whose process goes on (`clear`, `resume`), the
+    session it leaves. Nothing for other jobs, an ending for good, or no Claude found."""
+    session, cwd = payload.get("session_id"), payload.get("cwd")
+    if not isinstance(session, str) or not session or len(session) > 200:
+        return
+    cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+    if job == "session-end":
+        pid = payload.get("claude_pid")
+        if payload.get("reason") not in ("clear", "resume") or isinstance(pid, bool) or not isinstance(pid, int):
+            return
+        from app.core.claude_process import start_of
+
+        claude = (pid, start_of(pid)) if 1 < pid <= MAX_PID else None
+    elif job == "session-start":
+        claude = _claude_running(session, payload.get("source"))
+    else:
+        return
+    if claude is not None and claude[1]:
+        note(claude[0], claude[1], session, cwd)
+
+
+def _claude_running(session: str, source: object) -> tuple[int, str | None] | None:
+    """The Claude above this hook when it runs `session`: its sessions file names it, or no
+    session, or names another while the process switches ids (`source`). A `claude -p` that
+    another Claude's Bash tool starts keeps no file of its own: the Claude above is then the
+    other one, whose file names its own session, and nothing is noted."""
+    from app.core import fastjson
+    from app.core.claude_process import claude_process
+
+    found = claude_process()
+    if found is None:
+        return None
+    folder = os.path.join(paths.config_dir_str(), "sessions")
+    named: set[object] = set()
+    for name in (f"{found[0]}.json", f"pid-{found[0]}.json"):
+        try:
+            with open(os.path.join(folder, name), "rb") as fh:
+                data = fastjson.loads(fh.read(1 << 16))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            named |= {data.get("sessionId"), data.get("session_id")} - {None}
+    return found if not named or session in named or source in _SWITCHES else None
+
+
+def note(pid: int, start: str, session: str, cwd: str | None) -> None:
+    """Note that the Claude process `pid` (started at `start`) runs `session`; entries of
+    processes no longer running are dropped. Skipped (logged) when the file stays locked."""
+    from app.core.state import StateBusy, locked, read_json, write_json_atomic
+
+    name = file_str()
+    try:
+        with locked(name, wait_s=LOCK_WAIT_S):
+            data = read_json(name, dict)
+            known = data.get("processes") if isinstance(data, dict) else None
+            kept = {key: entry for key, entry in (known.items() if isinstance(known, dict) else ())
+                    if _running(key, entry)}
+            entry = kept.get(str(pid))
+            ids = dict(entry["sessions"]) if entry is not None and entry.get("start") == start else {}
+            ids.pop(session, None)
+            ids[session] = cwd  # the newest last
+            kept[str(pid)] = {"start": start, "sessions": dict(list(ids.items())[-MAX_IDS:])}
+            if len(kept) > MAX_PROCESSES:
+                return
+            write_json_atomic(name, {"processes": kept}, durable=False)  # a power cut ends the processes too
+    except (StateBusy, OSError) as exc:
+        log(f"sessions: cannot note that Claude {pid} runs {session}: {exc}")
+
+
+def _running(key: object, entry: object) -> tuple[int, str] | None:
+    """(pid, start) of a noted process of the right shape that still runs, else None."""
+    if not isinstance(key, str) or not key.isdigit() or not isinstance(entry, dict):
+        return None
+    start, ids = entry.get("start"), entry.get("sessions")
+    if not isinstance(start, str) or not start or not isinstance(ids, dict):
+        return None
+    pid = int(key)
+    return (pid, start) if 1 < pid <= MAX_PID and process_running(pid, start) else None
+
+
+def running_sessions() -> list[Session]:
+    """The noted sessions of every process that still runs with its noted start, each as a
+    live session of that process (its file: this one)."""
+    from app.core.state import read_json
+
+    name = file_str()
+    if not os.path.exists(name):
+        return []
+    data = read_json(name, dict)
+    known = data.get("processes") if isinstance(data, dict) else None
+    found: list[Session] = []
+    for key, entry in known.items() if isinstance(known, dict) else ():
+        process = _running(key, entry)
+        if process is None:
+            continue
+        for sid, cwd in entry["sessions"].items():
+            if isinstance(sid, str) and sid:
+                found.append(Session(session_id=sid, pid=process[0], cwd=cwd if isinstance(cwd, str) else None,
+                                     status=None, file=name, proc_start=process[1], live=True))
+    return found

@@ -1,0 +1,374 @@
+"""Red team, round ten: liveness against what Claude Code 2.1.332 really does, one fact of
+/work/shared/CLAUDE_CODE_FACTS.md at a time. Each case drives the real sequence: a stand-in
+Claude process that runs every hook as its own child (tests/hooks/test_checkouts.py `Claude`),
+its sessions file written and rewritten as Claude writes it, sweeps through the CLI.
+
+The facts: `/clear` and `/resume` rewrite `sessionId` in the same process's file (the old
+id's folders while the process lives on); an in-process fork or compact; two Claudes resumed
+on one id; the older `pid-<n>.json`; a pid, a `procStart` or a `pidDomain` of another shape;
+a crash that leaves the file behind and a pid reused since; the project slug of a long or a
+non-ASCII cwd, two cwds of one slug; a payload's `scratchpad_dir`, `cwd` and `session_id` of
+other shapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import paths, sessions
+from app.core.claude_process import start_of
+from tests.hooks.test_checkouts import Claude, wait_for
+from tests.support import SandboxEnv, run_cli
+
+DAY = 86400.0
+OLD = 40 * DAY  # past the default cleanupPeriodDays (30)
+
+
+@pytest.fixture
+def claudes(sandbox: SandboxEnv) -> Iterator[Callable[..., Claude]]:
+    """Stand-in Claude processes, each ended (and its sessions file gone) at the test's end."""
+    made: list[Claude] = []
+
+    def launch(cwd: Path, session_id: str | None = None) -> Claude:
+        made.append(Claude(sandbox, session_id or str(uuid.uuid4()), cwd))
+        return made[-1]
+
+    yield launch
+    for claude in made:
+        claude.exit()
+
+
+def session_folder(sandbox: SandboxEnv, cwd: Path | str, session_id: str, *, age_s: float = OLD) -> Path:
+    """`claude-<uid>/<slug>/<session>/` as Claude leaves it: a scratchpad note and a
+    background task's output, the folder itself `age_s` old (its own mtime)."""
+    folder = sandbox.claude_tmp / paths.project_slug(str(cwd)) / session_id
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "tasks").mkdir()
+    (folder / "scratchpad" / "plan.md").write_text("the plan\n")
+    (folder / "tasks" / "b1a2c3d4.output").write_text("npm run dev: listening\n")
+    then = time.time() - age_s
+    for path in (folder / "scratchpad", folder / "tasks", folder):
+        os.utime(path, (then, then))
+    return folder
+
+
+def intact(folder: Path) -> bool:
+    return (folder / "scratchpad" / "plan.md").is_file() and (folder / "tasks" / "b1a2c3d4.output").is_file()
+
+
+def clean(*projects: Path) -> dict[str, Any]:
+    done = run_cli("clean", "--json", *map(str, projects))
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def gc_rows() -> dict[str, tuple[str, str]]:
+    done = run_cli("gc", "--json")
+    assert done.returncode == 0, done.stderr
+    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
+
+
+def settled(sandbox: SandboxEnv, claude: Claude) -> None:
+    """Wait for the detached work the last SessionStart started (its cleanup's report, or its
+    skip when another cleanup held the lock): a sweep of the test's own must not race it."""
+    log = paths.session_log(str(claude.cwd), claude.session_id)
+    assert wait_for(lambda: log.exists() and ("CLEANED" in log.read_text() or "skipped" in log.read_text())), \
+        log.read_text() if log.exists() else "no log"
+
+
+def clear(claude: Claude, reason: str = "clear") -> str:
+    """`/clear` (or an in-process `/resume`): SessionEnd for the old id, the same process's file
+    rewritten with a new one, SessionStart for it. The old id."""
+    old = claude.session_id
+    claude.end(reason)
+    claude.session_id = str(uuid.uuid4())
+    claude.write_file()
+    claude.start("clear" if reason == "clear" else "resume")
+    return old
+
+
+# --- /clear and /resume: one process, a new id ---------------------------------------------
+
+
+def test_after_clear_the_old_ids_folder_stays_while_its_claude_runs_and_goes_after(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    # The task's output is written by Claude itself (node appends what the job's pipe gives):
+    # no process holds the file, and the sessions file names the new id only.
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    claude.start()
+    settled(sandbox, claude)
+    folder = session_folder(sandbox, project, claude.session_id)
+    clear(claude)
+    settled(sandbox, claude)
+    assert intact(folder)  # the SessionStart(clear) cleanup itself
+    clean(project)
+    assert intact(folder)
+    claude.exit()
+    clean(project)
+    assert not folder.exists()  # its process gone, old: it goes
+
+
+@pytest.mark.parametrize("reason", ["clear", "resume"])
+def test_a_cleanup_between_session_end_and_the_new_sessions_start_keeps_the_old_ids_folder(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude], reason: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    claude.start()
+    settled(sandbox, claude)
+    folder = session_folder(sandbox, project, claude.session_id)
+    claude.end(reason)
+    claude.session_id = str(uuid.uuid4())
+    claude.write_file()  # rewritten; the SessionStart of the new id has not come yet
+    clean(project)
+    assert intact(folder)
+    claude.start("clear" if reason == "clear" else "resume")
+    settled(sandbox, claude)
+    assert intact(folder)
+
+
+def test_an_output_recorded_before_clear_stays_through_the_end_start_pair(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    claude.start()
+    made = Path(subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True,
+                               env=dict(os.environ)).stdout.strip())
+    (made / "a.o").write_text("object\n")
+    answer = claude.hook("PostToolUse", tool_name="Bash", tool_input={"command": "mktemp -d"},
+                         tool_response={"stdout": f"{made}\n", "stderr": "", "interrupted": False})
+    assert answer["rc"] == 0, answer
+    then = time.time() - 10 * DAY
+    os.utime(made, (then, then))
+    claude.end("clear")
+    claude.session_id = str(uuid.uuid4())
+    claude.write_file()
+    assert gc_rows()[str(made)] == ("kept", "live")
+    claude.start("clear")
+    assert gc_rows()[str(made)] == ("kept", "live")
+    assert (made / "a.o").is_file()
+
+
+def test_an_in_process_fork_without_a_session_end_keeps_the_parents_folder_while_it_runs(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    # `source: fork`: the same process goes on under a new id; no SessionEnd for the parent.
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    claude.start()
+    settled(sandbox, claude)
+    folder = session_folder(sandbox, project, claude.session_id)
+    claude.session_id = str(uuid.uuid4())
+    claude.write_file()
+    claude.start("fork")
+    settled(sandbox, claude)
+    clean(project)
+    assert intact(folder)
+
+
+def test_compact_keeps_the_id_and_its_folder(sandbox: SandboxEnv, tmp_path: Path,
+                                             claudes: Callable[..., Claude]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    claude.start()
+    settled(sandbox, claude)
+    folder = session_folder(sandbox, project, claude.session_id)
+    claude.start("compact")
+    settled(sandbox, claude)
+    assert intact(folder)
+
+
+def test_two_claudes_resumed_on_one_id_one_ending_keeps_the_folder_for_the_other(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    first = claudes(project)
+    second = claudes(project, first.session_id)  # `claude --resume <id>` in a second terminal
+    first.start()
+    second.start("resume")
+    settled(sandbox, second)
+    folder = session_folder(sandbox, project, first.session_id)
+    first.end("prompt_input_exit")
+    first.exit()
+    log = paths.session_log(str(project), first.session_id)
+    assert wait_for(lambda: log.exists() and "GC " in log.read_text()), log.read_text() if log.exists() else ""
+    clean(project)
+    assert intact(folder)
+
+
+# --- what a sessions file may hold --------------------------------------------------------
+
+
+@pytest.mark.parametrize("pid_value", ["as-string", "float", "negative", "zero", "one", "huge", "list"])
+def test_a_pid_of_another_shape_in_a_running_claudes_file_keeps_it_live(
+        sandbox: SandboxEnv, live_pid: int, pid_value: str) -> None:
+    # `<pid>.json` of a running process with its procStart: whatever the pid field says, the
+    # file is that running process's (a field of another shape is no proof of an end).
+    value: object = {"as-string": str(live_pid), "float": float(live_pid), "negative": -live_pid, "zero": 0,
+                     "one": 1, "huge": 2**40 + live_pid, "list": [live_pid]}[pid_value]
+    sid = str(uuid.uuid4())
+    sandbox.write_session(str(live_pid), pid=value, sessionId=sid, cwd="/work/proj", procStart=start_of(live_pid))
+    assert sid in sessions.liveness().ids
+
+
+@pytest.mark.parametrize("start", ["missing", "empty", "int", "float", "list", "ps-text", "spaces"])
+def test_a_proc_start_of_another_shape_keeps_a_running_pid_live(sandbox: SandboxEnv, live_pid: int,
+                                                                  start: str) -> None:
+    ticks = start_of(live_pid)
+    assert ticks is not None
+    fields: dict[str, object] = {"pid": live_pid, "sessionId": "s-1", "cwd": "/w"}
+    if start != "missing":
+        fields["procStart"] = {"empty": "", "int": int(ticks), "float": float(ticks), "list": [ticks],
+                               "ps-text": "Tue Dec  1 00:12:34 2026", "spaces": f"  {ticks}\n"}[start]
+    sandbox.write_session(str(live_pid), **fields)
+    assert "s-1" in sessions.liveness().ids
+
+
+def test_a_proc_start_of_another_process_is_a_reused_pid(sandbox: SandboxEnv, live_pid: int) -> None:
+    ticks = start_of(live_pid)
+    assert ticks is not None
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId="s-1", cwd="/w", procStart=str(int(ticks) - 7))
+    assert "s-1" not in sessions.liveness().ids
+
+
+@pytest.mark.parametrize("domain", ["other-machine", "other-namespace", "int", "dict", "list"])
+def test_a_pid_domain_that_cannot_be_checked_here_keeps_the_session_live(sandbox: SandboxEnv, domain: str) -> None:
+    # A Claude in a container sharing the config folder: its pid (7) means nothing here, and
+    # here no process 7 of that start runs.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    machine, namespace = sessions._own_pid_domain()
+    value: object = {"other-machine": f"linux:{'0' * 32}:pid:[{namespace}]",
+                     "other-namespace": f"linux:{machine}:pid:[1]",
+                     "int": 4026531836, "dict": {"machine": machine, "pidNamespace": "4026532999"},
+                     "list": ["linux", machine, "4026532999"]}[domain]
+    sandbox.write_session(str(dead.pid), pid=dead.pid, sessionId="s-box", cwd="/app", procStart="12345",
+                          pidDomain=value)
+    assert "s-box" in sessions.liveness().ids
+
+
+def test_a_hung_claude_whose_file_was_updated_long_ago_is_live(sandbox: SandboxEnv, live_pid: int) -> None:
+    long_ago = int((time.time() - 90 * DAY) * 1000)
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId="s-hung", cwd="/w", procStart=start_of(live_pid),
+                          startedAt=long_ago, updatedAt=long_ago, status="busy")
+    assert "s-hung" in sessions.liveness().ids
+
+
+def test_an_older_generations_file_is_read(sandbox: SandboxEnv, live_pid: int) -> None:
+    sandbox.write_session(f"pid-{live_pid}", session_id="s-old-gen", cwd="/w")
+    assert "s-old-gen" in sessions.liveness().ids
+
+
+def test_a_crashed_claudes_file_whose_pid_a_claude_of_another_session_runs_now_protects_nothing(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    # The crash left `~/.claude-work/sessions/<n>.json`; pid n is now a Claude of another
+    # session with the default config folder (the same name there is its own file).
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    work = sandbox.home / ".claude-work" / "sessions"
+    work.mkdir(parents=True)
+    crashed = str(uuid.uuid4())
+    ticks = start_of(claude.pid)
+    assert ticks is not None
+    (work / f"{claude.pid}.json").write_text(json.dumps(
+        {"pid": claude.pid, "sessionId": crashed, "cwd": str(project), "procStart": str(int(ticks) - 500)}))
+    gone = session_folder(sandbox, project, crashed)
+    kept = session_folder(sandbox, project, claude.session_id)
+    clean(project)
+    assert not gone.exists() and intact(kept)
+
+
+# --- slugs ----------------------------------------------------------------------------------
+
+
+def _settings(project: Path, days: int) -> None:
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": days}))
+
+
+@pytest.mark.parametrize("name", ["long", "non-ascii"])
+def test_a_projects_own_period_reaches_its_folders_under_claudes_slug(
+        sandbox: SandboxEnv, tmp_path: Path, name: str) -> None:
+    # The slug of a path over 200 characters ends in `-<base 36 hash>`; an astral character
+    # counts two UTF-16 units. A project keeping its sessions 90 days keeps a 40-day-old one.
+    leaf = "x" * 150 if name == "long" else "projet-été-🚀"
+    project = tmp_path / ("d" * 80) / leaf if name == "long" else tmp_path / leaf
+    project.mkdir(parents=True)
+    _settings(project, 90)
+    folder = session_folder(sandbox, project, str(uuid.uuid4()))
+    clean(project)
+    assert intact(folder)
+
+
+def test_two_projects_of_one_slug_keep_their_folders_by_the_longer_period(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    dotted, dashed = tmp_path / "a" / ".b", tmp_path / "a" / "-b"
+    for project in (dotted, dashed):
+        project.mkdir(parents=True)
+    assert paths.project_slug(str(dotted)) == paths.project_slug(str(dashed))
+    _settings(dotted, 90)
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(dotted): {}, str(dashed): {}}}))
+    folder = session_folder(sandbox, dashed, str(uuid.uuid4()))
+    clean(dashed)
+    assert intact(folder)
+
+
+# --- payloads of other shapes --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["no-cwd", "relative-cwd", "int-id", "upper-id"])
+def test_a_session_start_payload_of_another_shape_keeps_the_running_sessions_folder(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude], shape: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    folder = session_folder(sandbox, project, claude.session_id)
+    payload: dict[str, Any] = {"hook_event_name": "SessionStart", "source": "startup",
+                               "session_id": claude.session_id, "cwd": str(project)}
+    if shape == "no-cwd":
+        del payload["cwd"]
+    elif shape == "relative-cwd":
+        payload["cwd"] = "proj"
+    elif shape == "int-id":
+        payload["session_id"] = 42
+    else:
+        payload["session_id"] = claude.session_id.upper()
+    answer = claude.hook("SessionStart", **{k: v for k, v in payload.items() if k != "hook_event_name"})
+    assert answer["rc"] == 0, answer
+    time.sleep(1.0)
+    clean(project)
+    assert intact(folder)
+
+
+def test_a_scratchpad_dir_under_another_root_cleans_there_and_keeps_the_live_sessions_folder(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    other = tmp_path / "bigdisk" / f"claude-{os.getuid()}"
+    mine = other / paths.project_slug(str(project)) / claude.session_id
+    (mine / "scratchpad").mkdir(parents=True)
+    (mine / "scratchpad" / "plan.md").write_text("x\n")
+    then = time.time() - OLD
+    os.utime(mine, (then, then))
+    dead = other / paths.project_slug(str(project)) / str(uuid.uuid4())
+    dead.mkdir()
+    os.utime(dead, (then, then))
+    claude.start()
+    answer = claude.hook("SessionStart", source="startup", scratchpad_dir=str(mine / "scratchpad"))
+    assert answer["rc"] == 0, answer
+    assert wait_for(lambda: not dead.exists())
+    assert (mine / "scratchpad" / "plan.md").is_file()
