@@ -219,9 +219,9 @@ def _run(name: str, args: list[str], shell: Shell, reading: Reading, env: dict[s
     if name in _DECLARERS:
         for word in args:
             _assign(word, cwd, reading, shell.env)
-    elif name in ("cd", "pushd"):
+    elif name in ("cd", "pushd", "popd"):  # where `popd` goes back to is not followed: unknown
         targets = [a for a in args if not a.startswith("-") or a == "-"]
-        shell.cwd = joined_path(cwd, targets[0]) if targets else None
+        shell.cwd = joined_path(cwd, targets[0]) if targets and name != "popd" else None
     elif name == "git":
         _read_git(args, cwd, reading)
     elif name == "cp":

@@ -30,15 +30,15 @@ from app.core.bash_commands import (
     shown,
 )
 from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
+from app.core.copy_origins import unnamed_move, unpacked
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
+from app.core.removed_variables import alias_of, removed_variables
 from app.core.shell_words import absolute_path, clone_dir_name, rsync_words, rx, split_words
 from app.core.shell_words import copier_at as copier_at
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
-    import re
-
     from app.core.mktemp import MktempCall
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -47,8 +47,6 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 MAX_NESTED_SHELLS = 4
 #: Distinct notes for the log of one command; the rest are counted.
 MAX_NOTES = 32
-#: A simple command holding one of these words may remove or move a folder a variable names.
-_REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "trap"})
 
 #: The reader's answer and its limits, as the recorder and its tests name them.
 __all__ = ["MAX_MKTEMP_CALLS", "MAX_NESTED_SHELLS", "MAX_NOTES", "MAX_OUTPUTS", "clone_dir_name",
@@ -75,7 +73,8 @@ class _Reading(Reading):
     """A `Reading` that also knows, for the mktemp guess, how many times each distinct call
     is written, which variable each went into, and which variables the command removes."""
 
-    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into", "keeps_times")
+    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into", "keeps_times",
+                 "moved_unnamed")
 
     def __init__(self, watch: bool) -> None:
         super().__init__()
@@ -90,6 +89,7 @@ class _Reading(Reading):
         self.copied: list[tuple[str, str | None]] = []
         self.into: list[tuple[str, str | None, list[str]]] = []  # each target, with what it moves there
         self.keeps_times = False  # a command of it may give what it makes old mtimes (`cp -a`)
+        self.moved_unnamed = False  # a move of sources it does not name (`xargs mv -t "$d"`)
 
     def mktemp(self, args: list[str], cwd: str | None, env: dict[str, str | None]) -> None:
         before = len(self.calls)
@@ -110,18 +110,21 @@ class _Reading(Reading):
         self.keeps_times = self.keeps_times or kept
         if at is not None and len(self.copied) < MAX_OUTPUTS:
             self._copying(words, at, cwd)
+        archive = unpacked(words) if len(self.copied) < MAX_OUTPUTS else None
+        if archive is not None:  # unpacked: a copy of the archive, a move once the command removes it
+            self.copied.append((archive[0], cwd))
+            self.into.append((archive[1], cwd, []))
         if not self._watch:
             return
         ran, self._ran = self._ran, None
         recent, self._recent = self._recent, (ran, depth) if ran is not None else None
-        if recent is not None and recent[1] > depth:
-            for word in words:
-                match = rx().assignment.match(word)
-                if match and SUBST in match.group(2):
-                    self._bound.setdefault(match.group(1), []).append(recent[0])
-        if any(os.path.basename(word) in _REMOVERS for word in words):
-            for word in words:
-                self._removing.update(_variables().findall(word))
+        for match in filter(None, map(rx().assignment.match, words)):  # `d=$(mktemp -d)`; `w="$d"`, its alias
+            alias = alias_of(match.group(2))
+            if recent is not None and recent[1] > depth and SUBST in match.group(2):
+                self._bound.setdefault(match.group(1), []).append(recent[0])
+            elif alias is not None and alias in self._bound:
+                self._bound.setdefault(match.group(1), []).extend(self._bound[alias])
+        self._removing.update(removed_variables(words))
 
     def _copying(self, words: list[str], at: int, cwd: str | None) -> None:
         """What a `cp`, `mv` or `rsync` copies (`copied`), into which target with what it moves
@@ -130,6 +133,7 @@ class _Reading(Reading):
         plain = rsync_words(words[at + 1:]) if call is None else [*call.plain, call.target] if call.target else call.plain
         self.copied.extend((source, cwd) for source in plain[:-1][:MAX_OUTPUTS - len(self.copied)])
         moves = "--remove-source-files" in words or call is not None and os.path.basename(words[at]) == "mv"
+        self.moved_unnamed = self.moved_unnamed or moves and unnamed_move(plain[:-1], self._bound)
         if len(plain) > 1 and len(self.into) < MAX_OUTPUTS:
             self.into.append((plain[-1], cwd, plain[:-1][:MAX_OUTPUTS] if moves else []))
         self.removing(plain[:-1] if "--remove-source-files" in words else [], cwd)
@@ -137,19 +141,6 @@ class _Reading(Reading):
     def mark_removed(self) -> None:
         for call in (call for name in self._removing for call in self._bound.get(name, ())):
             call.removed = True
-
-
-def _variables() -> re.Pattern[str]:
-    """`$d`, `${d}`, `${d:?}` as a whole word or path, never `$d/inside` (an entry, not the folder)."""
-    global _VARIABLES
-    if _VARIABLES is None:
-        import re
-
-        _VARIABLES = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*+)(?![A-Za-z0-9_/]|\}/)")
-    return _VARIABLES
-
-
-_VARIABLES: re.Pattern[str] | None = None
 
 
 # --- the public face ----------------------------------------------------------------------
@@ -202,7 +193,7 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     if into is not None:
         into.extend(reading.into)
     if flags is not None:
-        flags.update(keeps_times=reading.keeps_times, lent=reading.lent)
+        flags.update(keeps_times=reading.keeps_times, lent=reading.lent, moved_unnamed=reading.moved_unnamed)
     moved = _Removals(reading, {}).moved(reading.copied, {}) if reading.copied and reading.removed else None
     if moved is not None:
         notes.append(f"nothing recorded: the command copies {shown(moved)} and removes it, a move: the only "

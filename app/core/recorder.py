@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 KINDS = ("temp", "worktree", "copy", "config", "scratch")
 
 #: A command none of these words appear in makes no output: it costs no parsing, no import.
-TRIGGERS = ("mktemp", "worktree", "clone", "cp", "rsync", "CLAUDE_CONFIG_DIR")
+TRIGGERS = ("mktemp", "worktree", "clone", "cp", "rsync", "CLAUDE_CONFIG_DIR", "tar ", "unzip")
 
 
 def scratch_of_write(file_path: str) -> str | None:
@@ -126,6 +126,8 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
         outputs = _with_evidence(named, claims, window, notes, evidence, origins, sources)
     for _, path in outputs if flags.get("keeps_times") else ():  # its mtime may be its source's
         evidence[path]["old_times"] = lstat_mtime(path)
+    for _, path in outputs if flags.get("moved_unnamed") else ():  # what a move brought may lie in it
+        evidence[path]["moved_in"] = True
     for note in notes:
         log(f"gc recorder: {note}")
     lent = flags.get("lent") or []
@@ -361,9 +363,9 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str,
         return
     now = time.time()
     from app.core.claude_process import claude_process
+    from app.core.state import update_json
 
-    claude = claude_process()
-    claude_pid, claude_start = claude if claude is not None else (None, None)
+    claude_pid, claude_start = claude_process() or (None, None)
 
     def change(data: Any) -> Any:
         data = normal_records(data, session)
@@ -379,8 +381,6 @@ def _store(payload: dict[str, Any], outputs: list[tuple[str, str]], cwd: str,
                 known[path]["evidence"] = evidence[path]
             data["records"].append(known[path])
         return data
-
-    from app.core.state import update_json
 
     # no fsync (docs/gc.md): a power cut can lose records, and a lost record only keeps its
     # output on disk; the rename still never leaves half a file to a killed process

@@ -1,0 +1,80 @@
+"""Which shell variables one simple command may remove the folder of, for the mktemp guess.
+
+`d=$(mktemp -d) ... rm -rf "$d"` leaves nothing of the call: what fits its template and time
+afterwards is someone else's (the user's script, another tool on mktemp's default template),
+so the recorder must not look for it (app/core/mktemp.py). Claude cleans up in many
+spellings, and each one missed hands the guess a stranger's folder: `rm -rf "$d"/` (the
+trailing slash names the folder itself, not an entry), a second name for the same folder
+(`w="$d"; rm -rf "$w"`), `find "$d" -delete`, a one-line script (`python3 -c
+"shutil.rmtree(...)" "$d"`). When unsure the answer is "may remove": a folder not looked for
+is at worst one output left on disk.
+
+Loaded with the command reader, only for commands holding a trigger word.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
+if TYPE_CHECKING:
+    import re
+
+#: A simple command holding one of these words may remove or move a folder a variable names.
+REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "trap", "shred", "srm", "trash", "trash-put", "gio"})
+#: Interpreters whose inline code (`-c`, `-e`) may remove whatever folder it is handed.
+_INTERPRETERS = ("python", "perl", "ruby", "node", "php", "deno", "bun")
+
+_NAMES: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+
+
+def _names() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """`$d`, `${d}`, `${d:?}` in a word: the variable's name, then what follows it (read by
+    `_whole`); and a whole value that is only another variable (`$d`, `${d}/`)."""
+    global _NAMES
+    if _NAMES is None:
+        import re
+
+        _NAMES = (re.compile(r"\$(\{?)([A-Za-z_][A-Za-z0-9_]*+)"),
+                  re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*+)|\{([A-Za-z_][A-Za-z0-9_]*+)\})/*+"))
+    return _NAMES
+
+
+def _whole(word: str, end: int, braced: bool) -> bool:
+    """Whether the variable ending at `end` names the folder itself: nothing of a path follows
+    it but slashes (`$d`, `$d/`, `${d:?}/`), never `$d/inside` (an entry: the folder stays)."""
+    if braced:
+        close = word.find("}", end)
+        end = close + 1 if close >= 0 else len(word)
+    rest = word[end:].lstrip("/")
+    return not rest or not (rest[0].isalnum() or rest[0] in "._-*?[~")
+
+
+def named_variables(word: str) -> list[str]:
+    """The variables a word names as a whole folder (see `_whole`)."""
+    return [m.group(2) for m in _names()[0].finditer(word) if _whole(word, m.end(), bool(m.group(1)))]
+
+
+def may_remove(words: list[str]) -> bool:
+    """Whether the simple command may remove a folder it is handed: a remover (`rm`, `rmdir`,
+    `mv`, `unlink`, `trap`, a trash command), `find ... -delete` (`-exec rm` names `rm`), or
+    an interpreter running inline code (`python3 -c`, `perl -e`, `node -e`)."""
+    names = [os.path.basename(word) for word in words]
+    if any(name in REMOVERS for name in names):
+        return True
+    if "find" in names and "-delete" in words:
+        return True
+    return any(name.startswith(_INTERPRETERS) for name in names) and any(w in ("-c", "-e", "-E") for w in words)
+
+
+def removed_variables(words: list[str]) -> list[str]:
+    """The variables whose folder the simple command may remove (none when it removes nothing)."""
+    if not may_remove(words):
+        return []
+    return [name for word in words for name in named_variables(word)]
+
+
+def alias_of(value: str) -> str | None:
+    """The variable an assignment's value is another name for (`w=$d`, `w="${d}/"`), or None."""
+    found = _names()[1].fullmatch(value)
+    return None if found is None else found.group(1) or found.group(2)

@@ -1,0 +1,302 @@
+"""The output recorder attacked a tenth time: what proves a session MADE an output. A record is
+a licence to remove: a wrong "this call made it" lets a later sweep delete what the user had.
+Each test runs ordinary commands for real (the same cwd and environment a Bash call has), then
+the PostToolUse hook as Claude runs it (`python -P -m hooks`), then the sweep through
+`claudetto gc`. A test marked xfail is a loss still open (its reason says what goes)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import SandboxEnv, gc_entries, git, make_repo, recorded, run_hook, set_mtime
+
+OLD = 8 * 86_400
+
+
+def bash(command: str, cwd: Path) -> str:
+    """Run the command for real, as Claude's Bash tool or the user's shell would; its stdout."""
+    return subprocess.run(["bash", "-c", command], cwd=cwd, check=True, capture_output=True, text=True,
+                          env=dict(os.environ)).stdout
+
+
+def run_and_record(command: str, cwd: Path, session: str = "s1") -> str:
+    """The Bash call, then the PostToolUse hook Claude runs after it, with the call's real run
+    time as `duration_ms`; the call's stdout."""
+    start = time.monotonic()
+    out = bash(command, cwd)
+    record(command, out, cwd, session, int((time.monotonic() - start) * 1000) + 1)
+    return out
+
+
+def record(command: str, out: str, cwd: Path, session: str = "s1", duration_ms: int = 3000) -> None:
+    """The PostToolUse hook of a Bash call that printed `out`."""
+    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(cwd), "tool_name": "Bash",
+               "tool_input": {"command": command},
+               "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+               "duration_ms": duration_ms}
+    done = run_hook(payload, cwd=cwd)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+
+
+def a_week_later(sandbox: SandboxEnv, *paths: Path) -> None:
+    """The session ended a week ago: its records and the outputs' own mtimes are that old."""
+    import json
+
+    for file in (sandbox.state / "gc").glob("*.json"):
+        data = json.loads(file.read_text())
+        for entry in data.get("records", []):
+            entry["time"] -= OLD
+        file.write_text(json.dumps(data))
+    for path in paths:
+        set_mtime(path, OLD)
+
+
+@pytest.fixture
+def other_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on another file system than the temp folder (a home on its own disk, /tmp a
+    tmpfs): a `mv` from there copies, and what it moved is born anew."""
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second file system")
+    place = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    yield place
+    shutil.rmtree(place, ignore_errors=True)
+
+
+# --- an unprinted mktemp folder whose own folder the command removed in another spelling --------
+
+
+@pytest.mark.parametrize("cleanup", [
+    'rm -rf "$d"/',
+    'rm -rf -- "$d/"',
+    'rm -f "$d"/out.txt && rmdir "$d/"',
+    'w="$d"; rm -rf "$w"',
+    'find "$d" -delete',
+    'python3 -c "import shutil, sys; shutil.rmtree(sys.argv[1])" "$d"',
+])
+def test_a_mktemp_folder_removed_in_another_spelling_does_not_take_another_programs(
+        sandbox: SandboxEnv, tmp_path: Path, cleanup: str) -> None:
+    """`d=$(mktemp -d) && ... && rm -rf "$d"/` cleans up after itself as surely as `rm -rf "$d"`.
+    The template-and-time search must not then take the one `tmp.*` folder someone else made in
+    the same seconds (the user's script, another tool on mktemp's default template)."""
+    theirs = Path(bash("mktemp -d", tmp_path).strip())
+    (theirs / "results.csv").write_text("a night of measurements\n")
+    command = f'd=$(mktemp -d) && cd "$d" && echo built > out.txt && cd / && {cleanup}'
+    run_and_record(command, tmp_path)
+    assert str(theirs) not in recorded()
+    a_week_later(sandbox, theirs)
+    entries = gc_entries()
+    assert (theirs / "results.csv").exists(), entries
+
+
+# --- an archive unpacked into a temp folder, and the archive removed ------------------------------
+
+
+def _archive(tmp_path: Path, how: str) -> tuple[Path, str]:
+    """The user's only copy of a project, as an archive in their home, and the command that
+    unpacks it into "$d"."""
+    project = tmp_path / "work" / "thesis"
+    project.mkdir(parents=True)
+    (project / "chapter1.tex").write_text("the only copy of chapter one\n")
+    if how == "zip":
+        archive = tmp_path / "thesis.zip"
+        subprocess.run(["zip", "-qr", str(archive), "thesis"], cwd=project.parent, check=True)
+        shutil.rmtree(project)
+        return archive, f'unzip -q {archive} -d "$d"'
+    archive = tmp_path / "thesis.tar.gz"
+    subprocess.run(["tar", "-czf", str(archive), "thesis"], cwd=project.parent, check=True)
+    shutil.rmtree(project)
+    return archive, {"tar": f'tar -xzf {archive} -C "$d"', "tar-old": f'tar xzf {archive} -C "$d"',
+                     "tar-cd": f'cd "$d" && tar --extract --gzip --file={archive}'}[how]
+
+
+@pytest.mark.parametrize("how", ["tar", "tar-old", "tar-cd", "zip"])
+def test_an_archive_unpacked_into_a_temp_folder_then_removed_keeps_the_folder(
+        sandbox: SandboxEnv, tmp_path: Path, how: str) -> None:
+    """`d=$(mktemp -d) && tar -xzf ~/thesis.tar.gz -C "$d" && rm ~/thesis.tar.gz`: unpacking and
+    removing the archive is a move; the temp folder holds the only copy left."""
+    archive, unpack = _archive(tmp_path, how)
+    folder = Path(run_and_record(f'd=$(mktemp -d) && {unpack} && rm {archive} && echo "$d"', tmp_path)
+                  .strip().splitlines()[-1])
+    assert (folder / "thesis" / "chapter1.tex").exists() and not archive.exists()
+    a_week_later(sandbox, folder)
+    entries = gc_entries()
+    assert (folder / "thesis" / "chapter1.tex").exists(), entries
+
+
+def test_an_archive_unpacked_into_a_temp_folder_whose_archive_stays_still_goes(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The control: the archive is still there, so the unpacked folder is a copy like any other."""
+    archive, unpack = _archive(tmp_path, "tar")
+    folder = Path(run_and_record(f'd=$(mktemp -d) && {unpack} && echo "$d"', tmp_path).strip())
+    assert recorded() == [str(folder)]
+    a_week_later(sandbox, folder)
+    entries = gc_entries()
+    assert entries[str(folder)] == ("removed", "age") and archive.exists(), entries
+
+
+# --- files moved in from another disk by a command that names no source ---------------------------
+
+
+@pytest.mark.parametrize("move", [
+    'find {src} -name "*.csv" -exec mv {{}} "$d"/ \\;',
+    'find {src} -name "*.csv" -print0 | xargs -0 mv -t "$d"',
+    'ls {src}/*.csv | xargs -I{{}} mv {{}} "$d"/',
+])
+def test_files_moved_in_from_another_disk_without_a_named_source_keep_the_temp_folder(
+        sandbox: SandboxEnv, tmp_path: Path, other_disk: Path, move: str) -> None:
+    """`d=$(mktemp -d) && find ~/data -name '*.csv' -exec mv {} "$d"/ \\;`: across file systems
+    the moved files are born anew, and the command names no source the sweep could look for.
+    The data now lies only in the temp folder."""
+    data = other_disk / "data"
+    data.mkdir()
+    (data / "run1.csv").write_text("a month of measurements\n")
+    command = 'd=$(mktemp -d) && ' + move.format(src=data) + ' && echo "$d"'
+    folder = Path(run_and_record(command, tmp_path).strip())
+    assert (folder / "run1.csv").exists() and not (data / "run1.csv").exists()
+    a_week_later(sandbox, folder)
+    entries = gc_entries()
+    assert (folder / "run1.csv").exists(), entries
+
+
+def test_an_archive_unpacked_into_an_older_temp_output_then_removed_keeps_it(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`d=$(mktemp -d)` in one call; `tar -xzf ~/thesis.tar.gz -C /tmp/tmp.X` in a later one,
+    and `rm ~/thesis.tar.gz` in a third: the output holds the only copy of what was packed."""
+    archive, _ = _archive(tmp_path, "tar")
+    folder = Path(run_and_record("mktemp -d", tmp_path).strip())
+    run_and_record(f"tar -xzf {archive} -C {folder}", tmp_path)
+    bash(f"rm {archive}", tmp_path)
+    a_week_later(sandbox, folder)
+    entries = gc_entries()
+    assert (folder / "thesis" / "chapter1.tex").exists(), entries
+
+
+def test_a_move_inside_the_sessions_own_temp_folder_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The control of the moves above: `mv "$d"/a "$d"/b` only renames inside the call's own
+    folder; nothing came from elsewhere, and the folder goes a week later."""
+    folder = Path(run_and_record('d=$(mktemp -d) && echo x > "$d"/a && mv "$d"/a "$d"/b && echo "$d"',
+                                 tmp_path).strip())
+    assert recorded() == [str(folder)]
+    a_week_later(sandbox, folder)
+    assert gc_entries()[str(folder)] == ("removed", "age")
+
+
+# --- the shell's folder after `popd` --------------------------------------------------------------
+
+
+def test_a_clone_after_popd_never_records_a_fresh_user_folder_in_the_pushd_folder(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`pushd "$TMPDIR/data" && ls && popd && git clone URL lib`: the clone lands in the cwd,
+    not in the folder pushd visited. Reading `popd` as nothing took `$TMPDIR/data/lib`, a
+    folder the user's own script made in the same seconds, for the clone."""
+    origin = make_repo(tmp_path / "origin")
+    data = sandbox.user_tmp / "data"
+    (data / "lib").mkdir(parents=True)
+    (data / "lib" / "measurements.csv").write_text("tonight's run\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    run_and_record(f"pushd {data} >/dev/null && ls && popd >/dev/null && git clone -q {origin} lib", project)
+    assert (project / "lib" / ".git").exists()
+    assert str(data / "lib") not in recorded()
+    a_week_later(sandbox, data / "lib")
+    entries = gc_entries()
+    assert (data / "lib" / "measurements.csv").exists(), entries
+
+
+# --- what held: the same path made earlier by the user, then touched by the session ---------------
+
+
+def test_a_write_into_a_user_folder_in_the_temp_folder_records_only_the_file(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A Write of `$TMPDIR/experiments/notes.md`, `experiments` the user's: the file is the
+    session's, the folder and what else it holds are not. (Held when written.)"""
+    folder = sandbox.user_tmp / "experiments"
+    folder.mkdir()
+    (folder / "run.log").write_text("the user's\n")
+    note = folder / "notes.md"
+    note.write_text("scratch\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Write",
+               "tool_input": {"file_path": str(note), "content": "scratch\n"},
+               "tool_response": {"type": "create", "filePath": str(note)}, "duration_ms": 5}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    assert recorded() == [str(note)]
+    a_week_later(sandbox, note, folder, folder / "run.log")
+    entries = gc_entries()
+    assert entries == {str(note): ("removed", "age")}, entries
+    assert (folder / "run.log").exists()
+
+
+@pytest.mark.parametrize("command", [
+    "mkdir -p {x} && cp -r {src} {x}/",
+    "mkdir -p -m 700 {x} && rsync -a {src}/ {x}/",
+    "mkdir -p {x} && tar -xzf {archive} -C {x}",
+    "mkdir -p {x} && unzip -q -o {zip} -d {x}",
+    "ln -sfn {src} {x}/link && cp -r {src} {x}",
+    "touch {x} && cp -rt {x} {src}",
+    "install -d {x} && cp -r -- {src} {x}",
+])
+def test_a_user_folder_the_session_fills_is_never_its_output(sandbox: SandboxEnv, tmp_path: Path,
+                                                             command: str) -> None:
+    """`mkdir -p` of a folder the user made, then a copy, an rsync, an unpack into it: the
+    folder was the user's before and stays so; at most what the call made inside is an
+    output. (Held when written.)"""
+    x = sandbox.user_tmp / "mine"
+    x.mkdir()
+    (x / "thesis.tex").write_text("the user's only copy\n")
+    set_mtime(x / "thesis.tex", OLD)
+    set_mtime(x, OLD)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("a\n")
+    subprocess.run(["tar", "-czf", str(tmp_path / "a.tgz"), "src"], cwd=tmp_path, check=True)
+    subprocess.run(["zip", "-qr", str(tmp_path / "a.zip"), "src"], cwd=tmp_path, check=True)
+    time.sleep(3.5)  # the user made it before the call: its birth lies before the call's window
+    run_and_record(command.format(x=x, src=src, archive=tmp_path / "a.tgz", zip=tmp_path / "a.zip"), tmp_path)
+    assert str(x) not in recorded()
+    a_week_later(sandbox, x)
+    entries = gc_entries()
+    assert (x / "thesis.tex").exists() and str(x) not in entries, entries
+
+
+def test_mv_of_a_project_into_the_temp_folder_is_no_output(sandbox: SandboxEnv, tmp_path: Path,
+                                                           other_disk: Path) -> None:
+    """`mv ~/proj "$TMPDIR/proj-old" && git clone URL ~/proj`: the move is no creation (across
+    disks the moved folder is even born anew); only the clone the call made is recorded, and
+    it lies outside every root. (Held when written.)"""
+    origin = make_repo(tmp_path / "origin")
+    proj = other_disk / "proj"
+    proj.mkdir()
+    (proj / "notes.txt").write_text("years of notes\n")
+    old = sandbox.user_tmp / "proj-old"
+    time.sleep(3.5)
+    run_and_record(f"mv {proj} {old} && git clone -q {origin} {proj}", tmp_path)
+    assert str(old) not in recorded()
+    a_week_later(sandbox, old)
+    entries = gc_entries()
+    assert (old / "notes.txt").exists() and str(old) not in entries, entries
+
+
+def test_a_worktree_of_the_users_repository_keeps_its_only_commit(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git worktree add "$TMPDIR/wt" -b fix` from the user's repository, a commit there, the
+    branch then deleted by the user's `git branch -D` after a merge that was undone: the
+    worktree's HEAD is the commit's only holder. (Held when written.)"""
+    repo = make_repo(tmp_path / "repo")
+    wt = sandbox.user_tmp / "wt"
+    run_and_record(f"git worktree add -q --detach {wt}", repo)
+    assert recorded() == [str(wt)]
+    (wt / "fix.txt").write_text("the fix\n")
+    git(wt, "add", "fix.txt")
+    git(wt, "commit", "-qm", "fix")
+    head = git(wt, "rev-parse", "HEAD")
+    a_week_later(sandbox, wt)
+    entries = gc_entries()
+    assert wt.exists() and entries[str(wt)][0] == "kept", entries
+    assert git(repo, "cat-file", "-t", head) == "commit"
