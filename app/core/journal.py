@@ -18,11 +18,14 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core import paths
+from app.core import journal_room, paths
 from app.core.log import log
 from app.core.state import StateBusy, locked, open_regular
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FIELDS = ("time", "path", "kind", "bytes", "rule", "session", "result")
 
@@ -45,14 +48,26 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with locked(target, wait_s=1.0):
-                _append_line(target, line, undo=True)
-        except StateBusy:
-            _append_line(target, line, undo=False)  # O_APPEND with one write() is still whole
+            _write_line(target, line)
+        except OSError as exc:
+            if exc.errno not in journal_room.FULL or not journal_room.give_up_room(target):
+                raise
+            log(f"journal: the disk of {target} is full; the room kept for this line was given up")
+            _write_line(target, line)
     except OSError as exc:
         log(f"journal: cannot append to {target}: {exc}")
         if strict:
             raise
+    else:
+        journal_room.keep_room(target)
+
+
+def _write_line(target: Path, line: bytes) -> None:
+    try:
+        with locked(target, wait_s=1.0):
+            _append_line(target, line, undo=True)
+    except StateBusy:
+        _append_line(target, line, undo=False)  # O_APPEND with one write() is still whole
 
 
 def append_started(path: str, rule: str, kind: str, session: str | None, size: int, token: str) -> None:

@@ -10,17 +10,22 @@ it judged before, the session-start steps as the detached job runs them.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.core import hygiene
 from app.core.verdict import remove_verdict
-from tests.core.test_red_team_9_removal import session_folder
-from tests.support import SandboxEnv, git, make_repo
+from tests.core.test_red_team_9_removal import OLD, clean_json, needs_root, session_folder
+from tests.support import SandboxEnv, git, make_repo, set_mtime
 
 #: The guard says `young`; verdict.settled names a guard reason outside its KEEP_REASONS
 #: `not_removed` (still kept, judged again next time).
@@ -140,3 +145,85 @@ def test_a_journal_of_100_mb_is_looked_through_at_session_start_not_loaded_whole
     tail = (sandbox.state / "journal.jsonl").read_bytes()[-4096:].splitlines()
     closing = [json.loads(line) for line in tail if b'"interrupted"' in line]
     assert [(e["path"], e["id"]) for e in closing] == [("/cut/short", "aaaaaaaaaaaa")]
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    where.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(folder: Path) -> None:
+    """Write into `folder` until its file system says it is full."""
+    chunk = b"y" * 4096
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        with contextlib.suppress(OSError):
+            while os.write(fd, chunk):
+                pass
+    finally:
+        os.close(fd)
+
+
+@needs_root
+def test_a_full_temp_file_system_is_still_cleaned(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    """Passed at once (what held): the day the cleanup matters most, Claude's temp file
+    system is full. No trash there can take the note of a folder's origin (a page it has no
+    room for), so the folder goes in place after its `started` line, written to the journal
+    on claudetto's own file system; the report counts what went and the space comes back."""
+    with small_tmpfs(tmp_path / "small", "4m") as small:
+        monkeypatch.setenv("CLAUDE_CODE_TMPDIR", str(small))
+        claude_tmp = small / f"claude-{os.getuid()}"
+        old = claude_tmp / "-p" / "0b1c2d3e-0000-4000-8000-000000000001"
+        (old / "tasks").mkdir(parents=True)
+        fill(old / "tasks")
+        set_mtime(old, OLD)
+        assert os.statvfs(small).f_bavail == 0
+        report = clean_json()
+        assert not old.exists()
+        assert report["cleaned"]["folders"] == 1 and report["cleaned"]["files"] == 1
+        assert report["cleaned"]["bytes"] >= 3 * 1024 * 1024
+        assert os.statvfs(small).f_bavail > 0
+        results = [e["result"] for e in journal_lines(sandbox) if e.get("path") == str(old)]
+        assert results == ["started", "removed"]
+
+
+@needs_root
+def test_a_full_disk_holding_the_journal_too_is_still_cleaned(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    """A laptop's one file system, filled by Claude's task outputs: the journal lives on it
+    too. Every removal's line must be written first, and the full disk refused it: `clean`
+    kept every folder (`journal`, exit 1) and the disk stayed full. claudetto keeps a little
+    room beside its journal for that line; the first removal then frees the rest."""
+    with small_tmpfs(tmp_path / "small", "4m") as small:
+        monkeypatch.setenv("CLAUDE_CODE_TMPDIR", str(small))
+        monkeypatch.setenv("CLAUDETTO_HOME", str(small / "state"))
+        claude_tmp = small / f"claude-{os.getuid()}"
+        first = claude_tmp / "-p" / "0b1c2d3e-0000-4000-8000-000000000001"
+        (first / "tasks").mkdir(parents=True)
+        (first / "tasks" / "a.output").write_bytes(b"x" * 5000)
+        set_mtime(first, OLD)
+        assert clean_json()["cleaned"]["folders"] == 1  # claudetto ran here before
+        # its journal's last page full (one in a dozen lines ends on one): with no slack
+        # left, the next line needs a page of its own
+        journal = small / "state" / "journal.jsonl"
+        pad = 4096 - journal.stat().st_size % 4096
+        with open(journal, "ab") as fh:
+            fh.write(b'{"pad": "' + b"p" * (pad - 12) + b'"}\n')
+        assert journal.stat().st_size % 4096 == 0
+        old = claude_tmp / "-p" / "0b1c2d3e-0000-4000-8000-000000000002"
+        (old / "tasks").mkdir(parents=True)
+        fill(old / "tasks")
+        set_mtime(old, OLD)
+        assert os.statvfs(small).f_bavail == 0
+        report = clean_json()
+        assert not old.exists()
+        assert (report["cleaned"]["folders"], report["cleaned"]["files"]) == (1, 1)
+        assert os.statvfs(small).f_bavail > 0
+        lines = [json.loads(line) for line in journal.read_text().splitlines()]
+        assert [e["result"] for e in lines if e.get("path") == str(old)][-1] == "removed"
