@@ -46,6 +46,20 @@ def line_of(lines: list[str], number: int | None) -> str | None:
     return lines[number - 1] if number and number <= len(lines) else None
 
 
+def lines_read(findings: list[Finding]) -> dict[str, str | None]:
+    """The text of each finding's line as its file holds it right after the sweep: the line
+    the finding is about. The screen shows and strikes a line by its number later (minutes,
+    maybe); a line added above it by then puts another fact at that number."""
+    files: dict[str, list[str]] = {}
+    read: dict[str, str | None] = {}
+    for finding in findings:
+        if finding.line:
+            if finding.file not in files:
+                files[finding.file] = file_lines(finding.file)
+            read[finding_key(finding)] = line_of(files[finding.file], finding.line)
+    return read
+
+
 def relative(finding: Finding) -> str:
     folder = os.path.dirname(finding.file)
     while folder and os.path.basename(folder) != "memory" and folder != os.path.dirname(folder):
@@ -72,6 +86,7 @@ class MemoryScreen(ClaudettoScreen):
         self.swept: MemoryFindings | None = None
         self.viewed: tuple[str, str | None] | None = None  # the finding the viewer shows, and its line there
         self.cursor_on: Finding | None = None  # the finding highlighted when the viewer was last drawn
+        self.swept_lines: dict[str, str | None] = {}  # finding key -> its line's text as swept (`lines_read`)
 
     def compose(self) -> ComposeResult:
         yield TotalsBar("memory")
@@ -84,12 +99,14 @@ class MemoryScreen(ClaudettoScreen):
         self.sweep_worker()
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, name="The memory sweep")
-    def sweep_worker(self) -> MemoryFindings:
-        return read_findings()
+    def sweep_worker(self) -> tuple[MemoryFindings, dict[str, str | None]]:
+        found = read_findings()
+        return found, lines_read(found.findings)
 
     def worker_done(self, worker: Worker[Any]) -> None:
         result = worker.result
-        if isinstance(result, MemoryFindings):
+        if isinstance(result, tuple):
+            result, self.swept_lines = result
             self.swept = result
             self.findings = {finding_key(f): f for f in result.findings}
             self.show_rows()
@@ -151,6 +168,9 @@ class MemoryScreen(ClaudettoScreen):
         text.append(f"{KIND_LABELS.get(finding.kind, finding.kind)}: {visible(finding.message)}\n", style="yellow")
         if not finding.line:
             text.append(f"(the whole file: {len(lines)} lines)\n", style="dim")
+        elif self.moved_since_sweep(finding, line_of(lines, finding.line)):
+            text.append(f"line {finding.line} changed since the sweep: it may not be the line this finding names "
+                        "(r sweeps again)\n", style="bold red")
         number = finding.line or 1
         # each line on one row: a long line wrapped would push the highlighted one out of the
         # viewer's few rows (the dialog of `u` shows the whole line)
@@ -165,6 +185,11 @@ class MemoryScreen(ClaudettoScreen):
             text.append("\n")
         shown.update(text)
 
+    def moved_since_sweep(self, finding: Finding, text: str | None) -> bool:
+        """Whether the finding's line holds another text than when it was swept."""
+        key = finding_key(finding)
+        return key in self.swept_lines and self.swept_lines[key] != text
+
     # --- writing through the core -----------------------------------------------------------
 
     def action_supersede(self, correction: str = "") -> None:
@@ -175,10 +200,11 @@ class MemoryScreen(ClaudettoScreen):
             self.notify("This finding has no line to strike (i fixes the index).", severity="warning")
             return
         text = line_of(file_lines(finding.file), finding.line) or ""
-        if self.viewed != (finding_key(finding), text):
-            # the file changed under the viewer: the line the finding and the viewer named may
-            # have moved, and the line now at its number is not what the user read
-            self.notify(f"{visible(relative(finding))} changed since it was shown: line {finding.line} may no longer "
+        if self.viewed != (finding_key(finding), text) or self.moved_since_sweep(finding, text):
+            # the file changed under the viewer, or since the sweep: the line now at the
+            # finding's number may be another fact, and not what the user read
+            since = "was shown" if self.viewed != (finding_key(finding), text) else "was swept"
+            self.notify(f"{visible(relative(finding))} changed since it {since}: line {finding.line} may no longer "
                         "be the line this finding names. Shown again; the memory is swept again.",
                         title="Nothing changed", severity="warning")
             self.show_file()

@@ -20,10 +20,13 @@ from app.widgets.plain import visible
 class CorrectionInput(Input):
     """The correction's one line. A paste of several lines (a note copied from an editor)
     keeps every line, joined by spaces as the core joins them: Input alone keeps the first
-    and drops the rest without a word, and the correction written would not be the one given."""
+    and drops the rest without a word, and the correction written would not be the one given.
+    A control character pasted (an escape sequence copied from a terminal, a NUL) is drawn as
+    its symbol: the box would show it as nothing (or send it to the terminal), the core
+    refuses a correction holding one, and the text the user gave was lost on that refusal."""
 
     def _on_paste(self, event: events.Paste) -> None:
-        joined = " ".join(event.text.split())
+        joined = visible(" ".join(event.text.split()))
         if joined:
             if self.selection.is_empty:
                 self.insert_text_at_cursor(joined)
@@ -81,6 +84,9 @@ class SupersedeModal(ModalScreen[str | None]):
     @on(Button.Pressed, "#write")
     def write(self) -> None:
         correction = " ".join(self.query_one("#correction", Input).value.split())
+        if visible(correction) != correction:  # not pasted (a paste draws them): said while the text is here
+            self.notify("The correction holds a control character; write it as plain text.", severity="warning")
+            return
         if not correction:
             self.notify("Write the correction first: what is true now.", severity="warning")
             return

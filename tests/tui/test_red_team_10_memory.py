@@ -1,0 +1,95 @@
+"""Red team, round ten, on the Memory screen's supersede: what is written must be what the
+dialog showed, and only to the line the screen showed. A correction pasted with control
+characters, a line that changed while the dialog was open, two dashboards on one line, keys
+that arrive together. Pilot runs on the sandbox's own memory rot; every file read back."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual import events
+from textual.widgets import Input
+
+from app.sandbox import Sandbox
+from app.screens.memory import MemoryScreen
+from app.screens.supersede import SupersedeModal
+from app.tui import ClaudettoApp
+from tests.tui.conftest import notes, wait_for
+from tests.tui.test_red_team_7 import make_app, open_supersede, stack_md
+
+SIZE = (120, 36)
+PIN = "The shop runs on Flask 2.2.5."
+
+
+async def paste(pilot: Any, app: ClaudettoApp, text: str) -> Input:
+    """Paste `text` into the open dialog's correction, as a terminal's bracketed paste."""
+    field = app.screen.query_one("#correction", Input)
+    field.post_message(events.Paste(text))
+    await pilot.pause(0.1)
+    return field
+
+
+async def test_a_pasted_correction_with_control_characters_is_written_as_the_dialog_shows_it(
+        box: Sandbox) -> None:
+    """A note copied from a terminal carries an escape sequence and a NUL. The dialog showed
+    the text with those characters invisible (or raw, reaching the terminal), Enter closed it,
+    and the core refused the correction: "Nothing changed", the text lost, and the user never
+    saw what was wrong with it. The characters are drawn as symbols in the box as they are
+    pasted, and what is written is what the box shows."""
+    stack = stack_md(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_supersede(pilot, app)
+        field = await paste(pilot, app, "Flask 3.0\x1b[31m now\x00, see\x07 pyproject")
+        shown = field.value
+        assert not any(c < " " or "\x7f" <= c <= "\x9f" for c in shown), repr(shown)
+        assert shown.startswith("Flask 3.0") and shown.endswith("pyproject")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Correction (" in stack.read_text(encoding="utf-8"))
+        assert isinstance(app.screen, MemoryScreen)
+        assert not any("control character" in n for n in notes(app))
+    today = time.strftime("%Y-%m-%d")
+    assert f"~~{PIN}~~\nCorrection ({today}): {shown}\n" in stack.read_text(encoding="utf-8")
+
+
+def memory_screen(app: ClaudettoApp) -> MemoryScreen:
+    screen = app.screen
+    assert isinstance(screen, MemoryScreen)
+    return screen
+
+
+async def test_a_line_added_above_after_the_sweep_never_puts_another_line_under_a_finding(box: Sandbox) -> None:
+    """The sweep found the stale migration fact on line 7 of stack.md, the Flask pin on line
+    6. Claude then adds a fact on top of the file, before the user comes to those rows: line
+    7 is the Flask line now. Highlighted, the migration finding showed the Flask line as the
+    one to strike, `u` offered it, and Enter struck it with a correction about migrations,
+    the true line left as it was. The screen must see that the line is not the one the sweep
+    read: it says so, strikes nothing, and sweeps again."""
+    from app.widgets.table import Table
+    from tests.tui.conftest import goto
+
+    stack = stack_md(box)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.kind == "stale_sequence" for f in screen.findings.values()))
+        text = stack.read_text(encoding="utf-8")
+        stack.write_text(text.replace("---\nThe shop", "---\nPayments go through Stripe.\nThe shop"), encoding="utf-8")
+        before = stack.read_bytes()
+        key = next(k for k, f in screen.findings.items() if f.kind == "stale_sequence")
+        assert screen.query_one("#findings", Table).move_to(key)
+        await pilot.pause(0.2)
+        viewer = str(screen.query_one("#memory-file").render())
+        await pilot.press("u")
+        await pilot.pause(0.3)
+        if isinstance(app.screen, SupersedeModal):
+            await pilot.press(*"0003 is the latest now", "enter")
+            await pilot.pause(0.5)
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen))
+        await wait_for(pilot, lambda: any(f.kind == "stale_sequence" and f.line == 8
+                                          for f in memory_screen(app).findings.values()))
+    assert stack.read_bytes() == before
+    assert "line 7 changed since the sweep" in viewer, viewer
+    assert any("changed since it was swept" in n for n in notes(app))
