@@ -162,7 +162,11 @@ def _our_hook(hook: dict[str, Any], command: str) -> dict[str, Any]:
     kept = dict(hook)
     if kept.get("timeout") == 60 and str(kept.get("command", "")).endswith(_OLD_FORM):
         del kept["timeout"]
-    return {"type": "command", **kept, "command": command}
+    if not kept:
+        return {"type": "command", "command": command}
+    kept.setdefault("type", "command")  # in the order the user wrote them: only a value changes
+    kept["command"] = command
+    return kept
 
 
 _OLD_FORM = f" -P -m hooks {MARKER}"

@@ -93,6 +93,19 @@ def test_an_upgrade_rewrites_only_the_command_strings(sandbox: SandboxEnv) -> No
         assert was.replace(json.dumps(old), json.dumps(command)) == now
 
 
+def test_an_upgrade_keeps_the_order_the_user_gave_the_keys_of_its_hook(sandbox: SandboxEnv) -> None:
+    """`{"command": ..., "timeout": 5, "type": "command"}`: the upgrade moved `type` to the
+    front, one more line of the user's file rewritten for nothing."""
+    settings = sandbox.config / "settings.json"
+    old = "/usr/bin/python3 -P -m hooks # claudetto"
+    hook = f'{{"command": {json.dumps(old)}, "timeout": 5, "type": "command"}}'
+    settings.write_text('{\n  "hooks": {\n    "SessionEnd": [\n      {"hooks": [' + hook + ']}\n    ]\n  }\n}\n')
+    _setup()
+    entry = json.loads(settings.read_text())["hooks"]["SessionEnd"]
+    assert list(entry[0]["hooks"][0]) == ["command", "timeout", "type"]
+    assert '      {"hooks": [{"command": ' in settings.read_text()
+
+
 def test_setup_says_when_disable_all_hooks_keeps_its_entries_from_running(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`disableAllHooks` in the user's own settings (or the project's) and setup said "did
     add claudetto's hooks" as if they would run: Claude runs none of them. Named now, in
