@@ -52,6 +52,10 @@ def create(payload: dict[str, object]) -> int:
                                    claude_process())
     except CheckoutError as exc:
         return fail_loud(str(exc))
+    if checkout.kind == "session" and isinstance(session_id, str) and session_id:
+        from app.core.reopen import reopen
+
+        reopen(checkout.path, session_id)  # entered again: released again when this session ends
     worktree_path(checkout.path)
     return 0
 

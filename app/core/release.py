@@ -34,6 +34,7 @@ from typing import Any
 
 from app.core import checkouts, paths
 from app.core.log import log, printable
+from app.core.reopen import entered_again, state_after_release
 from app.core.scratch import scratch_plan, secret_inside
 from app.core.verdict import Action, Reason, Verdict, settled
 
@@ -121,7 +122,7 @@ def release_checkout(path: str, *, session: str | None = None,
     try:
         with locked(lock_of(key), wait_s=lock_wait_s):
             now = str((checkouts.registry().get(key) or {}).get("state") or "active")
-            if states is not None and now not in states:
+            if states is not None and now not in states and not entered_again(key):
                 log(f"release: {key}: already {now}; nothing to do")
                 return Release(key, "released" if now == "released" else "held", now)
             result = _release(key, session, process, trash, spawn)
@@ -203,7 +204,7 @@ def _release(key: str, session: str | None, process: checkouts.Process | None,
         return Release(key, "held", state, holders=tuple(who))
     verdicts, trashed = _prune(key, plan, session, process, trash, project)
     verdicts = [_verdict(key, rel, "keep", reason, session, project) for rel, reason in kept] + verdicts
-    state, deleted, freed = _released(key, record, verdicts, session)
+    state, deleted, freed = _released(key, record, verdicts, session, process)
     if trashed and spawn:
         from app.core.purge import spawn_purge
 
@@ -239,8 +240,8 @@ def _cut_short(records: dict[str, Any], key: str, plan: list[str], session: str 
     return "cut_short", []
 
 
-def _released(key: str, record: dict[str, Any], verdicts: list[Verdict],
-              session: str | None) -> tuple[str, list[str], int]:
+def _released(key: str, record: dict[str, Any], verdicts: list[Verdict], session: str | None,
+              process: checkouts.Process | None) -> tuple[str, list[str], int]:
     """Step three: what went (with what a release cut short earlier had taken) noted as the
     last release, and the checkout `released` unless somebody claimed it meanwhile.
     (state, deleted paths, bytes freed)."""
@@ -263,8 +264,8 @@ def _released(key: str, record: dict[str, Any], verdicts: list[Verdict],
                                  "bytes": freed + before, "told": None,
                                  "kept": [{"path": os.path.relpath(v.path, key), "reason": v.reason}
                                           for v in verdicts if v.action == "keep"]}
-        if _ours(entry):
-            entry["state"] = "released"
+        if _ours(entry):  # a session that entered meanwhile holds it: `active` (app/core/reopen.py)
+            entry["state"] = state_after_release(key, entry, session, process)
             del entry["cut_short"]
         return str(entry.get("state"))
 

@@ -11,13 +11,18 @@ subprocess, real git, real symlinks.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.hooks import test_checkouts
 from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook
+
+claudes = test_checkouts.claudes  # the stand-in Claude: a real process with its sessions file
 
 SID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 GITIGNORE = "node_modules/\n.tmp/\nbuild/\ndist/\n.venv/\ndata/\nout/\n"
@@ -272,3 +277,226 @@ def test_a_list_only_a_branch_committed_never_takes_untracked_work(repo: Path, t
     done = release(checkout)
     assert (checkout / "notes" / "plan.md").exists(), done
     assert not (checkout / "node_modules").exists(), done
+
+
+# --- regenerable folders that hold what nothing regenerates ---------------------------------
+
+
+@pytest.mark.parametrize("where", ["build/vendor/lib", "build/lib", "target/deep/er/clone"])
+def test_a_repository_with_its_only_commits_inside_build_is_kept(repo: Path, where: str) -> None:
+    """`git init` in `build/lib` (or deeper) and a commit nobody else has: the commit's only
+    copy is there, whatever the folder above is called."""
+    checkout = session_checkout(repo)
+    inner = checkout / where
+    make_repo(inner, files={"lib.c": "int f(void) { return 1; }\n"})
+    (inner / "lib.c").write_text("int f(void) { return 2; }\n")
+    git(inner, "commit", "-qam", "the fix, nowhere else")
+    only = git(inner, "rev-parse", "HEAD")
+    (checkout / "node_modules" / "pkg").mkdir(parents=True)
+    done = release(checkout)
+    assert git(inner, "cat-file", "-t", only) == "commit", done
+    assert (inner / "lib.c").read_text() == "int f(void) { return 2; }\n"
+    assert not (checkout / "node_modules").exists(), done
+
+
+SERVER = """
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+os.chdir(os.path.dirname(os.environ["SOCK"]))  # a socket path is at most 107 bytes
+s.bind(os.path.basename(os.environ["SOCK"]))
+os.chdir("/")
+s.listen()
+open(os.environ["READY"], "w").close()
+time.sleep(120)
+"""
+
+
+def test_a_dev_servers_socket_in_a_regenerable_folder_keeps_it(
+        repo: Path, tmp_path: Path, started: list[Any]) -> None:
+    """A dev server (started from elsewhere, its paths in its environment only) listens on
+    `.next/dev.sock` in the checkout: deleting `.next` cuts every client off it."""
+    import subprocess
+    import sys
+
+    checkout = session_checkout(repo)
+    (checkout / ".next").mkdir()
+    (checkout / ".next" / "trace").write_text("t\n")
+    ready = tmp_path / "ready"
+    started.append(subprocess.Popen([sys.executable, "-c", SERVER], cwd=tmp_path,
+                                    env={**os.environ, "SOCK": str(checkout / ".next" / "dev.sock"),
+                                         "READY": str(ready)}))
+    deadline = time.monotonic() + 10
+    while not ready.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    done = release(checkout)
+    assert (checkout / ".next" / "dev.sock").exists(), done
+
+
+# --- the checkout's own folder ---------------------------------------------------------------
+
+
+def test_two_projects_with_one_checkout_name_are_each_released_alone(
+        sandbox: SandboxEnv, repo: Path, tmp_path: Path, claudes: Any) -> None:
+    """`work` in two projects: ending (and releasing) one touches nothing of the other, a
+    session of the other project starting claims nothing of the first and is told nothing."""
+    first = session_checkout(repo, "work")
+    other = make_repo(tmp_path / "other" / "proj", files={"README.md": "y\n", ".gitignore": GITIGNORE})
+    claude = claudes(other)
+    second = claude.create("work")
+    assert second.name == first.name and second != first
+    claude.cwd = second
+    claude.write_file()
+    assert claude.start() == ""
+    for checkout in (first, second):
+        (checkout / "node_modules" / "pkg").mkdir(parents=True)
+        (checkout / "node_modules" / "pkg" / "i.js").write_text("1\n")
+    done = release(first)
+    assert not (first / "node_modules").exists() and (second / "node_modules" / "pkg" / "i.js").exists(), done
+    held = run_cli("release", str(second))
+    assert held.returncode == 1 and claude.session_id in held.stderr, held.stderr
+    assert (second / "node_modules" / "pkg" / "i.js").exists()
+    elsewhere = claudes(other)
+    assert elsewhere.start() == ""  # nothing of the first project's release is its to hear
+    listed = run_cli("worktrees", str(repo), str(other), "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["path"]: row for row in json.loads(listed.stdout)["worktrees"]}
+    assert rows[str(first)]["project"] == str(repo) and rows[str(second)]["project"] == str(other), rows
+    assert rows[str(first)]["state"] == "released" and rows[str(second)]["state"] == "active", rows
+    from app.core import checkouts
+
+    assert list(checkouts.registry()[str(first)]["sessions"]) == [SID]
+
+
+def test_the_same_session_id_resumed_in_another_project_only_holds_the_checkout_longer(
+        sandbox: SandboxEnv, repo: Path, tmp_path: Path, claudes: Any) -> None:
+    """The same session id started again in another project (a copied transcript): a resume
+    claims by id from any launch folder, so it claims the first project's released checkout.
+    Shown safe: it holds it (nothing of it goes while that session runs), it takes nothing of
+    the other project, and its ending releases it again. Claiming by id only from the
+    record's project would let a resume after the project moved lose its hold instead."""
+    first = session_checkout(repo, "work")
+    (first / "node_modules" / "pkg").mkdir(parents=True)
+    release(first)
+    other = make_repo(tmp_path / "other" / "proj", files={"README.md": "y\n", ".gitignore": GITIGNORE})
+    (other / "node_modules" / "dep").mkdir(parents=True)
+    claude = claudes(other, SID)
+    claude.start("resume")
+    from app.core import checkouts
+
+    assert checkouts.registry()[str(first)]["state"] == "active"
+    (first / "node_modules" / "pkg").mkdir(parents=True)
+    held = run_cli("release", str(first))
+    assert held.returncode == 1 and SID in held.stderr, held.stderr
+    assert (first / "node_modules" / "pkg").is_dir()
+    claude.end()
+    claude.exit()
+    wait_released(first)
+    assert not (first / "node_modules").exists() and (other / "node_modules" / "dep").is_dir()
+
+
+def test_a_released_checkout_entered_again_mid_session_is_released_again_at_its_end(
+        sandbox: SandboxEnv, repo: Path, claudes: Any) -> None:
+    """EnterWorktree on a name released before: SessionStart fired in the project, then
+    WorktreeCreate finds the checkout again. The session holds it, and its ending releases
+    what it installed there."""
+    first = session_checkout(repo, "again")
+    claude = claudes(repo)
+    assert claude.start() == ""
+    assert claude.create("again") == first
+    claude.cwd = first
+    claude.write_file()
+    (first / "node_modules" / "pkg").mkdir(parents=True)
+    (first / "node_modules" / "pkg" / "i.js").write_text("1\n")
+    held = run_cli("release", str(first))
+    assert held.returncode == 1 and claude.session_id in held.stderr, held.stderr
+    claude.end()
+    claude.exit()
+    deadline = time.monotonic() + 30
+    while (first / "node_modules").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (first / "node_modules").exists(), test_checkouts.logs(sandbox)
+
+
+# --- what a removal of the checkout reaches --------------------------------------------------
+
+
+def worktree_remove(checkout: Path, session: str = SID) -> Any:
+    return run_hook({"hook_event_name": "WorktreeRemove", "session_id": session, "cwd": str(checkout.parent),
+                     "worktree_path": str(checkout)}, cwd=checkout.parent.parent.parent)
+
+
+def test_worktree_remove_takes_the_links_in_regenerable_folders_and_nothing_they_point_at(
+        sandbox: SandboxEnv, repo: Path, tmp_path: Path) -> None:
+    """`.venv` a link to the user's real venv, `node_modules/mine` an `npm link` to the user's
+    package, `target` a link to the main checkout's: the checkout goes, every target stays.
+    (Ignored as links: `.venv/` in a `.gitignore` matches folders only, and a link git lists
+    as untracked keeps the checkout `dirty`.)"""
+    checkout = session_checkout(repo, "links")
+    venv = tmp_path / "venvs" / "proj"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n")
+    package = sandbox.home / "code" / "mine"
+    package.mkdir(parents=True)
+    (package / "index.js").write_text("the user's package\n")
+    (repo / "target" / "release").mkdir(parents=True)
+    (repo / "target" / "release" / "app").write_text("the main checkout's build\n")
+    (checkout / ".venv").symlink_to(venv, target_is_directory=True)
+    (checkout / "node_modules").mkdir()
+    (checkout / "node_modules" / "mine").symlink_to(package, target_is_directory=True)
+    (checkout / "target").symlink_to(repo / "target", target_is_directory=True)
+    with (repo / ".git" / "info" / "exclude").open("a") as fh:
+        fh.write(".venv\ntarget\n")  # the links themselves, as a user ignores them
+    done = worktree_remove(checkout)
+    assert done.returncode == 0 and not checkout.exists(), done.stderr
+    assert (venv / "bin" / "python").exists() and (package / "index.js").exists()
+    assert (repo / "target" / "release" / "app").exists()
+
+
+@pytest.mark.parametrize("where", ["build/lib", "dist/vendor/tool"])
+def test_worktree_remove_keeps_a_repository_with_its_only_commits_inside_a_regenerable_folder(
+        repo: Path, where: str) -> None:
+    checkout = session_checkout(repo, "nested")
+    inner = checkout / where
+    make_repo(inner, files={"tool.py": "V = 1\n"})
+    (inner / "tool.py").write_text("V = 2\n")
+    git(inner, "commit", "-qam", "only here")
+    done = worktree_remove(checkout)
+    assert done.returncode == 1 and "kept" in done.stderr.decode(), done.stderr
+    assert (inner / "tool.py").read_text() == "V = 2\n"
+
+
+def test_worktree_create_racing_a_release_stops_it_and_its_session_releases_at_its_end(
+        sandbox: SandboxEnv, repo: Path, claudes: Any) -> None:
+    """`claude --worktree race` while `claudetto release` of that checkout runs: from the
+    moment WorktreeCreate answers, nothing more goes; the release does not leave it marked
+    released under the new session, whose ending releases what is left."""
+    import subprocess
+
+    from app.core import checkouts
+    from tests.support import many_files
+
+    checkout = session_checkout(repo, "race")
+    folders = [checkout / f"pkg{i}" / "node_modules" for i in range(8)]
+    for folder in folders:
+        folder.mkdir(parents=True)
+        many_files(folder, [f"f{n}" for n in range(1500)], b"x")
+    releasing = subprocess.Popen([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                                  "release", str(checkout)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while checkouts.registry()[str(checkout)].get("state") != "cut_short" and releasing.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    claude = claudes(repo)
+    assert claude.create("race") == checkout
+    there = [f for f in folders if f.exists()]
+    releasing.communicate(timeout=60)
+    assert all(f.exists() for f in there), [str(f) for f in there if not f.exists()]
+    claude.cwd = checkout
+    claude.write_file()
+    claude.end()
+    claude.exit()
+    deadline = time.monotonic() + 30
+    while any(f.exists() for f in folders) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(f.exists() for f in folders), test_checkouts.logs(sandbox)
