@@ -244,14 +244,14 @@ class MemoryScreen(ClaudettoScreen):
             self.notify("Not an index finding: u supersedes the line.", severity="warning")
 
     @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="The index line")
-    def index_worker(self, topic_file: str, *, dry_run: bool,
-                     seen: tuple[int, int, int] | None = None) -> IndexAdded | MemoryWriteRefused:
-        """The line that lists `topic_file` (a dry run, to ask), or that line added; a refusal
-        is an answer to show, not a failure."""
+    def index_worker(self, topic_file: str, *, dry_run: bool, seen: tuple[int, int, int] | None = None,
+                     shown: str | None = None) -> IndexAdded | MemoryWriteRefused:
+        """The line that lists `topic_file` (a dry run, to ask), or that line added, only as it
+        was `shown`; a refusal is an answer to show, not a failure."""
         from app.core import memory
 
         try:
-            return memory.add_to_index(topic_file, dry_run=dry_run, seen=seen)
+            return memory.add_to_index(topic_file, dry_run=dry_run, seen=seen, shown=shown)
         except memory.MemoryWriteRefused as refused:
             return refused
 
@@ -272,6 +272,6 @@ class MemoryScreen(ClaudettoScreen):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.index_worker(os.path.join(os.path.dirname(added.index), added.topic), dry_run=False,
-                                  seen=added.seen)
+                                  seen=added.seen, shown=added.line)
 
         self.app.push_screen(ConfirmModal("Add this line to MEMORY.md?", body, yes="Add"), answered)

@@ -58,11 +58,14 @@ class IndexAdded:
     dry_run: bool
 
 
-def add_to_index(topic_file: str, *, dry_run: bool = False, seen: State | None = None) -> IndexAdded:
+def add_to_index(topic_file: str, *, dry_run: bool = False, seen: State | None = None,
+                 shown: str | None = None) -> IndexAdded:
     """Append the line that lists `topic_file` to the `MEMORY.md` of its memory folder, in one
     atomic write (temp file, fsync, rename, under the memory write lock; the index keeps its
     mode and line endings, and the line is an item of the index's own list: `in_form`). `seen` is the index's state when the line was shown (a dry run's
-    `seen`): the write is refused when the index is no longer that.
+    `seen`): the write is refused when the index is no longer that. `shown` is the line as it
+    was shown (a dry run's `line`): the line is made from the topic's frontmatter, which
+    Claude may rewrite before the yes, and a yes to one line never writes another.
 
     Raises IndexRefused for a topic file outside a memory folder (symlinks resolved), not a
     visible `.md` file or the index itself; an index that is missing, not a regular file (a
@@ -77,6 +80,9 @@ def add_to_index(topic_file: str, *, dry_run: bool = False, seen: State | None =
     with memory_write_lock(IndexRefused):
         raw, before = _read_index(index)
         added = _added(index, topic, in_form(line, raw), raw, before, seen=seen, dry_run=False)
+        if shown is not None and added.line != shown:
+            raise IndexRefused(f"the line that lists {topic} is no longer the one shown ({topic} changed its title "
+                               "or description since); nothing changed, look again")
         write_unchanged(index, appended(raw, added.line), before, IndexRefused, old=raw)
     return added
 
