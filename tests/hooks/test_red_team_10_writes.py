@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from app.core import paths
 from tests.hooks.test_checkouts import GITIGNORE, Claude, fill_scratch, registry, released, wait_for
+from tests.hooks.test_ledger_hooks import edit, prompt
 from tests.support import SandboxEnv, make_repo, run_cli
 
 # A settings.json as people write it by hand: short lists on one line, an escape, a number
@@ -201,3 +203,30 @@ def test_backups_are_bounded_the_first_and_the_newest_kept(sandbox: SandboxEnv) 
     assert (sandbox.config / "settings.json.bak-mine").read_text() == "the user's own\n"
     assert (sandbox.config / "settings.json.bak-20250101-000000").is_symlink()
 
+
+
+def test_a_newer_claudettos_keys_in_the_ledger_are_kept_through_edits_and_prompts(tmp_path: Path) -> None:
+    """The plugin and a checkout may run two versions of claudetto on one CLAUDETTO_HOME: what
+    a newer one wrote into ledger.json (a key of the file, a key of an entry) must survive
+    the older one's edits and prompts, and not silence its lines. (Held when tried.)"""
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    for file in (first, second):
+        file.write_text("x = 1\n")
+        edit(file)
+    ledger_file = paths.ledger_file()
+    data = json.loads(ledger_file.read_text())
+    data["future"] = {"kept": True}
+    for entry in data["files"].values():
+        entry["future_key"] = [1, 2]
+    ledger_file.write_text(json.dumps(data))
+    first.write_text("x = 2\n")
+    assert prompt(tmp_path) == f"The user or a tool changed `{first}` after the last edit of `main`."
+    third = tmp_path / "c.py"
+    third.write_text("y\n")
+    edit(third)
+    after = json.loads(ledger_file.read_text())
+    assert after["future"] == {"kept": True}
+    assert after["files"][str(first)]["future_key"] == [1, 2] and after["files"][str(second)]["future_key"] == [1, 2]
+    shown = {f["path"]: f for f in json.loads(run_cli("ledger", "--json").stdout)["files"]}
+    assert shown[str(first)]["changed"] and shown[str(first)]["told"]
+    assert not shown[str(second)]["changed"]
