@@ -50,18 +50,27 @@ def note_for_job(job: str, payload: dict[str, Any]) -> None:
         return
     cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
     if job == "session-end":
-        pid = payload.get("claude_pid")
-        if payload.get("reason") not in ("clear", "resume") or isinstance(pid, bool) or not isinstance(pid, int):
+        if payload.get("reason") not in ("clear", "resume"):
             return
-        from app.core.claude_process import start_of
-
-        claude = (pid, start_of(pid)) if 1 < pid <= MAX_PID else None
+        claude = _ending_claude(payload.get("claude_pid"))
     elif job == "session-start":
         claude = _claude_running(session, payload.get("source"))
     else:
         return
     if claude is not None and claude[1]:
         note(claude[0], claude[1], session, cwd)
+
+
+def _ending_claude(pid: object) -> tuple[int, str | None] | None:
+    """The Claude process that hands its session over: the one the SessionEnd hook found
+    (`claude_pid`), else the nearest above this hook (its file may name the new id already)."""
+    from app.core.claude_process import claude_process, start_of
+
+    if pid is None:
+        return claude_process()
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 1 < pid <= MAX_PID:
+        return None
+    return pid, start_of(pid)
 
 
 def _claude_running(session: str, source: object) -> tuple[int, str | None] | None:
@@ -141,5 +150,6 @@ def running_sessions() -> list[Session]:
         for sid, cwd in entry["sessions"].items():
             if isinstance(sid, str) and sid:
                 found.append(Session(session_id=sid, pid=process[0], cwd=cwd if isinstance(cwd, str) else None,
-                                     status=None, file=name, proc_start=process[1], live=True))
+                                     status=None, file=name, proc_start=process[1], live=True,
+                                     file_named=False))
     return found

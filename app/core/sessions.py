@@ -56,6 +56,7 @@ class Session:
     live: bool = True
     pid_domain: str | None = None
     unreadable: bool = False  # the file could not be read, though its pid runs: unsure
+    file_named: bool = True  # False: an earlier id of the process (`earlier_sessions`), in no file
 
 
 def process_running(pid: int, proc_start: str | None = None) -> bool:
@@ -335,9 +336,9 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     file says, and `current_cwd` is its folder. `ending_session` (a session that ends, or the
     one that asks for a removal) and every session of `ending_pid` (its Claude process)
     hold nothing, unless the ending one is the current one."""
-    files = [*read_sessions(current_session), *_other_configs_sessions()]
-    counted = tuple(s for s in [*files, *_earlier(files, ending_session, current_session)] if s.live
-                    and not (ending_session and s.session_id == ending_session != current_session)
+    files = [s for s in [*read_sessions(current_session), *_other_configs_sessions()] if s.live]
+    counted = tuple(s for s in [*files, *_earlier(files, ending_session, current_session)]
+                    if not (ending_session and s.session_id == ending_session != current_session and s.file_named)
                     and not (ending_pid is not None and s.pid == ending_pid))
     ids = {s.session_id for s in counted if s.session_id}
     if current_session:
@@ -355,7 +356,11 @@ def _earlier(files: list[Session], ending_session: str | None, current_session: 
     from app.core.earlier_sessions import running_sessions
 
     ending = {s.pid for s in files if ending_session and s.session_id == ending_session != current_session}
-    return [s for s in running_sessions() if s.pid not in ending]
+    # a process whose file names another id goes on with the ending one (`claude --resume` in a
+    # second terminal, then `/clear` in the first); one with no file left is the one exiting
+    filed = {s.pid for s in files}
+    return [s for s in running_sessions() if s.pid not in ending
+            and not (ending_session and s.session_id == ending_session != current_session and s.pid not in filed)]
 
 
 def _unlistable() -> bool:

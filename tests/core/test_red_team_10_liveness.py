@@ -77,12 +77,22 @@ def gc_rows() -> dict[str, tuple[str, str]]:
     return {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
 
 
-def settled(sandbox: SandboxEnv, claude: Claude) -> None:
-    """Wait for the detached work the last SessionStart started (its cleanup's report, or its
-    skip when another cleanup held the lock): a sweep of the test's own must not race it."""
-    log = paths.session_log(str(claude.cwd), claude.session_id)
-    assert wait_for(lambda: log.exists() and ("CLEANED" in log.read_text() or "skipped" in log.read_text())), \
-        log.read_text() if log.exists() else "no log"
+def settled(sandbox: SandboxEnv) -> None:
+    """Wait for the detached jobs the hooks started (their command line names their payload,
+    in this sandbox's state folder) to end: a sweep of the test's own must not race them."""
+    marker = str(sandbox.state).encode()
+
+    def running() -> bool:
+        for name in os.listdir("/proc"):
+            try:
+                line = Path(f"/proc/{name}/cmdline").read_bytes() if name.isdigit() else b""
+            except OSError:
+                continue
+            if b"app.core.jobs" in line and marker in line:
+                return True
+        return False
+
+    assert wait_for(lambda: not running())
 
 
 def clear(claude: Claude, reason: str = "clear") -> str:
@@ -107,10 +117,10 @@ def test_after_clear_the_old_ids_folder_stays_while_its_claude_runs_and_goes_aft
     project.mkdir()
     claude = claudes(project)
     claude.start()
-    settled(sandbox, claude)
+    settled(sandbox)
     folder = session_folder(sandbox, project, claude.session_id)
     clear(claude)
-    settled(sandbox, claude)
+    settled(sandbox)
     assert intact(folder)  # the SessionStart(clear) cleanup itself
     clean(project)
     assert intact(folder)
@@ -126,7 +136,7 @@ def test_a_cleanup_between_session_end_and_the_new_sessions_start_keeps_the_old_
     project.mkdir()
     claude = claudes(project)
     claude.start()
-    settled(sandbox, claude)
+    settled(sandbox)
     folder = session_folder(sandbox, project, claude.session_id)
     claude.end(reason)
     claude.session_id = str(uuid.uuid4())
@@ -134,7 +144,7 @@ def test_a_cleanup_between_session_end_and_the_new_sessions_start_keeps_the_old_
     clean(project)
     assert intact(folder)
     claude.start("clear" if reason == "clear" else "resume")
-    settled(sandbox, claude)
+    settled(sandbox)
     assert intact(folder)
 
 
@@ -168,12 +178,12 @@ def test_an_in_process_fork_without_a_session_end_keeps_the_parents_folder_while
     project.mkdir()
     claude = claudes(project)
     claude.start()
-    settled(sandbox, claude)
+    settled(sandbox)
     folder = session_folder(sandbox, project, claude.session_id)
     claude.session_id = str(uuid.uuid4())
     claude.write_file()
     claude.start("fork")
-    settled(sandbox, claude)
+    settled(sandbox)
     clean(project)
     assert intact(folder)
 
@@ -184,10 +194,10 @@ def test_compact_keeps_the_id_and_its_folder(sandbox: SandboxEnv, tmp_path: Path
     project.mkdir()
     claude = claudes(project)
     claude.start()
-    settled(sandbox, claude)
+    settled(sandbox)
     folder = session_folder(sandbox, project, claude.session_id)
     claude.start("compact")
-    settled(sandbox, claude)
+    settled(sandbox)
     assert intact(folder)
 
 
@@ -199,14 +209,74 @@ def test_two_claudes_resumed_on_one_id_one_ending_keeps_the_folder_for_the_other
     second = claudes(project, first.session_id)  # `claude --resume <id>` in a second terminal
     first.start()
     second.start("resume")
-    settled(sandbox, second)
+    settled(sandbox)
     folder = session_folder(sandbox, project, first.session_id)
     first.end("prompt_input_exit")
     first.exit()
-    log = paths.session_log(str(project), first.session_id)
-    assert wait_for(lambda: log.exists() and "GC " in log.read_text()), log.read_text() if log.exists() else ""
+    settled(sandbox)
     clean(project)
     assert intact(folder)
+
+
+def test_a_hand_over_whose_file_was_rewritten_before_the_session_end_still_keeps_the_old_id(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    # claudetto installed mid-session (no SessionStart noted the old id), and Claude rewrote
+    # its file before the SessionEnd hook ran: the Claude above names only the new id.
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = claudes(project)
+    old = claude.session_id
+    folder = session_folder(sandbox, project, old)
+    claude.session_id = str(uuid.uuid4())
+    claude.write_file()
+    answer = claude.hook("SessionEnd", reason="clear", session_id=old)
+    assert answer["rc"] == 0, answer
+    clean(project)
+    assert intact(folder)
+
+
+def test_an_id_resumed_elsewhere_then_cleared_here_stays_when_the_other_claude_ends_it(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    # Two terminals on one id; the first `/clear`s, the second exits: the first still ran the
+    # id and may `/resume` it (both appended to its transcript): what it holds stays.
+    project = tmp_path / "proj"
+    project.mkdir()
+    first = claudes(project)
+    shared = first.session_id
+    second = claudes(project, shared)
+    first.start()
+    second.start("resume")
+    settled(sandbox)
+    folder = session_folder(sandbox, project, shared)
+    made = Path(subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True,
+                               env=dict(os.environ)).stdout.strip())
+    answer = second.hook("PostToolUse", tool_name="Bash", tool_input={"command": "mktemp -d"},
+                         tool_response={"stdout": f"{made}\n", "stderr": "", "interrupted": False})
+    assert answer["rc"] == 0, answer
+    then = time.time() - 10 * DAY
+    os.utime(made, (then, then))
+    clear(first)
+    settled(sandbox)
+    second.end("prompt_input_exit")
+    second.exit()  # Claude exits once its SessionEnd hooks return: the sweep finds its file gone
+    settled(sandbox)
+    assert made.is_dir()
+    assert gc_rows()[str(made)] == ("kept", "live")
+    clean(project)
+    assert intact(folder)
+    first.exit()
+    assert gc_rows()[str(made)] == ("removed", "age")
+
+
+def test_a_noted_id_of_a_crashed_claude_whose_pid_runs_another_process_is_dead(
+        sandbox: SandboxEnv, live_pid: int) -> None:
+    ticks = start_of(live_pid)
+    assert ticks is not None
+    sandbox.state.mkdir(parents=True, exist_ok=True)
+    notes = sandbox.state / "claude-processes.json"
+    for start, live in ((str(int(ticks) - 3), False), (ticks, True)):
+        notes.write_text(json.dumps({"processes": {str(live_pid): {"start": start, "sessions": {"s-was": "/w"}}}}))
+        assert ("s-was" in sessions.liveness().ids) is live
 
 
 # --- what a sessions file may hold --------------------------------------------------------
@@ -348,7 +418,7 @@ def test_a_session_start_payload_of_another_shape_keeps_the_running_sessions_fol
         payload["session_id"] = claude.session_id.upper()
     answer = claude.hook("SessionStart", **{k: v for k, v in payload.items() if k != "hook_event_name"})
     assert answer["rc"] == 0, answer
-    time.sleep(1.0)
+    settled(sandbox)
     clean(project)
     assert intact(folder)
 
