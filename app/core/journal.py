@@ -41,7 +41,8 @@ def now_iso() -> str:
 def append(entry: dict[str, Any], *, strict: bool = False) -> None:
     """Append one entry (a missing `time` is now). A lost line is logged; with `strict` it
     also raises OSError: a removal's opening line must be written before anything goes, so
-    a removal whose journal cannot be written does not happen at all."""
+    a removal whose journal cannot be written does not happen at all. Such a line, refused
+    by a full disk, is written into the room kept for it (app/core/journal_room.py)."""
     record = {"time": now_iso(), **entry}
     line = (json.dumps(record, ensure_ascii=True, default=str) + "\n").encode("ascii")
     target = paths.journal_file()
@@ -50,7 +51,9 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
         try:
             _write_line(target, line)
         except OSError as exc:
-            if exc.errno not in journal_room.FULL or not journal_room.give_up_room(target):
+            # only for the line a removal needs before it starts: a `kept` or `refused` line
+            # is worth less than the next removal's
+            if not strict or exc.errno not in journal_room.FULL or not journal_room.give_up_room(target):
                 raise
             log(f"journal: the disk of {target} is full; the room kept for this line was given up")
             _write_line(target, line)
