@@ -34,7 +34,7 @@ from app.core.settings_file import (
     layout_of,
     parse_settings,
     prune_backups,
-    read_settings,
+    read_settled,
     refuse_read_only,
     remove_old_lock,
     render,
@@ -262,7 +262,7 @@ def setup(*, uninstall: bool = False, dry_run: bool = False, python: str | None 
 
 
 def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str | None) -> SetupResult:
-    raw, st = read_settings(target)
+    raw, st = read_settled(target)
     current = parse_settings(raw, link)
     before = copy.deepcopy(current)
     new, had = rewrite(current, None if uninstall else hook_command(python))

@@ -230,3 +230,43 @@ def test_a_newer_claudettos_keys_in_the_ledger_are_kept_through_edits_and_prompt
     shown = {f["path"]: f for f in json.loads(run_cli("ledger", "--json").stdout)["files"]}
     assert shown[str(first)]["changed"] and shown[str(first)]["told"]
     assert not shown[str(second)]["changed"]
+
+
+# Claude saves settings.json with a plain truncating write (no temp file, no rename): for a
+# moment the file is empty, or half written. This writer does the same, slowly.
+_TRUNCATING_WRITER = """
+import sys, time
+path, text, split, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+with open(path, "w") as fh:
+    fh.write(text[:split]); fh.flush()
+    open(ready, "w").close()
+    time.sleep(0.4)
+    fh.write(text[split:])
+"""
+
+
+@pytest.mark.parametrize("split", [0, 20], ids=["empty", "half-written"])
+def test_setup_while_claude_saves_settings_loses_none_of_them(sandbox: SandboxEnv, tmp_path: Path,
+                                                               split: int) -> None:
+    """Read while Claude's save had truncated the file, setup took the empty file for no
+    settings, wrote the hooks alone and renamed them into place; Claude's save then went to
+    the replaced file, and every setting of the user was gone. Half written, setup refused
+    it as not JSON. An empty or broken text is read again until it settles."""
+    from app.core.setup import setup
+
+    settings = sandbox.config / "settings.json"
+    text = json.dumps({"permissions": {"allow": ["Read"]}, "env": {"TOKEN": "t" * 200}, "model": "opus"},
+                      indent=2) + "\n"
+    settings.write_text(text)
+    ready = tmp_path / "ready"
+    writer = subprocess.Popen([sys.executable, "-c", _TRUNCATING_WRITER, str(settings), text, str(split), str(ready)])
+    try:
+        while not ready.exists():
+            assert writer.poll() is None
+        result = setup()
+    finally:
+        writer.wait(10)
+    assert result.changed
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["env"]["TOKEN"] == "t" * 200
+    assert "SessionStart" in data["hooks"]
