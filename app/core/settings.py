@@ -68,6 +68,32 @@ def read_config_bytes(file: str | os.PathLike[str], limit: int | None = None) ->
     return raw
 
 
+#: how long a settings file saved a moment ago that reads as empty or not JSON is read again
+SETTLE_S = 1.0
+
+
+def read_settled(file: str | os.PathLike[str]) -> Any:
+    """`read_settings`, read again (for up to SETTLE_S) while the file, changed within the last
+    SETTLE_S, reads as empty or not JSON. Claude saves settings.json with a plain truncating
+    write: read in that instant, a good file is empty or half written, and a bound the user
+    set (a longer `cleanupPeriodDays`) would give way to the default, deleting what the user
+    asked to keep. A file that has been broken for longer is judged at once, as it is."""
+    import time
+
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        try:
+            return read_settings(file)
+        except ValueError:
+            try:
+                recent = time.time() - os.stat(file).st_mtime < SETTLE_S
+            except OSError:
+                recent = False
+            if not recent or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
 def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     """`cleanupPeriodDays` from the layered settings: user, project, project local, managed.
 
@@ -78,7 +104,7 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     days = DEFAULT_CLEANUP_PERIOD_DAYS
     for file in settings_files(project):
         try:
-            data = read_settings(file)
+            data = read_settled(file)
         except FileNotFoundError:
             continue
         except OSError as exc:

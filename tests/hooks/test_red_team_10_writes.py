@@ -270,3 +270,27 @@ def test_setup_while_claude_saves_settings_loses_none_of_them(sandbox: SandboxEn
     data = json.loads(settings.read_text())
     assert data["model"] == "opus" and data["env"]["TOKEN"] == "t" * 200
     assert "SessionStart" in data["hooks"]
+
+
+def test_a_cleanup_while_claude_saves_settings_keeps_the_users_longer_period(sandbox: SandboxEnv,
+                                                                             tmp_path: Path) -> None:
+    """`cleanupPeriodDays: 90`, read in the instant Claude's truncating save left the file
+    empty: taken as not JSON, the default of 30 days held and the cleanup deleted a session
+    folder of 45 days the user had asked to keep. An empty or broken settings file is read
+    again until it settles."""
+    from app.core import hygiene
+    from tests.test_seed_000 import DAY, folder
+
+    settings = sandbox.config / "settings.json"
+    text = json.dumps({"cleanupPeriodDays": 90}, indent=2) + "\n"
+    settings.write_text(text)
+    kept = folder(sandbox.claude_tmp / "-p" / str(uuid.uuid4()), 45 * DAY)
+    ready = tmp_path / "ready"
+    writer = subprocess.Popen([sys.executable, "-c", _TRUNCATING_WRITER, str(settings), text, "0", str(ready)])
+    try:
+        while not ready.exists():
+            assert writer.poll() is None
+        hygiene.run_cleanup([], dry_run=False, current_cwd=str(tmp_path))
+    finally:
+        writer.wait(10)
+    assert kept.exists()
