@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -236,3 +237,69 @@ async def test_enter_held_on_the_yes_button_removes_once_and_the_app_keeps_runni
         assert not [n.message for n in app._notifications if n.severity == "error"]  # noqa: SLF001
     assert not checkout.exists()
     assert sum(1 for e in journal(box) if e.get("path") == str(checkout)) == 1
+
+
+# --- --read-only, by mouse ----------------------------------------------------------------------
+
+
+def every_entry(top: Path) -> dict[str, tuple[int, int, int]]:
+    """Every entry under `top`, links not followed: mode, size (0 for a folder) and mtime."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for folder, dirs, files in os.walk(top):
+        for name in dirs + files:
+            st = os.lstat(os.path.join(folder, name))
+            found[os.path.join(folder, name)] = (st.st_mode, 0 if name in dirs else st.st_size, st.st_mtime_ns)
+    return found
+
+
+async def test_read_only_every_click_on_every_screen_writes_nothing_anywhere(box: Sandbox) -> None:
+    """`--read-only`, by mouse: every key of every screen's footer clicked on a removable row
+    (a finding with a line on Memory), every question that opens answered yes, a row clicked
+    twice (Outputs browses it). Nothing anywhere in the sandbox changes: not the state, not the
+    config (sessions, settings, memory), not the temp folders, not the projects, not a mode or
+    an mtime; only the live sessions' own task outputs grow."""
+    from textual.widgets._footer import FooterKey
+
+    from tests.tui.test_red_team_4 import say_yes_to_anything
+
+    before = every_entry(box.root)
+    app = make_app(box, read_only=True)
+    clicked: list[str] = []
+    said: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        for mode in ("outputs", "checkouts", "memory", "overview", "sessions", "ledger"):
+            await goto(pilot, mode)
+            screen: Any = app.screen
+            table = next(iter(screen.query(Table)))
+            await wait_for(pilot, partial(lambda t: t.row_count > 0, table))
+            if mode == "outputs":
+                await wait_for(pilot, lambda: any(v.removable for v in app.store.rows.values()))
+                assert table.move_to(next(k for k, v in app.store.rows.items() if v.removable))
+            elif mode == "checkouts":
+                await wait_for(pilot, partial(lambda s: any(i.removable for i in s.infos.values()), screen))
+                assert table.move_to(next(p for p, i in screen.infos.items() if i.removable))
+            elif mode == "memory":
+                assert table.move_to(next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin"))
+            await pilot.pause(0.2)
+            for key in list(screen.query(FooterKey)):
+                if key.action in ("app.quit", "quit") or not key.is_mounted or app.screen is not screen:
+                    continue
+                clicked.append(f"{mode}:{key.action}")
+                seen = {id(n) for n in app._notifications}  # noqa: SLF001 - what the user saw
+                await pilot.click(key)
+                await pilot.pause(0.2)
+                said += [f"{key.action}: {n.message}" for n in app._notifications if id(n) not in seen]  # noqa: SLF001
+                await say_yes_to_anything(pilot, app, screen)
+            if app.screen is screen and table.row_count:
+                await pilot.click(table, offset=(4, 2), times=2)
+                await pilot.pause(0.3)
+                await say_yes_to_anything(pilot, app, screen)
+        await pilot.pause(0.5)
+    refused = {n.split(":")[0] for n in said if "Read-only" in n}
+    assert {"mark", "remove_marked", "release", "remove", "supersede"} <= refused, said  # clicks reach the actions
+    assert {"outputs:mark", "outputs:remove_marked", "checkouts:release", "checkouts:remove",
+            "memory:supersede", "memory:fix_index"} <= set(clicked), clicked
+    after = every_entry(box.root)
+    changed = sorted(set(before.items()) ^ set(after.items()))
+    changed = [entry for entry in changed if "/tasks/" not in entry[0]]
+    assert not changed, changed[:10]
