@@ -44,10 +44,42 @@ def read_settings(file: str | os.PathLike[str], limit: int | None = None) -> Any
     and never runs away: a FIFO, a device or a folder in its place raises OSError without
     being read (a FIFO would hang the session-start cleanup for good), and so does a file
     past `limit` (SETTINGS_BYTES_MAX unless given). A UTF-8 BOM is allowed (editors write
-    one); anything that is not JSON, nested too deeply included, raises ValueError."""
+    one); anything that is not JSON, nested too deeply included, raises ValueError.
+
+    Except for a moment: Claude saves its settings files and `.claude.json` with a plain
+    truncating write, no temp file and no rename, so read in that instant a good file is
+    empty or half written. A file changed within the last SETTLE_S that reads as not JSON is
+    read again until it settles (at most SETTLE_S): taken as broken, a longer
+    `cleanupPeriodDays` would give way to the default, a folder added to a live session
+    (`additionalDirectories`) or a project `.claude.json` lists would lose the protection it
+    gives, and the cleanup would delete what the user asked to keep. A file broken for
+    longer is judged at once."""
     from app.core import fastjson
 
-    return fastjson.loads(read_config_bytes(file, limit))
+    deadline = 0.0
+    while True:
+        try:
+            return fastjson.loads(read_config_bytes(file, limit))
+        except ValueError:
+            import time
+
+            deadline = deadline or time.monotonic() + SETTLE_S
+            if time.monotonic() >= deadline or not _saved_just_now(file):
+                raise
+            time.sleep(0.02)
+
+
+#: how long a settings file saved a moment ago that reads as not JSON is read again
+SETTLE_S = 1.0
+
+
+def _saved_just_now(file: str | os.PathLike[str]) -> bool:
+    import time
+
+    try:
+        return time.time() - os.stat(file).st_mtime < SETTLE_S
+    except OSError:
+        return False
 
 
 def read_config_bytes(file: str | os.PathLike[str], limit: int | None = None) -> bytes:
@@ -68,32 +100,6 @@ def read_config_bytes(file: str | os.PathLike[str], limit: int | None = None) ->
     return raw
 
 
-#: how long a settings file saved a moment ago that reads as empty or not JSON is read again
-SETTLE_S = 1.0
-
-
-def read_settled(file: str | os.PathLike[str]) -> Any:
-    """`read_settings`, read again (for up to SETTLE_S) while the file, changed within the last
-    SETTLE_S, reads as empty or not JSON. Claude saves settings.json with a plain truncating
-    write: read in that instant, a good file is empty or half written, and a bound the user
-    set (a longer `cleanupPeriodDays`) would give way to the default, deleting what the user
-    asked to keep. A file that has been broken for longer is judged at once, as it is."""
-    import time
-
-    deadline = time.monotonic() + SETTLE_S
-    while True:
-        try:
-            return read_settings(file)
-        except ValueError:
-            try:
-                recent = time.time() - os.stat(file).st_mtime < SETTLE_S
-            except OSError:
-                recent = False
-            if not recent or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.02)
-
-
 def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     """`cleanupPeriodDays` from the layered settings: user, project, project local, managed.
 
@@ -104,7 +110,7 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     days = DEFAULT_CLEANUP_PERIOD_DAYS
     for file in settings_files(project):
         try:
-            data = read_settled(file)
+            data = read_settings(file)
         except FileNotFoundError:
             continue
         except OSError as exc:

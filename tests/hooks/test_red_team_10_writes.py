@@ -294,3 +294,23 @@ def test_a_cleanup_while_claude_saves_settings_keeps_the_users_longer_period(san
     finally:
         writer.wait(10)
     assert kept.exists()
+
+
+def test_the_projects_of_claude_json_are_known_while_claude_saves_it(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`.claude.json` is saved by Claude all day, with the same truncating write: read in that
+    instant it listed no project, and every rule that keeps a known project's folders lost
+    them for that run."""
+    project = tmp_path / "project"
+    project.mkdir()
+    claude_json = paths.claude_json()
+    text = json.dumps({"numStartups": 3, "projects": {str(project): {"allowedTools": []}}}, indent=2)
+    claude_json.write_text(text)
+    ready = tmp_path / "ready"
+    writer = subprocess.Popen([sys.executable, "-c", _TRUNCATING_WRITER, str(claude_json), text, "0", str(ready)])
+    try:
+        while not ready.exists():
+            assert writer.poll() is None
+        listed = paths.claude_json_projects()
+    finally:
+        writer.wait(10)
+    assert listed == [str(project)]
