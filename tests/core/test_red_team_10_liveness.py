@@ -8,7 +8,13 @@ id's folders while the process lives on); an in-process fork or compact; two Cla
 on one id; the older `pid-<n>.json`; a pid, a `procStart` or a `pidDomain` of another shape;
 a crash that leaves the file behind and a pid reused since; the project slug of a long or a
 non-ASCII cwd, two cwds of one slug; a payload's `scratchpad_dir`, `cwd` and `session_id` of
-other shapes."""
+other shapes.
+
+Losses found and fixed: an id a running Claude had before `/clear`, `/resume` or a fork was
+dead the moment its file named the new one, and its folder (scratchpad, a background task's
+output Claude appends to) went at the next cleanup (app/core/earlier_sessions.py); a
+`pidDomain` that is not text was read as this machine's; a `pid` field of 1 or past any pid
+made a running Claude's file dead. Everything else here held when it was written."""
 
 from __future__ import annotations
 
