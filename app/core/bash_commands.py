@@ -156,9 +156,10 @@ def _assign(word: str, cwd: str | None, reading: Reading, env: dict[str, str | N
         env["TMPDIR"] = absolute_path(cwd, value) if value else ""
 
 
-def read_simple(words: list[str], shell: Shell, reading: Reading) -> None:
+def read_simple(words: list[str], shell: Shell, reading: Reading) -> dict[str, str | None]:
     """Note the outputs of one simple command; a `cd` moves `shell.cwd`, TMPDIR= `shell.env`.
-    Words are passed by index, never by slicing the list again (quadratic in their number)."""
+    The environment the command runs with (`TMPDIR=/x bash -c ...`: the script's mktemp uses
+    /x). Words are passed by index, never by slicing the list again (quadratic in their number)."""
     words = _drop_redirections(words)
     k = 0
     while k < len(words) and words[k] in _KEYWORDS:
@@ -166,10 +167,11 @@ def read_simple(words: list[str], shell: Shell, reading: Reading) -> None:
     k, env = _assignments(words, k, shell, reading)
     if k >= len(words):  # only assignments: they hold for the rest of the chain
         shell.env = env
-        return
+        return env
     k, env = _unwrapped(words, k, shell, reading, env)
     if k < len(words):
         _run(os.path.basename(words[k]), words[k + 1 :], shell, reading, env)
+    return env
 
 
 def _assignments(words: list[str], k: int, shell: Shell, reading: Reading) -> tuple[int, dict[str, str | None]]:

@@ -347,7 +347,7 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
                         and "-c" not in words)
         before = Shell(shell.cwd, shell.env) if runs_heredoc or script is not None else None
         cwd = shell.cwd
-        read_simple(words, shell, reading)
+        env = read_simple(words, shell, reading)
         reading.segment_read(words, segment.depth, cwd)
         if before is None:  # `bash <<EOF` and `bash -c` run their script; any other heredoc is data
             continue
@@ -356,7 +356,7 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
                                  f"{MAX_NESTED_SHELLS} not read")
             continue
         for body in [script] if script is not None else ["\n".join(body) for body in segment.heredoc]:
-            _read_chain(body, Shell(before.cwd, before.env), reading, nesting + 1)
+            _read_chain(body, Shell(before.cwd, env), reading, nesting + 1)  # with the shell's own TMPDIR=
 
 
 def _shell_script(words: list[str]) -> str | None:

@@ -300,3 +300,50 @@ def test_a_worktree_of_the_users_repository_keeps_its_only_commit(sandbox: Sandb
     entries = gc_entries()
     assert wt.exists() and entries[str(wt)][0] == "kept", entries
     assert git(repo, "cat-file", "-t", head) == "commit"
+
+
+# --- a source removed and made again at the same path ---------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="the sweep asks only whether a copy's source path exists "
+                                       "(gc_records.lost_source): a source emptied or made anew still exists, "
+                                       "and the plain copy goes by age with the only copy of what it held")
+@pytest.mark.parametrize("again", ["rm -rf {src} && mkdir {src}", "rm -rf {src}/* && echo fresh > {src}/index.md"])
+def test_a_copy_whose_source_was_emptied_or_made_anew_is_kept(sandbox: SandboxEnv, tmp_path: Path,
+                                                               again: str) -> None:
+    """`cp -r ~/notes "$TMPDIR/notes-bak"` before a reorganisation, then (a call later) the old
+    notes removed and a fresh folder made at the same path: the source "exists", yet the backup
+    holds the only copy of what was there."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "2019.md").write_text("five years of notes\n")
+    backup = sandbox.user_tmp / "notes-bak"
+    run_and_record(f"cp -r {notes} {backup}", tmp_path)
+    assert recorded() == [str(backup)]
+    bash(again.format(src=notes), tmp_path)
+    a_week_later(sandbox, backup)
+    entries = gc_entries()
+    assert (backup / "2019.md").exists(), entries
+
+
+# --- a nested shell started with its own TMPDIR ---------------------------------------------------
+
+
+@pytest.mark.parametrize("start", ["TMPDIR={scratch} bash -c", "env TMPDIR={scratch} sh -c"])
+def test_a_mktemp_in_a_shell_given_its_own_tmpdir_never_takes_a_folder_of_the_users_temp(
+        sandbox: SandboxEnv, tmp_path: Path, start: str) -> None:
+    """`TMPDIR=/scratch/me bash -c 'd=$(mktemp -d) && ...'`: mktemp makes its folder in
+    /scratch/me. Looking for it in the user's own temp folder finds only what someone else made
+    there in the same seconds."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    theirs = Path(bash("mktemp -d", tmp_path).strip())
+    (theirs / "results.csv").write_text("a night of measurements\n")
+    command = start.format(scratch=scratch) + " 'd=$(mktemp -d) && echo built > \"$d\"/out.txt'"
+    run_and_record(command, tmp_path)
+    (made,) = list(scratch.iterdir())
+    assert str(theirs) not in recorded()
+    assert recorded() == [str(made)]
+    a_week_later(sandbox, theirs)
+    entries = gc_entries()
+    assert (theirs / "results.csv").exists(), entries
