@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 
 from app.core import paths
 from tests.hooks.test_checkouts import GITIGNORE, Claude, fill_scratch, registry, released, wait_for
-from tests.hooks.test_ledger_hooks import edit, prompt
+from tests.hooks.test_ledger_hooks import SID, edit, prompt
 from tests.support import SandboxEnv, make_repo, run_cli
 
 # A settings.json as people write it by hand: short lists on one line, an escape, a number
@@ -314,3 +315,31 @@ def test_the_projects_of_claude_json_are_known_while_claude_saves_it(sandbox: Sa
     finally:
         writer.wait(10)
     assert listed == [str(project)]
+
+
+def test_a_slow_payload_and_a_log_that_cannot_be_written_still_give_one_json_object(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude's payload arriving in two pieces with a pause between, and the log folder a
+    file (nothing can be logged): the prompt hook still prints exactly one JSON object with
+    both lines, nothing on stderr, exit 0. (Held when tried.)"""
+    files = [tmp_path / "one.py", tmp_path / "two.py"]
+    for file in files:
+        file.write_text("x = 1\n")
+        edit(file)
+        file.write_text("x = 2\n")
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    env = {**os.environ, "CLAUDE_CODE_TMPDIR": str(blocked)}
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+                          "transcript_path": "/t.jsonl", "prompt": "go on \u00e9\U0001f600"}).encode()
+    hook = subprocess.Popen([sys.executable, "-P", "-m", "hooks"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=str(tmp_path), env=env)
+    assert hook.stdin is not None
+    hook.stdin.write(payload[:25])
+    hook.stdin.flush()
+    time.sleep(0.5)
+    out, err = hook.communicate(payload[25:], timeout=60)
+    assert (hook.returncode, err) == (0, b"")
+    assert out.count(b"\n") == 1 and out.startswith(b"{") and out.endswith(b"}\n")
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert context.splitlines() == [f"The user or a tool changed `{f}` after the last edit of `main`." for f in files]
