@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import paths
 from app.core.fd_removal import DIR_FLAGS, SWAPPED, Tally, empty_dir, open_down, open_to_empty
 from app.core.log import log
+from app.core.pid_domain import foreign_pid_domain
 from app.core.state import StateBusy, locked
 from app.core.trash import (
     ORIGIN,
@@ -26,6 +27,7 @@ from app.core.trash import (
     PURGING,
     drop_origin,
     is_slot,
+    origin_domain,
     put_back,
     read_origin,
     safe_parent,
@@ -215,8 +217,8 @@ def _settle_pending(fd: int, place: Path, names: list[str]) -> list[str]:
     never removed (killed before it): it goes back where its origin note says, whole. One a
     removal was purging itself goes on when that process is gone."""
     ready = [name for name in names if not name.startswith((PENDING, PURGING))]
-    ready += [to_purge(fd, name) for name in names if name.startswith(PURGING) and not _pending_alive(name)]
-    left = [name for name in names if name.startswith(PENDING) and not _pending_alive(name)]
+    ready += [to_purge(fd, name) for name in names if name.startswith(PURGING) and not _pending_alive(name, fd)]
+    left = [name for name in names if name.startswith(PENDING) and not _pending_alive(name, fd)]
     if not left:
         return ready
     from app.core.journal import removed_among
@@ -265,10 +267,16 @@ def _open_noted_parent(path: str) -> int:
         os.close(root)
 
 
-def _pending_alive(name: str) -> bool:
+def _pending_alive(name: str, fd: int) -> bool:
+    """Whether the process that moved (or purges) the entry `name` of the trash `fd` may
+    still be at it. One of another machine or pid namespace (a CLAUDETTO_HOME shared over
+    the network) has a pid that means nothing here: judged by its pid, a removal still
+    checking there had its folder put back from under it here, and then journaled as removed."""
     try:
         born_ns, pid, _ = name.removeprefix(PENDING).removeprefix(PURGING).removesuffix(ORIGIN).split("-", 2)
         age_s = time.time() - int(born_ns) / 1e9
+        if name.startswith(PENDING) and foreign_pid_domain(origin_domain(fd, name.removesuffix(ORIGIN))):
+            return age_s < _PENDING_MAX_S
         os.kill(int(pid), 0)
     except ValueError:
         return False

@@ -203,8 +203,13 @@ def to_purge(trash_fd: int, slot: str, *, here: bool = False) -> str:
 
 def _write_origin(trash_fd: int, slot: str, origin: str) -> bool:
     """The note of where a pending entry came from (no fsync: it guards against a killed
-    process, whose writes the kernel keeps); False when it could not be written whole."""
-    data = os.fsencode(origin)
+    process, whose writes the kernel keeps), and after a NUL the pid domain of the process
+    moving it (`linux:<machine-id>:<pid namespace>`: a purge on another machine sharing
+    CLAUDETTO_HOME cannot judge its pid); False when it could not be written whole."""
+    from app.core.pid_domain import own_pid_domain
+
+    machine, namespace = own_pid_domain()
+    data = os.fsencode(origin) + (f"\0linux:{machine}:{namespace}".encode() if machine and namespace else b"")
     try:
         fd = os.open(slot + ORIGIN, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=trash_fd)
     except OSError:
@@ -227,14 +232,27 @@ def drop_origin(trash_fd: int, slot: str) -> None:
 
 
 def read_origin(trash_fd: int, slot: str) -> str | None:
+    """The path a pending entry came from, as its note says (None: no note)."""
+    return _read_note(trash_fd, slot)[0]
+
+
+def origin_domain(trash_fd: int, slot: str) -> str | None:
+    """The pid domain of the process that moved a pending entry (None: not noted)."""
+    return _read_note(trash_fd, slot)[1]
+
+
+def _read_note(trash_fd: int, slot: str) -> tuple[str | None, str | None]:
     try:
         fd = os.open(slot + ORIGIN, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=trash_fd)
     except OSError:
-        return None
+        return None, None
     try:
-        return os.fsdecode(os.read(fd, 1 << 16)) or None
+        path, _, domain = os.read(fd, 1 << 16).partition(b"\0")
+    except OSError:
+        return None, None
     finally:
         os.close(fd)
+    return os.fsdecode(path) or None, os.fsdecode(domain) or None
 
 
 def kept_name(name: str, token: str) -> str:

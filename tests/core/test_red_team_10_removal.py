@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,25 @@ def test_two_cleanups_at_once_count_each_folder_once(sandbox: SandboxEnv) -> Non
     removed = [e for e in journal_lines(sandbox) if e.get("result") == "removed"]
     assert sorted(e["path"] for e in removed) == sorted(map(str, folders))
     assert sum(r["cleaned"]["bytes"] for r in reports) == sum(e["bytes"] for e in removed)
+
+
+def test_a_probe_folder_a_shell_enters_between_judgement_and_removal_is_kept(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+    """Passed at once (what held): probe folders go by age alone, no session holds one, but a
+    process that starts working in one after the judgement (a shell `cd`-ed there) is seen
+    by the last look where the folder was moved aside, and the folder comes back whole."""
+    probe = sandbox.claude_tmp / "fswatch-probe-a1b2c3"
+    probe.mkdir(parents=True)
+    (probe / "watched").write_text("x")
+    set_mtime(probe, 2 * 3600)
+
+    def enter(target: str) -> None:
+        started.append(subprocess.Popen(["sleep", "60"], cwd=target))
+
+    report = hygiene.run_cleanup([], _before_remove=enter)
+    assert (probe / "watched").exists()
+    assert [(v.action, v.reason) for v in report.verdicts] == [("keep", "in_use")]
+    assert (report.probes, report.folders) == (0, 0)
 
 
 # --- the journal and the trash across the life of a machine ----------------------------------
@@ -251,3 +271,40 @@ def test_a_full_disk_holding_the_journal_too_is_still_cleaned(sandbox: SandboxEn
         assert os.statvfs(small).f_bavail > 0
         lines = [json.loads(line) for line in journal.read_text().splitlines()]
         assert [e["result"] for e in lines if e.get("path") == str(old)][-1] == "removed"
+
+
+def test_a_removal_another_machine_is_checking_is_not_put_back_by_this_machines_purge(
+        sandbox: SandboxEnv) -> None:
+    """Two machines share one CLAUDETTO_HOME over the network (one home, two hosts). Machine A
+    has moved a checkout's folder into the shared trash and is checking it (pending: no
+    journal line yet). Machine B's session start runs a purge: A's pid means nothing on B
+    (here: no such process), so B took A's removal for one killed before its line and put
+    the folder back; A then journaled it as removed, and its report counted it. The note of
+    the folder's origin now names A's machine: B leaves it pending, as long as a live
+    removal's would be (a day), and puts it back only after that."""
+    from app.core import purge
+    from app.core.trash import ORIGIN, PENDING
+
+    origin = sandbox.home / "proj" / ".claude" / "worktrees" / "feature"
+    origin.parent.mkdir(parents=True)
+    trash = sandbox.state / "trash"
+    trash.mkdir(parents=True)
+
+    def moved_by_a(born_ns: int, token: str) -> Path:
+        slot = trash / f"{PENDING}{born_ns}-{dead_pid()}-{token}"
+        (slot / "src").mkdir(parents=True)
+        (slot / "src" / "main.py").write_text("print('work')\n")
+        (trash / (slot.name + ORIGIN)).write_bytes(
+            os.fsencode(str(origin)) + b"\0linux:0123456789abcdef0123456789abcdef:4026531836")
+        return slot
+
+    slot = moved_by_a(time.time_ns(), "a1a1a1a1a1a1")
+    purge.purge_trash()
+    assert slot.is_dir() and not origin.exists()  # still A's to decide
+    assert journal_lines(sandbox) == []
+    shutil.rmtree(slot)
+    (trash / (slot.name + ORIGIN)).unlink()
+    stale = moved_by_a(time.time_ns() - 2 * 86_400 * 10**9, "b2b2b2b2b2b2")  # A died two days ago
+    purge.purge_trash()
+    assert not stale.exists()
+    assert (origin / "src" / "main.py").read_text() == "print('work')\n"
