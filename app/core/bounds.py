@@ -20,9 +20,9 @@ CEILING = 2**53
 def bound(name: str) -> int:
     """The value of one bound: the env override when it is a whole number >= 0, else the default.
 
-    A bad override is ignored (the default holds): a typo must not turn a guard off. A huge
-    one is cut to CEILING: it still means "no limit in practice", and every sum or product of
-    it stays a float the sweeps can compare.
+    A bad override is ignored (the default holds) and logged once: a typo must not turn a guard
+    off, and must not go unnoticed either. A huge one is cut to CEILING: it still means "no
+    limit in practice", and every sum or product of it stays a float the sweeps can compare.
     """
     default = DEFAULTS[name]
     raw = os.environ.get(f"CLAUDETTO_{name}")
@@ -31,8 +31,25 @@ def bound(name: str) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
+        value = -1
+    if value < 0:
+        _passed_over(name, raw, default)
         return default
-    return min(value, CEILING) if value >= 0 else default
+    return min(value, CEILING)
+
+
+_PASSED_OVER: set[str] = set()
+
+
+def _passed_over(name: str, raw: str, default: int) -> None:
+    """Say once per process which override was passed over, and what holds instead: a user who set
+    `CLAUDETTO_GC_MAX_AGE_DAYS=3d` learns why outputs stay seven days. An empty value is unset."""
+    if not raw.strip() or name in _PASSED_OVER:
+        return
+    _PASSED_OVER.add(name)
+    from app.core.log import log  # only on this path: bounds are read on the hook hot path
+
+    log(f"bounds: CLAUDETTO_{name}={raw!r} is not a whole number >= 0; the default {default} holds")
 
 
 def all_bounds() -> dict[str, int]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from app.core import git, paths, removal
 from app.core.gc_records import OutsideNames, drop_records, read_records
+from app.core.gc_roots import fresh
 from app.core.gc_rules import Facts, Item, in_use, judge, replaced, work_lost
 from app.core.log import log, log_lines, printable
 from app.core.state import StateBusy, locked
@@ -82,6 +83,7 @@ def _remove(item: Item, dry_run: bool, trash: bool | None, facts_now: Callable[[
 def removal_guard(path: str) -> removal.Guard:
     """The GC's last check for one recorded path whose removal starts elsewhere (the
     dashboard): the same rules as a sweep's, with the sessions read at that moment."""
+    fresh()
     key = removal.resolve_parents(path)
     records = [r for r in read_records() if removal.resolve_parents(r.path) == key]
     if not records:

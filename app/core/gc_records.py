@@ -14,6 +14,7 @@ from typing import Any
 
 from app.core import paths
 from app.core.log import log
+from app.core.output_shape import born_after
 from app.core.paths import inside
 from app.core.recorder import KINDS, normal_records
 from app.core.repository_rules import folders, outside_names
@@ -43,6 +44,10 @@ class OutputRecord:
     # a Bash call's device, inode and birth time), checked when the records are read and again
     # at the moment of removal; None in records written before it existed.
     evidence: Any = field(default=None, compare=False, hash=False)
+    # The records file it was read from (`gc/<stem>.json`): the one its record is dropped
+    # from, and a session that keeps it live too when it differs from `session` (a file
+    # another program wrote; an id made safe as a file name).
+    stem: str = field(default="", compare=False, hash=False)
 
 
 def old_times(record: OutputRecord, mtime: float | None) -> bool:
@@ -79,7 +84,7 @@ def _read_file(path: str) -> Any:
         return None
 
 
-def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
+def _as_record(raw: dict[str, Any], session: str, stem: str = "") -> OutputRecord | None:
     path, kind = raw.get("path"), raw.get("kind")
     if not isinstance(path, str) or not path.startswith("/") or kind not in KINDS:
         return None
@@ -97,6 +102,7 @@ def _as_record(raw: dict[str, Any], session: str) -> OutputRecord | None:
         claude_pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None,
         claude_start=start if isinstance(start, str) and start else None,
         evidence=raw.get("evidence"),
+        stem=stem,
     )
 
 
@@ -111,10 +117,10 @@ def read_records(session: str | None = None) -> list[OutputRecord]:
     for sid, name in files:
         data = normal_records(_read_file(name), sid)
         for raw in data["records"]:
-            record = _as_record(raw, str(data.get("session") or sid))
+            record = _as_record(raw, str(data.get("session") or sid), sid)
             if record is None:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
-            elif "evidence" not in raw or _proven(record.path, raw["evidence"]):
+            elif _proven(record.path, raw["evidence"]) if "evidence" in raw else not born_after(record):
                 found.append(record)
     found.sort(key=lambda r: r.time)
     return found
@@ -239,8 +245,8 @@ def drop_records(records: list[OutputRecord]) -> None:
     from app.core.state import update_json
 
     files: dict[str, set[str]] = {}
-    for record in records:
-        files.setdefault(record.session, set()).add(record.path)
+    for record in records:  # from the file it was read from, whatever session it names
+        files.setdefault(record.stem or record.session, set()).add(record.path)
     known = dict(records_files())
     for session, gone in files.items():
         path = known.get(session) or paths.gc_records_file_str(session)
@@ -295,17 +301,17 @@ def added_directories(cwds: tuple[str, ...] | list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def tracked_around(path: str, outputs: tuple[str, ...]) -> bool:
+def tracked_around(path: str, outputs: frozenset[str]) -> bool:
     """A git repository around `path` (not itself inside a recorded output) tracks a file at
     or under it: a module a Write created in the user's repository on the scratch disk (TMPDIR
     as `/scratch/$USER`), then committed; `cp -r lib repo/vendor`, then added. Those are the
     repository's files, and removing them would leave a deletion in the user's work tree. Git
     failing on it counts as tracked (when unsure, keep)."""
     from app.core import git
-    from app.core.paths import inside
+    from app.core.gc_roots import inside_any
 
     top = paths.git_root_str(os.path.dirname(path))
-    if top is None or any(inside(top, output) for output in outputs):
+    if top is None or inside_any(top, outputs):
         return False
     done = git.run(["ls-files", "-z", "--", ":(literal)" + os.path.relpath(path, top)], cwd=top)
     return not done.ok or bool(done.stdout)

@@ -7,14 +7,17 @@ every recorded path by these rules, in this order:
 2. it lies strictly inside a GC root: the user's temp folder, or `<project>/.claude/worktrees/`
    of the project where the recording session ran (the git root of its cwd, and the main
    repository of that checkout, so a worktree made from inside a worktree has a root too);
-   never `/`, the home, Claude's config folder or a folder above one, nor a relative TMPDIR;
+   never `/`, the home, Claude's config folder or a folder above one, a relative TMPDIR, nor
+   a TMPDIR in a git checkout (app/core/gc_roots.py);
 3. it is not a symlink and no part of its real path leaves the root (`removal.containment`);
 4. nothing live needs it (`live`, `in_use`): its session is not live, the Claude process whose
    call made it no longer runs or is the one exiting (an id changes on `/clear`, a process not), no
    live session's folder (cwd, `additionalDirectories`, Claude temp folder) lies inside it or,
    in the root, around it; no running Claude's config folder, mount point, file a repository
    around it tracks, checkout a session holds (registry) or folder Claude was started in is,
-   holds or lies around it; an unreadable running session's file keeps everything;
+   holds or lies around it; an unreadable running session's file keeps everything; claudetto's
+   state and Claude's temp folder are no outputs (`gc_roots.own_place`), nor is a thing whose
+   shape is not its record's kind (`output_shape`);
 5. it is older than GC_MAX_AGE_DAYS (its own mtime, or its record's when the call that made it
    kept its source's old times: `age.output_since`): removed, reason `age`. Then, among the
    unused paths left (the young ones), the oldest go first until all of them together take
@@ -46,6 +49,8 @@ from app.core.age import is_old, output_limit_s, output_since
 from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
 from app.core.gc_records import OutputRecord, lost_source, read_records, user_state
+from app.core.gc_roots import fresh, gc_roots, inside_any, own_place, per_sweep
+from app.core.output_shape import not_as_recorded
 from app.core.paths import inside, strictly_inside
 from app.core.verdict import Action, Reason
 
@@ -81,7 +86,7 @@ class Item:
     def project(self) -> str | None:
         """The main repository of the recording session's cwd, when it ran in one."""
         cwd = self.first.cwd
-        main = paths.main_repo_root(cwd) if cwd.startswith("/") else None
+        main = per_sweep(("project", cwd), lambda: paths.main_repo_root(cwd)) if cwd.startswith("/") else None
         return os.fspath(main) if main is not None else None
 
     def set(self, action: Action, reason: Reason) -> None:
@@ -103,7 +108,7 @@ class Facts:
         self.live = sessions.liveness(current_session, current_cwd, ending_session=self.ending)
         self.folders = [*self.live.cwds, *self.live.claude_folders(), *gc_records.added_directories(self.live.cwds)]
         self.mounts = mounts.mount_points()
-        self.outputs: tuple[str, ...] = ()  # every recorded path (real), set when judging
+        self.output_set: frozenset[str] = frozenset()  # every recorded path (real), set when judging
         self.outside = gc_records.OutsideNames()  # what the user's places name: links, installs, urls
 
     @cached_property
@@ -137,51 +142,14 @@ def recorded() -> list[Item]:
     file system, so a folder recorded through a symlink and through its real path is one
     entry, and `sym/../x` is judged where it really is."""
     grouped: dict[str, Item] = {}
+    folders: dict[str, str] = {}  # resolved once for all records (many lie in one folder)
     for record in read_records():
-        key = removal.resolve_parents(record.path)
+        key = paths.resolve_parents(record.path, folders)
         if key in grouped:
             grouped[key].records.append(record)
         else:
             grouped[key] = Item(key, [record])
     return list(grouped.values())
-
-
-def gc_roots(cwd: str) -> list[str]:
-    """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (git root
-    and main repository; outside git, `cwd`, Claude's project) and the user's temp folder."""
-    roots: list[str] = []
-    if cwd.startswith("/"):
-        top = paths.git_root(cwd)
-        projects = (top, paths.main_repo_root(cwd)) if top is not None else (cwd,)
-        roots += [os.path.join(os.path.normpath(p), ".claude", "worktrees") for p in projects if p is not None]
-    if paths.user_tmp_given_str().startswith("/"):
-        roots.append(paths.user_tmp_str())
-    else:
-        _log_refused(paths.user_tmp_given_str(), "TMPDIR is a relative path")
-    return [root for root in dict.fromkeys(roots) if not root_refused(root)]
-
-
-_REFUSALS_LOGGED: set[str] = set()
-
-
-def root_refused(root: str) -> bool:
-    """A GC root is never `/`, the home, Claude's config folder, nor a folder above one of them: some set
-    TMPDIR to their home on a machine with a small /tmp, and every project there would be an "output"."""
-    real = os.path.realpath(root)
-    for name, place in (("the home", paths.home_str()), ("Claude's config folder", paths.config_dir_str())):
-        if inside(os.path.realpath(place), real):
-            _log_refused(root, f"it is {name} or a folder above it")
-            return True
-    return False
-
-
-def _log_refused(root: str, why: str) -> None:
-    """Once per process and root: a sweep asks for the roots of every record."""
-    from app.core.log import log
-
-    if root not in _REFUSALS_LOGGED:
-        _REFUSALS_LOGGED.add(root)
-        log(f"gc: {root} is no GC root ({why}): nothing in it is removed as an output")
 
 
 def place(item: Item) -> None:
@@ -231,11 +199,8 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
     real = os.path.realpath(item.path)
     if _made_live(item, facts) or any(inside(f, real) for f in facts.folders) or _held(real, facts):
         return "live"
-    if facts.live.unsure:
+    if facts.live.unsure or _the_users(item, real, facts, where):
         return "in_use"
-    if (any(inside(p, real) for p in facts.projects) or _in_a_project(item, real, facts)
-            or gc_records.tracked_around(real, facts.outputs)):
-        return "in_use"  # a clone the user runs Claude in became a project: no output any more
     if facts.live.process_inside(real, os.path.realpath(where) if where else ""):
         return "in_use"  # a shell cd-ed there, a server started from it, a file held open
     if (where is None and any(inside(m, real) for m in facts.mounts)) or _config_in_use(where or item.path):
@@ -244,20 +209,29 @@ def in_use(item: Item, facts: Facts, where: str | None = None) -> Reason | None:
     return "in_use" if facts.outside.naming(real, item.records) is not None else None
 
 
+def _the_users(item: Item, real: str, facts: Facts, where: str | None) -> bool:
+    """No output (any more): claudetto's state or Claude's temp folder (`gc_roots.own_place`), not
+    what the recorded call made (`output_shape`), a project or a project's file: a clone the user
+    runs Claude in, a file a repository around it tracks."""
+    return (own_place(real) or not_as_recorded(where or item.path, item.records)
+            or any(inside(p, real) for p in facts.projects) or _in_a_project(item, real, facts)
+            or gc_records.tracked_around(real, facts.output_set))
+
+
 def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
     """Inside the project its session worked in (the git root of a record's cwd, else that cwd; no output
     itself), or a folder a live session works in (`Facts.folders`), that lies in the root (TMPDIR as the
     scratch disk the projects live on): the project's files, or those a live session works on."""
     root = os.path.realpath(item.root or "/")
     tops = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
-    ours = [p for p in (os.path.realpath(t) for t in tops if t) if not any(inside(p, o) for o in facts.outputs)]
+    ours = [p for p in (os.path.realpath(t) for t in dict.fromkeys(tops) if t) if not inside_any(p, facts.output_set)]
     return any(strictly_inside(real, p) and strictly_inside(p, root) for p in [*ours, *facts.folders])
 
 
 def _made_live(item: Item, facts: Facts) -> bool:
     """Its recording session is live, or the Claude process whose call made it still runs (an id
     changes on `/clear` and `/resume`, a process does not) and is not the one that exits."""
-    return any(facts.live.has(r.session) or (
+    return any(facts.live.has(r.session) or (r.stem and facts.live.has(r.stem)) or (
         r.claude_pid is not None and r.session != facts.ending and r.claude_pid != facts.ending_pid
         and sessions.process_running(r.claude_pid, r.claude_start)) for r in item.records)
 
@@ -286,7 +260,8 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
     """Rule 4 over the placed paths: the unused ones. A path that holds a used one stays
     too: removing it would remove the used one."""
     candidates: list[Item] = []
-    facts.outputs = tuple(os.path.realpath(i.path) for i in items)
+    # item.path has its parents resolved already: only a symlink at its end makes its real path differ
+    facts.output_set = frozenset(os.path.realpath(i.path) if os.path.islink(i.path) else i.path for i in items)
     for item in items:
         if _measured(item, facts.mounts):
             if (used := in_use(item, facts)) is not None:
@@ -362,37 +337,39 @@ def replaced(item: Item, where: str) -> Reason | None:
 def by_age(unused: list[Item], now: float) -> None:
     """Rule 5, age: older than GC_MAX_AGE_DAYS (its mtime; kept old times, its record's too) goes."""
     max_age = output_limit_s()
-    for item in unused:
-        if is_old(_since(item), max_age, now):
-            _mark(item, unused, "age")
+    _mark({i.path for i in unused if is_old(_since(i), max_age, now)}, unused, "age")
 
 
 def by_size(unused: list[Item]) -> None:
     """Rule 5, size: among the young ones left, the oldest go first until all of them take at most GC_MAX_BYTES."""
     young = [i for i in unused if i.action != "remove"]
-    tops = [i for i in young if not any(o is not i and inside(i.path, o.path) for o in young)]
+    pooled = {i.path for i in young}
+    tops = [i for i in young if not inside_any(i.path, pooled, itself=False)]
     total = sum(i.size for i in tops)
     limit = bound("GC_MAX_BYTES")
+    chosen: set[str] = set()
     for item in sorted(tops, key=lambda i: (_since(i) or 0.0, i.path)):
         if total <= limit:
             break
-        _mark(item, young, "size")
+        chosen.add(item.path)
         total -= item.size
+    _mark(chosen, young, "size")
 
 
 def _since(item: Item) -> float | None:
     return output_since(item.mtime, [r.time for r in item.records if gc_records.old_times(r, item.mtime)])
 
 
-def _mark(item: Item, pool: Iterable[Item], reason: Reason) -> None:
-    """Mark `item` for removal, with every pooled path inside it (they go with it)."""
+def _mark(chosen: set[str], pool: Iterable[Item], reason: Reason) -> None:
+    """Mark the `chosen` paths for removal, with every pooled path inside one (they go with it)."""
     for other in pool:
-        if other.action != "remove" and inside(other.path, item.path):
+        if other.action != "remove" and inside_any(other.path, chosen):
             other.set("remove", reason)
 
 
 def judge(facts: Facts, now: float | None = None) -> list[Item]:
     """Every recorded path judged by rules 1 to 5 (nothing is removed here)."""
+    fresh()
     items = recorded()
     left = without_unique_work(unused_of(items, facts), facts.outside)
     by_age(left, time.time() if now is None else now)
