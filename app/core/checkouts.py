@@ -50,6 +50,7 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
                     process: Process | None = None) -> Checkout:
     """Make (or find again) and record the checkout `name` of the repository holding `cwd`, a
     session's with it and its Claude process; CheckoutError when it cannot be made."""
+    from app.core.checkout_identity import made_later, on_branch
     from app.core.worktree_create import CheckoutError, folder_name, make_checkout, name_problem
 
     problem = name_problem(name)
@@ -66,19 +67,14 @@ def create_checkout(cwd: str, name: str, session_id: str | None,
         raise CheckoutError(f"claudetto: cannot record the checkout in {paths.claudetto_home_str()} (CLAUDETTO_HOME): {exc.strerror or exc}; worktree not created") from exc
     repo, target, branch, made = make_checkout(cwd, folder)
     checkout = Checkout(target, repo, folder, branch, kind)
-    if not made and record_of(target) is None and not _on_branch(target, f"refs/heads/{branch}"):
+    found = None if made else record_of(target)  # a record of a worktree since replaced is none
+    if not made and (found is None or made_later(*found)) and not on_branch(target, f"refs/heads/{branch}"):
         # made there by hand on a branch of its own: Claude enters it, no release or removal of
         # ours takes it (one on `worktree-<name>` is Claude's, or ours cut short before its record)
         log(f"checkouts: {target} exists on a branch claudetto did not make; entered, not recorded")
         return checkout
-    register(checkout, session_id if kind == "session" else None, process)
+    register(checkout, session_id if kind == "session" else None, process, made=made)
     return checkout
-
-
-def _on_branch(path: str, ref: str) -> bool:
-    from app.core.git import run
-
-    return (done := run(["symbolic-ref", "-q", "HEAD"], cwd=path)).ok and done.text.strip() == ref
 
 
 # --- the registry ---------------------------------------------------------------------------
@@ -111,14 +107,18 @@ def _hold(entry: dict[str, Any], session_id: str, process: Process | None) -> di
     return cast("dict[str, Any]", entry["sessions"])
 
 
-def register(checkout: Checkout, session_id: str | None, process: Process | None = None) -> None:
+def register(checkout: Checkout, session_id: str | None, process: Process | None = None, *,
+             made: bool = False) -> None:
     """Record `checkout`; a session that asked for it holds it (running). One found again keeps
-    its state: the SessionStart that follows finishes a cut-short release, or tells its note."""
+    its state: the SessionStart that follows finishes a cut-short release, or tells its note.
+    `made`: git made its worktree just now (its time: app/core/checkout_identity.py)."""
     def change(records: dict[str, Any]) -> None:
         entry = records.get(checkout.path)
         if not isinstance(entry, dict):
             entry = {"project": checkout.project, "name": checkout.name, "branch": checkout.branch,
                      "kind": checkout.kind, "created": time.time(), "state": "active", "sessions": {}}
+        if made:
+            entry["created"] = time.time()
         if session_id:
             _hold(entry, session_id, process)
         records[checkout.path] = entry

@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from app.core import checkouts, paths
+from app.core.checkout_identity import same_checkout
 from app.core.log import log, printable
 from app.core.reopen import entered_again, state_after_release
 from app.core.scratch import scratch_plan, secret_inside
@@ -134,11 +136,12 @@ def release_checkout(path: str, *, session: str | None = None,
 
 def swapped(key: str) -> bool:
     """Whether the checkout at `key` is no folder now, or it, `.claude/worktrees` or `.claude`
-    is a symlink (WorktreeCreate makes none): a release would delete the scratch of what it
-    points at (the main checkout's `node_modules`) and report it as this checkout's."""
+    is a symlink (WorktreeCreate makes none), or it holds a worktree git made after its record
+    (the user's own, made where a released one was): a release would delete the scratch of
+    what it points at (the main checkout's `node_modules`) and report it as this checkout's."""
     parent = os.path.dirname(key)
     try:
-        odd = any(os.path.islink(p) for p in (key, parent, os.path.dirname(parent))) or not os.path.isdir(key)
+        odd = any(os.path.islink(p) for p in (key, parent, os.path.dirname(parent))) or not same_checkout(key)
     except (OSError, ValueError):
         odd = True
     if odd:
@@ -235,7 +238,7 @@ def _cut_short(records: dict[str, Any], key: str, plan: list[str], session: str 
     before = entry.get("cut_short")
     earlier = checkouts.strings(before.get("planned") if isinstance(before, dict) else None)
     entry["state"] = "cut_short"
-    entry["cut_short"] = {"time": _now(), "pid": os.getpid(), "proc_start": start_of(os.getpid()),
+    entry["cut_short"] = {"time": time.time(), "pid": os.getpid(), "proc_start": start_of(os.getpid()),
                           "session": session, "failure": CUT_SHORT, "planned": sorted(set(plan) | set(earlier))}
     return "cut_short", []
 
@@ -260,7 +263,7 @@ def _released(key: str, record: dict[str, Any], verdicts: list[Verdict], session
         untold: dict[str, Any] = last if isinstance(last, dict) and not last.get("told") else {}
         earlier = checkouts.strings(untold.get("deleted"))
         before = untold["bytes"] if type(untold.get("bytes")) is int else 0
-        entry["last_release"] = {"time": _now(), "session": session, "deleted": sorted(set(deleted) | set(earlier)),
+        entry["last_release"] = {"time": time.time(), "session": session, "deleted": sorted(set(deleted) | set(earlier)),
                                  "bytes": freed + before, "told": None,
                                  "kept": [{"path": os.path.relpath(v.path, key), "reason": v.reason}
                                           for v in verdicts if v.action == "keep"]}
@@ -309,12 +312,6 @@ def _prune(key: str, plan: list[str], session: str | None, process: checkouts.Pr
         if answer.action == "keep" and answer.reason in ("live", "journal"):
             stop = answer.reason  # claimed meanwhile, or nothing can be journaled: the rest stays
     return verdicts, trashed
-
-
-def _now() -> float:
-    import time
-
-    return time.time()
 
 
 # --- SessionEnd: the detached release -------------------------------------------------------

@@ -500,3 +500,26 @@ def test_worktree_create_racing_a_release_stops_it_and_its_session_releases_at_i
     while any(f.exists() for f in folders) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(f.exists() for f in folders), test_checkouts.logs(sandbox)
+
+
+def test_a_users_own_checkout_made_where_a_released_one_was_is_never_released(
+        sandbox: SandboxEnv, repo: Path, claudes: Any) -> None:
+    """The user removed a released checkout with git and made their own worktree at the same
+    path on a branch of their own; the old record is still there (nobody started a session
+    since). A session started inside it, ending, must not release the user's folders."""
+    mine = session_checkout(repo, "mine")
+    git(repo, "worktree", "remove", str(mine))
+    time.sleep(2.1)  # git's reflog counts whole seconds: the user's worktree is made later
+    git(repo, "worktree", "add", "-q", "-b", "my-branch", str(mine))
+    (mine / "node_modules" / "dep").mkdir(parents=True)
+    (mine / "node_modules" / "dep" / "i.js").write_text("the user's install\n")
+    (mine / "build").mkdir()
+    (mine / "build" / "app").write_text("the user's build\n")
+    claude = claudes(mine)
+    claude.start()
+    claude.end()
+    claude.exit()
+    time.sleep(1)
+    done = release(mine)
+    assert (mine / "node_modules" / "dep" / "i.js").exists(), done
+    assert (mine / "build" / "app").exists(), done
