@@ -139,13 +139,14 @@ def _edit(text: str, node: _Node, old: Any, new: Any, style: _Style) -> str:
 
 def _matched(old: list[Any], new: list[Any]) -> list[int | None]:
     """For each element of `new`, the element of `old` it stands in place of (the same, or
-    one changed in place), or None for a new one."""
+    one changed in place: the first ones of a changed run, an entry that lost a hook of ours
+    and the entry of ours that follows it), or None for a new one."""
     canon = [[json.dumps(v, sort_keys=True, ensure_ascii=True) for v in side] for side in (old, new)]
     found: list[int | None] = [None] * len(new)
     blocks = difflib.SequenceMatcher(None, canon[0], canon[1], autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in blocks:
-        if tag == "equal" or tag == "replace" and i2 - i1 == j2 - j1:
-            for offset in range(j2 - j1):
+        if tag in ("equal", "replace"):
+            for offset in range(min(i2 - i1, j2 - j1)):
                 found[j1 + offset] = i1 + offset
     return found
 

@@ -343,3 +343,19 @@ def test_a_slow_payload_and_a_log_that_cannot_be_written_still_give_one_json_obj
     assert out.count(b"\n") == 1 and out.startswith(b"{") and out.endswith(b"}\n")
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert context.splitlines() == [f"The user or a tool changed `{f}` after the last edit of `main`." for f in files]
+
+
+def test_ours_moved_out_of_a_shared_entry_leaves_the_users_entry_as_written(sandbox: SandboxEnv) -> None:
+    """Claudetto's hook in an entry the user shares with their own moves to an entry of its
+    own: the user's entry loses that hook and nothing else of its layout."""
+    settings = sandbox.config / "settings.json"
+    old = "/usr/bin/python3 -P -m hooks # claudetto"
+    mine = '{"type": "command", "command": "notify-send edited"}'
+    text = ('{\n  "hooks": {\n    "PostToolUse": [\n      {"matcher": "Edit", "hooks": [' + mine + ', '
+            + json.dumps({"type": "command", "command": old}) + ']}\n    ]\n  }\n}\n')
+    settings.write_text(text)
+    _setup()
+    written = settings.read_text()
+    assert '      {"matcher": "Edit", "hooks": [' + mine + ']},\n' in written
+    entries = json.loads(written)["hooks"]["PostToolUse"]
+    assert len(entries) == 2 and "from hooks.entry import run;run()" in entries[1]["hooks"][0]["command"]
