@@ -24,8 +24,8 @@ from textual.worker import Worker
 
 from app import format as fmt
 from app.core.memory import Finding, IndexAdded, MemoryWriteRefused, Superseded
-from app.core.memory.supersede import correction_room
-from app.data.memory import MemoryFindings, file_lines, finding_key, read_findings
+from app.core.memory.supersede import correction_room, text_lines
+from app.data.memory import FILE_LINES_MAX, MemoryFindings, finding_key, read_findings
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.screens.supersede import SupersedeModal
@@ -46,18 +46,22 @@ def line_of(lines: list[str], number: int | None) -> str | None:
     return lines[number - 1] if number and number <= len(lines) else None
 
 
+def lines_to(file: str, number: int | None) -> list[str]:
+    """A memory file's lines for the viewer: the first FILE_LINES_MAX, and on to a line
+    further down when a finding names one (the sweep reads 1 MB, tens of thousands of
+    lines: cut at the first 2,000, a finding past them had no line to show or strike)."""
+    return text_lines(file, max(FILE_LINES_MAX, (number or 0) + CONTEXT))
+
+
 def lines_read(findings: list[Finding]) -> dict[str, str | None]:
     """The text of each finding's line as its file holds it right after the sweep: the line
     the finding is about. The screen shows and strikes a line by its number later (minutes,
     maybe); a line added above it by then puts another fact at that number."""
-    files: dict[str, list[str]] = {}
-    read: dict[str, str | None] = {}
+    last: dict[str, int] = {}
     for finding in findings:
-        if finding.line:
-            if finding.file not in files:
-                files[finding.file] = file_lines(finding.file)
-            read[finding_key(finding)] = line_of(files[finding.file], finding.line)
-    return read
+        last[finding.file] = max(last.get(finding.file, 0), finding.line or 0)
+    files = {file: lines_to(file, number) for file, number in last.items() if number}
+    return {finding_key(f): line_of(files[f.file], f.line) for f in findings if f.line}
 
 
 def relative(finding: Finding) -> str:
@@ -161,7 +165,7 @@ class MemoryScreen(ClaudettoScreen):
             where = ", ".join(fmt.home_path(root) for root in self.swept.swept) or "no known project"
             shown.update(Text(visible(f"No findings: every remembered fact checked holds ({where}).")))
             return
-        lines = file_lines(finding.file)
+        lines = lines_to(finding.file, finding.line)
         self.viewed = (finding_key(finding), line_of(lines, finding.line))
         text = Text()
         text.append(f"{visible(fmt.short_path(finding.file))}\n", style="bold")
@@ -199,7 +203,7 @@ class MemoryScreen(ClaudettoScreen):
         if not finding.line:
             self.notify("This finding has no line to strike (i fixes the index).", severity="warning")
             return
-        text = line_of(file_lines(finding.file), finding.line) or ""
+        text = line_of(lines_to(finding.file, finding.line), finding.line) or ""
         if self.viewed != (finding_key(finding), text) or self.moved_since_sweep(finding, text):
             # the file changed under the viewer, or since the sweep: the line now at the
             # finding's number may be another fact, and not what the user read
@@ -235,7 +239,7 @@ class MemoryScreen(ClaudettoScreen):
             return
         if finding.kind == "index_missing_file":
             said = f"`{finding.token}` no longer exists; this pointer is kept only as history."
-            room = correction_room(finding.file, line_of(file_lines(finding.file), finding.line) or "")
+            room = correction_room(finding.file, line_of(lines_to(finding.file, finding.line), finding.line) or "")
             self.action_supersede(said if len(said) <= room else f"`{finding.token}` no longer exists."[:room])
         elif finding.kind == "index_unlisted_file":
             if not self.refuse_read_only():

@@ -116,3 +116,33 @@ async def test_the_index_line_written_is_the_one_the_question_showed(box: Sandbo
                        or index.read_bytes() != before)
         assert any("no longer the one shown" in n for n in notes(app)), notes(app)
     assert index.read_bytes() == before, index.read_text(encoding="utf-8")
+
+
+async def test_a_finding_past_the_two_thousandth_line_is_shown_and_superseded(box: Sandbox) -> None:
+    """A topic file Claude kept appending to: 2,400 lines (well under the 1 MB the sweep reads),
+    the stale pin on line 2,300. The viewer read the first 2,000 lines only: it showed no line
+    for the finding, and `u` found "no line" there, said the file had changed since it was
+    shown, and swept again, every time: the finding could never be superseded."""
+    from app.widgets.table import Table
+    from tests.tui.conftest import goto
+
+    stack = stack_md(box)
+    head, _, tail = stack.read_text(encoding="utf-8").partition(PIN + "\n")
+    stack.write_text(head + "".join(f"Note {n}: nothing to check here.\n" for n in range(2294)) + PIN + "\n" + tail,
+                     encoding="utf-8")
+    number = 6 + 2294
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.kind == "stale_version_pin" for f in screen.findings.values()))
+        key = next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin")
+        assert screen.findings[key].line == number
+        assert screen.query_one("#findings", Table).move_to(key)
+        await wait_for(pilot, lambda: f"▶ {PIN}" in str(screen.query_one("#memory-file").render()))
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        await pilot.press(*"Flask 3.0 now", "enter")
+        await wait_for(pilot, lambda: "Correction (" in stack.read_text(encoding="utf-8"))
+    lines = stack.read_text(encoding="utf-8").split("\n")
+    assert lines[number - 1] == f"~~{PIN}~~" and lines[number].endswith("Flask 3.0 now")

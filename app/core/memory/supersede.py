@@ -126,6 +126,20 @@ def split_lines(data: bytes) -> list[bytes]:
     return [*lines, parts[-1]] if parts[-1] else lines
 
 
+def text_lines(path: str, upto: int) -> list[str]:
+    """The first `upto` lines of a memory file as text, without their endings and numbered
+    as every check numbers them (`\n` only; a byte that is not UTF-8 shown replaced); []
+    when it cannot be read. Reading stops at `upto`: a viewer needs the lines up to the one
+    it shows, however far down the file that one is."""
+    from itertools import islice
+
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+            return [line_body(line) for line in islice(fh, upto)]
+    except OSError:
+        return []
+
+
 def line_body(line: AnyStr) -> AnyStr:
     """A line without its ending: the `\\n` and one `\\r` before it (pure; text or bytes)."""
     nl, cr = ("\n", "\r") if isinstance(line, str) else (b"\n", b"\r")
