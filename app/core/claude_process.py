@@ -280,18 +280,24 @@ def running_pids() -> list[int]:
 def config_dirs_of_processes(home: str | None) -> set[str]:
     """The `CLAUDE_CONFIG_DIR` each running process of `home` was started with (its
     environment as it began: `/proc/<pid>/environ`): a second account's Claude
-    (`CLAUDE_CONFIG_DIR=~/.claude-work claude`) keeps its sessions there."""
+    (`CLAUDE_CONFIG_DIR=~/.claude-work claude`) keeps its sessions there. A relative value
+    (`.claude-work` typed in the home, a `~` no shell expanded) is Claude's from its own
+    folder, as node makes a path absolute."""
     found: set[str] = set()
     for pid in running_pids():
         data = read_environ(f"/proc/{pid}/environ")
-        if data is None:
-            continue
-        if b"CLAUDE_CONFIG_DIR=/" not in data:
+        if data is None or b"CLAUDE_CONFIG_DIR=" not in data:
             continue
         env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
         config = env.get(b"CLAUDE_CONFIG_DIR", b"")
-        if home and os.fsdecode(env.get(b"HOME", b"")) == home and config.startswith(b"/"):
-            found.add(os.fsdecode(config))
+        if not config or not home or os.fsdecode(env.get(b"HOME", b"")) != home:
+            continue
+        if not config.startswith(b"/"):
+            try:
+                config = os.path.join(os.fsencode(os.readlink(f"/proc/{pid}/cwd")), config)
+            except OSError:
+                continue  # gone meanwhile, or another user's
+        found.add(os.path.normpath(os.fsdecode(config)))
     return found
 
 

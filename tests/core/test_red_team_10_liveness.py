@@ -14,7 +14,9 @@ Losses found and fixed: an id a running Claude had before `/clear`, `/resume` or
 dead the moment its file named the new one, and its folder (scratchpad, a background task's
 output Claude appends to) went at the next cleanup (app/core/earlier_sessions.py); a
 `pidDomain` that is not text was read as this machine's; a `pid` field of 1 or past any pid
-made a running Claude's file dead. Everything else here held when it was written."""
+made a running Claude's file dead; a Claude whose `CLAUDE_CONFIG_DIR` is relative (or holds a
+`~` no shell expanded) went unseen, and its session folders went. Everything else here held
+when it was written."""
 
 from __future__ import annotations
 
@@ -334,6 +336,24 @@ def test_a_pid_domain_that_cannot_be_checked_here_keeps_the_session_live(sandbox
     sandbox.write_session(str(dead.pid), pid=dead.pid, sessionId="s-box", cwd="/app", procStart="12345",
                           pidDomain=value)
     assert "s-box" in sessions.liveness().ids
+
+
+@pytest.mark.parametrize("given", [".claude-work", "~/.claude-work"])
+def test_a_claude_of_a_config_folder_named_relative_to_its_folder_keeps_its_sessions_folder(
+        sandbox: SandboxEnv, tmp_path: Path, started: list[subprocess.Popen[bytes]], given: str) -> None:
+    # `CLAUDE_CONFIG_DIR=.claude-work claude` from the home, or a `~` no shell expanded (an env
+    # file, a launcher): Claude makes the path absolute from its own folder, and keeps its
+    # sessions there; the temp folder it shares with every config folder is the uid's.
+    proc = subprocess.Popen(["sleep", "60"], cwd=sandbox.home, env={**os.environ, "CLAUDE_CONFIG_DIR": given})
+    started.append(proc)
+    config = sandbox.home / given
+    (config / "sessions").mkdir(parents=True)
+    sid = str(uuid.uuid4())
+    (config / "sessions" / f"{proc.pid}.json").write_text(json.dumps(
+        {"pid": proc.pid, "sessionId": sid, "cwd": str(tmp_path), "procStart": start_of(proc.pid)}))
+    folder = session_folder(sandbox, tmp_path, sid)
+    clean(tmp_path)
+    assert intact(folder)
 
 
 def test_a_hung_claude_whose_file_was_updated_long_ago_is_live(sandbox: SandboxEnv, live_pid: int) -> None:
