@@ -25,7 +25,7 @@ from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook
 claudes = test_checkouts.claudes  # the stand-in Claude: a real process with its sessions file
 
 SID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-GITIGNORE = "node_modules/\n.tmp/\nbuild/\ndist/\n.venv/\ndata/\nout/\n"
+GITIGNORE = "node_modules/\n.tmp/\nbuild/\ndist/\ntarget/\n.venv/\ndata/\nout/\n"
 
 
 @pytest.fixture
@@ -523,3 +523,23 @@ def test_a_users_own_checkout_made_where_a_released_one_was_is_never_released(
     done = release(mine)
     assert (mine / "node_modules" / "dep" / "i.js").exists(), done
     assert (mine / "build" / "app").exists(), done
+
+
+KEYS = ["build/release.keystore", "dist/signing.p12", "target/upload.jks", "build/outputs/cert.pfx",
+        "dist/vault.kdbx", "build/deploy.ppk", "dist/.npmrc", "build/.pypirc"]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_signing_key_generated_into_a_regenerable_folder_keeps_it(repo: Path, key: str) -> None:
+    """`keytool -genkey -keystore build/release.keystore`: no build makes that key again,
+    and an app signed with it can be updated only with it."""
+    checkout = session_checkout(repo, "keys")
+    (checkout / key).parent.mkdir(parents=True, exist_ok=True)
+    (checkout / key).write_bytes(b"\x30\x82 the only copy of the key")
+    (checkout / "node_modules" / "pkg").mkdir(parents=True)
+    done = release(checkout)
+    assert (checkout / key).exists(), done
+    assert kept(done).get(str(checkout / key.split("/")[0])) == "dirty", done
+    assert not (checkout / "node_modules").exists(), done
+    removed = worktree_remove(checkout)
+    assert removed.returncode == 1 and (checkout / key).exists(), removed.stderr
