@@ -44,19 +44,25 @@ def _checkouts(payload: dict[str, Any], told: list[str]) -> str:
     session_id, cwd = payload.get("session_id"), payload.get("cwd")
     if not isinstance(session_id, str) or not session_id:
         return ""
-    from app.core.checkouts import registry
     from app.core.release_notes import session_start_context
 
-    before = _told_to(registry(), session_id)
+    before = _told_to(session_id)
     text = session_start_context(session_id, cwd if isinstance(cwd, str) and cwd else None,
                                  payload.get("source"))
     if text:
-        told.extend(key for key in _told_to(registry(), session_id) if key not in before)
+        told.extend(key for key in _told_to(session_id) if key not in before)
     return text
 
 
-def _told_to(records: dict[str, Any], session_id: str) -> set[str]:
-    """The checkouts whose last release's note is marked told to `session_id`."""
+def _told_to(session_id: str) -> set[str]:
+    """The checkouts whose last release's note is marked told to `session_id` (none when the
+    registry cannot be read: the notes themselves come or fail on their own)."""
+    from app.core.checkouts import registry
+
+    try:
+        records = registry()
+    except Exception:  # noqa: BLE001 - a registry that cannot be read tells nothing either
+        return set()
     return {key for key, entry in records.items()
             if isinstance(entry.get("last_release"), dict) and entry["last_release"].get("told") == session_id}
 
