@@ -241,7 +241,7 @@ path, text, split, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[
 with open(path, "w") as fh:
     fh.write(text[:split]); fh.flush()
     open(ready, "w").close()
-    time.sleep(0.4)
+    time.sleep(0.2)
     fh.write(text[split:])
 """
 
