@@ -64,6 +64,12 @@ def lines_read(findings: list[Finding]) -> dict[str, str | None]:
     return {finding_key(f): line_of(files[f.file], f.line) for f in findings if f.line}
 
 
+def came_back(target: str) -> str:
+    """Why a pointer to a file gone at the sweep is not struck: the file is there now."""
+    return (f"{visible(target)} is there again (written since the sweep): the index line points at it. "
+            "Nothing struck; the memory is swept again.")
+
+
 def relative(finding: Finding) -> str:
     folder = os.path.dirname(finding.file)
     while folder and os.path.basename(folder) != "memory" and folder != os.path.dirname(folder):
@@ -196,7 +202,9 @@ class MemoryScreen(ClaudettoScreen):
 
     # --- writing through the core -----------------------------------------------------------
 
-    def action_supersede(self, correction: str = "") -> None:
+    def action_supersede(self, correction: str = "", gone: str = "") -> None:
+        """Ask for the correction of the highlighted finding's line, then strike it. `gone`:
+        the index link target the line points at, which must still name nothing then."""
         finding = self.highlighted()
         if finding is None or self.refuse_read_only():
             return
@@ -217,17 +225,20 @@ class MemoryScreen(ClaudettoScreen):
 
         def answered(given: str | None) -> None:
             if given:
-                self.supersede_worker(finding.file, finding.line or 0, given, text)
+                self.supersede_worker(finding.file, finding.line or 0, given, text, gone)
 
         room = correction_room(finding.file, text)
         self.app.push_screen(SupersedeModal(fmt.short_path(finding.file), finding.line, text, finding.message,
                                             correction, room), answered)
 
     @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="Supersede")
-    def supersede_worker(self, file: str, line: int, correction: str,
-                         shown: str) -> Superseded | MemoryWriteRefused:
+    def supersede_worker(self, file: str, line: int, correction: str, shown: str,
+                         gone: str = "") -> Superseded | MemoryWriteRefused:
         from app.core import memory
+        from app.core.memory.index import target_missing
 
+        if gone and not target_missing(os.path.dirname(file), gone):
+            return memory.MemoryWriteRefused(came_back(gone))
         try:  # the line as shown: a file changed since (another supersede, Claude) is refused
             return memory.supersede(file, line, correction, expect=shown)
         except memory.MemoryWriteRefused as refused:  # the file changed, the line is struck...: say so
@@ -238,9 +249,16 @@ class MemoryScreen(ClaudettoScreen):
         if finding is None:
             return
         if finding.kind == "index_missing_file":
+            from app.core.memory.index import target_missing
+
+            if not target_missing(os.path.dirname(finding.file), finding.token):
+                self.notify(came_back(finding.token), title="Nothing changed", severity="warning", timeout=10)
+                self.action_refresh()
+                return
             said = f"`{finding.token}` no longer exists; this pointer is kept only as history."
             room = correction_room(finding.file, line_of(lines_to(finding.file, finding.line), finding.line) or "")
-            self.action_supersede(said if len(said) <= room else f"`{finding.token}` no longer exists."[:room])
+            self.action_supersede(said if len(said) <= room else f"`{finding.token}` no longer exists."[:room],
+                                  finding.token)
         elif finding.kind == "index_unlisted_file":
             if not self.refuse_read_only():
                 self.index_worker(finding.file, dry_run=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from textual import events
 from textual.widgets import Input
 
@@ -146,3 +147,43 @@ async def test_a_finding_past_the_two_thousandth_line_is_shown_and_superseded(bo
         await wait_for(pilot, lambda: "Correction (" in stack.read_text(encoding="utf-8"))
     lines = stack.read_text(encoding="utf-8").split("\n")
     assert lines[number - 1] == f"~~{PIN}~~" and lines[number].endswith("Flask 3.0 now")
+
+
+@pytest.mark.parametrize("when", ["before i", "while asked"])
+async def test_an_index_line_whose_file_came_back_is_not_struck_as_gone(box: Sandbox, when: str) -> None:
+    """The sweep found `- [Deploy](deploy.md)` pointing at nothing. Claude then writes
+    deploy.md again (a fresh topic file), before the user reaches the row or while the dialog
+    of `i` is open. Enter struck the one line that lists a file that is there, with "`deploy.md`
+    no longer exists": a claim false when written, and the topic invisible to recall. The
+    index stays; the screen says the file is there and sweeps again."""
+    from app.widgets.table import Table
+    from tests.tui.conftest import goto
+    from tests.tui.test_memory_index import index_of
+
+    index = index_of(box)
+    before = index.read_bytes()
+
+    def write_deploy() -> None:
+        index.with_name("deploy.md").write_text("---\nname: Deploy\ndescription: the deploy steps\n"
+                                                "type: project\n---\nDeploys run from CI.\n", encoding="utf-8")
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.kind == "index_missing_file" for f in screen.findings.values()))
+        key = next(k for k, f in screen.findings.items() if f.kind == "index_missing_file")
+        assert screen.query_one("#findings", Table).move_to(key)
+        await pilot.pause(0.2)
+        if when == "before i":
+            write_deploy()
+        await pilot.press("i")
+        await pilot.pause(0.3)
+        if when == "while asked":
+            assert isinstance(app.screen, SupersedeModal)
+            write_deploy()
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: any("deploy.md is there again" in n for n in notes(app)))
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen)
+                       and not any(f.kind == "index_missing_file" for f in memory_screen(app).findings.values()))
+    assert index.read_bytes() == before, index.read_text(encoding="utf-8")

@@ -47,6 +47,13 @@ def index_links(text: str) -> list[tuple[int, str]]:
     return links
 
 
+def target_missing(folder: str, target: str) -> bool:
+    """Whether an index link's target (relative to the memory `folder`) names nothing: the
+    test of `index_missing_file`, asked again before such a line is struck (Claude may have
+    written the file since the sweep)."""
+    return not os.path.lexists(os.path.normpath(os.path.join(folder, target)))
+
+
 def index_drift(folder: str, index_text: str | None, topics: Sequence[str]) -> list[tuple[str, int | None, str, str, str]]:
     """(file, line, kind, token, message) for each index line pointing at a missing file and
     each topic file (relative to `folder`) that no index line names."""
@@ -55,9 +62,8 @@ def index_drift(folder: str, index_text: str | None, topics: Sequence[str]) -> l
     listed: set[str] = set()
     if index_text is not None:
         for number, target in index_links(index_text):
-            path = os.path.normpath(os.path.join(folder, target))
-            listed.add(path)
-            if not os.path.lexists(path):
+            listed.add(os.path.normpath(os.path.join(folder, target)))
+            if target_missing(folder, target):
                 drift.append((index, number, "index_missing_file", target,
                               f"{INDEX_NAME} points at `{target}`, which does not exist"))
         named = " ".join(fact.text for fact in fact_lines(index_text))
