@@ -33,7 +33,7 @@ from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_command
 from app.core.copy_origins import unnamed_move, unpacked
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
-from app.core.removed_variables import alias_of, removed_variables
+from app.core.removed_variables import ANY_FOLDER, alias_of, removed_variables
 from app.core.shell_words import absolute_path, clone_dir_name, rsync_words, rx, split_words
 from app.core.shell_words import copier_at as copier_at
 
@@ -139,7 +139,8 @@ class _Reading(Reading):
         self.removing(plain[:-1] if "--remove-source-files" in words else [], cwd)
 
     def mark_removed(self) -> None:
-        for call in (call for name in self._removing for call in self._bound.get(name, ())):
+        every = ANY_FOLDER in self._removing  # `rm -rf "$(basename "$d")"`: which one is unknown
+        for call in self.calls if every else (c for name in self._removing for c in self._bound.get(name, ())):
             call.removed = True
 
 

@@ -5,8 +5,9 @@ afterwards is someone else's (the user's script, another tool on mktemp's defaul
 so the recorder must not look for it (app/core/mktemp.py). Claude cleans up in many
 spellings, and each one missed hands the guess a stranger's folder: `rm -rf "$d"/` (the
 trailing slash names the folder itself, not an entry), a second name for the same folder
-(`w="$d"; rm -rf "$w"`), `find "$d" -delete`, a one-line script (`python3 -c
-"shutil.rmtree(...)" "$d"`). When unsure the answer is "may remove": a folder not looked for
+(`w="$d"; rm -rf "$w"`), `find "$d" -delete`, `git worktree remove "$d"`, `tar --remove-files`,
+`zip -m`, a one-line script (`python3 -c "shutil.rmtree(...)" "$d"`), a removal of a
+substitution or of `$PWD` (which folder it is cannot be told: every call counts as removed). When unsure the answer is "may remove": a folder not looked for
 is at worst one output left on disk.
 
 Loaded with the command reader, only for commands holding a trigger word.
@@ -16,12 +17,18 @@ from __future__ import annotations
 
 import os
 
+from app.core.command_line import SUBST
+
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
     import re
 
 #: A simple command holding one of these words may remove or move a folder a variable names.
 REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "trap", "shred", "srm", "trash", "trash-put", "gio"})
+#: What a remover's word names when which folder it removes cannot be told: a substitution
+#: (`rm -rf "$(basename "$d")"`), the shell's own folder (`cd "$d" && rm -rf "$PWD"`).
+ANY_FOLDER = "*"
+_ANY_NAMES = frozenset({SUBST[1:], "PWD", "OLDPWD"})
 #: Interpreters whose inline code (`-c`, `-e`) may remove whatever folder it is handed.
 _INTERPRETERS = ("python", "perl", "ruby", "node", "php", "deno", "bun")
 
@@ -55,14 +62,26 @@ def named_variables(word: str) -> list[str]:
     return [m.group(2) for m in _names()[0].finditer(word) if _whole(word, m.end(), bool(m.group(1)))]
 
 
+def _zip_moves(words: list[str]) -> bool:
+    return any(w == "--move" or w[:1] == "-" and w[1:2] != "-" and "m" in w for w in words)
+
+
+#: Commands that remove what they are handed only with an option: `find "$d" -delete` (`-exec
+#: rm` names `rm`), `git worktree remove "$d"`, `tar --remove-files`, `zip -m`.
+_REMOVING_WITH = {
+    "find": lambda words: "-delete" in words,
+    "git": lambda words: "worktree" in words and "remove" in words,
+    "tar": lambda words: "--remove-files" in words,
+    "zip": _zip_moves,
+}
+
+
 def may_remove(words: list[str]) -> bool:
     """Whether the simple command may remove a folder it is handed: a remover (`rm`, `rmdir`,
-    `mv`, `unlink`, `trap`, a trash command), `find ... -delete` (`-exec rm` names `rm`), or
-    an interpreter running inline code (`python3 -c`, `perl -e`, `node -e`)."""
-    names = [os.path.basename(word) for word in words]
-    if any(name in REMOVERS for name in names):
-        return True
-    if "find" in names and "-delete" in words:
+    `mv`, `unlink`, `trap`, a trash command), one of `_REMOVING_WITH` with its option, or an
+    interpreter running inline code (`python3 -c`, `perl -e`, `node -e`)."""
+    names = {os.path.basename(word) for word in words}
+    if names & REMOVERS or any(_REMOVING_WITH[name](words) for name in names & _REMOVING_WITH.keys()):
         return True
     return any(name.startswith(_INTERPRETERS) for name in names) and any(w in ("-c", "-e", "-E") for w in words)
 
@@ -71,7 +90,7 @@ def removed_variables(words: list[str]) -> list[str]:
     """The variables whose folder the simple command may remove (none when it removes nothing)."""
     if not may_remove(words):
         return []
-    return [name for word in words for name in named_variables(word)]
+    return [ANY_FOLDER if name in _ANY_NAMES else name for word in words for name in named_variables(word)]
 
 
 def alias_of(value: str) -> str | None:

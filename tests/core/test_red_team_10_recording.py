@@ -80,6 +80,10 @@ def other_disk(tmp_path: Path) -> Iterator[Path]:
     'w="$d"; rm -rf "$w"',
     'find "$d" -delete',
     'python3 -c "import shutil, sys; shutil.rmtree(sys.argv[1])" "$d"',
+    'tar --remove-files -czf "$HOME/out.tgz" "$d"',
+    'zip -rmq "$HOME/out.zip" "$d"',
+    'cd "$(dirname "$d")" && rm -rf "$(basename "$d")"',
+    'cd "$d" && cd .. && rm -rf "$OLDPWD"',
 ])
 def test_a_mktemp_folder_removed_in_another_spelling_does_not_take_another_programs(
         sandbox: SandboxEnv, tmp_path: Path, cleanup: str) -> None:
@@ -90,6 +94,21 @@ def test_a_mktemp_folder_removed_in_another_spelling_does_not_take_another_progr
     (theirs / "results.csv").write_text("a night of measurements\n")
     command = f'd=$(mktemp -d) && cd "$d" && echo built > out.txt && cd / && {cleanup}'
     run_and_record(command, tmp_path)
+    assert str(theirs) not in recorded()
+    a_week_later(sandbox, theirs)
+    entries = gc_entries()
+    assert (theirs / "results.csv").exists(), entries
+
+
+def test_a_mktemp_folder_given_to_a_worktree_then_removed_does_not_take_another_programs(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`d=$(mktemp -d) && git worktree add "$d" && ... && git worktree remove "$d"`: git removes
+    the folder mktemp made; what fits the template now is someone else's."""
+    repo = make_repo(tmp_path / "repo")
+    theirs = Path(bash("mktemp -d", tmp_path).strip())
+    (theirs / "results.csv").write_text("a night of measurements\n")
+    run_and_record('d=$(mktemp -d) && git worktree add -q --detach "$d" && git -C "$d" log --oneline '
+                   '&& git worktree remove "$d"', repo)
     assert str(theirs) not in recorded()
     a_week_later(sandbox, theirs)
     entries = gc_entries()
