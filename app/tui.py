@@ -7,8 +7,11 @@ measures and reads sessions in its own workers (app/data/store.py); the screens 
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from textual.app import App
 from textual.binding import Binding
@@ -105,11 +108,44 @@ def run_tui(*, demo: bool = False, read_only: bool = False) -> int:
 
     if not demo:
         remove_stale_demos()
-        ClaudettoApp(read_only=read_only).run()
-        return 0
+        app = ClaudettoApp(read_only=read_only)
+        with ends_on_signals(app) as got:
+            app.run()
+        return 128 + got[0] if got else 0
     run = DemoRun(cwd="home")
     with run:
         app = ClaudettoApp(read_only=read_only)
         run.on_signal = app.exit_from_signal
         app.run()
     return 128 + run.signalled if run.signalled else 0
+
+
+@contextmanager
+def ends_on_signals(app: ClaudettoApp) -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP (a closed terminal) end the app as `q` does: a removal running stops
+    between two items, each whole or gone and journaled, and the terminal is given back.
+    Python's default ends the process on the spot: an item cut in the middle of its removal,
+    and the terminal left on the dashboard's screen in raw mode. A second signal, or one
+    before the app runs, ends it at once (a SystemExit, so `finally` blocks still run).
+    Yields the signals received, in order."""
+    got: list[int] = []
+
+    def ask_to_end(signum: int, _frame: object) -> None:
+        got.append(signum)
+        if len(got) == 1:
+            try:
+                app.exit_from_signal()
+                return
+            except RuntimeError:
+                pass
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may handle signals
+        yield got
+        return
+    saved = {signum: signal.signal(signum, ask_to_end) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield got
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from app.screens.confirm import ConfirmModal
 from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
+from tests.cli.test_demo_cleanup import BIN, TMUX, Tmux, wait_until
 from tests.support import git
 from tests.tui.conftest import goto, wait_for
 
@@ -303,3 +305,35 @@ async def test_read_only_every_click_on_every_screen_writes_nothing_anywhere(box
     changed = sorted(set(before.items()) ^ set(after.items()))
     changed = [entry for entry in changed if "/tasks/" not in entry[0]]
     assert not changed, changed[:10]
+
+
+# --- the dashboard ended by a signal -------------------------------------------------------------
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    """A private tmux server: a real terminal for the dashboard."""
+    if TMUX is None:
+        pytest.skip("tmux is not installed")
+    server = Tmux(tmp_path)
+    try:
+        yield server
+    finally:
+        server.run("kill-server")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_ends_the_real_dashboard_as_q_does(tmux: Tmux, tmp_path: Path, signum: int) -> None:
+    """`claudetto` (not the demo) in a real terminal, ended by `kill` or by SIGHUP: Python's
+    default ended the process on the spot, with a removal running cut in the middle of an
+    item, and the terminal left showing the dashboard in raw mode (the shell's prompt drawn
+    over it). The app ends as `q` ends it: the shell is back, the status is 128 + the signal."""
+    pid_file, exit_file = tmp_path / "pid", tmp_path / "exit-code"
+    command = (f"sh -c 'echo $$ > {pid_file}; exec {BIN / 'claudetto'}'; echo $? > {exit_file}; sleep 30")
+    started = tmux.run("new-session", "-d", "-s", "demo", "-x", "120", "-y", "36", "-c", str(tmp_path), command)
+    assert started.returncode == 0, started.stderr
+    wait_until(lambda: "Overview" in tmux.screen() and pid_file.exists(), 120, "the dashboard was not drawn")
+    os.kill(int(pid_file.read_text()), signum)
+    wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 20, "claudetto did not exit")
+    assert exit_file.read_text().strip() == str(128 + signum)
+    assert "Overview" not in tmux.screen()  # the app left the alternate screen: the shell is back
