@@ -42,7 +42,13 @@ from app.core.settings_file import (
     write_keeping_form,
 )
 from app.core.setup_report import describe as describe
-from app.core.setup_report import hooks_disabled_in, managed_block, plugin_enabled, project_entries
+from app.core.setup_report import (
+    hooks_disabled_in,
+    managed_block,
+    plugin_enabled,
+    project_entries,
+    temp_install,
+)
 from app.core.setup_report import setup_json as setup_json
 
 MARKER = "# claudetto"
@@ -79,6 +85,8 @@ class SetupResult:
     also_in: tuple[str, ...] = ()
     #: the settings files (the user's, the current project's) that set disableAllHooks
     disabled_in: tuple[str, ...] = ()
+    #: the temp folder the entries' interpreter or claudetto's folder lies in, if one does
+    temp_install: str | None = None
 
 
 def package_root() -> str:
@@ -289,10 +297,14 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
             prune_backups(link)
     added = [] if uninstall or not changed else list(EVENTS)
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
-                       plugin_enabled=not uninstall and plugin_enabled(new),
-                       managed_block=None if uninstall else managed_block(),
-                       also_in=project_entries(target),
-                       disabled_in=() if uninstall else hooks_disabled_in(target, new))
+                       also_in=project_entries(target), **({} if uninstall else _notes(target, new, python)))
+
+
+def _notes(target: Path, new: dict[str, Any], python: str | None) -> dict[str, Any]:
+    """What keeps the entries just written from running, or from running once (setup_report)."""
+    return {"plugin_enabled": plugin_enabled(new), "managed_block": managed_block(),
+            "disabled_in": hooks_disabled_in(target, new),
+            "temp_install": temp_install(os.path.abspath(python or sys.executable), package_root())}
 
 
 def refuse_plugin_environment(interpreter: str) -> None:

@@ -42,6 +42,19 @@ def _read(path: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def temp_install(interpreter: str, root: str) -> str | None:
+    """The temp folder (the user's, or Claude's) that the interpreter or claudetto's folder the
+    entries name lies in, or None. A clone made there (`git clone ... /tmp/claudetto`, often
+    by Claude itself when asked to try claudetto) goes when the temp folder is cleaned, by
+    the system or by claudetto's own GC, which removes what Claude's commands made there once
+    it is old: every hook then fails on every event, and WorktreeCreate aborts every
+    creation. Setup still writes the entries (a try is a try) but says so."""
+    for folder in dict.fromkeys((paths.user_tmp_str(), paths.claude_tmp_dir_str())):
+        if any(paths.inside(os.path.realpath(path), folder) for path in (interpreter, root)):
+            return folder
+    return None
+
+
 def hooks_disabled_in(user_file: Path, settings: dict[str, Any]) -> tuple[str, ...]:
     """The user's settings (as setup leaves them) and the current project's settings files
     that set `disableAllHooks`: where one applies, Claude runs no hook of any settings file,
@@ -111,6 +124,7 @@ def setup_json(result: SetupResult) -> dict[str, Any]:
         "managed_block": result.managed_block,
         "also_in": list(result.also_in),
         "disabled_in": list(result.disabled_in),
+        "temp_install": result.temp_install,
     }
 
 
@@ -134,6 +148,10 @@ def _plugin_note(result: SetupResult) -> str:
     if result.managed_block:
         note = (f"\nnote: the managed settings ({paths.managed_settings()}) set {result.managed_block}, "
                 "so Claude runs none of these hooks until your administrator allows them")
+    if result.temp_install:
+        note += (f"\nnote: claudetto runs from inside the temp folder {result.temp_install}: when that is "
+                 "cleaned (by the system, or by claudetto's own GC when Claude made the clone) every hook "
+                 "fails on every event; put claudetto in a lasting folder and run setup from there")
     for path in result.disabled_in:
         note += f"\nnote: {path} sets disableAllHooks, so Claude runs none of these hooks (nor any other) where it applies"
     for path in result.also_in:

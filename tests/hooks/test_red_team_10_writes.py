@@ -359,3 +359,21 @@ def test_ours_moved_out_of_a_shared_entry_leaves_the_users_entry_as_written(sand
     assert '      {"matcher": "Edit", "hooks": [' + mine + ']},\n' in written
     entries = json.loads(written)["hooks"]["PostToolUse"]
     assert len(entries) == 2 and "from hooks.entry import run;run()" in entries[1]["hooks"][0]["command"]
+
+
+def test_setup_says_when_claudetto_runs_from_a_temp_folder(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone in the temp folder (Claude, asked to try claudetto, clones it into /tmp): the
+    entries named it, and when the temp folder was cleaned (by the system, or by claudetto's
+    own GC, which removes the clones Claude's commands made there) every hook failed on every
+    event and WorktreeCreate aborted every creation, without a word at setup. Named now."""
+    from app.core.setup import describe, package_root, setup, setup_json
+
+    checkout = package_root()
+    monkeypatch.setenv("TMPDIR", os.path.dirname(checkout))  # the checkout lies in "the temp folder"
+    result = setup()
+    assert result.temp_install == os.path.realpath(os.path.dirname(checkout))
+    assert f"claudetto runs from inside the temp folder {result.temp_install}" in describe(result, False)
+    assert setup_json(result)["temp_install"] == result.temp_install
+    monkeypatch.setenv("TMPDIR", str(sandbox.user_tmp))
+    assert setup().temp_install is None
+    assert setup(uninstall=True).temp_install is None
