@@ -356,6 +356,14 @@ def test_a_claude_of_a_config_folder_named_relative_to_its_folder_keeps_its_sess
     assert intact(folder)
 
 
+@pytest.mark.parametrize("value", [42, "", ["s-1"], None])
+def test_a_running_claudes_file_whose_session_id_cannot_be_read_makes_every_session_unsure(
+        sandbox: SandboxEnv, live_pid: int, value: object) -> None:
+    # which folders are its own cannot be told: nothing a session may hold goes
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId=value, cwd="/w", procStart=start_of(live_pid))
+    assert sessions.liveness().unsure
+
+
 def test_a_hung_claude_whose_file_was_updated_long_ago_is_live(sandbox: SandboxEnv, live_pid: int) -> None:
     long_ago = int((time.time() - 90 * DAY) * 1000)
     sandbox.write_session(str(live_pid), pid=live_pid, sessionId="s-hung", cwd="/w", procStart=start_of(live_pid),
