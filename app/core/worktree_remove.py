@@ -60,7 +60,9 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
         return CheckoutRemoval(path, True, "missing")
     if os.path.islink(path):
         return kept("symlink")
-    if key is None:
+    from app.core.checkout_identity import made_later
+
+    if key is None or made_later(real, entries[key]):  # a worktree made there since: not ours
         return kept("unknown")
     project = entries[key].get("project")
     if not isinstance(project, str):

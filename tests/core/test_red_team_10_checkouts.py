@@ -543,3 +543,18 @@ def test_a_signing_key_generated_into_a_regenerable_folder_keeps_it(repo: Path, 
     assert not (checkout / "node_modules").exists(), done
     removed = worktree_remove(checkout)
     assert removed.returncode == 1 and (checkout / key).exists(), removed.stderr
+
+
+def test_worktree_remove_leaves_a_users_own_checkout_made_where_a_released_one_was(repo: Path) -> None:
+    """`claude --worktree mine` enters the user's own worktree (made after the old record),
+    and Claude asks to remove it on exit: it is not a checkout claudetto made."""
+    mine = session_checkout(repo, "mine")
+    git(repo, "worktree", "remove", str(mine))
+    time.sleep(2.1)
+    git(repo, "worktree", "add", "-q", "-b", "my-branch", str(mine))
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": SID, "cwd": str(repo), "name": "mine"},
+                    cwd=repo)
+    assert made.returncode == 0 and made.stdout.decode().strip().splitlines()[-1] == str(mine), made.stderr
+    done = worktree_remove(mine)
+    assert done.returncode == 1 and "kept" in done.stderr.decode(), done.stderr
+    assert mine.is_dir() and git(repo, "rev-parse", "--verify", "-q", "refs/heads/my-branch")
