@@ -196,6 +196,27 @@ def test_an_in_process_fork_without_a_session_end_keeps_the_parents_folder_while
     assert intact(folder)
 
 
+@pytest.mark.parametrize("hook_id", [
+    "parent",  # as 2.1.x reports it (anthropics/claude-code#39355): the hook names the id resumed
+    pytest.param("fork", marks=pytest.mark.xfail(strict=True, reason="limit: a fork in a new process that "
+                                                  "names only its own id leaves nothing linking it to its parent")),
+])
+def test_a_fork_session_in_a_new_claude_keeps_its_parents_folder_while_it_runs(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude], hook_id: str) -> None:
+    # `claude --resume X --fork-session`: a new process whose file names the fork's id; the
+    # parent's scratchpad is in the conversation it goes on with.
+    project = tmp_path / "proj"
+    project.mkdir()
+    parent = str(uuid.uuid4())
+    folder = session_folder(sandbox, project, parent)
+    fork = claudes(project)
+    answer = fork.hook("SessionStart", source="resume", **({"session_id": parent} if hook_id == "parent" else {}))
+    assert answer["rc"] == 0, answer
+    settled(sandbox)
+    clean(project)
+    assert intact(folder)
+
+
 def test_compact_keeps_the_id_and_its_folder(sandbox: SandboxEnv, tmp_path: Path,
                                              claudes: Callable[..., Claude]) -> None:
     project = tmp_path / "proj"
