@@ -210,7 +210,8 @@ def test_a_fork_session_in_a_new_claude_keeps_its_parents_folder_while_it_runs(
     parent = str(uuid.uuid4())
     folder = session_folder(sandbox, project, parent)
     fork = claudes(project)
-    answer = fork.hook("SessionStart", source="resume", **({"session_id": parent} if hook_id == "parent" else {}))
+    named: dict[str, Any] = {"session_id": parent} if hook_id == "parent" else {}
+    answer = fork.hook("SessionStart", source="resume", **named)
     assert answer["rc"] == 0, answer
     settled(sandbox)
     clean(project)
