@@ -10,8 +10,9 @@ a crash that leaves the file behind and a pid reused since; the project slug of 
 non-ASCII cwd, two cwds of one slug; a payload's `scratchpad_dir`, `cwd` and `session_id` of
 other shapes.
 
-Losses found and fixed: an id a running Claude had before `/clear`, `/resume` or a fork was
-dead the moment its file named the new one, and its folder (scratchpad, a background task's
+Losses found and fixed: an id a running Claude had before `/clear`, `/resume` or a fork (or
+the parent id a `--fork-session` Claude's SessionStart names) was dead the moment its file
+named another one, and its folder (scratchpad, a background task's
 output Claude appends to) went at the next cleanup (app/core/earlier_sessions.py); a
 `pidDomain` that is not text was read as this machine's; a `pid` field of 1 or past any pid
 made a running Claude's file dead; a Claude whose `CLAUDE_CONFIG_DIR` is relative (or holds a
