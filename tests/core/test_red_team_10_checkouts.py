@@ -215,6 +215,19 @@ def test_a_huge_config_deletes_nothing_and_says_why(repo: Path) -> None:
     assert kept(done) == {str(checkout / ".claude" / "claudetto.json"): "bad_config"}, done
 
 
+def test_a_broken_list_of_the_users_deletes_nothing_whatever_the_checkouts_says(repo: Path) -> None:
+    """The user's own `.claude/claudetto.json` is half written (an editor's crash); the
+    branch's copy in the checkout is fine. The user meant something: nothing is deleted."""
+    checkout = session_checkout(repo)
+    fill(checkout)
+    declare(checkout, ["data", "node_modules"])
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "claudetto.json").write_text('{"scratch": ["node_modules"')
+    done = release(checkout)
+    assert (checkout / "data" / "users.sqlite").exists() and (checkout / "node_modules").exists(), done
+    assert kept(done) == {str(repo / ".claude" / "claudetto.json"): "bad_config"}, done
+
+
 def test_a_config_that_links_elsewhere_is_no_users_list(sandbox: SandboxEnv, repo: Path) -> None:
     """The checkout's `.claude/claudetto.json` is a link to a file a session wrote elsewhere:
     the user's list is the project's, and the link's list takes nothing the user's keeps."""
