@@ -310,6 +310,23 @@ def test_a_noted_id_of_a_crashed_claude_whose_pid_runs_another_process_is_dead(
         assert ("s-was" in sessions.liveness().ids) is live
 
 
+@pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"processes": []}', b'{"processes": {"x": 1}}',
+                                     b'{"processes": {"12": {"start": 5, "sessions": []}}}', b"\xff\xfe"])
+def test_a_notes_file_of_another_shape_is_read_as_empty_and_written_anew(
+        sandbox: SandboxEnv, live_pid: int, content: bytes) -> None:
+    from app.core import earlier_sessions
+
+    sandbox.state.mkdir(parents=True, exist_ok=True)
+    notes = sandbox.state / earlier_sessions.FILE_NAME
+    notes.write_bytes(content)
+    assert earlier_sessions.running_sessions() == []
+    ticks = start_of(live_pid)
+    assert ticks is not None
+    earlier_sessions.note(live_pid, ticks, "s-noted", "/w")
+    assert [s.session_id for s in earlier_sessions.running_sessions()] == ["s-noted"]
+    assert "s-noted" in sessions.liveness().ids
+
+
 # --- what a sessions file may hold --------------------------------------------------------
 
 
