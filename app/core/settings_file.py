@@ -137,16 +137,18 @@ SETTLE_S = 1.0
 
 
 def read_settled(target: Path) -> tuple[str, os.stat_result | None]:
-    """`read_settings`, read again (for up to SETTLE_S) while the file is there but empty or
-    not JSON. Claude saves settings.json with a plain truncating write, no temp file and no
-    rename: read in that instant, the file is empty or half written. Taken for "no
-    settings", setup would rename the hooks alone into place and Claude's save would go to
-    the replaced file, losing every setting; taken for broken, setup would refuse a good
-    file. A file that stays so is what it is: empty (no settings), or refused as not JSON."""
+    """`read_settings`, read again (for up to SETTLE_S) while the file, saved within the last
+    SETTLE_S, is empty or not JSON. Claude saves settings.json with a plain truncating write,
+    no temp file and no rename: read in that instant, the file is empty or half written.
+    Taken for "no settings", setup would rename the hooks alone into place and Claude's save
+    would go to the replaced file, losing every setting; taken for broken, setup would refuse
+    a good file. A file that stays so, or was so before, is what it is: empty (no settings),
+    or refused as not JSON."""
     deadline = time.monotonic() + SETTLE_S
     while True:
         raw, st = read_settings(target)
-        if st is None or time.monotonic() >= deadline or _whole(raw):
+        if (st is None or time.monotonic() >= deadline or time.time() - st.st_mtime >= SETTLE_S
+                or _whole(raw)):
             return raw, st
         time.sleep(0.02)
 
