@@ -10,9 +10,10 @@ happened to a folder meanwhile is seen here, where `removal.remove` has moved it
   is now young, and deleting it would take what was just put there.
 - `live`, `in_use`: the sessions read again, every process looked at again.
 - `dirty`, `unmerged`, `not_removed`: the repositories in it judged again, found by a walk of
-  the folder where it now is. Not the ones its measure found: a repository moved in after
-  that walk (`mv ~/proj <session folder>/tasks/`, a clone made there) is one it never saw,
-  and the folder in the trash can take nothing more by its old name.
+  the folder where it now is (names and types only: `repositories_in`). Not the ones its
+  measure found: a repository moved in after that walk (`mv ~/proj <session folder>/tasks/`,
+  a clone made there) is one it never saw, and the folder in the trash can take nothing
+  more by its old name.
 """
 
 from __future__ import annotations
@@ -39,9 +40,34 @@ def removal_guard(verdict: Verdict, *, current_session: str | None = None,
             return "in_use"
         if live.process_inside(os.path.realpath(verdict.path), os.path.realpath(where)):
             return "in_use"
-        return unique_work(where, None, original=verdict.path)
+        return unique_work(where, repositories_in(where), original=verdict.path)
 
     return still_unused
+
+
+def repositories_in(top: str) -> tuple[str, ...] | None:
+    """The folders in the tree `top` (itself included) that hold a `.git` entry or are a bare
+    repository (`HEAD` beside `objects/` and `refs/`), as the measuring walk notes them, found
+    by the names and types of the entries alone: a fifth of that walk's time, which stats
+    every file. None when a folder cannot be listed (too deep for its path, unreadable):
+    the caller then walks it the measuring way, which reads those too. Symlinks are not
+    followed; a mount inside never reaches here (the removal keeps such a folder first)."""
+    found: list[str] = []
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+            folders = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
+        except OSError:
+            return None
+        names = {entry.name for entry in entries}
+        if ".git" in names or ("HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
+                               and os.path.basename(folder) != ".git"):
+            found.append(folder)
+        stack.extend(f"{folder}/{name}" for name in folders)
+    return tuple(sorted(found))
 
 
 def changed_since_judged(verdict: Verdict, where: str) -> bool:
