@@ -12,6 +12,7 @@ first and writes nothing with --read-only; the next sweep shows what is left.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from rich.text import Text
@@ -37,6 +38,9 @@ COLUMNS = (Col("project", "project", 10, drop=1), Col("file", "file", 16), Col("
            Col("kind", "kind", 19, drop=2), Col("evidence", "evidence"))
 MIN_EVIDENCE = 24
 CONTEXT = 3  # lines shown above and below the highlighted one
+#: a file's times come from a clock that may lag time.time_ns() by a tick: a write just after
+#: the sweep began must not read as one before it
+CLOCK_SLACK_NS = 20_000_000
 KIND_LABELS = {"vanished_artifact": "vanished artifact", "stale_version_pin": "stale version pin",
                "stale_sequence": "stale sequence", "index_missing_file": "index: file gone",
                "index_unlisted_file": "index: unlisted"}
@@ -53,15 +57,24 @@ def lines_to(file: str, number: int | None) -> list[str]:
     return text_lines(file, max(FILE_LINES_MAX, (number or 0) + CONTEXT))
 
 
-def lines_read(findings: list[Finding]) -> dict[str, str | None]:
+def lines_read(findings: list[Finding], began_ns: int) -> dict[str, str | None]:
     """The text of each finding's line as its file holds it right after the sweep: the line
     the finding is about. The screen shows and strikes a line by its number later (minutes,
-    maybe); a line added above it by then puts another fact at that number."""
+    maybe); a line added above it by then puts another fact at that number. A file changed
+    since the sweep began (its ctime, which no tool sets back) may have changed after the
+    sweep read it: its findings are left out, read as changed until the next sweep."""
     last: dict[str, int] = {}
     for finding in findings:
         last[finding.file] = max(last.get(finding.file, 0), finding.line or 0)
-    files = {file: lines_to(file, number) for file, number in last.items() if number}
-    return {finding_key(f): line_of(files[f.file], f.line) for f in findings if f.line}
+    files = {file: lines_to(file, number) for file, number in last.items() if number and unchanged(file, began_ns)}
+    return {finding_key(f): line_of(files[f.file], f.line) for f in findings if f.line and f.file in files}
+
+
+def unchanged(file: str, since_ns: int) -> bool:
+    try:
+        return os.stat(file).st_ctime_ns < since_ns
+    except OSError:
+        return False
 
 
 def came_back(target: str) -> str:
@@ -110,8 +123,9 @@ class MemoryScreen(ClaudettoScreen):
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, name="The memory sweep")
     def sweep_worker(self) -> tuple[MemoryFindings, dict[str, str | None]]:
+        began_ns = time.time_ns() - CLOCK_SLACK_NS
         found = read_findings()
-        return found, lines_read(found.findings)
+        return found, lines_read(found.findings, began_ns)
 
     def worker_done(self, worker: Worker[Any]) -> None:
         result = worker.result
@@ -196,9 +210,10 @@ class MemoryScreen(ClaudettoScreen):
         shown.update(text)
 
     def moved_since_sweep(self, finding: Finding, text: str | None) -> bool:
-        """Whether the finding's line holds another text than when it was swept."""
+        """Whether the finding's line holds another text than when it was swept (or its file
+        changed while it was swept: `lines_read`)."""
         key = finding_key(finding)
-        return key in self.swept_lines and self.swept_lines[key] != text
+        return self.swept is not None and (key not in self.swept_lines or self.swept_lines[key] != text)
 
     # --- writing through the core -----------------------------------------------------------
 

@@ -187,3 +187,48 @@ async def test_an_index_line_whose_file_came_back_is_not_struck_as_gone(box: San
         await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen)
                        and not any(f.kind == "index_missing_file" for f in memory_screen(app).findings.values()))
     assert index.read_bytes() == before, index.read_text(encoding="utf-8")
+
+
+async def test_a_line_added_while_the_sweep_ran_never_puts_another_line_under_a_finding(
+        box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep reads the memory files first, then asks git about the tree for seconds.
+    Claude adds a fact on top of stack.md in between: the findings name the old numbers, and
+    the text the screen read of them after the sweep is already the new file's. The migration
+    finding then showed the Flask line without a word, and `u` struck it. A file changed
+    while the sweep ran is treated as changed since it: said, nothing struck, swept again."""
+    from app.data import memory as data
+    from app.widgets.table import Table
+    from tests.tui.conftest import goto
+
+    stack = stack_md(box)
+    first = [True]
+
+    def sweep_then_claude_writes() -> Any:
+        found = data.read_findings()
+        if first[0]:  # Claude's write lands while the sweep is still running: after its read
+            first[0] = False
+            text = stack.read_text(encoding="utf-8")
+            stack.write_text(text.replace("---\nThe shop", "---\nPayments go through Stripe.\nThe shop"),
+                             encoding="utf-8")
+        return found
+
+    monkeypatch.setattr("app.screens.memory.read_findings", sweep_then_claude_writes)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.kind == "stale_sequence" for f in screen.findings.values()))
+        before = stack.read_bytes()
+        key = next(k for k, f in screen.findings.items() if f.kind == "stale_sequence")
+        assert screen.findings[key].line == 7
+        assert screen.query_one("#findings", Table).move_to(key)
+        await pilot.pause(0.2)
+        viewer = str(screen.query_one("#memory-file").render())
+        await pilot.press("u")
+        await pilot.pause(0.3)
+        if isinstance(app.screen, SupersedeModal):
+            await pilot.press(*"0003 is the latest now", "enter")
+        await wait_for(pilot, lambda: any(f.kind == "stale_sequence" and f.line == 8
+                                          for f in memory_screen(app).findings.values()))
+    assert stack.read_bytes() == before
+    assert "line 7 changed since the sweep" in viewer, viewer
