@@ -85,13 +85,16 @@ def removal_guard(path: str) -> removal.Guard:
     dashboard): the same rules as a sweep's, with the sessions read at that moment."""
     fresh()
     key = removal.resolve_parents(path)
-    records = [r for r in read_records() if removal.resolve_parents(r.path) == key]
+    every = [(removal.resolve_parents(r.path), r) for r in read_records()]
+    records = [r for spelled, r in every if spelled == key]
     if not records:
         return lambda _where: "missing"  # no longer recorded: not the GC's to remove
     item = Item(key, records)
 
     def still_unused(where: str) -> str | None:
-        return in_use(item, Facts(None, None, None, None), where) or work_lost(item, where) or replaced(item, where)
+        facts = Facts(None, None, None, None)
+        facts.output_set = frozenset(spelled for spelled, _ in every)  # every recorded path, as a sweep's
+        return in_use(item, facts, where) or work_lost(item, where) or replaced(item, where)
 
     return still_unused
 
@@ -113,10 +116,15 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
     """
 
     outside = OutsideNames()  # what the user's places name (links, installs): read once per sweep
+    judged: list[Facts] = []  # the judgement's facts: the recorded paths it found
 
     def facts_now() -> Facts:  # liveness read again at the moment of each removal
         facts = Facts(current_session, current_cwd, ending_session, end_reason, ending_pid)
         facts.outside = outside
+        if judged:
+            facts.output_set = judged[0].output_set
+        else:
+            judged.append(facts)
         return facts
 
     if dry_run:

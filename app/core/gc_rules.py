@@ -219,11 +219,14 @@ def _the_users(item: Item, real: str, facts: Facts, where: str | None) -> bool:
 
 
 def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
-    """Inside the project its session worked in (the git root of a record's cwd, else that cwd; no output
-    itself), or a folder a live session works in (`Facts.folders`), that lies in the root (TMPDIR as the
+    """Inside the project its session worked in (the git root of a record's cwd, else that cwd), or the
+    git checkout around it (the user's clone a session wrote into from elsewhere), neither an output
+    itself, or a folder a live session works in (`Facts.folders`), that lies in the root (TMPDIR as the
     scratch disk the projects live on): the project's files, or those a live session works on."""
     root = os.path.realpath(item.root or "/")
-    tops = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
+    tops: list[Any] = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
+    if item.root == paths.user_tmp_str():  # the user's checkout it was made in (a worktrees root holds Claude's)
+        tops.append(paths.git_root_str(os.path.dirname(real)))
     ours = [p for p in (os.path.realpath(t) for t in dict.fromkeys(tops) if t) if not inside_any(p, facts.output_set)]
     return any(strictly_inside(real, p) and strictly_inside(p, root) for p in [*ours, *facts.folders])
 

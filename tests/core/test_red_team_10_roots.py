@@ -181,6 +181,38 @@ def test_records_made_under_another_tmpdir_are_outside_the_root_of_this_sweep(
     assert entries.get(str(out), ("skip", ""))[0] == "skip" and out.is_dir(), entries
 
 
+def test_a_file_written_into_the_users_own_clone_in_the_temp_folder_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user cloned a repository into the temp folder themselves (no session recorded it, and
+    Claude was never started in it); a session working elsewhere writes a new module into it.
+    A week later that module is the clone's untracked work, not an output: removing it leaves
+    the user's checkout without the file they were about to commit."""
+    origin = make_repo(tmp_path / "origin")
+    theirs = sandbox.user_tmp / "theirs"
+    git(tmp_path, "clone", "-q", str(origin), str(theirs))
+    module = theirs / "new_module.py"
+    hook_write(module, tmp_path)
+    assert recorded() == [str(module)]
+    set_mtime(module, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_json()
+    assert module.exists(), entries
+    assert entries[str(module)] == ("kept", "in_use")
+
+
+def test_a_scratch_file_in_a_clone_the_session_made_still_goes(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Held: the same Write into a clone the session itself made (recorded) is its output."""
+    origin = make_repo(tmp_path / "origin")
+    clone = sandbox.user_tmp / "mine"
+    hook_bash(f"git clone -q {origin} {clone}", tmp_path)
+    module = clone / "scratch.py"
+    hook_write(module, tmp_path)
+    assert recorded() == sorted([str(clone), str(module)])
+    set_mtime(module, OLD)
+    age_records(sandbox.state, OLD)
+    assert gc_json()[str(module)] == ("removed", "age") and not module.exists()
+
+
 # --- what claudetto and Claude keep in the root ------------------------------------------------------
 
 
