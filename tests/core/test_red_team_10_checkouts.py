@@ -279,6 +279,19 @@ def test_a_list_a_branch_committed_takes_only_what_the_users_list_names_too(repo
     assert not (checkout / "node_modules").exists(), done
 
 
+@pytest.mark.xfail(strict=True, reason="a list only the checkout holds (a branch's, or the session's) deletes "
+                   "git-ignored data it names: the lead's decision of round six (test_red_team_6_checkouts.py "
+                   "IGNORED_DATA) stands; test_release.py expects such a list's ignored `cache` to go")
+def test_a_list_only_a_branch_committed_never_takes_ignored_data(repo: Path, tmp_path: Path) -> None:
+    """Without a list of the user's, `origin/main`'s list naming the user's ignored `data/`
+    (a local database the user keeps in every checkout) is the only one read."""
+    upstream_adds_a_list(repo, tmp_path, ["data", "node_modules"])
+    checkout = session_checkout(repo, "upstream-data")
+    fill(checkout)
+    done = release(checkout)
+    assert (checkout / "data" / "users.sqlite").exists(), done
+
+
 def test_a_list_only_a_branch_committed_never_takes_untracked_work(repo: Path, tmp_path: Path) -> None:
     """Without a list of the user's, the branch's list is judged like work: what git shows
     as new in a path it names stays."""
