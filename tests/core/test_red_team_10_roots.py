@@ -119,6 +119,28 @@ def test_tmpdir_set_to_a_project_root_skips_even_a_record_made_from_elsewhere(
     assert gc_json() == {str(results): ("skip", "outside_root")} and results.is_dir()
 
 
+def test_session_end_with_tmpdir_set_to_the_project_takes_none_of_its_files(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same through SessionEnd, as Claude runs it: the detached sweep's report is in the
+    session's log, and the session's new, uncommitted module is still there."""
+    from app.core import paths
+
+    project = make_repo(tmp_path / "proj")
+    monkeypatch.setenv("TMPDIR", str(project))
+    module = project / "feature.py"
+    hook_write(module, project, session="ending")
+    set_mtime(module, OLD)
+    age_records(sandbox.state, OLD, session="ending")
+    payload = {"hook_event_name": "SessionEnd", "session_id": "ending", "cwd": str(project), "reason": "other"}
+    assert run_hook(payload, cwd=project).returncode == 0
+    log = paths.session_log(str(project), "ending")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (log.exists() and "GC removed=" in log.read_text()):
+        time.sleep(0.05)
+    assert "GC removed=0 " in log.read_text(), log.read_text()
+    assert module.exists()
+
+
 def test_a_tmpdir_that_is_a_symlink_to_the_home_is_no_root(
         sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     link = tmp_path / "tmp-link"
@@ -243,22 +265,28 @@ def test_claudettos_own_state_inside_tmpdir_is_never_an_output(
         entries[str(p)][0] == "skip" for p in (work, state, state / "trash"))
 
 
+@pytest.mark.parametrize("below", ["", "claude-root"])
 def test_claudes_temp_folder_inside_tmpdir_is_never_an_output(
-        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
-    """CLAUDE_CODE_TMPDIR equal to TMPDIR: `claude-<uid>` (every session's scratchpad and task
-    outputs) and claudetto's logs beside it lie in the GC root. A record naming them is no
-    output of any session: the hygiene cleanup has its own rules for them."""
-    monkeypatch.setenv("CLAUDE_CODE_TMPDIR", str(sandbox.user_tmp))
-    claude = sandbox.user_tmp / f"claude-{os.getuid()}"
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, below: str) -> None:
+    """CLAUDE_CODE_TMPDIR equal to TMPDIR (Claude's default on Linux) or inside it: `claude-<uid>`
+    (every session's scratchpad and task outputs) and claudetto's logs beside it lie in the GC
+    root. A record naming them, or a folder around them, is no output of any session: the
+    hygiene cleanup has its own rules for them."""
+    top = sandbox.user_tmp / below if below else sandbox.user_tmp
+    monkeypatch.setenv("CLAUDE_CODE_TMPDIR", str(top))
+    claude = top / f"claude-{os.getuid()}"
     task = claude / "-proj" / "sess" / "tasks"
     task.mkdir(parents=True)
     (task / "a.output").write_text("output\n")
-    logs = sandbox.user_tmp / "claudetto"
+    logs = top / "claudetto"
     (logs / "proj").mkdir(parents=True)
-    for folder in (task, task.parent, task.parent.parent, claude, logs):
+    for folder in (task, task.parent, task.parent.parent, claude, logs, top):
         set_mtime(folder, OLD)
     add_record("s1", claude)
     add_record("s1", logs)
+    add_record("s1", task.parent)
+    if below:
+        add_record("s1", top)
     entries = gc_json()
     assert (task / "a.output").exists() and logs.is_dir(), entries
 
