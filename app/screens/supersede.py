@@ -71,7 +71,7 @@ class SupersedeModal(ModalScreen[str | None]):
                 yield Static(visible(self.text), id="struck", markup=False)
             yield Static(f"Why: {visible(self.evidence)}\nThe line is struck (~~…~~), not deleted, and the correction "
                          "goes right below it with today's date.", id="why", markup=False)
-            yield CorrectionInput(value=self.correction, placeholder="the correction: what is true now",
+            yield CorrectionInput(value=visible(self.correction), placeholder="the correction: what is true now",
                                   id="correction")
             with Horizontal(id="buttons"):
                 yield Button("Supersede (enter)", variant="warning", id="write")

@@ -232,3 +232,30 @@ async def test_a_line_added_while_the_sweep_ran_never_puts_another_line_under_a_
                                           for f in memory_screen(app).findings.values()))
     assert stack.read_bytes() == before
     assert "line 7 changed since the sweep" in viewer, viewer
+
+
+async def test_a_dangling_link_naming_a_control_character_is_struck_with_the_correction_shown(box: Sandbox) -> None:
+    """`- [Odd](odd%1Bname.md)` points at a file that is gone; its target, decoded, holds an
+    escape. `i` filled the correction with that raw character: the box showed nothing for it,
+    and Enter was refused ("a control character") with nothing to see or fix. The correction
+    is filled in as shown, the escape as its symbol, and Enter strikes the line."""
+    from app.widgets.table import Table
+    from tests.tui.conftest import goto
+    from tests.tui.test_memory_index import index_of
+
+    index = index_of(box)
+    index.write_text(index.read_text(encoding="utf-8") + "- [Odd](odd%1Bname.md) — an odd one\n", encoding="utf-8")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        screen = memory_screen(app)
+        await wait_for(pilot, lambda: any(f.token == "odd\x1bname.md" for f in screen.findings.values()))
+        key = next(k for k, f in screen.findings.items() if f.token == "odd\x1bname.md")
+        assert screen.query_one("#findings", Table).move_to(key)
+        await pilot.pause(0.2)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        assert app.screen.query_one("#correction", Input).value.startswith("`odd␛name.md` no longer exists")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Correction (" in index.read_text(encoding="utf-8"))
+    assert "~~[Odd](odd%1Bname.md) — an odd one~~" in index.read_text(encoding="utf-8")
