@@ -33,23 +33,25 @@ def bound(name: str) -> int:
     except ValueError:
         value = -1
     if value < 0:
-        _passed_over(name, raw, default)
-        return default
-    return min(value, CEILING)
+        _say(name, raw, f"is not a whole number >= 0; the default {default} holds")
+    elif value == 0 and default:
+        _say(name, raw, f"is in force (the default is {default}): no time, size or count at all")
+    return min(value, CEILING) if value >= 0 else default
 
 
-_PASSED_OVER: set[str] = set()
+_SAID: set[str] = set()
 
 
-def _passed_over(name: str, raw: str, default: int) -> None:
-    """Say once per process which override was passed over, and what holds instead: a user who set
-    `CLAUDETTO_GC_MAX_AGE_DAYS=3d` learns why outputs stay seven days. An empty value is unset."""
-    if not raw.strip() or name in _PASSED_OVER:
+def _say(name: str, raw: str, what: str) -> None:
+    """Say once per process that an override was passed over (and what holds instead), or that a 0
+    is in force: a user who set `CLAUDETTO_GC_MAX_AGE_DAYS=3d` learns why outputs stay seven days,
+    one who set 0 why the GC took every unused output at once. An empty value is unset."""
+    if not raw.strip() or name in _SAID:
         return
-    _PASSED_OVER.add(name)
+    _SAID.add(name)
     from app.core.log import log  # only on this path: bounds are read on the hook hot path
 
-    log(f"bounds: CLAUDETTO_{name}={raw!r} is not a whole number >= 0; the default {default} holds")
+    log(f"bounds: CLAUDETTO_{name}={raw!r} {what}")
 
 
 def all_bounds() -> dict[str, int]:

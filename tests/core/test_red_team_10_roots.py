@@ -574,3 +574,27 @@ def test_the_size_bound_takes_the_oldest_first_and_never_a_live_one(
     assert entries[str(outs[0])] == ("removed", "size")
     assert entries[str(outs[1])] == ("kept", "young") and entries[str(outs[2])] == ("kept", "young")
     assert entries[str(live)] == ("kept", "live") and live.is_dir()
+
+
+def test_an_age_bound_of_zero_takes_only_unused_outputs_and_says_so(
+        sandbox: SandboxEnv, tmp_path: Path, live_pid: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CLAUDETTO_GC_MAX_AGE_DAYS=0` is taken as written (every unused output goes at the next
+    sweep), never as "everything": a live session's output, and one holding a repository with
+    uncommitted work, stay; the log says the 0 is in force."""
+    from app.core.sessions import proc_start_time
+
+    monkeypatch.setenv("CLAUDETTO_GC_MAX_AGE_DAYS", "0")
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId="LIVE", cwd=str(tmp_path),
+                          procStart=proc_start_time(live_pid))
+    live = old_folder(sandbox.user_tmp / "tmp.Live", age=60)
+    add_record("LIVE", live, cwd=tmp_path)
+    work = make_repo(sandbox.user_tmp / "tmp.Work")
+    (work / "draft.py").write_text("uncommitted\n")
+    set_mtime(work, 60)
+    add_record("dead", work, cwd=tmp_path)
+    unused = old_folder(sandbox.user_tmp / "tmp.Unused", age=60)
+    add_record("dead", unused, cwd=tmp_path)
+    assert gc_json() == {str(live): ("kept", "live"), str(work): ("kept", "dirty"),
+                         str(unused): ("removed", "age")}
+    logs = "".join(p.read_text() for p in sandbox.claude_tmp_root.rglob("*.log"))
+    assert "CLAUDETTO_GC_MAX_AGE_DAYS='0' is in force" in logs, logs
