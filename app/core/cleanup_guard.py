@@ -10,7 +10,9 @@ happened to a folder meanwhile is seen here, where `removal.remove` has moved it
   is now young, and deleting it would take what was just put there.
 - `live`, `in_use`: the sessions read again, every process looked at again.
 - `dirty`, `unmerged`, `not_removed`: the repositories in it judged again, found by a walk of
-  the folder where it now is (names and types only: `repositories_in`). Not the ones its
+  the folder where it now is (names and types only: `repositories_in`); `dirty` too when a
+  folder in it cannot be read (`chmod 000`, for a user who is not root): unjudged, it would
+  go with the purge, which opens such folders up. Not the ones its
   measure found: a repository moved in after that walk (`mv ~/proj <session folder>/tasks/`,
   a clone made there) is one it never saw, and the folder in the trash can take nothing
   more by its old name.
@@ -40,9 +42,27 @@ def removal_guard(verdict: Verdict, *, current_session: str | None = None,
             return "in_use"
         if live.process_inside(os.path.realpath(verdict.path), os.path.realpath(where)):
             return "in_use"
-        return unique_work(where, repositories_in(where), original=verdict.path)
+        if os.path.islink(where) or not os.path.isdir(where):
+            return None  # a gate log, or gone meanwhile (the removal finds it missing)
+        repos = repositories_in(where)
+        if repos is None:
+            repos = measured_repositories(where)
+        if repos is None:
+            return "dirty"  # a folder in it cannot be read: what it holds cannot be judged
+        return unique_work(where, repos, original=verdict.path)
 
     return still_unused
+
+
+def measured_repositories(where: str) -> tuple[str, ...] | None:
+    """The repositories the measuring walk finds (it reads folders past PATH_MAX too); None
+    when it could not read everything. A folder closed to this user (`chmod 000`, the user
+    not root) hides what it holds, a repository with the only copy of a commit included, and
+    the purge, which opens such folders of the user's own, would delete it unjudged."""
+    from app.core.scanner import scan
+
+    tree = scan(where)
+    return None if tree.errors or tree.partial else tree.repos
 
 
 def repositories_in(top: str) -> tuple[str, ...] | None:

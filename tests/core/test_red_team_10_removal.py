@@ -25,6 +25,7 @@ import pytest
 
 from app.core import gc, hygiene
 from app.core.verdict import remove_verdict
+from tests.core.test_red_team_6_removal import AS_A_USER, as_a_user_works
 from tests.core.test_red_team_9_removal import OLD, clean_json, needs_root, session_folder
 from tests.support import SandboxEnv, add_record, git, make_repo, set_mtime
 
@@ -116,6 +117,29 @@ def test_the_gc_keeps_a_repository_moved_deep_into_an_old_output_after_its_measu
 
     gc.sweep(_before_remove=move_in)
     assert (out / "sub" / "proj" / "b.txt").exists()
+
+
+@pytest.mark.skipif(not as_a_user_works(), reason="needs root and setpriv to act as a plain user")
+def test_a_repository_inside_a_closed_folder_keeps_an_old_session_folder_for_a_user(sandbox: SandboxEnv) -> None:
+    """For a user who is not root, a folder closed with `chmod 000` inside an old session
+    folder cannot be listed: the measure and the last look found no repository in it, and
+    the purge, which opens the user's own closed folders so they can go, deleted the only
+    copy of a commit unjudged. What cannot be read cannot be judged: kept (`dirty`), whole."""
+    folder = session_folder(sandbox)
+    repo = make_repo(folder / "tasks" / "locked" / "work", files={"a.txt": "a\n"})
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "only here")
+    os.chmod(folder / "tasks" / "locked", 0)
+    try:
+        set_mtime(folder, OLD)
+        done = subprocess.run([*AS_A_USER, *CLEAN], capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["cleaned"]["folders"] == 0
+    finally:
+        os.chmod(folder / "tasks" / "locked", 0o755)
+    assert (repo / "b.txt").read_text() == "b\n"
+    assert git(repo, "log", "-1", "--format=%s") == "only here"
 
 
 def test_two_cleanups_at_once_count_each_folder_once(sandbox: SandboxEnv) -> None:
