@@ -111,7 +111,8 @@ class _Reading(Reading):
         if at is not None and len(self.copied) < MAX_OUTPUTS:
             self._copying(words, at, cwd)
         archive = unpacked(words) if len(self.copied) < MAX_OUTPUTS else None
-        if archive is not None:  # unpacked: a copy of the archive, a move once the command removes it
+        if archive is not None and (absolute_path(cwd, archive[0]) or home_spelled(archive[0])[:5] == "$HOME"):
+            # a copy of the archive, a move once removed; not one in a folder of its own (`cd "$d"`)
             self.copied.append((archive[0], cwd))
             self.into.append((archive[1], cwd, []))
         if not self._watch:

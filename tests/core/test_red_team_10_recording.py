@@ -161,6 +161,23 @@ def test_an_archive_unpacked_into_a_temp_folder_whose_archive_stays_still_goes(
     assert entries[str(folder)] == ("removed", "age") and archive.exists(), entries
 
 
+@pytest.mark.parametrize("unpack", [
+    'cd "$d" && cp {archive} . && tar -xzf thesis.tar.gz && rm thesis.tar.gz',
+    'cp {archive} "$d"/ && tar -xzf "$d"/thesis.tar.gz -C "$d" && rm "$d"/thesis.tar.gz',
+])
+def test_an_archive_fetched_into_the_temp_folder_unpacked_and_removed_still_goes(
+        sandbox: SandboxEnv, tmp_path: Path, unpack: str) -> None:
+    """`d=$(mktemp -d) && cd "$d" && curl -LO URL/x.tgz && tar -xzf x.tgz && rm x.tgz`, the way a
+    release is fetched (a copy stands in for the download): the archive lay in the call's own
+    folder, so removing it moved nothing of the user's, and the folder is an output like any."""
+    archive, _ = _archive(tmp_path, "tar")
+    folder = Path(run_and_record(f'd=$(mktemp -d) && {unpack.format(archive=archive)} && echo "$d"', tmp_path)
+                  .strip().splitlines()[-1])
+    assert recorded() == [str(folder)]
+    a_week_later(sandbox, folder)
+    assert gc_entries()[str(folder)] == ("removed", "age")
+
+
 # --- files moved in from another disk by a command that names no source ---------------------------
 
 
