@@ -73,6 +73,7 @@ class CheckoutsScreen(ClaudettoScreen):
         self.releasing: dict[str, int] = {}  # checkout -> the process releasing it now
         self.busy = False
         self.asked_again = False  # a yes to a release was said: a dry run now is a new question
+        self.confirmed: frozenset[str] = frozenset()  # the scratch the last yes was to
 
     def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
@@ -227,9 +228,12 @@ class CheckoutsScreen(ClaudettoScreen):
             self.ask_release(done)
             return
         kept = [v for v in done.verdicts if v.action == "keep"]
+        passed = self.passed_over(done)
         line = {
             "released": f"{name}: released, freed {fmt.size(done.freed)}; "
                         + "".join(f"{visible(os.path.relpath(v.path, done.path))} kept ({v.reason}); " for v in kept)
+                        + "".join(f"{visible(os.path.relpath(path, done.path))} kept (not the folder listed now); "
+                                  for path in passed)
                         + ".tmp/ and everything else kept",
             "held": f"{name}: held by {', '.join(h[:8] for h in done.holders)}; nothing released",
             "busy": f"{name}: another release of it is running; try again when it ends",
@@ -240,8 +244,17 @@ class CheckoutsScreen(ClaudettoScreen):
             line = f"{name}: a symlink or no folder now, not the checkout claudetto made; nothing released"
         self.query_one(WorkLine).ended(line)
         self.notify(line, title="Release",
-                    severity="information" if done.status == "released" and not kept else "warning")
+                    severity="information" if done.status == "released" and not kept and not passed else "warning")
         self.action_refresh()
+
+    def passed_over(self, done: Release) -> list[str]:
+        """The scratch the yes was to that the release neither deleted nor named as kept, and
+        that is still there: no longer a folder it deletes (a symlink put in its name, say).
+        The release goes on silently past such a path; the line must not read as if it went."""
+        if done.status != "released":
+            return []
+        named = {v.path for v in done.verdicts if v.action in ("remove", "keep")}
+        return sorted(path for path in self.confirmed - named if os.path.lexists(path))
 
     def ask_release(self, plan: Release) -> None:
         goes = [v for v in plan.verdicts if v.action == "remove"]
@@ -257,6 +270,7 @@ class CheckoutsScreen(ClaudettoScreen):
 
         def answered(yes: bool | None) -> None:
             self.asked_again = bool(yes)
+            self.confirmed = frozenset(v.path for v in goes) if yes else frozenset()
             if yes:
                 self.busy = True
                 self.query_one(WorkLine).running(f"{name}: releasing…")

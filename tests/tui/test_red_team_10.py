@@ -337,3 +337,39 @@ def test_a_signal_ends_the_real_dashboard_as_q_does(tmux: Tmux, tmp_path: Path, 
     wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 20, "claudetto did not exit")
     assert exit_file.read_text().strip() == str(128 + signum)
     assert "Overview" not in tmux.screen()  # the app left the alternate screen: the shell is back
+
+
+# --- a release said yes to, the scratch swapped meanwhile -----------------------------------------
+
+
+async def test_a_release_whose_scratch_became_a_link_to_home_deletes_nothing_of_home(box: Sandbox) -> None:
+    """`r` on bold-oak lists node_modules to delete. Before the yes, node_modules is moved away
+    and a symlink to the home put in its name (the same path: the question's list still
+    matches). Nothing of the home and nothing of the moved folder goes. The release passes the
+    link by without a word, and the line read "released, freed 0 Bytes; .tmp/ and everything
+    else kept": node_modules, said yes to, seemed gone. The line names it as kept, a warning."""
+    from app.screens.checkouts import CheckoutsScreen
+    from tests.tui.test_red_team_7 import ask_release, bold_oak
+
+    checkout = bold_oak(box)
+    scratch = checkout / "node_modules"
+    moved = box.home / "node_modules.kept"
+    marker = box.home / "precious.txt"
+    marker.write_text("mine\n", encoding="utf-8")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_release(pilot, app, checkout)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        os.rename(scratch, moved)
+        os.symlink(box.home, scratch)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
+                       and "releas" in app.screen.query_one(WorkLine).text
+                       and "…" not in app.screen.query_one(WorkLine).text, timeout=60)
+        line = app.screen.query_one(WorkLine).text
+        note = list(app._notifications)[-1]  # noqa: SLF001 - what the user saw last
+    assert marker.read_text(encoding="utf-8") == "mine\n", line
+    assert (moved / "react" / "index.js").is_file(), line
+    assert scratch.is_symlink()
+    assert "node_modules kept (not the folder listed now)" in line, line
+    assert note.severity == "warning"
