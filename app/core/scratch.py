@@ -132,6 +132,7 @@ def regenerable_folders(checkout: str) -> list[str]:
     inside `.git`, `.tmp`, a regenerable folder, `.claude/worktrees`, a symlink, another
     file system or another repository (a folder holding a `.git`: neither it nor anything in
     it is this checkout's scratch)."""
+    from app.core.other_vcs import holds_mark
     from app.core.unique_work import REGENERABLE
 
     try:
@@ -156,8 +157,8 @@ def regenerable_folders(checkout: str) -> list[str]:
             except OSError:
                 continue
             child = f"{rel}/{entry.name}" if rel else entry.name
-            if os.path.lexists(os.path.join(entry.path, ".git")):
-                continue  # a submodule or a nested clone: its own repository's files
+            if os.path.lexists(os.path.join(entry.path, ".git")) or holds_mark(entry.path):
+                continue  # a submodule, a nested clone (git's or another system's): its own files
             if entry.name in REGENERABLE:
                 found.append(child)
             elif child != ".claude/worktrees":
@@ -195,12 +196,15 @@ def in_other_repository(checkout: str, rel: str) -> bool:
     return any(os.path.lexists(os.path.join(checkout, *parts[:depth], ".git")) for depth in range(1, len(parts) + 1))
 
 
-def tmp_inside(folder: str) -> str | None:
+def tmp_inside(folder: str, rel: str = "") -> str | None:
     """The first `.tmp` at any depth inside `folder`, not following links, as a path below
-    it; None when there is none. A folder it cannot read is named: unsure, keep. `.tmp/`
+    it, or the first working copy of another version control system (app/core/other_vcs.py;
+    `rel`: the folder's path in the checkout); None when there is none. A folder it cannot read is named: unsure, keep. `.tmp/`
     survives every release, also one a session made inside a declared `out/`. (A `.git`
     inside is another repository, judged by its own work at removal: `unique_work`.)"""
     import stat
+
+    from app.core.other_vcs import mark_among
 
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
@@ -213,6 +217,10 @@ def tmp_inside(folder: str) -> str | None:
             break
         if ".tmp" in dirs or ".tmp" in files:
             return os.path.relpath(os.path.join(top, ".tmp"), folder)
+        below = [] if top == folder else os.path.relpath(top, folder).split(os.sep)
+        mark = mark_among(dirs + files, [p for p in rel.split("/") if p] + below)
+        if mark is not None:
+            return os.path.relpath(os.path.join(top, mark), folder)
     return os.path.relpath(failed[0].filename or folder, folder) if failed else None
 
 
@@ -319,7 +327,7 @@ def _keeps(checkout: str, rel: str, tracked: set[str], untracked: set[str]) -> R
     if in_other_repository(checkout, rel):
         log(f"release: {checkout}/{rel} kept: it is or lies inside another repository")
         return "dirty"
-    held = tmp_inside(os.path.join(checkout, rel)) or _linked_tmp_inside(checkout, rel)
+    held = tmp_inside(os.path.join(checkout, rel), rel) or _linked_tmp_inside(checkout, rel)
     if held is not None:
         log(f"release: {checkout}/{rel} kept: it holds {printable(held)}, never scratch")
         return "dirty"

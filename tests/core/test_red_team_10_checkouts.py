@@ -584,3 +584,28 @@ def test_worktree_remove_leaves_a_users_own_checkout_made_where_a_released_one_w
     done = worktree_remove(mine)
     assert done.returncode == 1 and "kept" in done.stderr.decode(), done.stderr
     assert mine.is_dir() and git(repo, "rev-parse", "--verify", "-q", "refs/heads/my-branch")
+
+
+@pytest.mark.parametrize(("mark", "where"), [*((m, "build/vendor/lib") for m in (".hg", ".svn", ".jj", ".bzr", "_darcs",
+                                                                    ".fslckout", ".pijul")),
+                                             (".hg", "build"), (".jj", "dist/x")])
+def test_a_working_copy_of_another_version_control_system_in_scratch_is_kept(
+        repo: Path, mark: str, where: str) -> None:
+    """`hg clone` (or `jj`, `svn checkout`...) into `build/vendor/lib`, with commits and edits
+    no git command lists: none of those tools need be here to tell it is a repository."""
+    checkout = session_checkout(repo, "vcs")
+    inner = checkout / where
+    (inner / mark).mkdir(parents=True) if mark != ".fslckout" else inner.mkdir(parents=True)
+    if mark == ".fslckout":
+        (inner / mark).write_bytes(b"SQLite format 3\0")
+    else:
+        (inner / mark / "store").mkdir()
+        (inner / mark / "store" / "00changelog.i").write_bytes(b"\0\0\0\1 the only copy of the commits")
+    (inner / "lib.c").write_text("int f(void) { return 2; }  /* edited */\n")
+    (checkout / "node_modules" / "pkg").mkdir(parents=True)
+    (checkout / "node_modules" / "pkg" / ".svn").mkdir()  # a published leftover: still scratch
+    done = release(checkout)
+    assert (inner / "lib.c").exists() and (inner / mark).exists(), done
+    top = str(checkout / where.split("/")[0])  # a folder that is a working copy is no candidate
+    assert kept(done).get(top, "not scratch") in ("dirty", "not scratch"), done
+    assert not (checkout / "node_modules").exists(), done
