@@ -383,3 +383,24 @@ def test_a_mktemp_in_a_shell_given_its_own_tmpdir_never_takes_a_folder_of_the_us
     a_week_later(sandbox, theirs)
     entries = gc_entries()
     assert (theirs / "results.csv").exists(), entries
+
+
+def test_a_clone_that_failed_on_a_user_folder_records_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`git clone URL "$TMPDIR/x" || git -C "$TMPDIR/x" pull` fails on the user's own folder of
+    that name (its response an error string, as Claude gives a failed call): the call made
+    nothing, and the folder is never an output. (Held when written.)"""
+    origin = make_repo(tmp_path / "origin")
+    mine = sandbox.user_tmp / "x"
+    mine.mkdir()
+    (mine / "draft.md").write_text("the user's\n")
+    time.sleep(3.5)  # made before the call's window
+    command = f"git clone -q {origin} {mine}"
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    payload = {"hook_event_name": "PostToolUse", "session_id": "s1", "cwd": str(tmp_path), "tool_name": "Bash",
+               "tool_input": {"command": command}, "tool_response": f"Error: Exit code 128\n{done.stderr}",
+               "duration_ms": 50}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    assert recorded() == []
+    a_week_later(sandbox, mine)
+    assert (mine / "draft.md").exists() and str(mine) not in gc_entries()
