@@ -210,6 +210,32 @@ def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
     return None
 
 
+#: What marks a Claude that keeps no sessions file on its command line: a teammate of an agent
+#: team (tmux panes start `claude --agent-id <name@team> --parent-session-id <lead> ...`).
+_FILELESS_MARKS = (b"--agent-id", b"--parent-session-id")
+
+
+def fileless_claude(first: int | None = None) -> tuple[int, str] | None:
+    """(pid, start time) of the Claude teammate (`_FILELESS_MARKS`: it keeps no sessions file)
+    that runs this hook: one to three levels above it (from `first`, by default the parent).
+    None when there is none, or its start cannot be read. A program merely called `claude`
+    is not taken for one: the hook run by hand, or a test suite run by a Claude's Bash tool,
+    has one above it too."""
+    pid = os.getppid() if first is None else first
+    for _ in range(3):
+        if pid <= 1:
+            return None
+        args = (cmdline(pid) or b"").split(b"\0")
+        if any(a.split(b"=", 1)[0] in _FILELESS_MARKS for a in args[1:]):
+            start = start_of(pid)
+            return (pid, start) if start else None
+        found = _parent_and_start(pid)
+        if found is None:
+            return None
+        pid = found[0]
+    return None
+
+
 def git_run_by(pid: int, runner: int) -> bool:
     """Whether `pid` is a git that process `runner` (claudetto) runs, or a process that git
     started: its environment carries `git.HELPER_MARK` with `runner`'s pid."""

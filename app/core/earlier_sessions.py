@@ -83,7 +83,7 @@ def _claude_running(session: str, source: object) -> tuple[int, str | None] | No
 
     found = claude_process()
     if found is None:
-        return None
+        return _fileless(session)
     folder = os.path.join(paths.config_dir_str(), "sessions")
     named: set[object] = set()
     for name in (f"{found[0]}.json", f"pid-{found[0]}.json"):
@@ -94,7 +94,18 @@ def _claude_running(session: str, source: object) -> tuple[int, str | None] | No
             continue
         if isinstance(data, dict):
             named |= {data.get("sessionId"), data.get("session_id")} - {None}
-    return found if not named or session in named or source in _SWITCHES else None
+    return found if not named or session in named or source in _SWITCHES else _fileless(session)
+
+
+def _fileless(session: str) -> tuple[int, str | None] | None:
+    """The Claude above when it keeps no sessions file (a teammate of an agent team): its id
+    is in no file at all, only here, while it runs."""
+    from app.core.claude_process import fileless_claude
+
+    found = fileless_claude()
+    if found is not None:
+        log(f"sessions: {session} runs in Claude {found[0]}, which keeps no sessions file")
+    return found
 
 
 def note(pid: int, start: str, session: str, cwd: str | None) -> None:

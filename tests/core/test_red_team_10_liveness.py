@@ -16,7 +16,9 @@ named another one, and its folder (scratchpad, a background task's
 output Claude appends to) went at the next cleanup (app/core/earlier_sessions.py); a
 `pidDomain` that is not text was read as this machine's; a `pid` field of 1 or past any pid
 made a running Claude's file dead; a Claude whose `CLAUDE_CONFIG_DIR` is relative (or holds a
-`~` no shell expanded) went unseen, and its session folders went. Everything else here held
+`~` no shell expanded) went unseen, and its session folders went; a teammate of an agent team
+(its own process and id, no sessions file) was dead to every sweep but its own hooks', its
+folder and its outputs with it. Everything else here held
 when it was written."""
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -34,7 +37,7 @@ import pytest
 
 from app.core import paths, sessions
 from app.core.claude_process import start_of
-from tests.hooks.test_checkouts import Claude, wait_for
+from tests.hooks.test_checkouts import _CLAUDE, Claude, wait_for
 from tests.support import SandboxEnv, run_cli
 
 DAY = 86400.0
@@ -325,6 +328,51 @@ def test_a_notes_file_of_another_shape_is_read_as_empty_and_written_anew(
     earlier_sessions.note(live_pid, ticks, "s-noted", "/w")
     assert [s.session_id for s in earlier_sessions.running_sessions()] == ["s-noted"]
     assert "s-noted" in sessions.liveness().ids
+
+
+class Teammate(Claude):
+    """A teammate of an agent team in a tmux pane: its own Claude process and session id,
+    started with `--agent-id` and `--parent-session-id`, and no sessions file at all
+    (anthropics/claude-code#75190)."""
+
+    def __init__(self, sandbox: SandboxEnv, cwd: Path, lead: str) -> None:  # noqa: D107
+        self.sandbox = sandbox
+        self.proc = subprocess.Popen([sys.executable, "-c", _CLAUDE, "--agent-id", "kiln@team",
+                                      "--parent-session-id", lead], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.session_id = str(uuid.uuid4())
+        self.cwd = cwd
+
+    def write_file(self) -> None:
+        """A teammate writes none."""
+
+
+def test_a_teammate_that_keeps_no_sessions_file_keeps_its_folder_and_outputs_while_it_runs(
+        sandbox: SandboxEnv, tmp_path: Path, claudes: Callable[..., Claude]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    lead = claudes(project)
+    lead.start()
+    mate = Teammate(sandbox, project, lead.session_id)
+    try:
+        mate.start()
+        folder = session_folder(sandbox, project, mate.session_id)
+        made = Path(subprocess.run(["mktemp", "-d"], capture_output=True, text=True, check=True,
+                                   env=dict(os.environ)).stdout.strip())
+        answer = mate.hook("PostToolUse", tool_name="Bash", tool_input={"command": "mktemp -d"},
+                           tool_response={"stdout": f"{made}\n", "stderr": "", "interrupted": False})
+        assert answer["rc"] == 0, answer
+        then = time.time() - 10 * DAY
+        os.utime(made, (then, then))
+        settled(sandbox)
+        assert gc_rows()[str(made)] == ("kept", "live")
+        clean(project)
+        assert intact(folder)
+    finally:
+        mate.exit()
+    assert gc_rows()[str(made)] == ("removed", "age")
+    clean(project)
+    assert not folder.exists()
 
 
 # --- what a sessions file may hold --------------------------------------------------------
