@@ -92,10 +92,11 @@ def repositories_in(top: str) -> tuple[str, ...] | None:
 
 def changed_since_judged(verdict: Verdict, where: str) -> bool:
     """Whether the path (now at `where`: a rename keeps its mtime) was modified after it was
-    judged old. Gone or unreadable is no change: the removal itself finds it missing."""
+    judged old: its mtime is another (an earlier one too: the clock set back meanwhile).
+    Gone or unreadable is no change: the removal itself finds it missing."""
     if verdict.mtime is None:
         return False
     try:
-        return os.lstat(where).st_mtime > verdict.mtime
+        return os.lstat(where).st_mtime != verdict.mtime
     except OSError:
         return False

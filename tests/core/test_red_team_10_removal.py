@@ -60,6 +60,21 @@ def test_a_file_copied_into_an_old_session_folder_after_the_judgement_keeps_it(s
     assert kept.action == "keep" and kept.reason in YOUNG
 
 
+def test_a_file_copied_in_while_the_clock_was_set_back_keeps_the_folder_too(sandbox: SandboxEnv) -> None:
+    """The clock set back between the judgement and the copy (an NTP step, a VM restored):
+    the folder's new mtime is earlier than the one judged, yet it was modified all the same."""
+    folder = session_folder(sandbox)
+    judged_at = folder.stat().st_mtime
+
+    def copy_in(target: str) -> None:
+        (Path(target) / "report.pdf").write_bytes(b"the only copy")
+        os.utime(target, (judged_at - 3600, judged_at - 3600))
+
+    report = hygiene.run_cleanup([], _before_remove=copy_in)
+    assert (folder / "report.pdf").read_bytes() == b"the only copy"
+    assert [v.action for v in report.verdicts] == ["keep"]
+
+
 def test_the_dashboard_removing_a_folder_judged_before_a_file_was_put_in_keeps_it(sandbox: SandboxEnv) -> None:
     """The dashboard removes a verdict it showed minutes earlier: a file put into the folder
     since then is not the judged folder's, and goes nowhere."""
