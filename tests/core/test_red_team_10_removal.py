@@ -157,6 +157,27 @@ def test_a_repository_inside_a_closed_folder_keeps_an_old_session_folder_for_a_u
     assert git(repo, "log", "-1", "--format=%s") == "only here"
 
 
+def test_an_old_session_folder_that_is_a_hard_link_farm_of_the_users_project_takes_only_the_links(
+        sandbox: SandboxEnv) -> None:
+    """Passed at once (what held): `cp -al ~/proj <session folder>/copy` made a farm of hard
+    links into the user's project. The folder goes; every file of the project stays, whole,
+    with one link less (the report's bytes count the linked files once, as du does: a
+    written-down limit, not what the disk gets back)."""
+    project = sandbox.home / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+    (project / "notes.md").write_text("plans\n")
+    folder = session_folder(sandbox)
+    subprocess.run(["cp", "-al", str(project), str(folder / "copy")], check=True)
+    set_mtime(folder, OLD)
+    assert (project / "notes.md").stat().st_nlink == 2
+    report = clean_json()
+    assert not folder.exists() and report["cleaned"]["folders"] == 1
+    assert (project / "src" / "main.c").read_text() == "int main(void) { return 0; }\n"
+    assert (project / "notes.md").read_text() == "plans\n"
+    assert (project / "notes.md").stat().st_nlink == 1
+
+
 def test_two_cleanups_at_once_count_each_folder_once(sandbox: SandboxEnv) -> None:
     """Passed at once (what held): two `claudetto clean` run together remove every old
     folder once between them, and their reports add up to what went, never twice."""
