@@ -632,8 +632,6 @@ def test_a_borrower_the_user_made_far_from_home_keeps_the_clone(sandbox: Sandbox
     assert clone.exists(), entries
 
 
-@pytest.mark.xfail(strict=True, reason="a later `tar -x` into an output holds none of the recorder's trigger "
-                                       "words: the old mtime it gives the output is taken for its age")
 def test_an_archive_unpacked_into_an_older_temp_folder_a_call_later_keeps_it_young(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     site = old_tree(tmp_path / "site")
