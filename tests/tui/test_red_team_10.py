@@ -373,3 +373,26 @@ async def test_a_release_whose_scratch_became_a_link_to_home_deletes_nothing_of_
     assert scratch.is_symlink()
     assert "node_modules kept (not the folder listed now)" in line, line
     assert note.severity == "warning"
+
+
+async def test_the_yes_removes_the_checkout_the_question_named_after_the_rows_moved(box: Sandbox) -> None:
+    """The question names old-clean. While it is open the listing is read again, a new
+    checkout comes in, and the highlighted row is that other checkout now. The yes removes
+    old-clean, and nothing else (held)."""
+    from app.screens.checkouts import CheckoutsScreen
+
+    checkout = old_clean(box)
+    newcomer = checkout.with_name("aaa-newcomer")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_removal(pilot, app, checkout)
+        screen = app.screen_stack[-2]
+        assert isinstance(screen, CheckoutsScreen)
+        listing = screen.query_one("#checkouts", Table)
+        git(box.project, "worktree", "add", "-q", "-b", "worktree-aaa-newcomer", str(newcomer))
+        screen.action_refresh()
+        await wait_for(pilot, lambda: str(newcomer) in listing.keys_in_order())
+        assert listing.move_to(str(newcomer))  # where a reordered listing may leave the cursor
+        line = await answer_yes(pilot, app)
+    assert not checkout.exists() and newcomer.is_dir(), line
+    assert line.startswith("old-clean: removed"), line
