@@ -10,7 +10,8 @@ are never outputs, whatever a record says:
   relative TMPDIR (`root_refused`);
 - nor a folder in a git checkout (TMPDIR set to the project, `TMPDIR=$PWD` in a wrapper): the
   project's new, not yet committed files would be outputs. A checkout whose top is the home
-  (a dotfiles repository) is the one exception: its temp folders are temp folders;
+  (a dotfiles repository) is the one exception: its temp folders are temp folders (a project
+  without git that is the root itself is its sessions' project: `gc_rules`, `shared_temp`);
 - claudetto's own state (records, journal, trash), Claude's temp folder `claude-<uid>` with its
   project and session folders, and claudetto's logs beside it, each with every folder around
   it (`own_place`): CLAUDETTO_HOME or CLAUDE_CODE_TMPDIR inside TMPDIR puts them in the root,
@@ -100,6 +101,22 @@ def _log_refused(root: str, why: str) -> None:
     if root not in _REFUSALS_LOGGED:
         _REFUSALS_LOGGED.add(root)
         log(f"gc: {root} is no GC root ({why}): nothing in it is removed as an output")
+
+
+def shared_temp(root: str) -> bool:
+    """A temp folder everyone writes in (`/tmp`, `/var/tmp`: sticky, writable by all): no project of
+    anyone's, though a session may be started in it. A folder of one user's may be their project
+    that they set TMPDIR to (`TMPDIR=$PWD`)."""
+    import stat
+
+    def look() -> bool:
+        try:
+            mode = os.stat(root).st_mode
+        except OSError:
+            return False
+        return bool(mode & stat.S_ISVTX) and bool(mode & stat.S_IWOTH)
+
+    return per_sweep(("shared", root), look)
 
 
 def own_place(real: str) -> bool:

@@ -49,7 +49,7 @@ from app.core.age import is_old, output_limit_s, output_since
 from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
 from app.core.gc_records import OutputRecord, lost_source, read_records, user_state
-from app.core.gc_roots import fresh, gc_roots, inside_any, own_place, per_sweep
+from app.core.gc_roots import fresh, gc_roots, inside_any, own_place, per_sweep, shared_temp
 from app.core.output_shape import not_as_recorded
 from app.core.paths import inside, strictly_inside
 from app.core.verdict import Action, Reason
@@ -222,12 +222,16 @@ def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
     """Inside the project its session worked in (the git root of a record's cwd, else that cwd), or the
     git checkout around it (the user's clone a session wrote into from elsewhere), neither an output
     itself, or a folder a live session works in (`Facts.folders`), that lies in the root (TMPDIR as the
-    scratch disk the projects live on): the project's files, or those a live session works on."""
+    scratch disk the projects live on): the project's files, or those a live session works on. A project
+    that is the root itself counts too (`TMPDIR=$PWD`), unless the root is a shared temp folder (`/tmp`:
+    `cd /tmp && claude` for a throwaway chat makes no project of it)."""
     root = os.path.realpath(item.root or "/")
     tops: list[Any] = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
     if item.root == paths.user_tmp_str():  # the user's checkout it was made in (a worktrees root holds Claude's)
         tops.append(paths.git_root_str(os.path.dirname(real)))
     ours = [p for p in (os.path.realpath(t) for t in dict.fromkeys(tops) if t) if not inside_any(p, facts.output_set)]
+    if root in ours and not shared_temp(root):  # TMPDIR=$PWD: the session's project is the root itself
+        return strictly_inside(real, root)
     return any(strictly_inside(real, p) and strictly_inside(p, root) for p in [*ours, *facts.folders])
 
 

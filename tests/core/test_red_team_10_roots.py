@@ -598,3 +598,34 @@ def test_an_age_bound_of_zero_takes_only_unused_outputs_and_says_so(
                          str(unused): ("removed", "age")}
     logs = "".join(p.read_text() for p in sandbox.claude_tmp_root.rglob("*.log"))
     assert "CLAUDETTO_GC_MAX_AGE_DAYS='0' is in force" in logs, logs
+
+
+def test_tmpdir_set_to_a_project_without_git_keeps_what_its_sessions_wrote(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TMPDIR=$PWD` in a folder of notes with no git: a Write there is a "scratch output" to the
+    recorder, but the session worked in that folder: its files are the project's."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setenv("TMPDIR", str(notes))
+    idea = notes / "idea.md"
+    hook_write(idea, notes)
+    set_mtime(idea, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_json()
+    assert idea.exists(), entries
+    assert entries[str(idea)] == ("kept", "in_use")
+
+
+def test_a_session_started_in_a_shared_temp_folder_still_has_its_outputs_swept(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held: `cd /tmp && claude` for a throwaway chat; /tmp (sticky, writable by all) is no
+    project, and the `mktemp -d` folder that session made still goes at its age."""
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("TMPDIR", str(shared))
+    out = Path(hook_bash("mktemp -d", shared).strip())
+    assert out.parent == shared and recorded() == [str(out)]
+    set_mtime(out, OLD)
+    age_records(sandbox.state, OLD)
+    assert gc_json() == {str(out): ("removed", "age")} and not out.exists()
