@@ -168,12 +168,16 @@ def _parent_and_start(pid: int) -> tuple[int, str | None] | None:
 def _session_file_start(folder: str, pid: int) -> tuple[bool, str | None]:
     """(whether `pid` has a sessions file, the `procStart` it names or None)."""
     for name in (f"{pid}.json", f"pid-{pid}.json"):
-        file = os.path.join(folder, name)
-        try:
-            with open(file, "rb") as fh:
-                raw = fh.read(_MAX_FILE)
+        try:  # never blocking on a FIFO put in its place
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue
+        try:
+            raw = os.read(fd, _MAX_FILE)
+        except OSError:
+            continue  # a folder of that name: no file Claude wrote
+        finally:
+            os.close(fd)
         from app.core import fastjson
 
         try:

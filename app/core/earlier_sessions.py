@@ -80,20 +80,20 @@ def _claude_running(session: str, source: object) -> tuple[int, str | None] | No
     other one, whose file names its own session, and nothing is noted."""
     from app.core import fastjson
     from app.core.claude_process import claude_process
+    from app.core.sessions import _read_file
 
     found = claude_process()
     if found is None:
         return _fileless(session)
-    folder = os.path.join(paths.config_dir_str(), "sessions")
-    named: set[object] = set()
+    folder = paths.sessions_dir()
+    named: set[str] = set()
     for name in (f"{found[0]}.json", f"pid-{found[0]}.json"):
         try:
-            with open(os.path.join(folder, name), "rb") as fh:
-                data = fastjson.loads(fh.read(1 << 16))
-        except (OSError, ValueError):
+            data = fastjson.loads(_read_file(folder / name))
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(data, dict):
-            named |= {data.get("sessionId"), data.get("session_id")} - {None}
+            named |= {v for v in (data.get("sessionId"), data.get("session_id")) if isinstance(v, str)}
     return found if not named or session in named or source in _SWITCHES else _fileless(session)
 
 

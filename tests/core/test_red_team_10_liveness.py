@@ -375,6 +375,20 @@ def test_a_teammate_that_keeps_no_sessions_file_keeps_its_folder_and_outputs_whi
     assert not folder.exists()
 
 
+@pytest.mark.parametrize("event", ["SessionStart", "SessionEnd"])
+def test_a_fifo_in_place_of_the_sessions_file_of_the_claude_above_never_hangs_a_hook(
+        sandbox: SandboxEnv, tmp_path: Path, event: str) -> None:
+    # the hook's parent (this test) looks for its own sessions file on the way up
+    from tests.support import run_hook
+
+    sandbox.sessions.mkdir(parents=True)
+    os.mkfifo(sandbox.sessions / f"{os.getpid()}.json")
+    done = run_hook({"hook_event_name": event, "session_id": str(uuid.uuid4()), "cwd": str(tmp_path),
+                     "source": "clear", "reason": "clear"}, cwd=tmp_path, timeout=20)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    settled(sandbox)
+
+
 # --- what a sessions file may hold --------------------------------------------------------
 
 
