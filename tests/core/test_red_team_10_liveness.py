@@ -18,7 +18,8 @@ output Claude appends to) went at the next cleanup (app/core/earlier_sessions.py
 made a running Claude's file dead; a Claude whose `CLAUDE_CONFIG_DIR` is relative (or holds a
 `~` no shell expanded) went unseen, and its session folders went; a teammate of an agent team
 (its own process and id, no sessions file) was dead to every sweep but its own hooks', its
-folder and its outputs with it. Everything else here held
+folder and its outputs with it; a FIFO in place of the sessions file of the Claude above hung
+SessionStart and SessionEnd. Everything else here held
 when it was written."""
 
 from __future__ import annotations
