@@ -396,3 +396,34 @@ async def test_the_yes_removes_the_checkout_the_question_named_after_the_rows_mo
         line = await answer_yes(pilot, app)
     assert not checkout.exists() and newcomer.is_dir(), line
     assert line.startswith("old-clean: removed"), line
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_worktree_marked_on_the_outputs_screen_and_changed_before_the_yes_is_kept(
+        box: Sandbox, change: str) -> None:
+    """The same checkout through the Outputs screen (its row `worktree … will remove (age)`):
+    marked, asked, then `change` before the yes. Kept, and the outcome says kept, never
+    removed."""
+    from app.screens.outputs import OutputsScreen
+    from tests.tui.conftest import settle
+
+    checkout = old_clean(box)
+    make_change, _reason = CHANGES[change]
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        key = next(k for k, v in app.store.rows.items() if v.path == str(checkout))
+        assert app.store.rows[key].removable
+        assert app.screen.query_one("#outputs", Table).move_to(key)
+        await pilot.pause()
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        make_change(checkout)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in app.screen.query_one(WorkLine).text, timeout=60)
+        line = app.screen.query_one(WorkLine).text
+        title = list(app._notifications)[-1].title  # noqa: SLF001 - what the user saw last
+    assert checkout.is_dir(), line
+    assert "in 0 items; 1 kept" in line and title == "Nothing removed", (line, title)
