@@ -259,3 +259,19 @@ async def test_a_dangling_link_naming_a_control_character_is_struck_with_the_cor
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Correction (" in index.read_text(encoding="utf-8"))
     assert "~~[Odd](odd%1Bname.md) — an odd one~~" in index.read_text(encoding="utf-8")
+
+
+async def test_an_unlisted_topic_deleted_while_asked_gets_no_index_line(box: Sandbox) -> None:
+    """`i` asks to list old-notes.md; Claude deletes the file before the yes. No line pointing
+    at nothing is added (it would be drift of the other kind at once) (held)."""
+    from tests.tui.test_memory_index import ask_to_list, index_of
+
+    index = index_of(box)
+    before = index.read_bytes()
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_to_list(pilot, app)
+        index.with_name("old-notes.md").unlink()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(n.title == "Nothing changed" for n in app._notifications))  # noqa: SLF001
+    assert index.read_bytes() == before
