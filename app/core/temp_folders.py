@@ -4,7 +4,7 @@
 |---|---|---|
 | probe folders | `claude-<uid>/fswatch-probe-*` | older than PROBE_MAX_AGE_MIN (`probe`) |
 | session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live (`by_session`) |
-| gate logs | `<tmp>/claudetto/*/<uuid>.*` | the same as session folders (`by_session`) |
+| gate logs | `<tmp>/claudetto/<slug or unknown>/<uuid>.*` | the same as session folders (`by_session`) |
 
 Anything else directly in `claude-<uid>/` (Claude's `plugin-tool-staging/` included: no
 project folder) or in one of its project folders is no rule's: it is counted (`unknown`)
@@ -88,9 +88,15 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
 
 
 def _gate_logs(logs: Path, judgement: TempJudgement) -> Iterator[Verdict]:
-    for folder in (scandir(logs) if trusted_root(logs) else []):
+    """claudetto's logs, one folder per project slug (`-home-me-proj`, or `unknown`). A
+    `<tmp>/claudetto` of the user's own (a clone of claudetto itself, in /tmp) is no log
+    root, and a folder of another name no project's: a test fixture named `<uuid>.json`
+    there is no gate log, and it went with the rule."""
+    if not trusted_root(logs) or os.path.lexists(logs / ".git"):
+        return
+    for folder in scandir(logs):
         st = _lstat(folder)
-        if st is None or not stat.S_ISDIR(st.st_mode):
+        if st is None or not stat.S_ISDIR(st.st_mode) or not (folder.name.startswith("-") or folder.name == "unknown"):
             continue
         period = judgement.period(folder.name)
         for entry in scandir(Path(folder.path)):

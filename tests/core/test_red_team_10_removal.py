@@ -178,6 +178,33 @@ def test_an_old_session_folder_that_is_a_hard_link_farm_of_the_users_project_tak
     assert (project / "notes.md").stat().st_nlink == 1
 
 
+def test_a_users_own_folder_where_the_logs_belong_loses_no_file_named_like_a_gate_log(
+        sandbox: SandboxEnv) -> None:
+    """`git clone .../claudetto /tmp/claudetto`: the user's own folder where claudetto's logs
+    belong (`<tmp>/claudetto/<slug>/<uuid>.log`). Its test fixtures named `<uuid>.json`, two
+    months old, matched the gate-log rule and went; so would any file of that shape one level
+    down. Only a folder named as a project slug (or `unknown`) of a log root that is no git
+    checkout holds gate logs; the real ones still go."""
+    logs = Path(os.path.realpath(sandbox.claude_tmp_root)) / "claudetto"
+    repo = make_repo(logs, files={"README.md": "mine\n"})
+    fixture = logs / "fixtures" / "3f2a1b4c-0000-4000-8000-00000000abcd.json"
+    fixture.parent.mkdir(parents=True)
+    fixture.write_text('{"case": 1}\n')
+    git(repo, "add", "fixtures")
+    git(repo, "commit", "-qm", "fixtures")
+    set_mtime(fixture, OLD)
+    report = clean_json()
+    assert fixture.read_text() == '{"case": 1}\n'
+    assert report["cleaned"]["files"] == 0
+    shutil.rmtree(logs / ".git")  # claudetto's own log root: the same shape of file, a real gate log
+    real = logs / "-home-me-proj" / "3f2a1b4c-0000-4000-8000-00000000abcd.log"
+    real.parent.mkdir()
+    real.write_text("log\n")
+    set_mtime(real, OLD)
+    clean_json()
+    assert not real.exists() and fixture.exists()
+
+
 def test_two_cleanups_at_once_count_each_folder_once(sandbox: SandboxEnv) -> None:
     """Passed at once (what held): two `claudetto clean` run together remove every old
     folder once between them, and their reports add up to what went, never twice."""
