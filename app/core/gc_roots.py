@@ -12,7 +12,7 @@ are never outputs, whatever a record says:
   project's new, not yet committed files would be outputs. A checkout whose top is the home
   (a dotfiles repository) is the one exception: its temp folders are temp folders (a project
   without git that is the root itself is its sessions' project: `gc_rules`, `shared_temp`);
-- claudetto's own state (records, journal, trash), Claude's temp folder `claude-<uid>` with its
+- claudetto's own state (records, journal, trash; a trash made in a root), Claude's temp folder `claude-<uid>` with its
   project and session folders, and claudetto's logs beside it, each with every folder around
   it (`own_place`): CLAUDETTO_HOME or CLAUDE_CODE_TMPDIR inside TMPDIR puts them in the root,
   and the GC must never remove its own state or what the hygiene cleanup judges by its own rules.
@@ -26,6 +26,7 @@ from typing import TypeVar, cast
 
 from app.core import paths
 from app.core.paths import inside, strictly_inside
+from app.core.trash import ROOT_TRASH_NAME
 
 _REFUSALS_LOGGED: set[str] = set()
 T = TypeVar("T")
@@ -126,8 +127,8 @@ def own_place(real: str) -> bool:
         os.path.realpath(paths.claudetto_home_str()),
         os.path.realpath(os.path.join(paths.claude_tmp_root_str(), "claudetto")),
         os.path.realpath(paths.claude_tmp_dir_str())))
-    if inside(real, state) or inside(state, real):
-        return True
+    if inside(real, state) or inside(state, real) or f"/{ROOT_TRASH_NAME}/" in real + "/":
+        return True  # its state; a trash made on a root's own file system (pending removals may go back)
     if inside(claude, real) or inside(logs, real) or inside(real, logs):
         return True
     return strictly_inside(real, claude) and real[len(claude) + 1:].count("/") < _CLAUDE_LEVELS

@@ -255,14 +255,20 @@ def test_claudettos_own_state_inside_tmpdir_is_never_an_output(
     add_record("s1", work)
     add_record("s1", state / "trash")
     add_record("s1", state)
+    root_trash = sandbox.user_tmp / ".claudetto-trash"
+    (root_trash / "pending-1-ab12").mkdir(parents=True)  # a removal not yet decided: it may go back
+    set_mtime(root_trash, OLD)
+    add_record("s1", root_trash)
+    add_record("s1", root_trash / "pending-1-ab12")
     keep = old_folder(sandbox.user_tmp / "other")
     add_record("s2", keep)
     entries = gc_json()
+    assert (root_trash / "pending-1-ab12").is_dir(), entries
     assert (state / "journal.jsonl").exists() and (state / "trash" / "big").exists(), entries
     assert all(entries[str(p)][0] != "removed" for p in (work, state, state / "trash")), entries
     assert entries[str(keep)] == ("removed", "age")
-    assert recorded("s1") == sorted([str(work), str(state), str(state / "trash")]) or all(
-        entries[str(p)][0] == "skip" for p in (work, state, state / "trash"))
+    assert recorded("s1") == sorted([str(work), str(state), str(state / "trash"), str(root_trash),
+                                     str(root_trash / "pending-1-ab12")])
 
 
 @pytest.mark.parametrize("below", ["", "claude-root"])
