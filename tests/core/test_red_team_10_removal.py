@@ -205,6 +205,18 @@ def test_a_users_own_folder_where_the_logs_belong_loses_no_file_named_like_a_gat
     assert not real.exists() and fixture.exists()
 
 
+@needs_root
+def test_a_claude_temp_folder_another_user_owns_is_not_judged(sandbox: SandboxEnv) -> None:
+    """Passed at once (what held): `claude-0` owned by uid 65534 (made by another user on a
+    shared /tmp for root to trip on, or restored from a backup as someone else): not this
+    user's Claude temp folder, nothing in it judged, the old session folder inside untouched."""
+    folder = session_folder(sandbox)
+    os.chown(sandbox.claude_tmp, 65534, 65534)
+    report = clean_json()
+    assert folder.is_dir() and (folder / "tasks" / "a.output").exists()
+    assert (report["cleaned"]["folders"], report["unknown_kept"]) == (0, 0)
+
+
 def test_two_cleanups_at_once_count_each_folder_once(sandbox: SandboxEnv) -> None:
     """Passed at once (what held): two `claudetto clean` run together remove every old
     folder once between them, and their reports add up to what went, never twice."""
