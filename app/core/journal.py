@@ -257,18 +257,28 @@ def freed_per_day(entries: list[dict[str, Any]] | None = None) -> dict[str, int]
     result `removed` count, less what a `left` line says stayed in the trash (a file that
     refused to go); an entry with a bad time or byte count is left out."""
     totals: dict[str, int] = {}
-    for entry in read_entries() if entries is None else entries:
+    days: dict[str, bool] = {}  # each day's text checked once, not once a line
+    # streamed, not read into a list first: a journal of 100 MB as dicts took 760 MB
+    for entry in _read(_counts) if entries is None else entries:
         result = entry.get("result")
         if result not in ("removed", "left"):
             continue
         stamp, size = entry.get("time"), entry.get("bytes")
-        if not isinstance(stamp, str) or len(stamp) < 10 or not _is_date(stamp[:10]):
+        if not isinstance(stamp, str) or len(stamp) < 10:
+            continue
+        day = stamp[:10]
+        if day not in days:
+            days[day] = _is_date(day)
+        if not days[day]:
             continue
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             continue
-        day = stamp[:10]
         totals[day] = max(0, totals.get(day, 0) + (size if result == "removed" else -size))
     return dict(sorted(totals.items()))
+
+
+def _counts(block: bytes) -> bool:
+    return b'"removed"' in block or b'"left"' in block
 
 
 def _is_date(text: str) -> bool:

@@ -281,9 +281,10 @@ def dead_pid() -> int:
 def test_a_journal_of_100_mb_is_looked_through_at_session_start_not_loaded_whole(sandbox: SandboxEnv) -> None:
     """Every session start's detached job looks for removals cut short. It parsed the whole
     journal into memory: 100 MB of lines (a few years of a busy machine) cost ~760 MB of
-    memory and 3.6 s at every session start, and at the 512 MB read limit ~4 GB. Now the
-    removal cut short at its very beginning is still found, the one closed later is not,
-    and the process stays small."""
+    memory and 3.6 s at every session start, and at the 512 MB read limit ~4 GB; the
+    dashboard's chart of bytes freed per day the same. Now the removal cut short at its very
+    beginning is still found, the one closed later is not, the chart's sum is whole, and the
+    process stays small."""
     sandbox.state.mkdir(parents=True, exist_ok=True)
     pid = dead_pid()
     filler = json.dumps({"time": "2026-01-01T00:00:00Z", "path": "/tmp/claude-0/-p/" + "0" * 36,
@@ -297,12 +298,15 @@ def test_a_journal_of_100_mb_is_looked_through_at_session_start_not_loaded_whole
         fh.writelines(json.dumps(line).encode() + b"\n" for line in opened)
         fh.write(filler * (100 * 1024 * 1024 // len(filler)))
         fh.write(json.dumps({"path": "/cut/closed", "result": "removed", "id": "bbbbbbbbbbbb"}).encode() + b"\n")
-    probe = ("import resource; from app.core import purge; purge.leftovers_step({}); "
-             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    probe = ("import json, resource; from app.core import journal, purge; purge.leftovers_step({}); "
+             "days = journal.freed_per_day(); "
+             "print(json.dumps([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, days]))")
     done = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=120,
                           check=False, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
-    assert int(done.stdout) < 200 * 1024  # KiB: the journal is read a block at a time
+    rss_kib, days = json.loads(done.stdout)
+    assert rss_kib < 200 * 1024  # the journal is read a block at a time, parsed only where it matters
+    assert days == {"2026-01-01": 4096 * (100 * 1024 * 1024 // len(filler))}  # the dashboard's chart
     tail = (sandbox.state / "journal.jsonl").read_bytes()[-4096:].splitlines()
     closing = [json.loads(line) for line in tail if b'"interrupted"' in line]
     assert [(e["path"], e["id"]) for e in closing] == [("/cut/short", "aaaaaaaaaaaa")]
