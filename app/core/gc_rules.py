@@ -219,20 +219,29 @@ def _the_users(item: Item, real: str, facts: Facts, where: str | None) -> bool:
 
 
 def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
-    """Inside the project its session worked in (the git root of a record's cwd, else that cwd), or the
-    git checkout around it (the user's clone a session wrote into from elsewhere), neither an output
-    itself, or a folder a live session works in (`Facts.folders`), that lies in the root (TMPDIR as the
-    scratch disk the projects live on): the project's files, or those a live session works on. A project
-    that is the root itself counts too (`TMPDIR=$PWD`), unless the root is a shared temp folder (`/tmp`:
-    `cd /tmp && claude` for a throwaway chat makes no project of it)."""
+    """Inside the project its session worked in (the git root of a record's cwd, else that cwd), the git
+    checkout around it (the user's clone a session wrote into from elsewhere) or a folder Claude was started
+    in (`.claude.json`, with git or without), none an output itself, or a folder a live session works in
+    (`Facts.folders`), that lies in the root (TMPDIR as the scratch disk the projects live on): the
+    project's files, or those a live session works on. A project that is the root itself (`TMPDIR=$PWD`)
+    keeps what a Write made there (`_written_in_root`)."""
     root = os.path.realpath(item.root or "/")
     tops: list[Any] = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
     if item.root == paths.user_tmp_str():  # the user's checkout it was made in (a worktrees root holds Claude's)
-        tops.append(paths.git_root_str(os.path.dirname(real)))
+        tops += [paths.git_root_str(os.path.dirname(real)), *facts.projects]
     ours = [p for p in (os.path.realpath(t) for t in dict.fromkeys(tops) if t) if not inside_any(p, facts.output_set)]
-    if root in ours and not shared_temp(root):  # TMPDIR=$PWD: the session's project is the root itself
-        return strictly_inside(real, root)
+    if root in ours and _written_in_root(item, real, root, facts):
+        return True
     return any(strictly_inside(real, p) and strictly_inside(p, root) for p in [*ours, *facts.folders])
+
+
+def _written_in_root(item: Item, real: str, root: str, facts: Facts) -> bool:
+    """A file a Write made in a root that is a project itself (`TMPDIR=$PWD`, a folder of notes without
+    git), in no other output: the project's. Not in a shared temp folder (`/tmp`, sticky and writable by
+    all: `cd /tmp && claude` for a throwaway chat makes no project of it); and what a command made there
+    (`mktemp -d`, a clone, a copy) is a temp output even when a session was started in the root."""
+    return (not shared_temp(root) and all(r.kind == "scratch" for r in item.records)
+            and not inside_any(real, facts.output_set, itself=False))
 
 
 def _made_live(item: Item, facts: Facts) -> bool:

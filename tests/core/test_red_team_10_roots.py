@@ -635,3 +635,47 @@ def test_a_session_started_in_a_shared_temp_folder_still_has_its_outputs_swept(
     set_mtime(out, OLD)
     age_records(sandbox.state, OLD)
     assert gc_json() == {str(out): ("removed", "age")} and not out.exists()
+
+
+@pytest.mark.parametrize("tmpdir_is_the_project", [False, True])
+def test_a_file_written_from_elsewhere_into_a_known_project_without_git_in_the_root_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmpdir_is_the_project: bool) -> None:
+    """A folder of notes without git that Claude was started in (`.claude.json` lists it) lies in
+    the temp folder (the scratch disk), or is it (`TMPDIR=$PWD` there once); a session working
+    elsewhere writes a new file into it: the project's file, not an output."""
+    from app.core import paths
+
+    scratch = tmp_path / "scratch"
+    notes = scratch if tmpdir_is_the_project else scratch / "notes"
+    notes.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    paths.claude_json().write_text(json.dumps({"projects": {str(notes): {}}}))
+    idea = notes / "idea.md"
+    hook_write(idea, tmp_path)
+    assert recorded() == [str(idea)]
+    set_mtime(idea, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_json()
+    assert idea.exists(), entries
+
+
+def test_a_session_started_in_a_private_temp_folder_still_has_its_command_outputs_swept(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held: `cd $TMPDIR && claude` in a private temp folder (`/tmp/user/1000`, mode 700; Claude
+    lists it as a project): the `mktemp -d` folder, and a file written into it, still go; only
+    a file a Write made directly in that folder stays (it may be the project's)."""
+    from app.core import paths
+
+    private = tmp_path / "user-tmp"
+    private.mkdir(mode=0o700)
+    monkeypatch.setenv("TMPDIR", str(private))
+    paths.claude_json().write_text(json.dumps({"projects": {str(private): {}}}))
+    out = Path(hook_bash("mktemp -d", private).strip())
+    inner = out / "notes.md"
+    hook_write(inner, private)
+    assert recorded() == sorted([str(out), str(inner)])
+    set_mtime(inner, OLD)
+    set_mtime(out, OLD)
+    age_records(sandbox.state, OLD)
+    entries = gc_json()
+    assert entries[str(out)] == ("removed", "age") and not out.exists(), entries
