@@ -77,10 +77,13 @@ def append_started(path: str, rule: str, kind: str, session: str | None, size: i
     """The line a removal in place writes before it starts (its process named, so that a
     next run can tell it was cut short); raises OSError when it cannot be written."""
     from app.core.claude_process import start_of
+    from app.core.pid_domain import own_pid_domain
 
     pid = os.getpid()
+    machine, namespace = own_pid_domain()
     append({"path": path, "kind": kind, "bytes": size, "rule": rule, "session": session,
-            "result": "started", "id": token, "pid": pid, "proc_start": start_of(pid)}, strict=True)
+            "result": "started", "id": token, "pid": pid, "proc_start": start_of(pid),
+            "domain": f"linux:{machine}:{namespace}" if machine and namespace else None}, strict=True)
 
 
 def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
@@ -233,8 +236,32 @@ def unfinished_removals() -> list[dict[str, Any]]:
         if isinstance(pid, int) and not isinstance(pid, bool) and process_running(
                 pid, start if isinstance(start, str) else None):
             continue  # still running: not cut short
+        if _elsewhere_lately(entry):
+            continue
         cut.append(entry)
     return cut
+
+
+#: How long a removal in place started on another machine may run before it counts as cut short.
+ELSEWHERE_MAX_S = 24 * 3600
+
+
+def _elsewhere_lately(entry: dict[str, Any]) -> bool:
+    """Whether a `started` line is of a process on another machine or in another pid
+    namespace (a CLAUDETTO_HOME shared over the network), written less than ELSEWHERE_MAX_S
+    ago: its pid means nothing here, and the removal may well be running there still."""
+    from calendar import timegm
+
+    from app.core.pid_domain import foreign_pid_domain
+
+    domain = entry.get("domain")
+    if not isinstance(domain, str) or not foreign_pid_domain(domain):
+        return False
+    try:
+        written = timegm(time.strptime(str(entry.get("time")), "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return False
+    return time.time() - written < ELSEWHERE_MAX_S
 
 
 def report_unfinished() -> list[str]:

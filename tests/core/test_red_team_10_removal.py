@@ -429,3 +429,25 @@ def test_a_removal_another_machine_is_checking_is_not_put_back_by_this_machines_
     purge.purge_trash()
     assert not stale.exists()
     assert (origin / "src" / "main.py").read_text() == "print('work')\n"
+
+
+def test_a_removal_in_place_running_on_another_machine_is_not_reported_cut_short_here(
+        sandbox: SandboxEnv) -> None:
+    """The same shared CLAUDETTO_HOME: machine A removes a folder in place (no trash on its
+    file system) after its `started` line. A session start on machine B found A's pid dead
+    here and closed the line as `interrupted` while A went on; A's `removed` line then
+    followed an `interrupted` one, and B's log said a removal was cut short that was not.
+    A line of another machine is left open for a day; after that it is reported."""
+    from app.core import journal
+
+    sandbox.state.mkdir(parents=True, exist_ok=True)
+    elsewhere = "linux:0123456789abcdef0123456789abcdef:4026531836"
+    now = time.time()
+    lines = [{"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)), "path": f"/srv/{name}",
+              "kind": "session_folder", "bytes": 1, "rule": "session_folder", "session": None,
+              "result": "started", "id": token, "pid": dead_pid(), "proc_start": "1", "domain": elsewhere}
+             for name, token, when in (("running", "c3c3c3c3c3c3", now - 60),
+                                       ("long-gone", "d4d4d4d4d4d4", now - 2 * 86_400))]
+    (sandbox.state / "journal.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [e["path"] for e in journal.unfinished_removals()] == ["/srv/long-gone"]
+    assert journal.report_unfinished() == ["/srv/long-gone"]
