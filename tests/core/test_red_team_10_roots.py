@@ -679,3 +679,22 @@ def test_a_session_started_in_a_private_temp_folder_still_has_its_command_output
     age_records(sandbox.state, OLD)
     entries = gc_json()
     assert entries[str(out)] == ("removed", "age") and not out.exists(), entries
+
+
+def test_a_record_naming_its_own_sessions_project_on_the_scratch_disk_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held: a hand-edited record of kind `temp` names the project its session ran in, a clean,
+    pushed clone on the scratch disk (TMPDIR) that Claude lists as a project, as it lists every
+    folder it was started in."""
+    from app.core import paths
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    origin = make_repo(tmp_path / "origin")
+    project = scratch / "proj"
+    git(tmp_path, "clone", "-q", str(origin), str(project))
+    paths.claude_json().write_text(json.dumps({"projects": {str(project): {}}}))
+    set_mtime(project, OLD)
+    add_record("s1", project, cwd=project)
+    assert gc_json() == {str(project): ("kept", "in_use")} and (project / "README.md").exists()
