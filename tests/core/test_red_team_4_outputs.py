@@ -169,9 +169,6 @@ def test_files_a_session_made_inside_a_project_in_the_temp_folder_are_the_projec
     assert (project / "draft.md").exists(), entries
 
 
-@pytest.mark.xfail(strict=True, reason="a file another session's call made inside a known project that lives in the "
-                                       "temp folder is taken as an output (tests/core/test_gc_roots.py wants a "
-                                       "recorded folder inside a known project removed)")
 def test_a_file_written_into_a_known_project_in_the_temp_folder_from_elsewhere_is_kept(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """The user's project lives on the scratch disk (TMPDIR) and Claude was started in it once
