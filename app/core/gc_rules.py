@@ -318,8 +318,14 @@ def work_lost(item: Item, where: str | None = None, outside: gc_records.OutsideN
     from app.core.unique_work import unique_work
 
     repos = item.tree.repos if item.tree is not None and not item.tree.partial else None  # partial: it walks
-    if where is not None and repos is not None:
-        repos = tuple(where + r[len(item.path):] for r in repos if inside(r, item.path))
+    if where is not None:  # found again where it now is: one moved in after the measure counts too
+        from app.core.cleanup_guard import measured_repositories, repositories_in
+
+        is_folder = os.path.isdir(where) and not os.path.islink(where)
+        repos = repositories_in(where) if is_folder else ()
+        repos = measured_repositories(where) if repos is None else repos
+        if repos is None:
+            return "dirty"  # a folder in it cannot be read: what it holds cannot be judged
     here = where or item.path
     lost = unique_work(here, repos, original=item.path)
     if lost is None and first_secret(here, [os.path.basename(item.path)]) is not None:

@@ -35,7 +35,8 @@ Reason = Literal[
 ]
 
 #: The reasons a removal's guard may give for keeping a path (a check that failed: `failed`).
-KEEP_REASONS: dict[str, Reason] = {r: r for r in ("live", "in_use", "dirty", "unmerged", "not_removed", "journal")}
+KEEP_REASONS: dict[str, Reason] = {r: r for r in ("live", "young", "in_use", "dirty", "unmerged", "not_removed",
+                                                     "journal")}
 #: Refusals of `removal.remove` that make a path none of the sweep's business, as reasons.
 _NOT_OURS: dict[str, Reason] = {"outside_root": "outside_root", "symlink": "symlink",
                                 "escapes_root": "escapes_root", "other_fs": "escapes_root",
