@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable
 
 from app.core import sessions
+from app.core.other_vcs import MARKS
 from app.core.verdict import Reason, Verdict
 
 
@@ -66,8 +67,9 @@ def measured_repositories(where: str) -> tuple[str, ...] | None:
 
 
 def repositories_in(top: str) -> tuple[str, ...] | None:
-    """The folders in the tree `top` (itself included) that hold a `.git` entry or are a bare
-    repository (`HEAD` beside `objects/` and `refs/`), as the measuring walk notes them, found
+    """The folders in the tree `top` (itself included) that hold a `.git` entry or another
+    system's working copy marker, or are a bare repository (`HEAD` beside `objects/` and
+    `refs/`), as the measuring walk notes them, found
     by the names and types of the entries alone: a fifth of that walk's time, which stats
     every file. None when a folder cannot be listed (too deep for its path, unreadable):
     the caller then walks it the measuring way, which reads those too. Symlinks are not
@@ -83,7 +85,7 @@ def repositories_in(top: str) -> tuple[str, ...] | None:
         except OSError:
             return None
         names = {entry.name for entry in entries}
-        if ".git" in names or ("HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
+        if ".git" in names or not MARKS.isdisjoint(names) or ("HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
                                and os.path.basename(folder) != ".git"):
             found.append(folder)
         stack.extend(f"{folder}/{name}" for name in folders)

@@ -9,8 +9,9 @@ entry (`tally_names`), and the clock, the limit and the progress are looked at b
 chunks of names, not after each entry.
 
 The same loop notes the git repositories (a folder holding a `.git` entry, or a bare
-repository: `HEAD` beside `objects/` and `refs/`), so a sweep about to remove a tree never
-walks it a second time to find them.
+repository: `HEAD` beside `objects/` and `refs/`) and the working copies of other version
+control systems (app/core/other_vcs.py), so a sweep about to remove a tree never walks it a
+second time to find them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ LONG_STEP = 1000  # characters of a path past PATH_MAX opened at a time (4 bytes
 
 _GIT = ".git"
 _HEAD = "HEAD"
-_FILE_MARKS = frozenset({_GIT, _HEAD})  # a `.git` file (a linked worktree) or a bare repo's HEAD
+_FOSSIL = (".fslckout", "_FOSSIL_")  # Fossil's checkout database: another system's working copy
+_FILE_MARKS = frozenset({_GIT, _HEAD, *_FOSSIL})  # and a `.git` file (a linked worktree), a bare repo's HEAD
+_OTHER_DIRS = frozenset({".hg", ".svn", ".bzr", ".jj", "_darcs", ".pijul"})  # app/core/other_vcs.py
 
 
 def start(path: PathLike, one_fs: bool,
@@ -198,7 +201,8 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
     A subfolder on another device (`dev`), or one the kernel lists as a mount point (a bind
     mount keeps its parent's device), is not this tree's: neither counted nor read."""
     prefix = folder if folder.endswith("/") else folder + "/"
-    marked = _GIT in names or _HEAD in names  # one look per folder, not one per entry
+    # one look per folder, not one per entry
+    marked = _GIT in names or _HEAD in names or _FOSSIL[0] in names or _FOSSIL[1] in names
     lstat, is_dir, skip, big, repos = os.lstat, _S_ISDIR, tally.skip, tally.big, tally.repos
     files = others = folders = apparent = blocks = errors = 0
     for name in names:
@@ -217,7 +221,7 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
             stack.append(path)
             if est.st_size > BIG_FOLDER:
                 big.add(path)
-            if name == _GIT:
+            if name == _GIT or name in _OTHER_DIRS:
                 repos.append(folder)
         else:
             files += 1
@@ -233,10 +237,11 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
 
 
 def _note_repo(folder: str, fd: int, name: str, repos: list[str]) -> None:
-    """A `.git` file marks a linked worktree or a submodule; a `HEAD` file beside `objects/`
-    and `refs/` a bare repository (a `.git` folder itself is its holder's, not one more).
+    """A `.git` file marks a linked worktree or a submodule, a Fossil checkout database a
+    working copy of Fossil; a `HEAD` file beside `objects/` and `refs/` a bare repository (a
+    `.git` folder itself is its holder's, not one more).
     Looked at relative to the open folder `fd`: a path past PATH_MAX still shows them."""
-    if name == _GIT or (os.path.basename(folder) != _GIT and _is_dir(fd, "objects") and _is_dir(fd, "refs")):
+    if name != _HEAD or (os.path.basename(folder) != _GIT and _is_dir(fd, "objects") and _is_dir(fd, "refs")):
         repos.append(folder)
 
 

@@ -18,6 +18,9 @@ folder itself included) and keeps the folder with the first reason found:
   no other branch and no remote, or one of its submodules' git dirs (in its own git dir) does;
 - `not_removed`: a linked worktree is locked (`git worktree lock`: someone said keep it).
 
+A working copy of another version control system inside (`hg clone`, `jj`, `svn checkout`:
+app/core/other_vcs.py) is `dirty` too: git sees none of its work.
+
 Here: where each repository is (`locate`, a folder moved aside judged where it now is) and
 the judgement of a folder; the questions asked of one repository are in
 app/core/repository_rules.py.
@@ -32,6 +35,7 @@ from __future__ import annotations
 import os
 import stat
 
+from app.core import other_vcs
 from app.core import unique_refs as refs
 from app.core.git import GitFailed as GitFailed
 from app.core.paths import inside
@@ -237,16 +241,9 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
         from app.core import scanner
 
         folders = set(scanner.scan(now).repos)  # none given, or spelled for another place: walk
-    located: list[Repository] = []
-    for folder in sorted(folders):
-        if os.path.islink(folder):
-            continue
-        try:
-            repo = locate(folder, places)
-        except GitFailed:
-            return "dirty"
-        if repo is not None:
-            located.append(repo)
+    located = _locate_all(folders, places)
+    if not isinstance(located, list):
+        return located
     judged: set[str] = set()
     for repo in _judging_order(located):
         key = os.path.realpath(repo.git_dir)
@@ -259,6 +256,24 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
     if any(r.kind != "worktree" for r in located) and refs.borrowed(places.inside):
         return "unmerged"
     return None
+
+
+def _locate_all(folders: set[str], places: _Places) -> list[Repository] | Reason:
+    """The repository of each folder a walk noted; `dirty` at the first that cannot be judged:
+    a `.git` git cannot use, or another system's working copy (git sees none of its work)."""
+    located: list[Repository] = []
+    for folder in sorted(folders):
+        if os.path.islink(folder):
+            continue
+        if other_vcs.working_copy_in(folder, places.to_before(folder), places.before or places.now):
+            return "dirty"
+        try:
+            repo = locate(folder, places)
+        except GitFailed:
+            return "dirty"
+        if repo is not None:
+            located.append(repo)
+    return located
 
 
 def _judging_order(located: list[Repository]) -> list[Repository]:
