@@ -448,12 +448,13 @@ def test_root_never_removes_a_folder_another_user_owns(sandbox: SandboxEnv) -> N
 def test_gc_run_by_root_keeps_an_old_recorded_output_another_user_owns_now(sandbox: SandboxEnv) -> None:
     root = sandbox.user_tmp
     theirs = root / "build-out"
+    made = time.time()  # the record's time: the call made it then (a later birth is not its output)
     theirs.mkdir()
     (theirs / "notes.md").write_text("alice's\n")
     os.chown(theirs / "notes.md", 4242, 4242)
     os.chown(theirs, 4242, 4242)
     set_mtime(theirs, OLD)
-    add_record("dead-session", theirs, when=time.time() - OLD)
+    add_record("dead-session", theirs, when=made)
     done = run_cli("gc", "--json")
     assert done.returncode in (0, 1), done.stderr
     entries = [e for e in json.loads(done.stdout)["entries"] if e["path"] == str(theirs)]
@@ -697,9 +698,10 @@ def test_a_folder_that_fills_while_the_purge_empties_it_is_finished_by_the_next_
 def test_an_old_output_deeper_than_path_max_is_collected(sandbox: SandboxEnv) -> None:
     top = sandbox.user_tmp / "deep-out"
     with cleaned(top):
+        made = time.time()  # the record's time: a later birth would not be its output
         deep_tree(top, 2500)
         set_mtime(top, OLD)
-        add_record("dead-session", top, when=time.time() - OLD)
+        add_record("dead-session", top, when=made)
         done = run_cli("gc", "--json", timeout=300)
         assert done.returncode == 0, done.stderr
         [entry] = [e for e in json.loads(done.stdout)["entries"] if e["path"] == str(top)]
