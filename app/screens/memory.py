@@ -38,8 +38,9 @@ COLUMNS = (Col("project", "project", 10, drop=1), Col("file", "file", 16), Col("
            Col("kind", "kind", 19, drop=2), Col("evidence", "evidence"))
 MIN_EVIDENCE = 24
 CONTEXT = 3  # lines shown above and below the highlighted one
-#: a file's times come from a clock that may lag time.time_ns() by a tick: a write just after
-#: the sweep began must not read as one before it
+#: a file's times come from a clock that may lag time.time_ns() by a tick: the sweep waits this
+#: long after it takes its start time before it reads, so a write stamped before that start
+#: (by either clock) was made before the read, and one after it is seen as a change
 CLOCK_SLACK_NS = 20_000_000
 KIND_LABELS = {"vanished_artifact": "vanished artifact", "stale_version_pin": "stale version pin",
                "stale_sequence": "stale sequence", "index_missing_file": "index: file gone",
@@ -123,7 +124,10 @@ class MemoryScreen(ClaudettoScreen):
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, name="The memory sweep")
     def sweep_worker(self) -> tuple[MemoryFindings, dict[str, str | None]]:
-        began_ns = time.time_ns() - CLOCK_SLACK_NS
+        # Not `now - slack`: a file written just before the sweep (Claude, or the write a
+        # refused `u` re-sweeps for) would read as changed during it, and refused again.
+        began_ns = time.time_ns()
+        time.sleep(CLOCK_SLACK_NS / 1e9)
         found = read_findings()
         return found, lines_read(found.findings, began_ns)
 
