@@ -577,5 +577,6 @@ def test_a_scratchpad_dir_under_another_root_cleans_there_and_keeps_the_live_ses
     claude.start()
     answer = claude.hook("SessionStart", source="startup", scratchpad_dir=str(mine / "scratchpad"))
     assert answer["rc"] == 0, answer
-    assert wait_for(lambda: not dead.exists())
+    assert wait_for(lambda: not dead.exists()), "\n".join(  # what the detached cleanup said, if it ran
+        f"{log}: {log.read_text(errors='replace')[-2000:]}" for log in [*tmp_path.rglob("*.log")])
     assert (mine / "scratchpad" / "plan.md").is_file()
