@@ -47,14 +47,15 @@ def _gc_case(base: str, files: int) -> tuple[dict[str, str], str, list[str], lis
 
     env = sandbox_env(base)
     tree = os.path.join(env["TMPDIR"], "tmp.bench-tree")
+    made = time.time()  # the record's time: a folder born after its record is not the output
     os.makedirs(tree)
     build_tree(tree, files)
     old = time.time() - OLD_S
-    os.utime(tree, (old, old))
+    os.utime(tree, (old, old))  # old by its own mtime, the contract's age
     cwd = os.path.join(base, "project")
     os.makedirs(cwd)
     records = {"session": "bench", "records": [{"path": tree, "kind": "temp", "session": "bench",
-                                                "time": old, "cwd": cwd}]}
+                                                "time": made, "cwd": cwd}]}
     gc_dir = os.path.join(env["CLAUDETTO_HOME"], "gc")
     os.makedirs(gc_dir, exist_ok=True)
     with open(os.path.join(gc_dir, "bench.json"), "w") as fh:
