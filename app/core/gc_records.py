@@ -137,13 +137,17 @@ def _proven(path: str, evidence: object) -> bool:
     return why_unproven(path, evidence) is None
 
 
-def lost_source(records: list[OutputRecord]) -> str | None:
+def lost_source(records: list[OutputRecord], folder: str | None = None) -> str | None:
     """The local folder a copy or clone was made from (stored with its record; `sources`: what
     any `cp` of the call that made it copied, which may lie in it) when it is
     gone now: then the copy is the only one left (`cp -r data "$TMPDIR/bak"`, and a later
     call removed `data`; a clone whose origin was removed even looks pushed). A source in the
     user's temp folder or a worktrees folder is passed over: outputs go, that is no loss;
-    unless the hook found it was none (`user_sources`: a project on the scratch disk)."""
+    unless the hook found it was none (`user_sources`: a project on the scratch disk). A copy's
+    own source that lost a name the copy has at its top counts too (`source_emptied`);
+    `folder`: the copy as it is now (moved aside for its removal)."""
+    from app.core.source_emptied import gone_from_source
+
     tmp = paths.user_tmp_str()
     for record in records:
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
@@ -153,8 +157,13 @@ def lost_source(records: list[OutputRecord]) -> str | None:
             return f"what was moved into {record.path}"
         for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
             if (isinstance(source, str) and source.startswith("/") and (source in theirs or not paths.inside(source, tmp))
-                    and "/.claude/worktrees/" not in source and not os.path.lexists(source)):
-                return source
+                    and "/.claude/worktrees/" not in source):
+                if not os.path.lexists(source):
+                    return source
+                if record.kind == "copy" and source == evidence.get("source"):
+                    missing = gone_from_source(folder or record.path, source)
+                    if missing is not None:
+                        return missing
     return None
 
 

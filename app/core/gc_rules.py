@@ -332,7 +332,7 @@ def work_lost(item: Item, where: str | None = None, outside: gc_records.OutsideN
         lost = "dirty"
     if lost in ("dirty", "unmerged") and gc_records.still_at_source(item.records, here):
         lost = None  # a copy its source still holds unchanged: nothing of it is lost
-    if lost is None and (user_state(item.records, here) or lost_source(item.records) or output_moved_in(
+    if lost is None and (user_state(item.records, here) or lost_source(item.records, here) or output_moved_in(
             here, [r.evidence for r in item.records], _budget(item, where), item.path,
             first_look=where is None) is not None):  # an entry moved in (`created.output_moved_in`)
         return "dirty"

@@ -341,9 +341,6 @@ def test_a_worktree_of_the_users_repository_keeps_its_only_commit(sandbox: Sandb
 # --- a source removed and made again at the same path ---------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="the sweep asks only whether a copy's source path exists "
-                                       "(gc_records.lost_source): a source emptied or made anew still exists, "
-                                       "and the plain copy goes by age with the only copy of what it held")
 @pytest.mark.parametrize("again", ["rm -rf {src} && mkdir {src}", "rm -rf {src}/* && echo fresh > {src}/index.md"])
 def test_a_copy_whose_source_was_emptied_or_made_anew_is_kept(sandbox: SandboxEnv, tmp_path: Path,
                                                                again: str) -> None:
@@ -404,3 +401,39 @@ def test_a_clone_that_failed_on_a_user_folder_records_nothing(sandbox: SandboxEn
     assert recorded() == []
     a_week_later(sandbox, mine)
     assert (mine / "draft.md").exists() and str(mine) not in gc_entries()
+
+
+def test_a_copy_the_session_added_to_still_goes_while_its_source_holds_what_was_copied(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The other side of the rule above: `cp -r ~/proj "$TMPDIR/proj-build"`, then a build in
+    the copy adds `build/` and a log at its top. Those names were born after the copy's record:
+    no loss, so the copy still goes by age while the source holds every name it copied."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "main.c").write_text("int main(void) { return 0; }\n")
+    copy = sandbox.user_tmp / "proj-build"
+    run_and_record(f"cp -r {project} {copy}", tmp_path)
+    assert recorded() == [str(copy)]
+    time.sleep(2.5)  # past the slack the file systems' rounding needs
+    bash(f"mkdir {copy}/build && echo ok > {copy}/build.log", tmp_path)
+    a_week_later(sandbox, copy)
+    entries = gc_entries()
+    assert entries[str(copy)][0] == "removed", entries
+    assert not copy.exists()
+
+
+def test_a_copy_keeps_a_file_its_source_dropped_while_they_share_the_rest(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`cp -r ~/site "$TMPDIR/site-bak"`, then `rm ~/site/drafts.md`: the source keeps its other
+    names, but the backup holds the only copy of the drafts (born with the copy's other names)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.md").write_text("home\n")
+    (site / "drafts.md").write_text("three unpublished posts\n")
+    backup = sandbox.user_tmp / "site-bak"
+    run_and_record(f"cp -r {site} {backup}", tmp_path)
+    bash(f"rm {site}/drafts.md", tmp_path)
+    a_week_later(sandbox, backup)
+    entries = gc_entries()
+    assert entries[str(backup)] == ("kept", "dirty"), entries
+    assert (backup / "drafts.md").read_text() == "three unpublished posts\n"

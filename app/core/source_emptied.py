@@ -1,0 +1,49 @@
+"""A copy whose source still exists but no longer holds what the copy holds.
+
+`cp -r ~/notes "$TMPDIR/notes-bak"` before a reorganisation, then `rm -rf ~/notes && mkdir
+~/notes` (or `rm -rf ~/notes/*`) a call later: the source path exists, yet the backup holds the
+only copy of what was there. An output whose source is gone is kept (`gc_records.lost_source`);
+so is one whose source folder lacks a name the copy has had at its top since it was made.
+What the session added to the copy later (a `build/` of its own) is no loss: a name is taken
+as copied when it was born no later than the newest-born name both still share (the copy was
+whole by then), or when they share none. Only the top is compared: a listing of each,
+whatever their size. A source that dropped a file deeper down is not seen (docs/gc.md); a copy
+kept so stays until its source holds those names again. Where the file system tells no birth
+time, a missing name keeps the copy: when unsure, keep.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+#: File systems round times (FAT: 2 s).
+SLACK_S = 2.0
+
+
+def gone_from_source(copy: str, source: str) -> str | None:
+    """The first name at the top of the folder `copy` that was copied (see the module) and
+    that the folder `source` no longer has, as a path in the source (or the source itself,
+    when it is no folder now); None when there is none, or when the copy is no folder (a
+    file's copy: its source's presence is all that is asked)."""
+    from app.core.created import birth_time
+
+    try:
+        if not stat.S_ISDIR(os.lstat(copy).st_mode):
+            return None
+        if not os.path.isdir(source):
+            return source
+        theirs = set(os.listdir(source))
+        mine = sorted(os.listdir(copy))
+    except OSError:
+        return None  # a copy moved or gone meanwhile: the removal finds it; the rest judge it
+    missing = [name for name in mine if name not in theirs]
+    if not missing:
+        return None
+    shared = [birth_time(os.path.join(copy, name)) for name in mine if name in theirs]
+    whole_by = None if not shared or None in shared else max(b for b in shared if b is not None)
+    for name in missing:
+        born = birth_time(os.path.join(copy, name))
+        if whole_by is None or born is None or born <= whole_by + SLACK_S:
+            return os.path.join(source, name)
+    return None
