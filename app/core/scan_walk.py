@@ -22,6 +22,7 @@ import stat
 import time
 from collections.abc import Callable, Generator, Iterable
 
+from app.core import other_vcs
 from app.core.scan_tally import PathLike, ScanProgress, Tally, text_path
 
 _S_ISDIR = stat.S_ISDIR
@@ -37,9 +38,9 @@ LONG_STEP = 1000  # characters of a path past PATH_MAX opened at a time (4 bytes
 
 _GIT = ".git"
 _HEAD = "HEAD"
-_FOSSIL = (".fslckout", "_FOSSIL_")  # Fossil's checkout database: another system's working copy
+_FOSSIL = tuple(sorted(other_vcs.FILE_MARKS))  # Fossil's checkout database: another system's working copy
 _FILE_MARKS = frozenset({_GIT, _HEAD, *_FOSSIL})  # and a `.git` file (a linked worktree), a bare repo's HEAD
-_OTHER_DIRS = frozenset({".hg", ".svn", ".bzr", ".jj", "_darcs", ".pijul"})  # app/core/other_vcs.py
+_OTHER_DIRS = other_vcs.DIR_MARKS
 
 
 def start(path: PathLike, one_fs: bool,

@@ -17,9 +17,6 @@ from __future__ import annotations
 import os
 import stat
 
-#: File systems round times (FAT: 2 s).
-SLACK_S = 2.0
-
 
 def gone_from_source(copy: str, source: str) -> str | None:
     """The first name at the top of the folder `copy` that was copied (see the module) and
@@ -27,6 +24,7 @@ def gone_from_source(copy: str, source: str) -> str | None:
     when it is no folder now); None when there is none, or when the copy is no folder (a
     file's copy: its source's presence is all that is asked)."""
     from app.core.created import birth_time
+    from app.core.output_shape import SLACK_S  # file systems round times (FAT: 2 s)
 
     try:
         if not stat.S_ISDIR(os.lstat(copy).st_mode):
