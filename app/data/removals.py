@@ -88,40 +88,75 @@ def pin(verdicts: Iterable[Verdict]) -> dict[str, Identity]:
     return {v.path: identity(v.path) for v in verdicts}
 
 
+def one_per_path(verdicts: Iterable[Verdict]) -> list[Verdict]:
+    """The first verdict of each path, in order: a folder two rules judge (a worktree the GC
+    recorded is also a `.claude/worktrees` checkout) is one item to ask about and count."""
+    return list({v.path: v for v in reversed(list(verdicts))}.values())[::-1]
+
+
+def ways_to_remove(shown: Iterable[Verdict], rows: Iterable[Verdict]) -> list[Verdict]:
+    """Every removable verdict of each path the question shows, in its order: the path is
+    what the person said yes to, and a rule that judged it may be the one that can take it
+    (the worktree rule also makes git forget the checkout, which the GC's removal does not)."""
+    by_path: dict[str, list[Verdict]] = {v.path: [] for v in shown}
+    for verdict in [*shown, *rows]:
+        ways = by_path.get(verdict.path)
+        if ways is not None and verdict.removable and verdict not in ways:
+            ways.append(verdict)
+    return [v for ways in by_path.values() for v in ways]
+
+
 def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
                   progress: Callable[[int, int, int], object], cancelled: Callable[[], bool],
                   pinned: Mapping[str, Identity] | None = None) -> Outcome:
-    """Judge again, then remove each marked verdict that is still `remove` and still what
-    `pinned` says it was; report progress."""
-    wanted = list(marked)
+    """Judge again, then remove each marked path that every rule that judged it still calls
+    `remove` and that is still what `pinned` says it was; report progress, one step a path.
+    A path judged by two rules goes once, through the first of them, and counts once."""
+    by_path: dict[str, list[Verdict]] = {}
+    for verdict in marked:
+        by_path.setdefault(verdict.path, []).append(verdict)
+    for ways in by_path.values():
+        ways.sort(key=lambda v: v.rule != "worktree")  # it makes git forget the checkout too
+    wanted = list(by_path)
     fresh = {(v.rule, v.path): v for v in judge().verdicts}
     removed = freed = 0
     refused: list[tuple[str, str]] = []
     gone: list[str] = []
-    for done, verdict in enumerate(wanted, 1):
+    for done, path in enumerate(wanted, 1):
         if cancelled():
-            refused += [(v.path, "cancelled") for v in wanted[done - 1:]]
+            refused += [(p, "cancelled") for p in wanted[done - 1:]]
             break
-        now = fresh.get((verdict.rule, verdict.path))
-        if any(inside(verdict.path, path) for path in gone):
+        if any(inside(path, went) for went in gone):
             removed += 1  # went with a folder around it that was marked too: counted there
-            gone.append(verdict.path)
-        elif now is None or now.action != "remove":
-            refused.append((verdict.path, now.reason if now else unlisted(verdict.path)))
-        elif pinned is not None and identity(now.path) != pinned.get(now.path):
-            refused.append((verdict.path, "replaced"))
+            gone.append(path)
         else:
-            if any(inside(path, now.path) for path in gone):
-                now = replace(now, size=None)  # a marked path inside it went first: measure again
-            ok, freed_bytes, why = remove_one(now)
+            ok, freed_bytes, why = _remove_path([fresh.get((v.rule, v.path)) for v in by_path[path]], path,
+                                                pinned, gone)
             if ok:
                 removed += 1
                 freed += freed_bytes
-                gone.append(now.path)
+                gone.append(path)
             else:
-                refused.append((verdict.path, why))
+                refused.append((path, why))
         progress(done, len(wanted), freed)
     return Outcome(removed, freed, refused, gone)
+
+
+def _remove_path(now: list[Verdict | None], path: str, pinned: Mapping[str, Identity] | None,
+                 gone: list[str]) -> tuple[bool, int, str]:
+    """One marked path, judged again by each rule that judged it (`now`): kept when one no
+    longer calls it `remove` or it is no longer what the question named; else removed by the
+    first rule. (removed, bytes freed, why not)."""
+    for verdict in now:
+        if verdict is None or verdict.action != "remove":
+            return False, 0, verdict.reason if verdict else unlisted(path)
+    first = now[0]
+    assert first is not None
+    if pinned is not None and identity(path) != pinned.get(path):
+        return False, 0, "replaced"
+    if any(inside(went, path) for went in gone):
+        first = replace(first, size=None)  # a marked path inside it went first: measure again
+    return remove_one(first)
 
 
 def unlisted(path: str) -> str:
@@ -157,8 +192,13 @@ class SweepPlan:
     pinned: dict[str, Identity] = field(default_factory=dict)  # what each listed path was
 
     @property
+    def items(self) -> list[Verdict]:
+        """What it removes, each path once (a folder two rules judge is one item)."""
+        return one_per_path(self.remove)
+
+    @property
     def total(self) -> int:
-        return sum(v.size or 0 for v in self.remove)
+        return sum(v.size or 0 for v in self.items)
 
 
 def plan_sweep(judge: Callable[[], Judged]) -> SweepPlan:

@@ -90,8 +90,17 @@ class Store:
                 seen[verdict.path] = self.size(verdict) or 0
         return sum(seen.values())
 
+    def marked_paths(self) -> dict[str, Verdict]:
+        """Each marked path once, with the first of its marked rows: a folder two rules judge
+        (a worktree the GC recorded, a session folder) is one row of each, one thing to remove."""
+        paths: dict[str, Verdict] = {}
+        for key in sorted(self.marked):
+            if key in self.rows:
+                paths.setdefault(self.rows[key].path, self.rows[key])
+        return paths
+
     def marked_total(self) -> int:
-        return sum(self.size(self.rows[k]) or 0 for k in self.marked if k in self.rows)
+        return sum(self.size(v) or 0 for v in self.marked_paths().values())
 
     @property
     def found_nothing(self) -> bool:

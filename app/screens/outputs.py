@@ -201,30 +201,32 @@ class OutputsScreen(ClaudettoScreen):
     def action_remove_marked(self) -> None:
         if not self.may_remove():
             return
+        rows = self.store.rows
         order = self.query_one("#outputs", Table).keys_in_order()
-        unseen = self.store.marked - set(order)  # marked, and hidden by the filter now
-        keys = [k for k in order if k in self.store.marked] + sorted(unseen)
-        marked = [self.store.rows[k] for k in keys if k in self.store.rows]
+        seen = {rows[k].path for k in order if k in self.store.marked and k in rows}
+        keys = [k for k in order if k in self.store.marked] + sorted(self.store.marked - set(order))
+        marked = removals.one_per_path(rows[k] for k in keys if k in rows)  # a path two rules judge: once
         if not marked:
             self.notify("Nothing is marked: space marks a row that will be removed.")
             return
-        kept = [v for v in self.store.rows.values() if not v.removable]
+        kept = [v for v in rows.values() if not v.removable]
+        hidden = sum(1 for v in marked if v.path not in seen)  # marked, and hidden by the filter now
         body = removals.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width),
-                                     sum(1 for k in unseen if k in self.store.rows))
+                                     hidden)
         total = fmt.size(sum(self.store.size(v) or 0 for v in marked))
-
+        approved = removals.ways_to_remove(marked, rows.values())
         pinned = removals.pin(marked)  # the yes is to what these paths are now
 
         def answered(yes: bool | None) -> None:
-            if yes:
-                self.start_removal(marked, pinned)
+            if yes and not self.working:  # a held `y` answers once
+                self.start_removal(approved, pinned)
 
         self.app.push_screen(ConfirmModal(f"Remove {len(marked)} marked ({total})?", body), answered)
 
     def start_removal(self, marked: list[Verdict], pinned: dict[str, removals.Identity]) -> None:
         self.working = "remove"
         self.store.cancel_measure()
-        self.query_one(WorkLine).running(f"removing 0/{len(marked)}", 0, len(marked))
+        self.query_one(WorkLine).running(f"removing 0/{len(pinned)}", 0, len(pinned))
         self.remove_worker(marked, pinned)
 
     @work(thread=True, exclusive=True, group="remove", exit_on_error=False, name="The removal")
@@ -284,17 +286,17 @@ class OutputsScreen(ClaudettoScreen):
         if not plan.remove:
             self.notify("The sweep would remove nothing: every output is kept for a reason.")
             return
-        body = removals.confirm_body(plan.remove, plan.keep, self.store.size, ConfirmModal.body_width(self.app.size.width))
+        body = removals.confirm_body(plan.items, plan.keep, self.store.size, ConfirmModal.body_width(self.app.size.width))
         if plan.problems:
             body += "\n\n" + "\n".join(plan.problems)
 
         def answered(yes: bool | None) -> None:
-            if yes:
+            if yes and not self.working:  # a held `y` answers once
                 self.working = "sweep"
                 self.query_one(WorkLine).running("sweeping…")
                 self.sweep_worker(plan)
 
-        self.app.push_screen(ConfirmModal(f"Full sweep (dry run): {len(plan.remove)} to remove, "
+        self.app.push_screen(ConfirmModal(f"Full sweep (dry run): {len(plan.items)} to remove, "
                                           f"{fmt.size(plan.total)}", body, yes="Sweep"), answered)
 
     # --- filter, sort, browse --------------------------------------------------------------

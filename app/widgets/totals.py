@@ -64,7 +64,7 @@ class TotalsBar(Static):
         else:
             parts.append((7, Text("judging…", style="dim")))
         if store.marked:
-            parts.append((8, Text(f"marked {len(store.marked)} · {fmt.size(store.marked_total())}",
+            parts.append((8, Text(f"marked {len(store.marked_paths())} · {fmt.size(store.marked_total())}",
                                   style="bold magenta")))
         if app.read_only:
             parts.append((10, Text("READ-ONLY", style="bold red")))

@@ -1,0 +1,130 @@
+"""Red team, round eleven, on the dashboard as a person uses it: what the screen counts and
+asks must be what goes, once; a key held or doubled acts once; a row the person looked at is
+the row a key acts on, though the list sorted itself again meanwhile; a session that ended
+stops keeping its outputs on screen, not only in the CLI. Real sandbox, real git, real
+processes, the pilot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from app import format as fmt
+from app.sandbox import Sandbox
+from app.screens.confirm import ConfirmModal
+from app.screens.outputs import OutputsScreen
+from app.tui import ClaudettoApp
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
+from tests.support import git, run_hook
+from tests.tui.conftest import goto, settle, wait_for
+
+SIZE = (120, 36)
+STALE_SESSION = "9b3e7d21-6a4f-4e8b-b2c5-7d1f0e9a3c42"  # the sandbox's stale session (notes)
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
+
+
+def work_text(app: ClaudettoApp) -> str:
+    return app.screen.query_one(WorkLine).text
+
+
+def burst(app: ClaudettoApp, *keys: str) -> None:
+    """Keys as a terminal delivers a held or doubled key: queued together, before the app has
+    acted on the first (the pilot's press waits for each; a person's fingers do not)."""
+    from textual import events
+
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+def journal_lines(box: Sandbox) -> list[dict[str, Any]]:
+    path = box.state / "journal.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def worktree_the_session_made(box: Sandbox, name: str) -> Path:
+    """`git worktree add .claude/worktrees/<name>` run by the stale session through Claude's
+    Bash tool, its PostToolUse piped to the hook (so the GC records it), then left a month
+    old: both sweeps judge the one folder, each by its own rule."""
+    command = f"git worktree add -q .claude/worktrees/{name} -b {name}"
+    subprocess.run(["bash", "-c", command], cwd=box.project, check=True, capture_output=True)
+    payload = {"hook_event_name": "PostToolUse", "session_id": STALE_SESSION, "cwd": str(box.project),
+               "transcript_path": "/nowhere.jsonl", "tool_name": "Bash", "tool_input": {"command": command},
+               "tool_response": {"stdout": "", "stderr": "", "interrupted": False, "isImage": False},
+               "tool_use_id": "toolu_1"}
+    assert run_hook(payload, cwd=box.project).returncode == 0
+    checkout = box.project / ".claude" / "worktrees" / name
+    old = box.now - 40 * 86400
+    os.utime(checkout, (old, old))
+    return checkout
+
+
+async def outputs_rows(pilot: Any, app: ClaudettoApp) -> Table:
+    await goto(pilot, "outputs")
+    await settle(pilot, app)
+    return app.screen.query_one("#outputs", Table)
+
+
+async def test_two_rows_of_one_path_are_one_item_asked_once_and_removed_once(box: Sandbox) -> None:
+    """A worktree a session made with `git worktree add` is judged by the GC (its record) and
+    by the worktree rule: two rows, one folder. Both marked, the header and the question count
+    one item of its size, the yes removes it (through a rule that can: the GC's last check
+    alone called it in use), the line says `1 item` with nothing kept, and git forgets it."""
+    checkout = worktree_the_session_made(box, "gc-made")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        keys = [k for k in table.keys_in_order() if k.endswith(f":{checkout}")]
+        assert sorted(k.split(":", 1)[0] for k in keys) == ["gc", "worktree"]
+        for key in keys:
+            assert table.move_to(key)
+            await pilot.pause()
+            await pilot.press("space")
+        store = app.store
+        size = store.size(store.rows[keys[0]]) or 0
+        assert size > 0 and store.marked_total() == size
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = app.screen.body
+        assert f"Remove 1 item, {fmt.size(size)}:" in body
+        assert body.count("gc-made") == 1
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in work_text(app), timeout=60)
+        line = work_text(app)
+    assert not checkout.exists()
+    assert line.startswith("freed ") and " in 1 item" in line and "kept" not in line, line
+    assert [e["result"] for e in journal_lines(box) if e["path"] == str(checkout)] == ["removed"]
+    assert str(checkout) not in git(box.project, "worktree", "list", "--porcelain")
+
+
+async def test_a_doubled_yes_on_the_outputs_question_removes_once(box: Sandbox) -> None:
+    """`d` asks about tmp.BuildCache; `y` comes three times, queued before the first is
+    handled (a held key). One removal runs to its end: the folder goes, the journal has one
+    line of it, the line says it went (not `cancelled`), and no error is shown."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        assert table.move_to(f"gc:{build_cache}")
+        await pilot.pause()
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        burst(app, "y", "y", "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in work_text(app), timeout=60)
+        await pilot.pause(0.3)
+        line = work_text(app)
+        errors = [n.message for n in app._notifications if n.severity == "error"]  # noqa: SLF001
+    assert not build_cache.exists()
+    assert not errors, errors
+    assert "in 1 item" in line and "kept" not in line, line
+    assert [e["result"] for e in journal_lines(box) if e["path"] == str(build_cache)] == ["removed"]
