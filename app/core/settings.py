@@ -2,7 +2,10 @@
 
 Claude layers its settings files user < project < project local < managed (policy), a key
 set in a higher layer winning; claudetto reads the same files in the same order (the
-`--settings` of one session and server- or MDM-delivered policy are out of its sight).
+`--settings` of one session and server- or MDM-delivered policy are out of its sight). The
+policy comes as `managed-settings.json` and the fragments of the `managed-settings.d/`
+folder beside it (systemd-style drop-ins, one per team), each `*.json` there merged on top
+of it in name order: a `cleanupPeriodDays` a fragment sets is the machine's.
 """
 
 from __future__ import annotations
@@ -24,13 +27,29 @@ MAX_CLEANUP_PERIOD_DAYS = 100_000_000
 
 def settings_files(project: str | os.PathLike[str] | None = None) -> list[Path]:
     """The settings files in the order Claude layers them, the last one winning: user,
-    project, project local, then the managed policy file, which nothing overrides."""
+    project, project local, then the managed policy file and its fragments, which nothing
+    overrides."""
     files = [paths.user_settings()]
     if project is not None:
         base = Path(project) / ".claude"
         files += [base / "settings.json", base / "settings.local.json"]
-    files.append(paths.managed_settings())
-    return files
+    managed = paths.managed_settings()
+    return [*files, managed, *managed_fragments(managed)]
+
+
+def managed_fragments(managed: Path) -> list[Path]:
+    """The drop-in files of the policy (`managed-settings.d/*.json` beside `managed`) in the
+    order Claude merges them, the last winning: by name, hidden files left out. A folder that
+    cannot be listed is logged: its fragments are out of sight."""
+    folder = managed.parent / "managed-settings.d"
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        log(f"settings: cannot list {folder}: {exc}")
+        return []
+    return [folder / name for name in names if name.endswith(".json") and not name.startswith(".")]
 
 
 #: A settings file past this is not one a person wrote; it is not read.

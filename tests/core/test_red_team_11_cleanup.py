@@ -1,0 +1,194 @@
+"""Red team, round eleven: the session-start cleanup as Claude Code 2.1.332 leaves things.
+
+Both directions. What the seed says goes (a dead session's folder past cleanupPeriodDays,
+its gate logs, a stale probe folder) goes, by `claudetto clean` and by the detached
+SessionStart job, with the CLEANED counts exactly what went; and what a running program
+still uses stays, whatever its age."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app.core import hygiene, paths
+from app.core.pid_domain import own_pid_domain
+from app.core.sessions import proc_start_time
+from tests.support import SandboxEnv, run_cli, run_hook, set_mtime
+
+DAY = 86_400
+MINUTE = 60
+
+
+def _domain() -> str:
+    machine, namespace = own_pid_domain()
+    return f"linux:{machine}:pid:[{namespace}]"
+
+
+def _claude_file(sandbox: SandboxEnv, pid: int, sid: str, cwd: Path, proc_start: str | None) -> Path:
+    """A sessions file as Claude Code 2.1.332 writes it."""
+    now = int(time.time() * 1000)
+    fields = {"pid": pid, "sessionId": sid, "cwd": str(cwd), "startedAt": now - 3_600_000, "updatedAt": now,
+              "status": "idle", "procStart": proc_start, "pidDomain": _domain(), "version": "2.1.332",
+              "kind": "interactive", "entrypoint": "cli"}
+    return sandbox.write_session(str(pid), **fields)
+
+
+def _session_folder(sandbox: SandboxEnv, project: Path, sid: str, age_s: float, payload: int = 3000) -> Path:
+    """`claude-<uid>/<slug>/<sid>/` with what Claude leaves there, every part `age_s` old."""
+    folder = sandbox.claude_tmp / paths.project_slug(str(project)) / sid
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "tasks").mkdir()
+    (folder / "scratchpad" / "notes.md").write_bytes(b"n" * payload)
+    (folder / "tasks" / "b1x2.output").write_bytes(b"o" * payload)
+    for path in (folder / "scratchpad" / "notes.md", folder / "tasks" / "b1x2.output", folder / "scratchpad",
+                 folder / "tasks", folder):
+        set_mtime(path, age_s)
+    return folder
+
+
+def _disk(path: Path) -> tuple[int, int]:
+    """(disk bytes, regular files) of a tree, links not followed, hard links once."""
+    if not path.is_dir():
+        return os.lstat(path).st_blocks * 512, 1
+    seen: set[tuple[int, int]] = set()
+    total = files = 0
+    for top, dirs, names in os.walk(path):
+        for name in [top, *(os.path.join(top, n) for n in names), *(os.path.join(top, d) for d in dirs
+                                                                    if os.path.islink(os.path.join(top, d)))]:
+            st = os.lstat(name)
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+            files += name != top and os.path.isfile(name) and not os.path.islink(name)
+    return total, files
+
+
+class Ended:
+    """Claude's temp folder after sessions that ended as Claude Code 2.1.332 leaves them:
+    one whose sessions file is gone, one whose file names a pid now run by another program
+    (a `sleep` started since, procStart another), one whose file names a process that is no
+    Claude (pid 1, with the crashed Claude's procStart), each folder 31 days old with its
+    gate log; a probe folder 61 minutes old; three entries no rule names; one young
+    session folder and one young probe."""
+
+    def __init__(self, sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> None:
+        self.project = sandbox.root / "proj"
+        self.project.mkdir()
+        other = subprocess.Popen(["sleep", "60"])
+        started.append(other)
+        start = proc_start_time(other.pid)
+        assert start is not None
+        ids = [str(uuid.uuid4()) for _ in range(4)]
+        self.gone = [_session_folder(sandbox, self.project, sid, 31 * DAY) for sid in ids[:3]]
+        _claude_file(sandbox, other.pid, ids[1], self.project, str(int(start) + 7))
+        _claude_file(sandbox, 1, ids[2], self.project, "12345")
+        logs = paths.log_root() / paths.project_slug(str(self.project))
+        logs.mkdir(parents=True)
+        for sid in ids[:3]:
+            log = logs / f"{sid}.log"
+            log.write_text("CLEANED folders=0 bytes=0 files=0 worktrees=0 probes=0\n")
+            set_mtime(log, 31 * DAY)
+            self.gone.append(log)
+        probe = sandbox.claude_tmp / "fswatch-probe-Ab12Cd"
+        probe.mkdir()
+        (probe / "probe").write_text("")
+        set_mtime(probe / "probe", 61 * MINUTE)
+        set_mtime(probe, 61 * MINUTE)
+        self.gone.append(probe)
+        young_probe = sandbox.claude_tmp / "fswatch-probe-Zz99Yy"
+        young_probe.mkdir()
+        set_mtime(young_probe, 50 * MINUTE)
+        self.young = _session_folder(sandbox, self.project, ids[3], 10 * DAY)
+        self.kept = [young_probe, self.young]
+        (sandbox.claude_tmp / "claude-prompt-0f3a.md").write_text("prompt\n")
+        (sandbox.claude_tmp / "plugin-tool-staging").mkdir()
+        (sandbox.claude_tmp / paths.project_slug(str(self.project)) / "notes.txt").write_text("mine\n")
+        self.unknown = 3
+        self.bytes = self.files = 0
+        for path in self.gone:
+            disk, files = _disk(path)
+            self.bytes += disk
+            self.files += files
+        self.folders = sum(path.is_dir() for path in self.gone)
+
+    def all_gone(self) -> bool:
+        return not any(os.path.lexists(path) for path in self.gone)
+
+
+@pytest.fixture
+def ended(sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]]) -> Ended:
+    return Ended(sandbox, started)
+
+
+def test_clean_removes_what_ended_sessions_left_and_counts_it_exactly(ended: Ended) -> None:
+    done = run_cli("clean", "--json", cwd=ended.project)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert ended.all_gone(), [str(p) for p in ended.gone if os.path.lexists(p)]
+    assert all(path.exists() for path in ended.kept)
+    assert report["cleaned"] == {"folders": ended.folders, "bytes": ended.bytes, "files": ended.files,
+                                 "worktrees": 0, "probes": 1}, (report, ended.folders, ended.bytes, ended.files)
+    assert report["unknown_kept"] == ended.unknown and report["dry_run"] is False
+
+
+def test_session_start_removes_the_same_in_its_detached_job_and_logs_the_counts(ended: Ended) -> None:
+    sid = str(uuid.uuid4())
+    payload = {"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(ended.project), "source": "startup",
+               "transcript_path": "/nowhere.jsonl", "model": "claude-opus-4-5"}
+    done = run_hook(payload, cwd=ended.project)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    log = paths.session_log(str(ended.project), sid)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not (log.exists() and "UNKNOWN_KEPT" in log.read_text()):
+        time.sleep(0.05)
+    text = log.read_text()
+    assert (f"CLEANED folders={ended.folders} bytes={ended.bytes} files={ended.files} worktrees=0 probes=1"
+            in text), text
+    assert f"UNKNOWN_KEPT {ended.unknown}" in text and ended.all_gone()
+    assert all(path.exists() for path in ended.kept)
+
+
+def _settings(path: Path, days: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"cleanupPeriodDays": days, "model": "opus"}))
+
+
+@pytest.mark.parametrize("where", ["user", "managed", "managed_drop_in", "config_dir"])
+def test_a_cleanup_period_of_7_days_wherever_claude_reads_it_lets_a_10_day_old_folder_go(
+        ended: Ended, sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    managed = Path(os.environ["CLAUDETTO_MANAGED_SETTINGS"])
+    if where == "user":
+        _settings(sandbox.config / "settings.json", 7)
+    elif where == "managed":
+        _settings(managed, 7)
+    elif where == "managed_drop_in":  # systemd-style fragments beside the policy file, merged after it
+        _settings(managed, 30)
+        _settings(managed.parent / "managed-settings.d" / "50-cleanup.json", 7)
+    else:  # a second account's config folder: its settings, not the default one's
+        work = sandbox.home / ".claude-work"
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(work))
+        _settings(work / "settings.json", 7)
+        _settings(sandbox.home / ".claude" / "settings.json", 90)
+    report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert not ended.young.exists() and ended.all_gone(), report.verdicts
+    assert report.folders == ended.folders + 1
+
+
+def test_a_longer_period_in_a_managed_fragment_keeps_a_31_day_old_folder(
+        ended: Ended, sandbox: SandboxEnv) -> None:
+    managed = Path(os.environ["CLAUDETTO_MANAGED_SETTINGS"])
+    _settings(sandbox.config / "settings.json", 7)
+    _settings(managed.parent / "managed-settings.d" / "10-base.json", 7)
+    _settings(managed.parent / "managed-settings.d" / "90-keep.json", 60)
+    (managed.parent / "managed-settings.d" / ".hidden.json").write_text(json.dumps({"cleanupPeriodDays": 1}))
+    (managed.parent / "managed-settings.d" / "notes.txt").write_text(json.dumps({"cleanupPeriodDays": 1}))
+    report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert ended.young.exists() and all(p.exists() for p in ended.gone if p.is_dir() and "probe" not in p.name)
+    assert report.probes == 1
