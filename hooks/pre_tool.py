@@ -13,7 +13,11 @@ def handle(payload: dict[str, object]) -> int:
     path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     if not isinstance(path, str):
         return 0
-    if not path.startswith("/"):
+    if path.startswith("~/"):  # Claude writes there as the home; the lint resolves it the same way
+        import os
+
+        path = os.environ.get("HOME", "") + path[1:]
+    elif not path.startswith("/"):
         cwd = payload.get("cwd")
         path = f"{cwd}/{path}" if isinstance(cwd, str) else path
     if "/memory/" not in path or "/projects/" not in path:

@@ -170,6 +170,8 @@ def relative_dates(line: str) -> list[str]:
     if _pattern is None:
         _pattern = re.compile(_RELATIVE, re.IGNORECASE)
     prose = re.sub(r"~~.*?~~", " ", re.sub(r"(`+).*?\1", " ", line))
+    # an address is a name, not prose: `…/d/today-errors`, `[notes](standup-today.md)`
+    prose = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\]\([^)\s]*\)", " ", prose, flags=re.IGNORECASE)
     return [" ".join(match.group(0).split()) for match in _pattern.finditer(prose)]
 
 
@@ -207,14 +209,11 @@ def lint_write(payload: dict[str, Any]) -> str | None:
     tool_input = payload.get("tool_input")
     if tool not in ("Write", "Edit", "MultiEdit") or not isinstance(tool_input, dict):
         return None
-    path = tool_input.get("file_path")
-    if not isinstance(path, str) or not path or "\0" in path:
+    from app.core.ledger_entry import edited_path
+
+    path = edited_path(payload)  # as Claude resolves it before writing: `~/` is the home, `cwd` the base
+    if path is None:
         return None
-    if not path.startswith("/"):
-        cwd = payload.get("cwd")
-        if not isinstance(cwd, str) or not cwd.startswith("/"):
-            return None
-        path = os.path.join(cwd, path)
     folder = memory_folder_of(path)
     if folder is None or not path.lower().endswith(".md"):
         return None

@@ -53,6 +53,12 @@ CLAUDE_FILES = frozenset({"claude.md", "claude.local.md", "memory.md", "settings
 _LOCAL_ONLY = re.compile(r"^\.env(\..*)?$|\.local(\.|$)|\.(pem|key|p12)$|^credentials|^secrets?\.", re.IGNORECASE)
 _SYMBOL = re.compile(r"^_*[A-Za-z][A-Za-z0-9_]*$")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:[:-]\d+)?|#L\d+(?:-L?\d+)?)$")
+#: a name scoped with `::` (Rust, C++, Ruby, PHP): `crate::router::LegacyRouter`, `Foo::bar()`
+_SCOPED = re.compile(r"_*[A-Za-z]\w*(?:::_*[A-Za-z]\w*)+(?:\(\))?")
+#: a migration file's name (`V28__add_orders.sql`, `0013_add_orders.py`): on a line about the
+#: next migration it names a file not made yet, so its absence is the fact, not rot
+_MIGRATION_NAME = re.compile(r"V\d+(?:[._]\d+)*__\S*|\d+[_-][A-Za-z]\S*")
+_NEXT_WORD = re.compile(r"\b(?:next|upcoming|new)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,8 @@ def _in_tree(token: str, root: str) -> str | None:
     token = token.strip()
     if len(token) < 3 or token.startswith("-") or any(c.isspace() for c in token):
         return None
+    if _SCOPED.fullmatch(token):
+        return token.removesuffix("()")  # `LegacyRouter::new()`: a symbol, not a `host:port` or `C:` path
     if "…" in token or "..." in token or URL.search(token):
         return None
     if any(c in token for c in _ODD):
@@ -181,6 +189,8 @@ def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
             continue  # a line about something outside the tree: its names are not the tree's
         prose = CODE_SPAN.sub(" ", fact.text)
         flag_line = bool(_FLAG_WORD.search(prose)) and not _ENV_WORD.search(prose)
+        if _NEXT_WORD.search(prose):
+            tokens = [t for t in tokens if not _MIGRATION_NAME.fullmatch(t.strip().rsplit("/", 1)[-1])]
         for token in tokens:
             kind_probe = artifact_of(token, root)
             if kind_probe is None and flag_line and _FLAG_NAME.fullmatch(token.strip()):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.memory.facts import CODE_SPAN, FactLine, line_marks
+from app.core.memory.manifests import is_manifest, manifest_entries
 from app.core.memory.tree import PRUNED, Tree, read_text
 from app.core.memory.versions import (
     WIDTH,
@@ -54,7 +55,7 @@ def is_build_file(relative: str) -> bool:
     name = relative.rsplit("/", 1)[-1]
     if any(part in PRUNED or part == "vendor" for part in relative.split("/")[:-1]):
         return False
-    return name in BUILD_FILES or (name.startswith("requirements") and name.endswith(".txt"))
+    return name in BUILD_FILES or (name.startswith("requirements") and name.endswith(".txt")) or is_manifest(name)
 
 
 def build_pins(relative: str, text: str) -> list[Pin]:
@@ -77,6 +78,8 @@ def build_pins(relative: str, text: str) -> list[Pin]:
                    for m in re.finditer(r"^    ([A-Za-z0-9_.-]+) \(([^)\s,]+)\)\s*$", text, re.MULTILINE)]
     elif name == "Gemfile":
         entries = _gemfile(text)
+    elif is_manifest(name):
+        entries = manifest_entries(name, text, _pep508)
     else:
         entries = [e for line in _logical_lines(text) if (e := _pep508(line)) is not None]
     pins = []
@@ -242,7 +245,7 @@ class VersionClaim:
 _VERSION = re.compile(r"(?<![\w.+-])[vV]?(\d+(?:\.\d+)+)(?!\d)([\w.+*-]*)")
 _BEFORE = re.compile(
     r"(?<![\w@/.-])(?P<name>@?[A-Za-z](?:[\w.-]*[A-Za-z0-9])?(?:/[\w.-]*[A-Za-z0-9])*)"
-    r"\s*(?P<sep>===|==|~=|~>|>=|<=|>|<|=|@|:|\^|~)?\s*"
+    r"\s*(?P<sep>===|==|~=|~>|>=|<=|>|<|=|@|:|\^|~|\|)?\s*"
     r"(?P<words>(?:(?:is|are|at|on|now|currently|pinned|locked|to|version|ver\.?|uses|using|runs|of|stays|"
     r"remains|least|[(])\s*)*)"
     r"(?P<op>\^|~>|~=|~|>=|<=|>|<|==|=)?\s*$", re.IGNORECASE)
@@ -303,10 +306,13 @@ def _claim(number: int, line: str, match: re.Match[str]) -> VersionClaim | None:
     if before is None:
         return None
     numbers = [int(n) for n in match.group(1).split(".")][:WIDTH]
-    op = before.group("op") or before.group("sep") or ""
+    row = before.group("sep") == "|"  # a table row, `| jhelm | 1.3.1 |`: one version, or the row is a change
+    if row and len(_VERSION.findall(line)) > 1:
+        return None
+    op = before.group("op") or ("" if row else before.group("sep")) or ""
     if "least" in before.group("words").lower() or (not op and _OR_LATER.match(line, match.end(1))):
         op = ">="
-    written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].split())
+    written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].replace("|", " ").split())
     return VersionClaim(number, before.group("name"), written, [_claimed(op, numbers)])
 
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 MEMORY_FILE_BYTES_MAX = 1024 * 1024
 #: a correction is one line below the struck one, not a document
 CORRECTION_MAX = 2000
+#: a line quoted in a refusal is cut here
+SHOWN_MAX = 200
 
 
 class MemoryWriteRefused(Exception):
@@ -177,8 +179,8 @@ def _still_meant(real: str, raw: bytes, before: os.stat_result, number: int, exp
             expect = expect.removeprefix("\ufeff")
             body = body.removeprefix("\ufeff") if body is not None else None
         if body is None or body.strip() != expect.strip():
-            now = "is out of range" if body is None else f"reads {body.strip()!r}"
-            raise SupersedeRefused(f"line {number} of {real} changed: it {now}, not {expect.strip()!r}; "
+            now = "is out of range" if body is None else f"reads {_shown(body)}"
+            raise SupersedeRefused(f"line {number} of {real} changed: it {now}, not {_shown(expect)}; "
                                    "nothing changed, look again")
         return
     from app.core.memory import shifts
@@ -187,14 +189,21 @@ def _still_meant(real: str, raw: bytes, before: os.stat_result, number: int, exp
     if seen is not None and body is not None and seen[0] != file_state(before) \
             and body.strip()[:shifts.LISTED_TEXT_MAX] != seen[1]:
         raise SupersedeRefused(
-            f"line {number} of {real} changed since the memory findings named it: it read {seen[1].strip()!r}, "
-            f"now {body.strip()!r}; nothing changed (look again; to strike it as it is, say --expect TEXT)")
+            f"line {number} of {real} changed since the memory findings named it: it read {_shown(seen[1])}, "
+            f"now {_shown(body)}; nothing changed (look again; to strike it as it is, say --expect TEXT)")
     struck = shifts.struck_last(real, file_state(before))
     if struck is not None and number > struck and body is not None:
         raise SupersedeRefused(
             f"line {number} of {real} moved: the correction added below line {struck} pushed every "
-            f"line under it down by one; nothing changed (line {number} now reads {body.strip()!r}: "
+            f"line under it down by one; nothing changed (line {number} now reads {_shown(body)}: "
             "to strike it, say so with --expect TEXT)")
+
+
+def _shown(line: str) -> str:
+    """A line quoted in a refusal: the refusal is one line on stderr, and a memory line may
+    be a long paragraph."""
+    text = line.strip()
+    return repr(text if len(text) <= SHOWN_MAX else text[:SHOWN_MAX - 1] + "\u2026")
 
 
 @contextmanager

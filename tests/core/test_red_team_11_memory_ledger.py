@@ -1,0 +1,211 @@
+"""Red team, round eleven: memory hygiene (seed 003) and the edit ledger (seed 000), both ways.
+
+Misses: a pin the build states only in a Gradle version catalog, a Pipfile, composer.json or
+setup.cfg, or that memory keeps in a table row; a `::`-scoped symbol renamed away; a write
+into memory named `~/…`. False findings and refusals: the next migration named by its file
+(not made yet, so not "vanished"), a relative-date word inside an address. Losses that held
+are kept as tests too: a supersede through a symlinked memory file with tabs and a very long
+line keeps every other byte, a ledger file replaced by a FIFO or grown into a 2 GB sparse
+file is told once, within the hook's budget.
+
+The sweep's checks run in-process on one repository shared by the module (read only);
+hooks run as Claude runs them only where the hook's own path handling is the point."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core import ledger
+from app.core.memory import SupersedeRefused, check_texts, supersede
+from app.core.memory_lint import relative_dates
+from tests.core.test_memory import FRONT, memory_folder
+from tests.support import SandboxEnv, make_repo, run_hook
+
+CATALOG = """[versions]
+okhttp = "4.12.0"
+ktor = { strictly = "2.3.7" }
+[libraries]
+okhttp = { module = "com.squareup.okhttp3:okhttp", version.ref = "okhttp" }
+ktor-core = { module = "io.ktor:ktor-server-core", version.ref = "ktor" }
+guava = "com.google.guava:guava:33.0.0-jre"
+retrofit = { group = "com.squareup.retrofit2", name = "retrofit", version = "2.11.0" }
+"""
+TREE = {
+    "build.gradle.kts": 'dependencies {\n    implementation("org.jhelm:jhelm:1.5.2")\n    implementation(libs.okhttp)\n}\n',
+    "gradle/libs.versions.toml": CATALOG,
+    "Pipfile": '[packages]\nrequests = "==2.31.0"\nflask = {version = ">=3.0", extras = ["async"]}\n',
+    "composer.json": json.dumps({"require": {"php": ">=8.1", "monolog/monolog": "^3.5",
+                                             "guzzlehttp/guzzle": "~7.8"}}),
+    "setup.cfg": "[metadata]\nname = app\n\n[options]\ninstall_requires =\n    click==8.1.7\n    attrs>=23\n",
+    "web/package.json": json.dumps({"dependencies": {"react": "18.2.0"}}),
+    "src/router.rs": "pub struct Router;\nimpl Router {\n    pub fn new() -> Self { Router }\n}\n",
+    "db/migration/V27__add_users.sql": "create table users ();\n",
+    "shop/migrations/0012_add_users.py": "# migration\n",
+}
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One repository for every sweep of the module: the checks only read it."""
+    return str(make_repo(tmp_path_factory.mktemp("r11") / "app", files=TREE))
+
+
+def findings(tree: str, body: str) -> dict[int, list[tuple[str, str]]]:
+    """line -> [(kind, token)] for one topic file holding FRONT and then `body`."""
+    found: dict[int, list[tuple[str, str]]] = {}
+    for f in check_texts({"facts.md": FRONT + body}, tree, ""):
+        found.setdefault(f.line - FRONT.count("\n"), []).append((f.kind, f.token))
+    return found
+
+
+# --- misses: pins the build states outside the first set of build files ----------------------
+
+
+def test_a_pin_only_a_version_catalog_pipfile_composer_or_setup_cfg_states_goes_stale(tree: str) -> None:
+    body = ("- okhttp 3.14.9 is the http client.\n"          # catalog, by version.ref
+            "- ktor 1.6.8 serves the API.\n"                  # catalog [versions] key, a rich version
+            "- guava 31.1 for collections.\n"                 # catalog string form
+            "- retrofit 2.9.0 calls the backend.\n"           # catalog group + name
+            "- requests 2.28.0 is the client.\n"              # Pipfile
+            "- flask 2.3.3 serves pages.\n"                   # Pipfile table form
+            "- monolog 2.9.1 logs.\n"                         # composer, by its package's last segment
+            "- guzzle 6.5.8 is the PHP client.\n"             # composer `~7.8` is >=7.8,<8
+            "- click 7.1.2 parses the CLI.\n")                # setup.cfg install_requires
+    got = findings(tree, body)
+    assert sorted(got) == list(range(1, 10)), got
+    assert all(kinds == [("stale_version_pin", kinds[0][1])] for kinds in got.values())
+    assert got[1] == [("stale_version_pin", "okhttp 3.14.9")]
+
+
+def test_a_pin_a_manifest_agrees_with_or_that_names_the_runtime_stays_silent(tree: str) -> None:
+    body = ("- okhttp 4.12.0 is the http client.\n"
+            "- ktor 2.3.7 serves the API.\n"
+            "- monolog 3.6.0 logs.\n"
+            "- guzzle 7.9.2 is the PHP client.\n"
+            "- php 7.4 runs it.\n"                            # the runtime, as python is for pip
+            "- attrs 23.2.0 for classes.\n"
+            "- Kotlin 4.1.x for the DSL.\n")
+    assert findings(tree, body) == {}
+
+
+def test_a_pin_in_a_table_row_goes_stale_and_a_row_of_two_versions_is_silent(tree: str) -> None:
+    body = ("| dependency | version |\n"
+            "|---|---|\n"
+            "| jhelm | 1.3.1 |\n"
+            "| react | 18.2.0 |\n"
+            "| jhelm | 1.3.1 | 1.5.2 |\n")                    # a row of a change: from, to
+    assert findings(tree, body) == {3: [("stale_version_pin", "jhelm 1.3.1")]}
+
+
+# --- misses and false findings of vanished artifacts -----------------------------------------
+
+
+def test_a_scoped_symbol_renamed_away_is_vanished_and_one_still_there_is_not(tree: str) -> None:
+    body = ("- The router is `crate::router::LegacyRouter`.\n"
+            "- Build it with `LegacyRouter::new()`.\n"
+            "- Build it with `Router::new()`.\n"
+            "- The service listens on `localhost:8080`.\n")
+    assert findings(tree, body) == {1: [("vanished_artifact", "crate::router::LegacyRouter")],
+                                    2: [("vanished_artifact", "LegacyRouter::new()")]}
+
+
+def test_the_next_migration_named_by_its_file_is_no_vanished_artifact(tree: str) -> None:
+    body = ("- The next migration is `V28__add_orders.sql`.\n"
+            "- Next migration: `db/migration/V28__add_orders.sql`\n"
+            "- The next shop migration is `0013_add_orders.py`.\n"
+            "- The latest migration is `V27__add_users.sql`.\n"
+            "- The latest migration is `V26__add_carts.sql`.\n"   # named as there, and it is gone
+            "- Next step: edit `src/old_router.rs`.\n")
+    assert findings(tree, body) == {5: [("vanished_artifact", "V26__add_carts.sql"), ("stale_sequence", "V26")],
+                                    6: [("vanished_artifact", "src/old_router.rs")]}
+
+
+# --- the write lint ---------------------------------------------------------------------------
+
+
+def pre_tool(payload_input: dict[str, str], cwd: Path) -> str | None:
+    done = run_hook({"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": str(cwd),
+                     "transcript_path": "/t", "tool_name": "Write", "tool_use_id": "t",
+                     "tool_input": payload_input})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    if not done.stdout:
+        return None
+    return json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_write_into_memory_named_from_the_home_is_linted(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    folder = memory_folder(tmp_path)
+    spelled = "~/" + os.path.relpath(folder, sandbox.home) + "/notes.md"
+    reason = pre_tool({"file_path": spelled, "content": "We moved the API yesterday.\n"}, tmp_path)
+    assert reason is not None and "there is no frontmatter" in reason and '"yesterday"' in reason
+    (sandbox.home / "notes").symlink_to(folder)  # a link from the home into memory
+    reason = pre_tool({"file_path": "~/notes/deploy.md", "content": "We moved the API yesterday.\n"}, tmp_path)
+    assert reason is not None and "there is no frontmatter" in reason
+    assert pre_tool({"file_path": "~/notes.md", "content": "yesterday\n"}, tmp_path) is None
+
+
+def test_a_relative_date_word_inside_an_address_is_no_relative_date() -> None:
+    assert relative_dates("- Errors: https://grafana.example.com/d/today-errors?from=yesterday") == []
+    assert relative_dates("- Standup notes: [notes](standup-today.md), see www.example.com/today") == []
+    assert relative_dates("- [Today's errors](https://grafana.example.com/d/x) moved yesterday") == [
+        "Today", "yesterday"]
+
+
+# --- supersede: what held, and a refusal of one readable line ---------------------------------
+
+
+def test_a_supersede_through_a_symlinked_file_keeps_the_link_and_every_other_byte(tmp_path: Path) -> None:
+    folder = memory_folder(tmp_path)
+    (folder / "real").mkdir()
+    long_line = b"- " + b"x" * 70_000 + b"\n"
+    body = (FRONT.encode() + b"\tThe router is `src/legacy_router.py`.\r\n" + long_line + b"- dup\n- dup\n"
+            + b"\tno final newline")
+    (folder / "real" / "b.md").write_bytes(body)
+    (folder / "a.md").symlink_to("real/b.md")
+    line = FRONT.count("\n") + 1
+    done = supersede(str(folder / "a.md"), line, "The router is `src/router.py`.", today="2026-12-01")
+    assert os.readlink(folder / "a.md") == "real/b.md"
+    after = (folder / "real" / "b.md").read_bytes()
+    assert after == body.replace(b"\tThe router is `src/legacy_router.py`.\r\n",
+                                 b"\t~~The router is `src/legacy_router.py`.~~\r\n"
+                                 b"\tCorrection (2026-12-01): The router is `src/router.py`.\r\n")
+    assert done.correction_line == line + 1
+
+
+def test_a_refusal_quotes_a_very_long_line_cut_to_one_readable_line(tmp_path: Path) -> None:
+    folder = memory_folder(tmp_path)
+    path = folder / "long.md"
+    path.write_text(FRONT + "- " + "y" * 70_000 + "\n")
+    with pytest.raises(SupersedeRefused) as refused:
+        supersede(str(path), FRONT.count("\n") + 1, "fixed", expect="- something else")
+    message = str(refused.value)
+    assert len(message) < 1000 and "\n" not in message and "\u2026" in message
+    assert path.read_text() == FRONT + "- " + "y" * 70_000 + "\n"
+
+
+# --- the ledger: a FIFO and a 2 GB sparse file in place of edited files (held) ----------------
+
+
+def test_a_file_replaced_by_a_fifo_or_grown_sparse_to_2_gb_is_told_once_and_fast(tmp_path: Path) -> None:
+    fifo_file, sparse_file = tmp_path / "fifo.txt", tmp_path / "sparse.txt"
+    for path in (fifo_file, sparse_file):
+        path.write_text("edited\n")
+        assert ledger.record_edit({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Write",
+                                   "cwd": str(tmp_path), "tool_input": {"file_path": str(path), "content": "x"},
+                                   "tool_response": {"type": "create"}})
+    fifo_file.unlink()
+    os.mkfifo(fifo_file)  # nobody writes to it: a read would hang the hook
+    os.truncate(sparse_file, 2 * 1024 ** 3)
+    prompt = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path), "prompt": "go on"}
+    started = time.monotonic()
+    first = run_hook(prompt, timeout=20)
+    assert time.monotonic() - started < 10
+    told = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"].split("\n")
+    assert sorted(told) == sorted(f"The user or a tool changed `{p}` after the last edit of `main`."
+                                  for p in (fifo_file, sparse_file))
+    assert run_hook(prompt).stdout == b""
