@@ -217,20 +217,23 @@ def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
 #: What marks a Claude that keeps no sessions file on its command line: a teammate of an agent
 #: team (tmux panes start `claude --agent-id <name@team> --parent-session-id <lead> ...`).
 _FILELESS_MARKS = (b"--agent-id", b"--parent-session-id")
+#: ... and a headless run (`claude -p`, `claude --print`), on the command line of a program
+#: that is Claude itself (`claude`, or node or bun running Claude's `cli.js`).
+_HEADLESS_MARKS = (b"-p", b"--print")
 
 
 def fileless_claude(first: int | None = None) -> tuple[int, str] | None:
-    """(pid, start time) of the Claude teammate (`_FILELESS_MARKS`: it keeps no sessions file)
-    that runs this hook: one to three levels above it (from `first`, by default the parent).
-    None when there is none, or its start cannot be read. A program merely called `claude`
-    is not taken for one: the hook run by hand, or a test suite run by a Claude's Bash tool,
-    has one above it too."""
+    """(pid, start time) of the Claude that keeps no sessions file and runs this hook: a
+    teammate (`_FILELESS_MARKS`) or a headless run (`_HEADLESS_MARKS`), one to three levels
+    above it (from `first`, by default the parent). None when there is none, or its start
+    cannot be read. A program merely called `claude` is not taken for one: the hook run by
+    hand, or a test suite run by a Claude's Bash tool, has one above it too."""
     pid = os.getppid() if first is None else first
     for _ in range(3):
         if pid <= 1:
             return None
         args = (cmdline(pid) or b"").split(b"\0")
-        if any(a.split(b"=", 1)[0] in _FILELESS_MARKS for a in args[1:]):
+        if any(a.split(b"=", 1)[0] in _FILELESS_MARKS for a in args[1:]) or _headless(args):
             start = start_of(pid)
             return (pid, start) if start else None
         found = _parent_and_start(pid)
@@ -238,6 +241,15 @@ def fileless_claude(first: int | None = None) -> tuple[int, str] | None:
             return None
         pid = found[0]
     return None
+
+
+def _headless(args: list[bytes]) -> bool:
+    """Whether a command line is Claude's own in print mode: `claude -p`, `node .../cli.js
+    --print`. Only Claude's program counts: `-p` means something else to every other one."""
+    program = next((i for i, arg in enumerate(args[:2]) if os.path.basename(arg) == b"claude"
+                    or (os.path.basename(arg) in (b"cli.js", b"cli.mjs") and b"claude" in arg)), None)
+    return program is not None and any(a in _HEADLESS_MARKS or a.startswith(b"--print=")
+                                       for a in args[program + 1:])
 
 
 def git_run_by(pid: int, runner: int) -> bool:

@@ -75,16 +75,22 @@ def _ending_claude(pid: object) -> tuple[int, str | None] | None:
 
 def _claude_running(session: str, source: object) -> tuple[int, str | None] | None:
     """The Claude above this hook when it runs `session`: its sessions file names it, or no
-    session, or names another while the process switches ids (`source`). A `claude -p` that
-    another Claude's Bash tool starts keeps no file of its own: the Claude above is then the
-    other one, whose file names its own session, and nothing is noted."""
+    session, or names another while the process switches ids (`source`). A Claude that keeps
+    no file (a teammate, a headless `claude -p`, one that another Claude's Bash tool started
+    included) nearer to this hook than any Claude with a file is the one that runs it."""
     from app.core import fastjson
-    from app.core.claude_process import claude_process
+    from app.core.claude_process import ancestors, claude_process, fileless_claude
     from app.core.sessions import _read_file
 
     found = claude_process()
+    alone = fileless_claude()
+    if alone is not None:
+        log(f"sessions: {session} may run in Claude {alone[0]}, which keeps no sessions file")
+        chain = [os.getppid(), *ancestors(os.getppid())]
+        if found is None or found[0] not in chain[:chain.index(alone[0]) if alone[0] in chain else 0]:
+            return alone
     if found is None:
-        return _fileless(session)
+        return None
     folder = paths.sessions_dir()
     named: set[str] = set()
     for name in (f"{found[0]}.json", f"pid-{found[0]}.json"):
@@ -94,18 +100,7 @@ def _claude_running(session: str, source: object) -> tuple[int, str | None] | No
             continue
         if isinstance(data, dict):
             named |= {v for v in (data.get("sessionId"), data.get("session_id")) if isinstance(v, str)}
-    return found if not named or session in named or source in _SWITCHES else _fileless(session)
-
-
-def _fileless(session: str) -> tuple[int, str | None] | None:
-    """The Claude above when it keeps no sessions file (a teammate of an agent team): its id
-    is in no file at all, only here, while it runs."""
-    from app.core.claude_process import fileless_claude
-
-    found = fileless_claude()
-    if found is not None:
-        log(f"sessions: {session} runs in Claude {found[0]}, which keeps no sessions file")
-    return found
+    return found if not named or session in named or source in _SWITCHES else alone
 
 
 def note(pid: int, start: str, session: str, cwd: str | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -19,6 +20,8 @@ import pytest
 from app.core import hygiene, paths
 from app.core.pid_domain import own_pid_domain
 from app.core.sessions import proc_start_time
+from tests.core.test_red_team_10_liveness import settled
+from tests.hooks.test_checkouts import _CLAUDE, Claude
 from tests.support import SandboxEnv, run_cli, run_hook, set_mtime
 
 DAY = 86_400
@@ -192,3 +195,41 @@ def test_a_longer_period_in_a_managed_fragment_keeps_a_31_day_old_folder(
     report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
     assert ended.young.exists() and all(p.exists() for p in ended.gone if p.is_dir() and "probe" not in p.name)
     assert report.probes == 1
+
+
+# --- losses: what a running program still uses ----------------------------------------------
+
+
+class Headless(Claude):
+    """`claude -p --resume <id> "…"`: a headless run, its own Claude process, which keeps no
+    sessions file while it runs; every hook its child, as Claude runs them."""
+
+    def __init__(self, sandbox: SandboxEnv, session_id: str, cwd: Path) -> None:  # noqa: D107
+        program = sandbox.root / "bin" / "claude"
+        program.parent.mkdir(exist_ok=True)
+        program.write_text(_CLAUDE)
+        self.sandbox = sandbox
+        self.proc = subprocess.Popen([sys.executable, str(program), "-p", "--resume", session_id,
+                                      "summarize the failing tests"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.session_id = session_id
+        self.cwd = cwd
+
+    def write_file(self) -> None:
+        """A headless run writes none."""
+
+
+def test_a_headless_run_resuming_an_old_session_keeps_its_folder_while_it_runs(
+        sandbox: SandboxEnv, ended: Ended) -> None:
+    sid = ended.gone[0].name
+    run = Headless(sandbox, sid, ended.project)
+    try:
+        run.start(source="resume")
+        settled(sandbox)
+        report = json.loads(run_cli("clean", "--json", cwd=ended.project).stdout)
+        assert ended.gone[0].is_dir() and (ended.gone[0] / "scratchpad" / "notes.md").is_file(), report
+        assert (paths.log_root() / paths.project_slug(str(ended.project)) / f"{sid}.log").exists()
+    finally:
+        run.exit()
+    run_cli("clean", cwd=ended.project)
+    assert not ended.gone[0].exists()
