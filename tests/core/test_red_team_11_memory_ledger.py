@@ -42,7 +42,15 @@ TREE = {
     "composer.json": json.dumps({"require": {"php": ">=8.1", "monolog/monolog": "^3.5",
                                              "guzzlehttp/guzzle": "~7.8"}}),
     "setup.cfg": "[metadata]\nname = app\n\n[options]\ninstall_requires =\n    click==8.1.7\n    attrs>=23\n",
-    "web/package.json": json.dumps({"dependencies": {"react": "18.2.0"}}),
+    "web/package.json": json.dumps({"dependencies": {"react": "18.2.0", "zod": "catalog:"}}),
+    "pnpm-workspace.yaml": "packages:\n  - 'web'\ncatalog:\n  zod: 3.22.4\ncatalogs:\n  legacy:\n    '@types/node': ^20.11.0\n",
+    "legacy/build.gradle": ("ext {\n    slf4jVersion = '2.0.12'\n}\ndef langVersion = \"3.14.0\"\ndependencies {\n"
+                            "    implementation \"org.slf4j:slf4j-api:$slf4jVersion\"\n"
+                            "    implementation group: 'org.apache.commons', name: 'commons-lang3', version: \"${langVersion}\"\n"
+                            "    implementation group: 'commons-io', name: 'commons-io', version: '2.15.1'\n}\n"),
+    "legacy/pom.xml": ("<project><build><plugins><plugin><groupId>org.apache.maven.plugins</groupId>"
+                       "<artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>"
+                       "</plugins></build></project>\n"),
     "src/router.rs": "pub struct Router;\nimpl Router {\n    pub fn new() -> Self { Router }\n}\n",
     "db/migration/V27__add_users.sql": "create table users ();\n",
     "shop/migrations/0012_add_users.py": "# migration\n",
@@ -100,6 +108,20 @@ def test_a_pin_in_a_table_row_goes_stale_and_a_row_of_two_versions_is_silent(tre
             "| react | 18.2.0 |\n"
             "| jhelm | 1.3.1 | 1.5.2 |\n")                    # a row of a change: from, to
     assert findings(tree, body) == {3: [("stale_version_pin", "jhelm 1.3.1")]}
+
+
+def test_a_version_kept_in_a_gradle_variable_a_map_a_maven_plugin_or_a_pnpm_catalog_is_the_builds(tree: str) -> None:
+    body = ("- slf4j-api 1.7.36 logs.\n"                      # "org.slf4j:slf4j-api:$slf4jVersion"
+            "- commons-lang3 3.12.0 for strings.\n"           # map notation, version: "${langVersion}"
+            "- commons-io 2.11.0 for files.\n"                # map notation
+            "- maven-surefire-plugin 2.22.2 runs the tests.\n"
+            "- zod 3.20.0 validates input.\n"                 # "zod": "catalog:" -> pnpm-workspace.yaml
+            "- @types/node 18.19.0 types.\n"                  # a named catalog
+            "- slf4j-api 2.0.12 logs.\n"                      # what the build says: silent
+            "- zod 3.22.4 validates input.\n")
+    got = findings(tree, body)
+    assert sorted(got) == [1, 2, 3, 4, 5, 6], got
+    assert got[5] == [("stale_version_pin", "zod 3.20.0")]
 
 
 # --- misses and false findings of vanished artifacts -----------------------------------------

@@ -18,7 +18,7 @@ from collections.abc import Callable
 Entry = tuple[str, str, str]
 
 #: file names read here (a Gradle catalog by its suffix: `libs.versions.toml` and the like)
-MANIFEST_FILES = ("Pipfile", "composer.json", "setup.cfg")
+MANIFEST_FILES = ("Pipfile", "composer.json", "setup.cfg", "pnpm-workspace.yaml")
 CATALOG_SUFFIX = ".versions.toml"
 #: Composer's platform entries are the runtime and its extensions, as `python` is for pip
 _PLATFORM = re.compile(r"^(?:php(?:-64bit|-ipv6|-zts|-debug)?|hhvm|ext-.+|lib-.+|composer(?:-.+)?)$", re.IGNORECASE)
@@ -37,6 +37,8 @@ def manifest_entries(name: str, text: str, pep508: Callable[[str], Entry | None]
         return _pipfile(text)
     if name == "composer.json":
         return _composer(text)
+    if name == "pnpm-workspace.yaml":
+        return _pnpm_catalogs(text)
     return _setup_cfg(text, pep508)
 
 
@@ -155,3 +157,47 @@ def _setup_cfg(text: str, pep508: Callable[[str], Entry | None]) -> list[Entry]:
         for _, value in parser.items("options.extras_require"):
             lines += value.splitlines()
     return [entry for line in lines if (entry := pep508(line)) is not None]
+
+
+def _pnpm_catalogs(text: str) -> list[Entry]:
+    """pnpm's catalogs (`catalog:` and the named ones under `catalogs:`): a package.json
+    that says `"react": "catalog:"` takes its version from here."""
+    entries = []
+    top = ""
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if indent == 0:
+            top = line.split(":", 1)[0].strip()
+            continue
+        match = re.fullmatch(r"\s*(['\"]?)(@?[\w./-]+)\1\s*:\s*(['\"]?)([^'\"#]+?)\3\s*(?:#.*)?", line)
+        in_catalog = (top == "catalog" and indent <= 4) or (top == "catalogs" and indent > 2)
+        if match and in_catalog and match.group(4).strip():
+            entries.append((match.group(2), match.group(4).strip(), "npm"))
+    return entries
+
+
+#: `def v = "1.2"`, `val v = "1.2"`, `ext.v = '1.2'`, `v = '1.2'` in an `ext { }` block
+_GRADLE_VARIABLE = re.compile(r"^\s*(?:def\s+|val\s+|var\s+|ext\.|set\(\s*)?[\"']?(\w+)[\"']?\s*[=,]\s*"
+                              r"[\"']([\w.+-]+)[\"']\s*\)?\s*$", re.MULTILINE)
+
+
+def gradle_resolved(text: str) -> str:
+    """A Gradle build with its version variables put in (`"org.x:y:$yVersion"`, `${yVersion}`),
+    as Maven's `${property}` is: a version kept in a variable is still the build's spec. A
+    variable not set in the same file stays, and that spec is left out."""
+    values = dict(_GRADLE_VARIABLE.findall(text))
+    if not values:
+        return text
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def gradle_map_entries(text: str) -> list[Entry]:
+    """Gradle's map notation: `implementation group: 'g', name: 'a', version: '1.2'`."""
+    entries = []
+    pattern = (r"group\s*[:=]\s*[\"']([\w.-]+)[\"']\s*,\s*name\s*[:=]\s*[\"']([\w.-]+)[\"']\s*,\s*"
+               r"version\s*[:=]\s*[\"']([\w.+\[\](),-]+)[\"']")
+    for group, artifact, version in re.findall(pattern, text):
+        entries += [(artifact, version, _gradle_flavour(version)), (f"{group}:{artifact}", version, _gradle_flavour(version))]
+    return entries

@@ -12,7 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.memory.facts import CODE_SPAN, FactLine, line_marks
-from app.core.memory.manifests import is_manifest, manifest_entries
+from app.core.memory.manifests import (
+    gradle_map_entries,
+    gradle_resolved,
+    is_manifest,
+    manifest_entries,
+)
 from app.core.memory.tree import PRUNED, Tree, read_text
 from app.core.memory.versions import (
     WIDTH,
@@ -197,7 +202,7 @@ def _go_mod(text: str) -> list[tuple[str, str, str]]:
 def _pom(text: str) -> list[tuple[str, str, str]]:
     properties = dict(re.findall(r"<([\w.-]+)>\s*([^<\s]+)\s*</\1>", _between(text, "<properties>", "</properties>")))
     entries = []
-    for block in re.findall(r"<dependency>(.*?)</dependency>", text, re.DOTALL):
+    for _, block in re.findall(r"<(dependency|plugin|parent)>(.*?)</\1>", text, re.DOTALL):
         fields = dict(re.findall(r"<(groupId|artifactId|version)>\s*([^<]*?)\s*</\1>", block))
         version = fields.get("version", "")
         version = re.sub(r"\$\{([\w.-]+)\}", lambda m: properties.get(m.group(1), m.group(0)), version)
@@ -215,7 +220,8 @@ def _between(text: str, start: str, end: str) -> str:
 
 
 def _gradle(text: str) -> list[tuple[str, str, str]]:
-    entries = []
+    text = gradle_resolved(text)
+    entries = gradle_map_entries(text)
     for group, artifact, version in re.findall(r"[\"']([\w.-]+):([\w.-]+):([\w.+\[\](),-]+)[\"']", text):
         flavour = "maven" if version[:1] in "[(" else "exact"
         entries += [(artifact, version, flavour), (f"{group}:{artifact}", version, flavour)]
