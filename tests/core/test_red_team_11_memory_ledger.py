@@ -51,6 +51,12 @@ TREE = {
     "legacy/pom.xml": ("<project><build><plugins><plugin><groupId>org.apache.maven.plugins</groupId>"
                        "<artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>"
                        "</plugins></build></project>\n"),
+    "svc/pom.xml": ("<project><dependencies><dependency><groupId>org.yaml</groupId><artifactId>snakeyaml</artifactId>"
+                    "<version>2.2</version><exclusions><exclusion><groupId>commons-logging</groupId>"
+                    "<artifactId>commons-logging</artifactId></exclusion></exclusions></dependency></dependencies>"
+                    "<build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version>"
+                    "<dependencies><dependency><groupId>org.projectlombok</groupId><artifactId>lombok</artifactId>"
+                    "<version>1.18.30</version></dependency></dependencies></plugin></plugins></build></project>\n"),
     "src/router.rs": "pub struct Router;\nimpl Router {\n    pub fn new() -> Self { Router }\n}\n",
     "db/migration/V27__add_users.sql": "create table users ();\n",
     "shop/migrations/0012_add_users.py": "# migration\n",
@@ -122,6 +128,17 @@ def test_a_version_kept_in_a_gradle_variable_a_map_a_maven_plugin_or_a_pnpm_cata
     got = findings(tree, body)
     assert sorted(got) == [1, 2, 3, 4, 5, 6], got
     assert got[5] == [("stale_version_pin", "zod 3.20.0")]
+
+
+def test_a_pom_dependency_with_exclusions_keeps_its_own_name_and_version(tree: str) -> None:
+    """An exclusion's artifactId was paired with the dependency's version: the dependency was
+    never checked, and the excluded artifact got a version it does not have."""
+    body = ("- snakeyaml 1.33 parses the config.\n"
+            "- commons-logging 1.2 logs.\n"                   # excluded: the build gives it no version
+            "- lombok 1.18.30 makes the getters.\n"           # a plugin's own dependency, as the build has it
+            "- maven-compiler-plugin 3.8.1 compiles.\n")
+    assert findings(tree, body) == {1: [("stale_version_pin", "snakeyaml 1.33")],
+                                    4: [("stale_version_pin", "maven-compiler-plugin 3.8.1")]}
 
 
 # --- misses and false findings of vanished artifacts -----------------------------------------

@@ -202,7 +202,10 @@ def _go_mod(text: str) -> list[tuple[str, str, str]]:
 def _pom(text: str) -> list[tuple[str, str, str]]:
     properties = dict(re.findall(r"<([\w.-]+)>\s*([^<\s]+)\s*</\1>", _between(text, "<properties>", "</properties>")))
     entries = []
-    for _, block in re.findall(r"<(dependency|plugin|parent)>(.*?)</\1>", text, re.DOTALL):
+    # a block's own fields end where a nested list begins: an exclusion's or a plugin's
+    # dependency names another artifact, and would be paired with this block's version
+    for block in re.findall(r"<(?:dependency|plugin|parent)>(.*?)(?=</?(?:dependency|plugin|parent|dependencies|"
+                            r"exclusions|configuration|executions)>)", text, re.DOTALL):
         fields = dict(re.findall(r"<(groupId|artifactId|version)>\s*([^<]*?)\s*</\1>", block))
         version = fields.get("version", "")
         version = re.sub(r"\$\{([\w.-]+)\}", lambda m: properties.get(m.group(1), m.group(0)), version)
