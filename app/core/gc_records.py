@@ -120,7 +120,8 @@ def read_records(session: str | None = None) -> list[OutputRecord]:
             record = _as_record(raw, str(data.get("session") or sid), sid)
             if record is None:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
-            elif _proven(record.path, raw["evidence"]) if "evidence" in raw else not born_after(record):
+            elif (_proven(record.path, raw["evidence"]) if "evidence" in raw else not born_after(record)
+                  ) or os.path.islink(record.path):  # rule 3 names a link `skip` and drops its record
                 found.append(record)
     found.sort(key=lambda r: r.time)
     return found
@@ -131,7 +132,9 @@ def _proven(path: str, evidence: object) -> bool:
     inode and birth time; for a Write, born in its window), read now (app/core/created.py
     `why_unproven`). A record that fails is passed over,
     as if it had never been written: nothing reads it, nothing removes its file; it stays in
-    its file until the path is gone (then it reads as missing and the sweep drops it)."""
+    its file until the path is gone (then it reads as missing and the sweep drops it). A link
+    that took its place is read (`read_records`): the sweep never follows one, and reports it
+    `skip`, `symlink`, dropping its record, as the seed's rule 3 says."""
     from app.core.created import why_unproven
 
     return why_unproven(path, evidence) is None

@@ -10,6 +10,12 @@ whole by then), or when they share none. Only the top is compared: a listing of 
 whatever their size. A source that dropped a file deeper down is not seen (docs/gc.md); a copy
 kept so stays until its source holds those names again. Where the file system tells no birth
 time, a missing name keeps the copy: when unsure, keep.
+
+A clone of a local repository (`git clone ~/srv/tool.git "$TMPDIR/tool"`) is no copy of the
+source's top: a bare source has no `.git` and no work tree, and a project that removed a file in
+a commit since lacks a name its clone still checks out. What a clone can lose is commits, so its
+source counts as whole while its branches still reach every commit the clone's refs name
+(`clone_held`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ def gone_from_source(copy: str, source: str) -> str | None:
         mine = sorted(os.listdir(copy))
     except OSError:
         return None  # a copy moved or gone meanwhile: the removal finds it; the rest judge it
+    held = clone_held(copy, source)
+    if held is not None:
+        return None if held else source
     missing = [name for name in mine if name not in theirs]
     if not missing:
         return None
@@ -45,3 +54,30 @@ def gone_from_source(copy: str, source: str) -> str | None:
         if whole_by is None or born is None or born <= whole_by + SLACK_S:
             return os.path.join(source, name)
     return None
+
+
+def clone_held(copy: str, source: str) -> bool | None:
+    """None when `copy` is no clone of `source` (no `.git` folder at its top, or its origin is
+    elsewhere: a `cp -r` of a project keeps the project's own remote); else whether the
+    repository at `source` still reaches every commit a ref of the clone names (git failing: no)."""
+    from app.core import git
+
+    own = os.path.join(copy, ".git")
+    if os.path.islink(own) or not os.path.isdir(own):
+        return None
+    origin = git.run(["config", "--get", "remote.origin.url"], git_dir=own)
+    url = origin.text.strip() if origin.ok else ""
+    url = url[len("file://"):] if url.startswith("file://") else url
+    if not url.startswith("/") or os.path.realpath(url) != os.path.realpath(source):
+        return None
+    theirs = os.path.join(source, ".git")
+    theirs = theirs if os.path.isdir(theirs) else source
+    refs = git.run(["for-each-ref", "--format=%(objectname)"], git_dir=own)
+    if not refs.ok:
+        return False
+    tips = list(dict.fromkeys(refs.text.split()))
+    if not tips:
+        return True  # a clone of an empty repository holds no commit
+    # reachable from the source's refs: a commit its branch dropped (a reset) goes at its next `git gc`
+    lost = git.run(["rev-list", "--max-count=1", *tips, "--not", "--all"], git_dir=theirs)
+    return lost.ok and not lost.text.strip()

@@ -1,0 +1,409 @@
+"""The output GC attacked an eleventh time, both ways. After ten rounds of keeping more, the
+plain garbage the seed names must still go: each kind of output built as Claude Code leaves it
+(real commands in a Bash call, then the PostToolUse hook as Claude runs it), a week old, then
+swept by `claudetto gc`, at SessionStart and at SessionEnd. And the ordinary commands not yet
+tried must not lose work. A test marked xfail is a case still open (its reason says what)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.support import SandboxEnv, git, make_sandbox, run_hook
+
+DAY = 86_400
+OLD = 8 * DAY
+SID = "5e551011-aaaa-4bbb-8ccc-000000000001"
+
+#: a stand-in for `claude -p` run with a sandbox config folder: what Claude writes there
+FAKE_CLAUDE = """#!/bin/sh
+cfg="$CLAUDE_CONFIG_DIR"
+mkdir -p "$cfg/projects/-home-proj" "$cfg/shell-snapshots" "$cfg/todos" "$cfg/statsig"
+echo '{"numStartups": 1}' > "$cfg/.claude.json"
+echo '{"type":"user","message":"say hi"}' > "$cfg/projects/-home-proj/0b1c.jsonl"
+echo '[]' > "$cfg/todos/0b1c.json"
+echo hi
+"""
+
+
+@dataclass
+class Left:
+    """One session's leftovers, a week after it ended, in a sandbox of their own."""
+
+    sandbox: SandboxEnv
+    env: dict[str, str]
+    project: Path
+    garbage: dict[str, Path] = field(default_factory=dict)  # name -> the output that must go
+    young: list[Path] = field(default_factory=list)  # oldest first: over the size bound
+    outside: Path | None = None
+    link: Path | None = None
+
+
+def bash(command: str, cwd: Path, env: dict[str, str]) -> str:
+    return subprocess.run(["bash", "-c", command], cwd=cwd, check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def post_tool(env: dict[str, str], cwd: Path, tool: str, tool_input: dict[str, object],
+              response: object, duration_ms: int) -> None:
+    payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(cwd),
+               "transcript_path": "/dev/null", "tool_name": tool, "tool_input": tool_input,
+               "tool_response": response, "duration_ms": duration_ms}
+    done = run_hook(payload, cwd=cwd, env=env)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+
+
+def call(left: Left, command: str, cwd: Path | None = None) -> str:
+    """One Bash call of the session, then its PostToolUse hook."""
+    where = cwd or left.project
+    start = time.monotonic()
+    out = bash(command, where, left.env)
+    post_tool(left.env, where, "Bash", {"command": command},
+              {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+              int((time.monotonic() - start) * 1000) + 1)
+    return out
+
+
+def write(left: Left, path: Path, content: str) -> None:
+    """One Write call that creates `path`, then its PostToolUse hook."""
+    path.write_text(content)
+    post_tool(left.env, left.project, "Write", {"file_path": str(path), "content": content},
+              {"type": "create", "filePath": str(path), "content": content}, 5)
+
+
+def age_records(left: Left, seconds: float) -> None:
+    for file in (left.sandbox.state / "gc").glob("*.json"):
+        data = json.loads(file.read_text())
+        for entry in data.get("records", []):
+            entry["time"] -= seconds
+        file.write_text(json.dumps(data))
+
+
+def set_age(path: Path, seconds: float) -> None:
+    when = time.time() - seconds
+    os.utime(path, (when, when), follow_symlinks=False)
+
+
+def make_project(sandbox: SandboxEnv, env: dict[str, str]) -> tuple[Path, Path]:
+    """The user's project, pushed to a bare repository beside it (its origin)."""
+    remote = sandbox.home / "remote.git"
+    project = sandbox.home / "proj"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True, env=env)
+    project.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["remote", "add", "origin", str(remote)]):
+        subprocess.run(["git", *args], cwd=project, check=True, env=env)
+    (project / "main.py").write_text("print('hi')\n")
+    (project / ".gitignore").write_text(".claude/\n")
+    for args in (["add", "-A"], ["commit", "-q", "-m", "initial"], ["push", "-q", "-u", "origin", "main"]):
+        subprocess.run(["git", *args], cwd=project, check=True, env=env)
+    return project, remote
+
+
+def build(base: Path) -> Left:
+    """Every kind the seed names, made by the session's own calls and left a week ago; three young
+    `mktemp -d` folders over a small size bound; a copy outside every root; a recorded folder that
+    a link took the place of."""
+    sandbox, env = make_sandbox(base)
+    env = {**os.environ, **env, "CLAUDETTO_GC_MAX_BYTES": str(450 * 1024)}
+    for name in list(env):
+        if name.startswith("CLAUDETTO_") and name not in ("CLAUDETTO_HOME", "CLAUDETTO_MANAGED_SETTINGS",
+                                                          "CLAUDETTO_GC_MAX_BYTES"):
+            del env[name]
+    bin_dir = base / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text(FAKE_CLAUDE)
+    (bin_dir / "claude").chmod(0o755)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    project, remote = make_project(sandbox, env)
+    left = Left(sandbox, env, project)
+    tmp = os.path.realpath(sandbox.user_tmp)
+    g = left.garbage
+
+    g["mktemp"] = Path(call(left, "mktemp -d").strip())
+    call(left, f"cd {g['mktemp']} && echo 1,2 > results.csv && mkdir -p build/obj && "
+               "head -c 40000 /dev/urandom > build/obj/a.o && mkdir -p node_modules/left-pad && "
+               "echo '{\"name\": \"left-pad\"}' > node_modules/left-pad/package.json")
+    before = set(os.listdir(tmp))
+    call(left, 'd=$(mktemp -d) && cd "$d" && echo draft > notes.txt && mkdir dist && echo x > dist/app.js')
+    made = sorted(set(os.listdir(tmp)) - before)
+    assert len(made) == 1, made
+    g["mktemp_unprinted"] = Path(tmp) / made[0]
+    g["clone"] = Path(tmp) / "proj-clone"
+    call(left, f"git clone -q {remote} {g['clone']}")
+    g["copy"] = Path(tmp) / "proj-copy"
+    call(left, f"cp -r {project} {g['copy']}")
+    g["config"] = Path(tmp) / "claude-cfg-sandbox"
+    call(left, f'CLAUDE_CONFIG_DIR={g["config"]} claude -p "say hi"')
+    g["scratch"] = Path(tmp) / "plan-notes.md"
+    write(left, g["scratch"], "# a plan\n")
+    g["worktree"] = project / ".claude" / "worktrees" / "feat"
+    call(left, "git worktree add -q .claude/worktrees/feat -b feat")
+    for _ in range(3):  # over the bound together, each under it
+        young = Path(call(left, "mktemp -d").strip())
+        bash(f"head -c 200000 /dev/urandom > {young}/data.bin", project, env)
+        left.young.append(young)
+    left.outside = sandbox.home / "proj-backup"
+    call(left, f"cp -r {project} {left.outside}")
+    gone = Path(call(left, "mktemp -d").strip())
+    left.link = gone
+    age_records(left, OLD)
+    for path in g.values():
+        set_age(path, OLD)
+    for days, young in zip((3, 2, 1), left.young, strict=True):
+        set_age(young, days * DAY)
+    shutil.rmtree(gone)
+    gone.symlink_to(project)
+    return left
+
+
+def cli(left: Left, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                           *args], capture_output=True, text=True, env=left.env, cwd=left.project, check=False)
+
+
+def records_text(left: Left) -> dict[str, str]:
+    return {f.name: f.read_text() for f in sorted((left.sandbox.state / "gc").glob("*.json"))}
+
+
+def logged_report(left: Left, event: dict[str, object]) -> list[str]:
+    """A hook as Claude runs it, then the report its detached job writes to the debug log."""
+    done = run_hook({"session_id": SID, "cwd": str(left.project), "transcript_path": "/dev/null", **event},
+                    cwd=left.project, env=left.env)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for log in (left.sandbox.claude_tmp_root / "claudetto").glob("*/*.log"):
+            lines = log.read_text().splitlines()
+            if any("GC removed=" in line for line in lines):
+                return lines
+        time.sleep(0.1)
+    raise AssertionError("no GC report in the debug log")
+
+
+@dataclass
+class Swept:
+    left: Left
+    entries: dict[str, dict[str, object]]  # path -> the gc --json entry (or the log line's fields)
+    removed: int
+    freed: int
+    dry: dict[str, object] | None = None
+    dry_text: str = ""
+    records_before: dict[str, str] = field(default_factory=dict)
+    records_after_dry: dict[str, str] = field(default_factory=dict)
+    on_disk_after_dry: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def by_cli(tmp_path_factory: pytest.TempPathFactory) -> Swept:
+    """`claudetto gc --dry-run` (text and JSON), then `claudetto gc --json`."""
+    left = build(tmp_path_factory.mktemp("by-cli"))
+    before = records_text(left)
+    dry_text = cli(left, "gc", "--dry-run")
+    dry = cli(left, "gc", "--dry-run", "--json")
+    assert dry.returncode == 0 and dry_text.returncode == 0, dry.stderr + dry_text.stderr
+    after_dry = records_text(left)
+    on_disk = sorted(str(p) for p in [*left.garbage.values(), *left.young] if os.path.lexists(p))
+    done = cli(left, "gc", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    return Swept(left, {e["path"]: e for e in report["entries"]}, report["removed"], report["freed"],
+                 json.loads(dry.stdout), dry_text.stdout, before, after_dry, on_disk)
+
+
+def _from_log(left: Left, lines: list[str]) -> Swept:
+    """The text report in the debug log: one `status reason size kind session path` line a path."""
+    entries: dict[str, dict[str, object]] = {}
+    total = next(line for line in lines if line.startswith("GC removed="))
+    for line in lines:
+        words = line.split(None, 5)
+        if len(words) == 6 and words[5].startswith("/") and words[2].isdigit():
+            entries[words[5]] = {"status": words[0], "reason": words[1], "size": int(words[2]), "kind": words[3]}
+    fields = dict(w.split("=", 1) for w in total.split() if "=" in w)
+    return Swept(left, entries, int(fields["removed"]), int(fields["freed"]))
+
+
+@pytest.fixture(scope="module")
+def at_start(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swept]:
+    """A new session starts in the project a week later (its Claude runs): the SessionStart sweep."""
+    left = build(tmp_path_factory.mktemp("at-start"))
+    claude = subprocess.Popen(["sleep", "60"])
+    try:
+        left.sandbox.config.joinpath("sessions").mkdir(exist_ok=True)
+        left.sandbox.config.joinpath("sessions", f"{claude.pid}.json").write_text(json.dumps(
+            {"pid": claude.pid, "sessionId": "5e551011-aaaa-4bbb-8ccc-000000000002", "cwd": str(left.project),
+             "startedAt": int(time.time() * 1000), "status": "busy"}))
+        lines = logged_report(left, {"hook_event_name": "SessionStart", "source": "startup",
+                                     "session_id": "5e551011-aaaa-4bbb-8ccc-000000000002"})
+        yield _from_log(left, lines)
+    finally:
+        claude.kill()
+        claude.wait()
+
+
+def proc_start(pid: int) -> str:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()[19]
+
+
+@pytest.fixture(scope="module")
+def at_end(tmp_path_factory: pytest.TempPathFactory) -> Swept:
+    """The session's own Claude (this process: every hook above runs under it) ends it: its
+    sessions file still names it, running, while the SessionEnd hook runs."""
+    base = tmp_path_factory.mktemp("at-end")
+    sessions = base / "home" / ".claude" / "sessions"
+    sessions.mkdir(parents=True)
+    sessions.joinpath(f"{os.getpid()}.json").write_text(json.dumps(
+        {"pid": os.getpid(), "sessionId": SID, "cwd": str(base / "home" / "proj"), "procStart": proc_start(os.getpid()),
+         "startedAt": int(time.time() * 1000), "status": "idle"}))
+    left = build(base)
+    pids = {r.get("claude_pid") for t in records_text(left).values() for r in json.loads(t)["records"]}
+    assert pids == {os.getpid()}  # the records name the Claude that is ending
+    lines = logged_report(left, {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
+    return _from_log(left, lines)
+
+
+SWEEPS = ["by_cli", "at_start", "at_end"]
+KINDS = ["mktemp", "mktemp_unprinted", "clone", "copy", "config", "scratch", "worktree"]
+
+
+@pytest.mark.parametrize("how", SWEEPS)
+@pytest.mark.parametrize("name", KINDS)
+def test_a_week_old_output_of_each_kind_goes(request: pytest.FixtureRequest, how: str, name: str) -> None:
+    """Plain garbage the seed names, a week after its session ended: a `mktemp -d` folder with
+    files, a build tree and a `node_modules` (printed, and made inside `$(...)`), a clone with
+    nothing unpushed (of a local bare repository: its source has no `.git` at its top, which
+    kept it `dirty` for good), a `cp -r` of the project whose source is unchanged, a sandbox
+    `CLAUDE_CONFIG_DIR`, a Write's scratch file, a merged and clean `git worktree add` under
+    .claude/worktrees/. Each goes by age, by `claudetto gc`, at SessionStart and at SessionEnd,
+    and the report names it with its size."""
+    swept: Swept = request.getfixturevalue(how)
+    path = swept.left.garbage[name]
+    entry = swept.entries.get(str(path))
+    assert entry is not None and (entry["status"], entry["reason"]) == ("removed", "age"), (entry, swept.entries)
+    assert isinstance(entry["size"], int) and entry["size"] > 0
+    assert not os.path.lexists(path)
+
+
+@pytest.mark.parametrize("how", SWEEPS)
+def test_the_size_bound_takes_the_oldest_young_outputs_first(request: pytest.FixtureRequest, how: str) -> None:
+    """Three young `mktemp -d` folders (3, 2 and 1 days old) over the size bound together: the
+    oldest goes (`size`), the two left take at most the bound and stay `young`."""
+    swept: Swept = request.getfixturevalue(how)
+    oldest, *rest = swept.left.young
+    assert (swept.entries[str(oldest)]["status"], swept.entries[str(oldest)]["reason"]) == ("removed", "size")
+    assert not oldest.exists()
+    for young in rest:
+        assert (swept.entries[str(young)]["status"], swept.entries[str(young)]["reason"]) == ("kept", "young")
+        assert young.exists()
+    kept = sum(int(str(swept.entries[str(p)]["size"])) for p in rest)
+    assert kept <= int(swept.left.env["CLAUDETTO_GC_MAX_BYTES"])
+
+
+@pytest.mark.parametrize("how", SWEEPS)
+def test_the_report_counts_what_went_and_the_space_it_freed(request: pytest.FixtureRequest, how: str) -> None:
+    swept: Swept = request.getfixturevalue(how)
+    went = [e for e in swept.entries.values() if e["status"] == "removed"]
+    assert swept.removed == len(went) == len(KINDS) + 1
+    assert swept.freed == sum(int(str(e["size"])) for e in went) > 0
+    assert all(e["reason"] for e in swept.entries.values())  # every keep names its reason
+
+
+@pytest.mark.parametrize("how", SWEEPS)
+def test_outside_the_roots_and_a_link_are_skip_and_their_records_dropped(request: pytest.FixtureRequest,
+                                                                        how: str) -> None:
+    """A `cp -r` into the home (no root) and a recorded `mktemp -d` folder a link took the place
+    of: both reported `skip` (the link was passed over in silence, its record kept for ever),
+    both left alone, both records dropped."""
+    swept: Swept = request.getfixturevalue(how)
+    left = swept.left
+    assert left.outside is not None and left.link is not None
+    assert (swept.entries[str(left.outside)]["status"], swept.entries[str(left.outside)]["reason"]) == (
+        "skip", "outside_root")
+    assert (swept.entries[str(left.link)]["status"], swept.entries[str(left.link)]["reason"]) == ("skip", "symlink")
+    assert (left.outside / "main.py").exists() and left.link.is_symlink() and (left.project / "main.py").exists()
+    text = "".join(records_text(left).values())
+    assert str(left.outside) not in text and str(left.link) not in text
+
+
+def test_a_removed_worktree_is_forgotten_by_git(by_cli: Swept) -> None:
+    listed = git(by_cli.left.project, "worktree", "list", "--porcelain")
+    assert str(by_cli.left.garbage["worktree"]) not in listed
+    assert git(by_cli.left.project, "branch", "--list", "feat")  # the branch stays: it is merged anyway
+
+
+def test_the_dry_run_lists_each_path_with_its_size_and_the_total_and_changes_nothing(by_cli: Swept) -> None:
+    assert by_cli.dry is not None
+    entries = {e["path"]: e for e in by_cli.dry["entries"]}  # type: ignore[union-attr]
+    would = [e for e in entries.values() if e["status"] == "would_remove"]
+    assert {e["path"] for e in would} == {str(p) for p in [*by_cli.left.garbage.values(), by_cli.left.young[0]]}
+    assert all(e["size"] > 0 for e in would)
+    assert by_cli.dry["removed"] == len(would) and by_cli.dry["freed"] == sum(e["size"] for e in would)
+    for e in would:
+        assert f" {e['size']} " in next(line for line in by_cli.dry_text.splitlines() if line.endswith(e["path"]))
+    assert f"GC removed={len(would)} freed={by_cli.dry['freed']} dry_run=true" in by_cli.dry_text
+    assert by_cli.records_after_dry == by_cli.records_before
+    assert len(by_cli.on_disk_after_dry) == len(KINDS) + 3  # everything still there after the dry run
+
+
+# --- losses: ordinary commands not tried before ---------------------------------------------
+
+
+@pytest.fixture
+def session(sandbox: SandboxEnv) -> Left:
+    """A session at work in the user's project (pushed to its origin), in this test's sandbox."""
+    env = dict(os.environ)
+    project, _remote = make_project(sandbox, env)
+    return Left(sandbox, env, project)
+
+
+def week_old(left: Left, *paths: Path) -> dict[str, tuple[str, str]]:
+    """A week later (records and outputs), then `claudetto gc --json`: {path: (status, reason)}."""
+    age_records(left, OLD)
+    for path in paths:
+        set_age(path, OLD)
+    done = cli(left, "gc", "--json")
+    assert done.returncode == 0, done.stderr
+    return {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
+
+
+def test_a_clone_of_a_local_repository_whose_source_dropped_a_file_since_goes(session: Left) -> None:
+    """`git clone ~/proj /tmp/proj-clone`, then the user removes a file in a commit of the project:
+    the clone still checks it out, yet its commits are all in the project (names at the top are no
+    measure of a clone: it stayed `dirty` for good)."""
+    clone = Path(os.path.realpath(session.sandbox.user_tmp)) / "proj-clone"
+    call(session, f"git clone -q {session.project} {clone}")
+    git(session.project, "rm", "-q", ".gitignore")
+    git(session.project, "commit", "-q", "-m", "no ignore file")
+    assert week_old(session, clone)[str(clone)] == ("removed", "age")
+
+
+@pytest.mark.parametrize("how", ["recreated", "reset"])
+def test_a_clone_whose_source_lost_its_commits_is_kept(session: Left, how: str) -> None:
+    """A clone of a local repository whose source was made anew (`rm -rf` and `git init`) or reset
+    past the commit the clone holds: the clone's commits look pushed (on `origin/main`), yet the
+    origin no longer reaches them. The clone holds the only copy."""
+    git(session.project, "commit", "-q", "--allow-empty", "-m", "the only copy of this")
+    clone = Path(os.path.realpath(session.sandbox.user_tmp)) / "proj-clone"
+    call(session, f"git clone -q {session.project} {clone}")
+    if how == "recreated":
+        shutil.rmtree(session.project)
+        make_project_again = session.project
+        make_project_again.mkdir()
+        git(make_project_again, "init", "-q", "-b", "main")
+        (make_project_again / "main.py").write_text("print('hi')\n")
+        (make_project_again / ".gitignore").write_text(".claude/\n")
+        git(make_project_again, "add", "-A")
+        git(make_project_again, "commit", "-q", "-m", "a new start")
+    else:
+        git(session.project, "reset", "-q", "--hard", "HEAD~1")
+    assert week_old(session, clone)[str(clone)] == ("kept", "dirty")
+    assert git(clone, "log", "-1", "--format=%s") == "the only copy of this"
