@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import git, paths, processes, sessions, settings, worktrees
 from app.core.bounds import bound
 from app.core.cleanup_guard import removal_guard as removal_guard  # the dashboard asks it here
+from app.core.cleanup_lock import one_at_a_time
 from app.core.log import log, log_lines, printable
 from app.core.mounts import mount_points
 from app.core.scanner import TreeSize, scan_many
@@ -265,7 +266,8 @@ def resolve_projects(projects: Iterable[str | os.PathLike[str]] | None,
 def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry_run: bool = False,
                 current_session: str | None = None, current_cwd: str | None = None,
                 timeout_ms: int | None = None, trash: bool | None = False,
-                _before_remove: Any = None, claude_tmp: str | None = None) -> CleanupReport:
+                _before_remove: Any = None, claude_tmp: str | None = None,
+                lock_wait_s: float | None = None) -> CleanupReport:
     """The whole cleanup: temp-folder rules (global), then the worktrees of `projects`
     (default: the git root of `current_cwd` or the current folder).
 
@@ -274,8 +276,22 @@ def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry
     None would rename big folders into the trash for a detached purge. `_before_remove` is
     a test seam (see `removal.remove`): something that happens between judgement and removal.
     `claude_tmp`: the claude-<uid> folder to clean (a hook's payload names the one Claude
-    uses, `paths.claude_tmp_dir_for`), else the environment's."""
+    uses, `paths.claude_tmp_dir_for`), else the environment's.
+
+    One cleanup removes at a time (`one_at_a_time`): a second one waits `lock_wait_s` (by
+    default as long as a whole sweep may take), then raises StateBusy."""
     limit = bound("SWEEP_TIMEOUT_MS") if timeout_ms is None else timeout_ms
+    if dry_run:
+        return _run_cleanup(projects, dry_run, current_session, current_cwd, limit, trash, _before_remove,
+                            claude_tmp)
+    with one_at_a_time(limit / 1000.0 + 30.0 if lock_wait_s is None else lock_wait_s):
+        return _run_cleanup(projects, dry_run, current_session, current_cwd, limit, trash, _before_remove,
+                            claude_tmp)
+
+
+def _run_cleanup(projects: Iterable[str | os.PathLike[str]] | None, dry_run: bool, current_session: str | None,
+                 current_cwd: str | None, limit: int, trash: bool | None, _before_remove: Any,
+                 claude_tmp: str | None) -> CleanupReport:
     run = _Run(dry_run, limit, current_session, current_cwd, trash, _before_remove, claude_tmp)
     chosen = resolve_projects(projects, current_cwd)
     temp, trees, items = _Tally(), _Tally(), list[Verdict]()
@@ -350,16 +366,15 @@ def session_start_step(payload: dict[str, Any]) -> None:
     """The detached session-start job's step: the cleanup for the session's project and every
     known project, its report written to the session's gate log. One cleanup at a time: a
     second session starting meanwhile skips (logged)."""
-    from app.core.state import StateBusy, locked
+    from app.core.state import StateBusy
 
     cwd = payload.get("cwd")
     cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
     sid = payload.get("session_id")
     sid = sid if isinstance(sid, str) and sid else None
     try:
-        with locked(paths.claudetto_home() / "hygiene", wait_s=0.0):
-            report = run_cleanup(session_projects(cwd), current_session=sid, current_cwd=cwd,
-                                 claude_tmp=paths.claude_tmp_dir_for(payload.get("scratchpad_dir")))
+        report = run_cleanup(session_projects(cwd), current_session=sid, current_cwd=cwd, lock_wait_s=0.0,
+                             claude_tmp=paths.claude_tmp_dir_for(payload.get("scratchpad_dir")))
     except StateBusy:
         log("hygiene: another cleanup is running; this one skipped")
         return

@@ -233,3 +233,65 @@ def test_a_headless_run_resuming_an_old_session_keeps_its_folder_while_it_runs(
         run.exit()
     run_cli("clean", cwd=ended.project)
     assert not ended.gone[0].exists()
+
+
+# --- at once, and cut short -----------------------------------------------------------------
+
+
+def _journal() -> list[dict[str, object]]:
+    file = paths.journal_file()
+    return [json.loads(line) for line in file.read_text().splitlines()] if file.exists() else []
+
+
+def _removed_lines(path: Path) -> int:
+    return sum(1 for line in _journal() if line.get("path") == str(path) and line.get("result") == "removed")
+
+
+def _trash_empty() -> bool:
+    from app.core.trash import is_slot, trash_places
+
+    return not any(is_slot(name) for place in trash_places() if place.is_dir() for name in os.listdir(place))
+
+
+def _start_log(project: Path, sid: str) -> Path:
+    return paths.session_log(str(project), sid)
+
+
+def _session_start(project: Path) -> str:
+    sid = str(uuid.uuid4())
+    done = run_hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(project),
+                     "source": "startup", "transcript_path": "/nowhere.jsonl"}, cwd=project)
+    assert done.returncode == 0 and done.stderr == b""
+    return sid
+
+
+def _cleaned(text: str) -> dict[str, int]:
+    """The counts of a session start's CLEANED line; none when it found a cleanup running."""
+    if "another cleanup is running; this one skipped" in text:
+        return {"folders": 0, "bytes": 0, "files": 0, "worktrees": 0, "probes": 0}
+    line = next(line for line in text.splitlines() if line.startswith("CLEANED "))
+    return {key: int(value) for key, value in (part.split("=") for part in line.split()[1:])}
+
+
+def test_two_cleans_and_a_session_start_at_once_remove_each_folder_once_and_count_it_once(
+        sandbox: SandboxEnv, ended: Ended) -> None:
+    more = [_session_folder(sandbox, ended.project, str(uuid.uuid4()), 31 * DAY) for _ in range(12)]
+    for folder in more:
+        disk, files = _disk(folder)
+        ended.bytes += disk
+        ended.files += files
+    ended.gone += more
+    ended.folders += len(more)
+    cleans = [subprocess.Popen([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                                "clean", "--json"], cwd=ended.project, stdout=subprocess.PIPE, text=True)
+              for _ in range(2)]
+    sid = _session_start(ended.project)
+    reports = [json.loads(proc.communicate(timeout=60)[0])["cleaned"] for proc in cleans]
+    settled(sandbox)
+    log = _start_log(ended.project, sid).read_text()
+    counts = [*reports, _cleaned(log)]
+    assert ended.all_gone() and all(path.exists() for path in ended.kept)
+    for key, want in (("folders", ended.folders), ("bytes", ended.bytes), ("files", ended.files), ("probes", 1)):
+        assert sum(c[key] for c in counts) == want, (key, counts)
+    assert all(_removed_lines(path) == 1 for path in ended.gone), _journal()
+    assert _trash_empty()
