@@ -57,6 +57,11 @@ TREE = {
                     "<build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version>"
                     "<dependencies><dependency><groupId>org.projectlombok</groupId><artifactId>lombok</artifactId>"
                     "<version>1.18.30</version></dependency></dependencies></plugin></plugins></build></project>\n"),
+    "requirements/base.txt": "django==4.2.11\n",
+    "requirements/README.txt": "Django 3.2.25 was the version before the upgrade.\n",
+    "test-requirements.txt": "pytest==8.1.1\n",
+    "tools/pyproject.toml": ('[project]\nname = "tools"\n[tool.uv]\ndev-dependencies = ["ruff==0.4.0"]\n'
+                             '[tool.pdm.dev-dependencies]\nlint = ["mypy==1.10.0"]\n'),
     "src/router.rs": "pub struct Router;\nimpl Router {\n    pub fn new() -> Self { Router }\n}\n",
     "db/migration/V27__add_users.sql": "create table users ();\n",
     "shop/migrations/0012_add_users.py": "# migration\n",
@@ -139,6 +144,18 @@ def test_a_pom_dependency_with_exclusions_keeps_its_own_name_and_version(tree: s
             "- maven-compiler-plugin 3.8.1 compiles.\n")
     assert findings(tree, body) == {1: [("stale_version_pin", "snakeyaml 1.33")],
                                     4: [("stale_version_pin", "maven-compiler-plugin 3.8.1")]}
+
+
+def test_requirements_as_projects_lay_them_out_and_uv_and_pdm_dev_groups_are_read(tree: str) -> None:
+    body = ("- django 3.2.25 serves the shop.\n"             # requirements/base.txt
+            "- pytest 7.4.4 runs the tests.\n"               # test-requirements.txt
+            "- ruff 0.3.0 lints.\n"                          # [tool.uv] dev-dependencies
+            "- mypy 1.8.0 checks types.\n"                   # [tool.pdm.dev-dependencies]
+            "- django 4.2.11 serves the shop.\n")            # as the build says (the README is no build file)
+    assert findings(tree, body) == {1: [("stale_version_pin", "django 3.2.25")],
+                                    2: [("stale_version_pin", "pytest 7.4.4")],
+                                    3: [("stale_version_pin", "ruff 0.3.0")],
+                                    4: [("stale_version_pin", "mypy 1.8.0")]}
 
 
 # --- misses and false findings of vanished artifacts -----------------------------------------

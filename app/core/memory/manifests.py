@@ -24,6 +24,18 @@ CATALOG_SUFFIX = ".versions.toml"
 _PLATFORM = re.compile(r"^(?:php(?:-64bit|-ipv6|-zts|-debug)?|hhvm|ext-.+|lib-.+|composer(?:-.+)?)$", re.IGNORECASE)
 
 
+def is_requirements(relative: str) -> bool:
+    """A pip requirements file: `requirements*.txt` and the names projects give them beside
+    it (`requirements-dev.txt`, `test-requirements.txt`, pip-tools' `requirements.in`,
+    `constraints.txt`), and every `.txt`/`.in` file of a `requirements/` folder
+    (`requirements/base.txt`, as Django project templates lay them out)."""
+    folder, _, name = relative.rpartition("/")
+    stem, dot, ext = name.rpartition(".")
+    if not dot or ext not in ("txt", "in") or stem.lower() in ("readme", "license", "notes"):
+        return False
+    return "requirements" in stem or stem.startswith("constraints") or folder.rsplit("/", 1)[-1] == "requirements"
+
+
 def is_manifest(name: str) -> bool:
     return name in MANIFEST_FILES or (name.endswith(CATALOG_SUFFIX) and len(name) > len(CATALOG_SUFFIX))
 

@@ -16,6 +16,7 @@ from app.core.memory.manifests import (
     gradle_map_entries,
     gradle_resolved,
     is_manifest,
+    is_requirements,
     manifest_entries,
 )
 from app.core.memory.tree import PRUNED, Tree, read_text
@@ -60,7 +61,7 @@ def is_build_file(relative: str) -> bool:
     name = relative.rsplit("/", 1)[-1]
     if any(part in PRUNED or part == "vendor" for part in relative.split("/")[:-1]):
         return False
-    return name in BUILD_FILES or (name.startswith("requirements") and name.endswith(".txt")) or is_manifest(name)
+    return name in BUILD_FILES or is_requirements(relative) or is_manifest(name)
 
 
 def build_pins(relative: str, text: str) -> list[Pin]:
@@ -130,7 +131,8 @@ def _pyproject(text: str) -> list[tuple[str, str, str]]:
     project = _table(data, "project")
     listed = project.get("dependencies")
     lines: list[object] = list(listed) if isinstance(listed, list) else []
-    for group in (*_table(project, "optional-dependencies").values(), *_table(data, "dependency-groups").values()):
+    for group in (*_table(project, "optional-dependencies").values(), *_table(data, "dependency-groups").values(),
+                  _table(data, "tool", "uv").get("dev-dependencies"), *_table(data, "tool", "pdm", "dev-dependencies").values()):
         if isinstance(group, list):
             lines += group
     entries = [e for line in lines if isinstance(line, str) and (e := _pep508(line)) is not None]
