@@ -116,7 +116,11 @@ def frontmatter(text: str) -> tuple[dict[str, str], int] | None:
 
 
 def _scalar(value: str) -> str:
+    """A YAML scalar as text: quotes taken off, a comment cut; YAML's null (`~`, `null`, or
+    nothing but a comment: `name: # TODO`) is empty, as YAML reads it."""
     value = value.strip()
+    if value.startswith("#") or value in ("~", "null", "Null", "NULL"):
+        return ""
     if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2:
         return value[1:-1].strip()
     cut = value.find(" #")
@@ -155,7 +159,7 @@ _RELATIVE = (
     r"the\s+other\s+day|the\s+day\s+before(?![ \t]+\w)|just\s+now|right\s+now|"
     rf"(?:last|next|this|past|coming|previous|following)\s+{_PERIODS}(?!\s+of\b)|"
     rf"(?:last|next|past|previous|coming)\s+(?:few|couple\s+of|\d+)\s+{_UNITS}|"
-    rf"{_COUNTS}\s+{_UNITS}\s+(?:ago|from\s+now)|"
+    rf"{_COUNTS}\s+{_UNITS}\s+(?:ago|from\s+now)|(?:a\s+while|a\s+moment|some\s+time|not\s+long)\s+ago|"
     rf"(?:earlier|later)\s+this\s+{_PERIODS})\b"
 )
 _pattern: Any = None

@@ -22,7 +22,7 @@ import pytest
 
 from app.core import ledger
 from app.core.memory import SupersedeRefused, check_texts, supersede
-from app.core.memory_lint import relative_dates
+from app.core.memory_lint import frontmatter_problems, relative_dates
 from tests.core.test_memory import FRONT, memory_folder
 from tests.support import SandboxEnv, make_repo, run_hook
 
@@ -210,6 +210,23 @@ def test_a_relative_date_word_inside_an_address_is_no_relative_date() -> None:
     assert relative_dates("- Standup notes: [notes](standup-today.md), see www.example.com/today") == []
     assert relative_dates("- [Today's errors](https://grafana.example.com/d/x) moved yesterday") == [
         "Today", "yesterday"]
+
+
+def test_frontmatter_nulls_are_empty_and_a_comment_after_metadata_keeps_the_nested_type() -> None:
+    assert frontmatter_problems("---\nname: # TODO\ndescription: ~\nmetadata:\n  type: project\n---\n") == [
+        "`name:` is missing or empty", "`description:` is missing or empty"]
+    assert frontmatter_problems("---\nname: deploy\ndescription: null\ntype: project\n---\n") == [
+        "`description:` is missing or empty"]
+    # `metadata:  # Claude's own keys` opens the nested block; its type is there
+    assert frontmatter_problems("---\nname: deploy\ndescription: how we ship\nmetadata:  # nested\n"
+                                "  type: project\n---\n") == []
+    assert frontmatter_problems('---\nname: "#1 rule"\ndescription: the first rule\ntype: feedback\n---\n') == []
+
+
+def test_vague_past_phrases_are_relative_dates() -> None:
+    assert relative_dates("We fixed it a while ago; some time ago the API moved, not long ago.") == [
+        "a while ago", "some time ago", "not long ago"]
+    assert relative_dates("The job waits a while and retries; it took some time.") == []
 
 
 # --- supersede: what held, and a refusal of one readable line ---------------------------------
