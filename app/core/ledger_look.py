@@ -56,8 +56,8 @@ def look(path: str, known: list[tuple[dict[str, Any], str]]) -> Look:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return _DELETED
-    except (OSError, ValueError):
-        return _UNREADABLE
+    except (OSError, ValueError) as exc:
+        return _DELETED if _loop(exc) else _UNREADABLE
     if not stat.S_ISREG(st.st_mode):
         return _DELETED
     for stored, digest in known:
@@ -73,8 +73,8 @@ def read_and_hash(path: str) -> Look:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         return _DELETED
-    except (OSError, ValueError):
-        return _UNREADABLE
+    except (OSError, ValueError) as exc:
+        return _DELETED if _loop(exc) else _UNREADABLE
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -89,6 +89,15 @@ def read_and_hash(path: str) -> Look:
         return _UNREADABLE
     finally:
         os.close(fd)
+
+
+def _loop(exc: Exception) -> bool:
+    """The path is a symlink loop now (the file, or a folder on its way, made a link to
+    itself): no file is there, as for a dangling link. Read as unreadable, its change would
+    never be told, and every prompt would log it again."""
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno == errno.ELOOP
 
 
 def _read_all(fd: int) -> bytes:

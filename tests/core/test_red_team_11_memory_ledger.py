@@ -282,3 +282,23 @@ def test_a_file_replaced_by_a_fifo_or_grown_sparse_to_2_gb_is_told_once_and_fast
     assert sorted(told) == sorted(f"The user or a tool changed `{p}` after the last edit of `main`."
                                   for p in (fifo_file, sparse_file))
     assert run_hook(prompt).stdout == b""
+
+
+def test_a_file_or_its_folder_made_a_symlink_loop_is_told_once_as_gone(tmp_path: Path) -> None:
+    """A loop was read as "cannot read": never told, and logged again at every prompt."""
+    (tmp_path / "sub").mkdir()
+    loop, inside = tmp_path / "loop.txt", tmp_path / "sub" / "x.txt"
+    for path in (loop, inside):
+        path.write_text("edited\n")
+        assert ledger.record_edit({"session_id": "s1", "tool_name": "Edit", "cwd": str(tmp_path),
+                                   "tool_input": {"file_path": str(path)}, "tool_response": {}})
+    loop.unlink()
+    loop.symlink_to("loop.txt")
+    (tmp_path / "sub" / "x.txt").unlink()
+    (tmp_path / "sub").rmdir()
+    (tmp_path / "sub").symlink_to("sub")
+    assert sorted(ledger.check_session("s1")) == sorted(
+        f"The user or a tool changed `{p}` after the last edit of `main`." for p in (loop, inside))
+    assert ledger.check_session("s1") == []
+    assert {(f.path, f.changed, f.deleted) for f in ledger.ledger_files()} == {(str(loop), True, True),
+                                                                              (str(inside), True, True)}
