@@ -276,8 +276,8 @@ def unused_of(items: list[Item], facts: Facts) -> list[Item]:
     """Rule 4 over the placed paths: the unused ones. A path that holds a used one stays
     too: removing it would remove the used one."""
     candidates: list[Item] = []
-    # item.path has its parents resolved already: only a symlink at its end makes its real path differ
-    facts.output_set = frozenset(os.path.realpath(i.path) if os.path.islink(i.path) else i.path for i in items)
+    # parents resolved already; a link is never an output (rule 3), nor is what it points at
+    facts.output_set = frozenset(i.path for i in items if not os.path.islink(i.path))
     for item in items:
         if _measured(item, facts.mounts):
             if (used := in_use(item, facts)) is not None:

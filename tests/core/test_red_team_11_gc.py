@@ -27,10 +27,18 @@ SID = "5e551011-aaaa-4bbb-8ccc-000000000001"
 #: a stand-in for `claude -p` run with a sandbox config folder: what Claude writes there
 FAKE_CLAUDE = """#!/bin/sh
 cfg="$CLAUDE_CONFIG_DIR"
-mkdir -p "$cfg/projects/-home-proj" "$cfg/shell-snapshots" "$cfg/todos" "$cfg/statsig"
-echo '{"numStartups": 1}' > "$cfg/.claude.json"
-echo '{"type":"user","message":"say hi"}' > "$cfg/projects/-home-proj/0b1c.jsonl"
-echo '[]' > "$cfg/todos/0b1c.json"
+sid=0b1c2d3e-0000-4000-8000-000000000001
+mkdir -p "$cfg/projects/-home-proj" "$cfg/shell-snapshots" "$cfg/todos" "$cfg/statsig" "$cfg/debug" \
+  "$cfg/file-history/$sid" "$cfg/session-env/$sid" "$cfg/backups" "$cfg/plugins" "$cfg/sessions"
+echo '{"numStartups": 1, "userID": "abc"}' > "$cfg/.claude.json"
+cp "$cfg/.claude.json" "$cfg/backups/.claude.json.backup.1764550000000"
+echo '{"type":"user","message":"say hi"}' > "$cfg/projects/-home-proj/$sid.jsonl"
+echo '[]' > "$cfg/todos/$sid-agent-$sid.json"
+echo 'export PATH=/usr/bin' > "$cfg/shell-snapshots/snapshot-bash-1764550000000-abc123.sh"
+echo x > "$cfg/statsig/statsig.stable_id.2656274335"
+echo x > "$cfg/statsig/statsig.cached.evaluations.a1b2c3"
+echo '[DEBUG] started' > "$cfg/debug/$sid.txt"
+echo '{"installed": {}}' > "$cfg/plugins/installed_plugins.json"
 echo hi
 """
 
@@ -147,6 +155,9 @@ def build(base: Path) -> Left:
     write(left, g["scratch"], "# a plan\n")
     g["worktree"] = project / ".claude" / "worktrees" / "feat"
     call(left, "git worktree add -q .claude/worktrees/feat -b feat")
+    call(left, "cd .claude/worktrees/feat && echo 'def feature(): pass' > feature.py && git add feature.py && "
+               "git commit -q -m feature")
+    call(left, "git merge -q --no-ff feat -m 'merge feat' && git push -q origin main")
     for _ in range(3):  # over the bound together, each under it
         young = Path(call(left, "mktemp -d").strip())
         bash(f"head -c 200000 /dev/urandom > {young}/data.bin", project, env)
@@ -282,9 +293,9 @@ def test_a_week_old_output_of_each_kind_goes(request: pytest.FixtureRequest, how
     files, a build tree and a `node_modules` (printed, and made inside `$(...)`), a clone with
     nothing unpushed (of a local bare repository: its source has no `.git` at its top, which
     kept it `dirty` for good), a `cp -r` of the project whose source is unchanged, a sandbox
-    `CLAUDE_CONFIG_DIR`, a Write's scratch file, a merged and clean `git worktree add` under
-    .claude/worktrees/. Each goes by age, by `claudetto gc`, at SessionStart and at SessionEnd,
-    and the report names it with its size."""
+    `CLAUDE_CONFIG_DIR` as `claude -p` fills it, a Write's scratch file, a `git worktree add`
+    under .claude/worktrees/ whose commit was merged and pushed, clean. Each goes by age, by
+    `claudetto gc`, at SessionStart and at SessionEnd, and the report names it with its size."""
     swept: Swept = request.getfixturevalue(how)
     path = swept.left.garbage[name]
     entry = swept.entries.get(str(path))
@@ -407,3 +418,156 @@ def test_a_clone_whose_source_lost_its_commits_is_kept(session: Left, how: str) 
         git(session.project, "reset", "-q", "--hard", "HEAD~1")
     assert week_old(session, clone)[str(clone)] == ("kept", "dirty")
     assert git(clone, "log", "-1", "--format=%s") == "the only copy of this"
+
+
+def temp_folder(session: Left) -> Path:
+    """`mktemp -d` in a Bash call of the session: a recorded `temp` output."""
+    return Path(call(session, "mktemp -d").strip())
+
+
+def test_a_clone_with_its_git_dir_in_the_home_keeps_its_uncommitted_work(session: Left) -> None:
+    """`git clone --separate-git-dir ~/gitdirs/p ~/remote.git /tmp/p`: the work tree in the temp
+    folder has a `.git` file, its repository lives in the home. A later call edits a file there."""
+    clone = Path(os.path.realpath(session.sandbox.user_tmp)) / "p-sep"
+    gitdir = session.sandbox.home / "gitdirs" / "p"
+    call(session, f"mkdir -p {gitdir.parent} && git clone -q --separate-git-dir {gitdir} {session.sandbox.home / 'remote.git'} {clone}")
+    call(session, f"echo 'the only copy' >> {clone}/main.py")
+    assert week_old(session, clone)[str(clone)] == ("kept", "dirty")
+    assert "the only copy" in (clone / "main.py").read_text()
+
+
+def test_a_temp_folder_holding_the_git_dir_of_a_clone_in_the_home_is_kept(session: Left) -> None:
+    """`git clone --separate-git-dir /tmp/tmp.X/gd URL ~/work/p` into a recorded temp folder: the
+    user's clone in the home keeps its whole repository there, and commits it made since exist
+    nowhere else."""
+    folder = temp_folder(session)
+    work = session.sandbox.home / "work" / "p"
+    call(session, f"git clone -q --separate-git-dir {folder}/gd {session.sandbox.home / 'remote.git'} {work}")
+    (work / "new.py").write_text("x = 1\n")
+    git(work, "add", "new.py")
+    git(work, "commit", "-q", "-m", "the user's own work")
+    entries = week_old(session, folder)
+    assert entries[str(folder)][0] == "kept", entries
+    assert git(work, "log", "-1", "--format=%s") == "the user's own work"
+
+
+def test_a_worktree_of_another_repository_in_a_temp_folder_keeps_its_uncommitted_work(session: Left) -> None:
+    """`git -C ~/other worktree add /tmp/tmp.X/wt -b topic` into a recorded temp folder, an edit
+    left uncommitted there."""
+    folder = temp_folder(session)
+    other = session.sandbox.home / "other"
+    shutil.copytree(session.project, other)
+    call(session, f"git -C {other} worktree add -q {folder}/wt -b topic && echo wip >> {folder}/wt/main.py")
+    entries = week_old(session, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+    assert "wip" in (folder / "wt" / "main.py").read_text()
+
+
+def test_a_temp_folder_made_a_repository_by_later_calls_is_kept(session: Left) -> None:
+    """`mktemp -d`, then `cd` there, `git init` and commits in later Bash calls: commits on no
+    remote, the only copy."""
+    folder = temp_folder(session)
+    call(session, f"cd {folder} && git init -q -b main && echo 'def f(): pass' > lib.py")
+    call(session, f"cd {folder} && git add lib.py && git commit -q -m 'a prototype'")
+    entries = week_old(session, folder)
+    assert entries[str(folder)] == ("kept", "unmerged"), entries
+
+
+@pytest.mark.parametrize("how", ["cp", "rsync"])
+def test_a_copy_of_a_repository_committed_in_since_is_kept(session: Left, how: str) -> None:
+    """`cp -r ~/proj /tmp/x` (or `rsync -a ~/proj/ /tmp/tmp.X/proj/`) and a commit made in the copy:
+    on no remote, not at the source."""
+    if how == "cp":
+        copy = Path(os.path.realpath(session.sandbox.user_tmp)) / "proj-try"
+        call(session, f"cp -r {session.project} {copy}")
+        top = copy
+    else:
+        top = temp_folder(session)
+        copy = top / "proj"
+        call(session, f"rsync -a {session.project}/ {copy}/")
+    call(session, f"cd {copy} && echo 'fix' > fix.py && git add fix.py && git commit -q -m 'a fix'")
+    entries = week_old(session, top)
+    assert entries[str(top)] == ("kept", "unmerged"), entries
+
+
+def test_a_venv_a_running_program_uses_is_kept(session: Left, started: list[subprocess.Popen[bytes]]) -> None:
+    """`python -m venv /tmp/tmp.X/venv`, and a program still running on it (`venv/bin/python`: its
+    exe is the system interpreter the link names, elsewhere)."""
+    folder = temp_folder(session)
+    call(session, f"{sys.executable} -m venv --without-pip {folder}/venv")
+    started.append(subprocess.Popen([f"{folder}/venv/bin/python", "-c", "import time; time.sleep(60)"],
+                                    cwd=session.sandbox.home))
+    time.sleep(0.1)
+    entries = week_old(session, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_mktemp_file_that_became_an_open_sqlite_database_is_kept(
+        session: Left, started: list[subprocess.Popen[bytes]]) -> None:
+    """`f=$(mktemp)` printed, then a later call makes it a SQLite database a long process keeps open."""
+    file = Path(call(session, "mktemp").strip())
+    holder = ("import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1])\nc.execute('create table t (x)')\n"
+              "c.execute(\"insert into t values ('a row')\")\nc.commit()\nprint('ready', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", holder, str(file)], stdout=subprocess.PIPE, cwd=session.sandbox.home)
+    started.append(proc)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    entries = week_old(session, file)
+    assert entries[str(file)] == ("kept", "in_use"), entries
+    assert file.stat().st_size > 0
+
+
+def test_a_temp_folder_a_users_shell_works_in_is_kept(session: Left, started: list[subprocess.Popen[bytes]]) -> None:
+    folder = temp_folder(session)
+    started.append(subprocess.Popen(["sleep", "60"], cwd=folder))
+    entries = week_old(session, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_temp_folder_now_holding_a_bind_mount_is_kept(session: Left) -> None:
+    """A recorded folder a bind mount was made in since (a container's volume, `mount --bind`):
+    removing it would reach through into what is mounted."""
+    folder = temp_folder(session)
+    data = session.sandbox.home / "data"
+    data.mkdir()
+    (data / "results.csv").write_text("the user's data\n")
+    (folder / "mnt").mkdir()
+    if subprocess.run(["mount", "--bind", str(data), str(folder / "mnt")], capture_output=True).returncode:
+        pytest.skip("no bind mounts here")
+    try:
+        entries = week_old(session, folder)
+        assert entries[str(folder)] == ("kept", "in_use"), entries
+    finally:
+        subprocess.run(["umount", str(folder / "mnt")], check=False)
+    assert (data / "results.csv").exists()
+
+
+def test_a_clone_that_borrows_a_users_project_objects_goes(session: Left) -> None:
+    """`git clone --reference ~/proj ~/remote.git /tmp/c`: the temp clone borrows the project's
+    objects; nothing of it is unique, and nothing borrows from it. A week later it goes."""
+    clone = Path(os.path.realpath(session.sandbox.user_tmp)) / "c-ref"
+    call(session, f"git clone -q --reference {session.project} {session.sandbox.home / 'remote.git'} {clone}")
+    assert week_old(session, clone)[str(clone)] == ("removed", "age")
+    assert git(session.project, "log", "-1", "--format=%s") == "initial"
+
+
+def test_a_link_that_took_a_recorded_folders_place_makes_no_output_of_what_it_points_at(session: Left) -> None:
+    """On a scratch disk (TMPDIR) the user keeps a project; a session working elsewhere Writes a new
+    module into it (a `scratch` record: the project's file, kept). A recorded `mktemp -d` folder was
+    since replaced by a link to the project's folder: the link is `skip`, and what it points at is
+    no output, so the module stays the project's."""
+    tmp = Path(os.path.realpath(session.sandbox.user_tmp))
+    theirs = tmp / "work" / "app"
+    theirs.mkdir(parents=True)
+    git(theirs, "init", "-q", "-b", "main")
+    (theirs / "app.py").write_text("print('app')\n")
+    git(theirs, "add", "app.py")
+    git(theirs, "commit", "-q", "-m", "app")
+    module = theirs / "module.py"
+    write(session, module, "def the_only_copy(): pass\n")
+    folder = temp_folder(session)
+    shutil.rmtree(folder)
+    folder.symlink_to(theirs)
+    entries = week_old(session, module)
+    assert entries[str(folder)] == ("skip", "symlink"), entries
+    assert entries[str(module)] == ("kept", "in_use"), entries
+    assert module.exists()
