@@ -45,6 +45,11 @@ def inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def live_places(sessions: list[Session]) -> set[tuple[str | None, str | None]]:
+    """What of the sessions a verdict depends on: which are live, and where they work."""
+    return {(s.session_id, s.cwd) for s in sessions if s.live}
+
+
 @dataclass
 class SizeProgress:
     done: int = 0
@@ -256,9 +261,14 @@ class Store:
         first = not self.sessions_read
         self.sessions_read = True
         if first or sessions != self.sessions:
+            live_before = live_places(self.sessions)
             self.sessions = list(sessions)
             self._owned = None
             self.sessions_changed.publish(None)
+            if not first and self.judged and live_places(sessions) != live_before:
+                # a session that ended keeps nothing now, one that started keeps its folders:
+                # the verdicts (`keep: live`) follow within the poll, as the CLI's would
+                self.refresh()
 
     def apply_growth(self, at: float, sizes: dict[str, int]) -> None:
         for session_id, size in sizes.items():

@@ -71,6 +71,7 @@ class OutputsScreen(ClaudettoScreen):
         self.working = ""  # "remove" or "sweep" while a removal runs
         self.roots: list[tuple[str, str]] = []
         self.shown_at = 0.0
+        self.filled = False  # the first judgement and its sizes are in
 
     def above_table(self) -> ComposeResult:
         yield Input(placeholder="filter: text in path, kind, session or verdict (escape closes)", id="filter")
@@ -138,7 +139,7 @@ class OutputsScreen(ClaudettoScreen):
             return (0, verdict.kind, verdict.action != "remove", verdict.path)
 
         table = self.query_one("#outputs", Table)
-        table.order(by, reverse=self.reverse)
+        table.order(by, reverse=self.reverse, stay=self.filled)
         arrow = "▲" if self.reverse else "▼"
         for column in table.columns.values():
             name = str(column.key.value)
@@ -151,6 +152,8 @@ class OutputsScreen(ClaudettoScreen):
         progress = self.store.progress
         if self.sort_by == "size" and not progress.running and progress.total:
             self.sort_rows()  # every size is in: largest first for real
+        if self.store.judged and not progress.running:
+            self.filled = True  # from now on a new order leaves the cursor on the row it is on
         if self.working:
             return
         line = self.query_one(WorkLine)

@@ -118,7 +118,10 @@ class SessionsScreen(ClaudettoScreen):
 
     def show_empty_state(self) -> None:
         """Where no Claude Code data is found: say where claudetto looked, offer the demo."""
-        self.query_one(EmptyState).display = self.store.found_nothing
+        nothing = self.store.found_nothing
+        self.query_one(EmptyState).display = nothing
+        for panel in ("#owned-title", "#owned"):  # no session to own anything: room for the message
+            self.query_one(panel).display = not nothing
 
     def select(self, file: str) -> None:
         """Put the cursor on the session of `file` (now, or once its row is there)."""

@@ -13,7 +13,10 @@ class EmptyState(Static):
     """Shown in place of an empty table: the resolved paths that were searched."""
 
     DEFAULT_CSS = """
-    EmptyState { display: none; border: round $accent; padding: 1 2; margin: 1 2; height: auto; }
+    EmptyState {
+        display: none; border: round $accent; padding: 0 1; margin: 1 2; height: auto;
+        max-height: 60%; overflow-y: auto; scrollbar-size-vertical: 1;
+    }
     """
 
     def on_mount(self) -> None:
@@ -29,8 +32,9 @@ class EmptyState(Static):
             ("claudetto's records", paths.gc_dir()),
             ("projects", paths.projects_dir()),
         ]
-        lines = ["No Claude Code data found. claudetto looked in:", ""]
+        # the way out first: on a small terminal the box scrolls, and its top is what shows
+        lines = ["No Claude Code data found. `claudetto --demo` (`make demo`) shows every screen on a "
+                 "generated sandbox.", "", "claudetto looked in:"]
         lines += [f"  {what:<24} {where}" for what, where in looked]
-        lines += ["", "Set CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR or TMPDIR if Claude keeps them elsewhere,",
-                  "or run `claudetto --demo` (`make demo`) to see every screen on a generated sandbox."]
+        lines += ["", "Set CLAUDE_CONFIG_DIR, CLAUDE_CODE_TMPDIR or TMPDIR if Claude keeps them elsewhere."]
         return "\n".join(lines)

@@ -150,10 +150,11 @@ class Table(DataTable[Any]):
                 self._sources[key] = source
         return Synced(added, removed, frozenset(moved))
 
-    def order(self, by: Callable[[str], Any], reverse: bool = False) -> None:
+    def order(self, by: Callable[[str], Any], reverse: bool = False, *, stay: bool = False) -> None:
         """Sort the rows by `by(row key)`; the cursor stays on the row it was on, except on the
-        first row, which it keeps (a list still filling in starts at its top)."""
-        current = self.cursor_key() if self.cursor_row > 0 else None
+        first row, which it keeps (a list still filling in starts at its top) unless `stay`
+        (a list the person has read: the row they look at is the row their next key acts on)."""
+        current = self.cursor_key() if stay or self.cursor_row > 0 else None
         ordered = sorted(self._data, key=lambda row_key: by(row_key.value or ""), reverse=reverse)
         self._row_locations = TwoWayDict({row_key: index for index, row_key in enumerate(ordered)})
         self._update_count += 1

@@ -128,3 +128,79 @@ async def test_a_doubled_yes_on_the_outputs_question_removes_once(box: Sandbox) 
     assert not errors, errors
     assert "in 1 item" in line and "kept" not in line, line
     assert [e["result"] for e in journal_lines(box) if e["path"] == str(build_cache)] == ["removed"]
+
+
+def row_text(table: Table, key: str) -> str:
+    return " ".join(cell.plain for cell in table.get_row(key))
+
+
+async def test_an_ended_sessions_outputs_are_no_longer_shown_kept_for_it(box: Sandbox) -> None:
+    """tmp.LiveCache0 is kept because its session (c7a41e09) runs. The session's process ends:
+    within a few polls the Sessions count says so, and so does the Outputs row (`will remove
+    (age)`, as `claudetto gc --dry-run` now says), and the header's reclaimable total grows,
+    without the person pressing `r`."""
+    live_cache = box.user_tmp / "tmp.LiveCache0"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        key = f"gc:{live_cache}"
+        assert "keep: live" in row_text(table, key)
+        before = app.store.total("remove")
+        session_file = next(f for f in (box.config / "sessions").glob("*.json")
+                            if json.loads(f.read_text(encoding="utf-8"))["sessionId"].startswith("c7a41e09"))
+        child = next(c for c in box.children if c.pid == int(session_file.stem))
+        child.kill()
+        child.wait()  # reaped, as Claude's own parent would: a zombie still runs by /proc
+        await wait_for(pilot, lambda: "will remove (age)" in row_text(table, key), timeout=20)
+        assert app.store.total("remove") > before
+        assert sum(1 for s in app.store.sessions if s.live) == 1
+
+
+async def test_a_list_sorted_again_under_the_cursor_leaves_it_on_the_row_the_person_read(box: Sandbox) -> None:
+    """The person reads the top row (the biggest output), then a judgement they did not ask
+    for comes in (a session ended, say) in which another output grew past it. The cursor stays
+    on the row they read, and space marks that one, not the one that moved under the cursor."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        assert table.cursor_row == 0
+        read = table.cursor_key()
+        assert read is not None and read != f"gc:{build_cache}"
+        top_size = app.store.size(app.store.rows[read]) or 0
+        when = os.stat(build_cache).st_mtime
+        with open(build_cache / "grown.bin", "wb") as fh:
+            fh.write(b"\1" * (top_size + (1 << 20)))
+        os.utime(build_cache, (when, when))  # still old: still removable
+        app.store.refresh()
+        await wait_for(pilot, lambda: table.keys_in_order()[0] == f"gc:{build_cache}", timeout=20)
+        await pilot.pause()
+        assert table.cursor_key() == read
+        await pilot.press("space")
+        assert app.store.marked == {read}
+
+
+async def test_an_empty_machine_keeps_the_header_and_the_whole_message_on_small_terminals() -> None:
+    """Nothing at all (the autouse sandbox), on 80x24 and 60x20: on Overview, Sessions and
+    Outputs the header line stays on the first row and the screen is not scrolled under it,
+    and the "No Claude Code data found" box shows its first line (it scrolls inside itself
+    when it is taller than its room); the Sessions screen does not offer an empty outputs
+    panel that pushes the rest off."""
+    from app.widgets.empty import EmptyState
+    from app.widgets.totals import TotalsBar
+
+    for size in ((80, 24), (60, 20)):
+        app = ClaudettoApp(poll_s=0.2)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            for mode in ("overview", "sessions", "outputs"):
+                await goto(pilot, mode)
+                await pilot.pause(0.2)
+                screen = app.screen
+                empty = screen.query_one(EmptyState)
+                assert empty.display, (size, mode)
+                assert screen.query_one(TotalsBar).region.y == 0, (size, mode)
+                assert screen.scroll_offset.y == 0, (size, mode)
+                top = empty.region
+                assert top.height > 4 and top.y > 0 and top.bottom <= size[1] - 1, (size, mode, top)
+                assert "No Claude Code data found" in str(empty.render()), (size, mode)
