@@ -62,6 +62,8 @@ TREE = {
     "test-requirements.txt": "pytest==8.1.1\n",
     "tools/pyproject.toml": ('[project]\nname = "tools"\n[tool.uv]\ndev-dependencies = ["ruff==0.4.0"]\n'
                              '[tool.pdm.dev-dependencies]\nlint = ["mypy==1.10.0"]\n'),
+    "infra/package.json": json.dumps({"dependencies": {"redis": "^4.6.0", "mongodb": "^6.3.0"}}),
+    "infra/requirements.txt": "kubernetes==29.0.0\ndocker==7.0.0\n",
     "src/router.rs": "pub struct Router;\nimpl Router {\n    pub fn new() -> Self { Router }\n}\n",
     "db/migration/V27__add_users.sql": "create table users ();\n",
     "shop/migrations/0012_add_users.py": "# migration\n",
@@ -156,6 +158,20 @@ def test_requirements_as_projects_lay_them_out_and_uv_and_pdm_dev_groups_are_rea
                                     2: [("stale_version_pin", "pytest 7.4.4")],
                                     3: [("stale_version_pin", "ruff 0.3.0")],
                                     4: [("stale_version_pin", "mypy 1.8.0")]}
+
+
+def test_a_servers_version_is_no_pin_of_its_client_package_unless_the_line_says_client(tree: str) -> None:
+    """"Redis 7.2" is the server the project runs; the build's `redis ^4.6.0` is the client."""
+    body = ("- We run Redis 7.2 in docker-compose.\n"
+            "- MongoDB 7.0 is the database.\n"
+            "- The cluster runs Kubernetes 1.28.\n"
+            "- CI runners use Docker 24.0.7.\n"
+            "- The redis 4.5.0 client talks to it.\n"          # the client: a pin
+            "- mongodb 5.9.2 driver.\n"
+            "- kubernetes 28.1.0 Python package drives the cluster.\n")
+    assert findings(tree, body) == {5: [("stale_version_pin", "redis 4.5.0")],
+                                    6: [("stale_version_pin", "mongodb 5.9.2")],
+                                    7: [("stale_version_pin", "kubernetes 28.1.0")]}
 
 
 # --- misses and false findings of vanished artifacts -----------------------------------------

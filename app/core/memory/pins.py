@@ -19,6 +19,7 @@ from app.core.memory.manifests import (
     is_requirements,
     manifest_entries,
 )
+from app.core.memory.services import may_mean_the_service
 from app.core.memory.tree import PRUNED, Tree, read_text
 from app.core.memory.versions import (
     WIDTH,
@@ -288,7 +289,8 @@ def version_claims_of(facts: Iterable[FactLine]) -> list[VersionClaim]:
         if fact.number not in log and not _VERSION_LABEL.match(fact.text) and _states_versions(fact):
             line = fact.text.replace("`", " ")
             claims += [claim for match in _VERSION.finditer(line)
-                       if (claim := _claim(fact.number, line, match)) is not None]
+                       if (claim := _claim(fact.number, line, match)) is not None
+                       and not may_mean_the_service(claim.name, line)]
     return claims
 
 
