@@ -285,6 +285,11 @@ def run_cleanup(projects: Iterable[str | os.PathLike[str]] | None = None, *, dry
         return _run_cleanup(projects, dry_run, current_session, current_cwd, limit, trash, _before_remove,
                             claude_tmp)
     with one_at_a_time(limit / 1000.0 + 30.0 if lock_wait_s is None else lock_wait_s):
+        # what a cleanup killed between its move to the trash and its journal line left
+        # pending goes back first, so this one judges it (and removes it) in its place
+        from app.core.purge import settle_leftovers
+
+        settle_leftovers()
         return _run_cleanup(projects, dry_run, current_session, current_cwd, limit, trash, _before_remove,
                             claude_tmp)
 

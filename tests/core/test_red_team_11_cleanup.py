@@ -295,3 +295,33 @@ def test_two_cleans_and_a_session_start_at_once_remove_each_folder_once_and_coun
         assert sum(c[key] for c in counts) == want, (key, counts)
     assert all(_removed_lines(path) == 1 for path in ended.gone), _journal()
     assert _trash_empty()
+
+
+def test_a_cleanup_killed_at_random_points_in_a_big_folder_is_finished_once_by_the_next(
+        sandbox: SandboxEnv, ended: Ended) -> None:
+    import random
+
+    from tests.support import many_files
+
+    big = sandbox.claude_tmp / paths.project_slug(str(ended.project)) / str(uuid.uuid4())
+    (big / "tasks").mkdir(parents=True)
+    many_files(big / "tasks", [f"{i:05}.output" for i in range(3000)], b"x" * 100)
+    set_mtime(big / "tasks", 31 * DAY)
+    set_mtime(big, 31 * DAY)
+    rng = random.Random(11)
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                                 "clean"], cwd=ended.project, stdout=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.05, 0.2))
+        proc.kill()
+        proc.wait()
+    sid = _session_start(ended.project)
+    settled(sandbox)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not (_trash_empty() and not big.exists()):
+        time.sleep(0.05)
+    assert not big.exists() and _trash_empty()
+    assert ended.all_gone(), [p for p in ended.gone if os.path.lexists(p)]
+    assert _removed_lines(big) == 1, [line for line in _journal() if line.get("path") == str(big)]
+    assert all(_removed_lines(path) == 1 for path in ended.gone)
+    assert "Traceback" not in _start_log(ended.project, sid).read_text()
