@@ -325,3 +325,72 @@ def test_a_cleanup_killed_at_random_points_in_a_big_folder_is_finished_once_by_t
     assert _removed_lines(big) == 1, [line for line in _journal() if line.get("path") == str(big)]
     assert all(_removed_lines(path) == 1 for path in ended.gone)
     assert "Traceback" not in _start_log(ended.project, sid).read_text()
+
+
+def _popen(started: list[subprocess.Popen[bytes]], *args: str, **kw: object) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(list(args), **kw)  # type: ignore[call-overload]
+    started.append(proc)
+    return proc
+
+
+def _until(check: object, deadline_s: float = 10.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end and not check():  # type: ignore[operator]
+        time.sleep(0.02)
+
+
+def test_what_non_claude_programs_hold_in_a_dead_sessions_old_folder_keeps_it(
+        ended: Ended, started: list[subprocess.Popen[bytes]]) -> None:
+    # a background task's shell still writing its output (the folder's own mtime a month
+    # old), and a pager reading the scratchpad note: their session ended long ago
+    writing, reading, gone = ended.gone[0], ended.gone[1], ended.gone[2]
+    task = writing / "tasks" / "b1x2.output"
+    _popen(started, "sh", "-c", "while :; do sleep 0.1; done", stdout=task.open("ab"))
+    note = reading / "scratchpad" / "notes.md"
+    _popen(started, "sh", "-c", 'exec 3<"$0"; exec sleep 60', str(note))
+    _until(lambda: any(os.path.realpath(f"/proc/{p.pid}/fd/3") == str(note) for p in started[-1:])
+           if os.path.exists(f"/proc/{started[-1].pid}/fd/3") else False)
+    set_mtime(writing, 31 * DAY)
+    report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert task.is_file() and note.is_file() and not gone.exists()
+    reasons = {os.path.basename(v.path): v.reason for v in report.verdicts}
+    assert reasons[writing.name] == reasons[reading.name] == "in_use"
+
+
+def test_an_old_folder_with_a_new_file_deep_inside_goes_by_its_own_mtime(ended: Ended) -> None:
+    # CONTRACT "Age": its own modification time, not the newest inside it; no process holds it
+    deep = ended.gone[0] / "tasks" / "later.output"
+    deep.write_text("written an hour ago by a task long finished\n")
+    set_mtime(ended.gone[0] / "tasks", 3600)
+    report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert not ended.gone[0].exists() and report.folders == ended.folders
+
+
+def test_a_stale_probe_holding_a_users_file_goes_and_a_fresh_one_waits(sandbox: SandboxEnv, ended: Ended) -> None:
+    probe = ended.gone[-1]
+    (probe / "draft.txt").write_text("pasted here by mistake\n")  # its own mtime is now: young
+    hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert (probe / "draft.txt").is_file()
+    set_mtime(probe, 61 * MINUTE)
+    report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert not probe.exists() and report.probes == 1
+
+
+def test_a_zombie_claude_holds_nothing_and_a_stopped_one_keeps_its_session(
+        sandbox: SandboxEnv, ended: Ended, started: list[subprocess.Popen[bytes]]) -> None:
+    import signal
+
+    stopped = _popen(started, "sleep", "60")
+    zombie = _popen(started, "sleep", "60")
+    ids = [str(uuid.uuid4()), str(uuid.uuid4())]
+    folders = [_session_folder(sandbox, ended.project, sid, 31 * DAY) for sid in ids]
+    for proc, sid in zip((stopped, zombie), ids, strict=True):
+        _claude_file(sandbox, proc.pid, sid, ended.project, proc_start_time(proc.pid))
+    os.kill(stopped.pid, signal.SIGSTOP)
+    os.kill(zombie.pid, signal.SIGKILL)
+    _until(lambda: Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z")
+    try:
+        hygiene.run_cleanup(None, current_cwd=str(ended.project))
+        assert (folders[0] / "scratchpad" / "notes.md").is_file() and not folders[1].exists()
+    finally:
+        os.kill(stopped.pid, signal.SIGCONT)
