@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.core import ledger
-from app.core.memory import SupersedeRefused, check_texts, supersede
+from app.core.memory import IndexRefused, SupersedeRefused, add_to_index, check_texts, supersede, sweep
 from app.core.memory_lint import frontmatter_problems, relative_dates
 from tests.core.test_memory import FRONT, memory_folder
 from tests.support import SandboxEnv, make_repo, run_hook
@@ -275,6 +275,26 @@ def test_a_refusal_quotes_a_very_long_line_cut_to_one_readable_line(tmp_path: Pa
     message = str(refused.value)
     assert len(message) < 1000 and "\n" not in message and "\u2026" in message
     assert path.read_text() == FRONT + "- " + "y" * 70_000 + "\n"
+
+
+@pytest.mark.parametrize("tail", ["```\nexample\n", "<!-- old pointers\n- [Old](old.md)\n"])
+def test_an_index_ending_inside_an_open_code_block_or_comment_gets_no_line_that_lists_nothing(
+        tmp_path: Path, tail: str) -> None:
+    """The line went in after the open block: code (or a note), no pointer, and the sweep went
+    on calling the topic unlisted (a second `i` would add it again)."""
+    repo = make_repo(tmp_path / "app")
+    folder = memory_folder(repo)
+    index = folder / "MEMORY.md"
+    raw = ("# Memory\n- [Notes](notes.md) — project notes\n\n" + tail).encode()
+    index.write_bytes(raw)
+    (folder / "notes.md").write_text(FRONT + "- hi\n")
+    (folder / "deploy.md").write_text(FRONT.replace("name: notes", "name: deploy") + "- ship\n")
+    with pytest.raises(IndexRefused, match="would not list deploy.md"):
+        add_to_index(str(folder / "deploy.md"))
+    assert index.read_bytes() == raw
+    index.write_bytes(raw + (b"```\n" if tail.startswith("`") else b"-->\n"))
+    add_to_index(str(folder / "deploy.md"))
+    assert [f.token for f in sweep(str(repo), remember=False) if f.kind == "index_unlisted_file"] == []
 
 
 # --- the ledger: a FIFO and a 2 GB sparse file in place of edited files (held) ----------------

@@ -137,6 +137,12 @@ def _added(index: str, topic: str, line: str, raw: bytes, before: os.stat_result
     if not any(kind == "index_unlisted_file" for _f, _n, kind, _t, _m in
                index_drift(folder, raw.decode("utf-8", "replace"), [topic])):
         raise IndexRefused(f"{INDEX_NAME} already lists {topic}; nothing changed")
+    if any(kind == "index_unlisted_file" for _f, _n, kind, _t, _m in
+           index_drift(folder, appended(raw, line).decode("utf-8", "replace"), [topic])):
+        # the index ends inside a fenced code block or an HTML comment left open: a line
+        # there is code or a note, which neither Claude's recall nor the sweep reads as a pointer
+        raise IndexRefused(f"a line added at the end of {INDEX_NAME} would not list {topic}: the index ends inside "
+                           "a code block or an HTML comment that is not closed; nothing changed (close it first)")
     number = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0) + 1  # `\n` only, as grep -n
     loaded = number <= INDEX_LOADED_LINES and len(appended(raw, line)) <= INDEX_LOADED_BYTES
     return IndexAdded(index, topic, line, number, loaded, now, dry_run)
