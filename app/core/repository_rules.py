@@ -22,6 +22,7 @@ from app.core.git import output as git
 from app.core.main_copy import copy_of_main
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
+from app.core.untracked_output import untracked_output
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 
@@ -63,27 +64,26 @@ def read_pointer(path: str, prefix: str = "") -> str:
 
 
 def checkout_dirty(repo: Repository) -> bool:
-    """A changed, staged or untracked file; an ignored one outside the regenerable folders; a
-    secret-looking ignored file anywhere; or a present file git status does not look at.
-    Raises GitFailed."""
+    """A changed or staged file; an untracked or ignored one outside the regenerable folders; a
+    secret-looking one anywhere; or a present file git status does not look at. Raises GitFailed."""
     if repo.work_tree is None:
         return False
-    status = _status(repo)
-    # git status lists every ignored file (or a folder holding them): none, no secret either
+    status = _status(repo)  # lists every untracked and ignored entry: none, no secret either
     return (status == "dirty" or (status == "ignored" and _secret_ignored(repo)) or _hidden_from_status(repo)
             or refs.operation_in_progress(repo.git_dir))
 
 
 def _status(repo: Repository) -> str:
-    """`dirty`; else `ignored` when git status lists ignored entries (all regenerable); else ""."""
+    """`dirty`; else `ignored` when git status lists ignored or untracked entries (all regenerable)."""
     assert repo.work_tree is not None
     # A submodule's own files are judged with the submodule (a repository the walk found); here
     # only its recorded commit counts (once moved aside, git could not look inside it anyway).
     out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
                "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
     ignored = ""
-    for code, entry in status_entries(out):
-        if code != "!!" or not (ignored_ok(repo.work_tree, entry) or copy_of_main(repo.git_dir, repo.work_tree, entry)):
+    for code, entry in status_entries(out):  # a wholly untracked regenerable folder is output too
+        if not (code == "!!" and (ignored_ok(repo.work_tree, entry) or copy_of_main(repo.git_dir, repo.work_tree, entry))
+                or code == "??" and untracked_output(repo.work_tree, entry)):
             return "dirty"
         ignored = "ignored"
     return ignored
@@ -140,11 +140,11 @@ def tagged_cache(folder: str) -> bool:
 
 
 def _secret_ignored(repo: Repository) -> bool:
-    """A git-ignored file that looks like a secret, wherever it lies (inside regenerable
-    folders too), except inside installed packages. Git walks the ignored folders itself."""
+    """A git-ignored or untracked file that looks like a secret, wherever it lies (inside
+    regenerable folders too), except inside installed packages. Git walks the folders itself."""
     assert repo.work_tree is not None
     specs = [f":(glob,icase)**/{pattern}" for pattern in SECRET_PATTERNS]
-    out = git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs],
+    out = git(["ls-files", "-z", "--others", "--", *specs],  # no excludes: ignored and untracked
               git_dir=repo.git_dir, work_tree=repo.work_tree)
     # an entry ending in `/` is a repository nested inside: git does not look into it, the
     # walk found it and it is judged on its own

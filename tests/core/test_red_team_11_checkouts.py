@@ -1,0 +1,203 @@
+"""Red team, round eleven: session checkouts and the worktree rule both ways.
+
+The miss: a project that never listed its build output in `.gitignore` (a `python3.12 -m venv
+.venv` writes no `.gitignore` into it; an `npm install` in a repository without one) has
+node_modules, .venv or build untracked rather than ignored, and seed 000 says the files in
+those folders do not count: such an old, merged worktree goes, through the session-start
+cleanup as through `claudetto clean`. The losses the relaxed rule must not open (a new file
+inside a folder named `build` that holds tracked files, a secret, a repository of its own or
+another system's working copy inside an untracked node_modules, a node_modules that is a link
+to the user's data), and the git states tried this round that held: a worktree whose own
+config points `core.worktree` elsewhere (its `git status` says clean), a branch whose remote
+was removed, a branch whose remote branch was deleted while its remote-tracking ref stays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app.core import paths, worktrees
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+
+OLD = 40 * 86_400
+PERIOD = 30 * 86_400
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project pushed to its remote, with no `.gitignore` at all."""
+    proj = make_repo(tmp_path / "proj", files={"README.md": "x\n"})
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(proj, "remote", "add", "origin", str(origin))
+    git(proj, "push", "-q", "-u", "origin", "main")
+    return proj
+
+
+def worktree(proj: Path, name: str, *, detach: bool = False) -> Path:
+    path = proj / ".claude" / "worktrees" / name
+    git(proj, "worktree", "add", "-q", *(["--detach"] if detach else ["-b", f"worktree-{name}"]), str(path))
+    return path
+
+
+def write(path: Path, text: str = "x\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def build_output(tree: Path) -> None:
+    """What `npm install`, `python3.12 -m venv .venv` and a build leave, none of it ignored."""
+    write(tree / "node_modules" / "pkg" / "index.js")
+    os.symlink("../pkg/index.js", tree / "node_modules" / "pkg" / "link.js")
+    write(tree / ".venv" / "pyvenv.cfg", "home = /usr/bin\n")
+    write(tree / ".venv" / "lib" / "python3.12" / "site-packages" / "m.py")
+    write(tree / "build" / "out.o")
+    write(tree / "web" / "dist" / "bundle.js")
+
+
+def judge(tree: Path, proj: Path) -> tuple[str, str]:
+    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
+    return verdict.action, verdict.reason
+
+
+def kept_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("WORKTREES_KEPT ")]
+
+
+# --- the miss: untracked build output is build output --------------------------------------
+
+
+def test_the_session_start_cleanup_removes_an_old_merged_worktree_holding_untracked_build_output(
+        project: Path, sandbox: SandboxEnv) -> None:
+    plain = worktree(project, "plain")
+    build_output(plain)
+    agent = worktree(project, "agent-a1b2c3d", detach=True)  # a subagent's, on main's commit
+    write(agent / "node_modules" / "dep" / "i.js")
+    for tree in (plain, agent):
+        set_mtime(tree, OLD)
+    assert judge(plain, project) == ("remove", "age")
+    sid = str(uuid.uuid4())
+    done = run_hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(project), "source": "startup",
+                     "transcript_path": str(sandbox.config / "projects" / "x.jsonl")}, cwd=project)
+    assert (done.returncode, done.stderr) == (0, b"")
+    log = paths.session_log(str(project), sid)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not (log.exists() and "UNKNOWN_KEPT" in log.read_text()):
+        time.sleep(0.05)
+    text = log.read_text()
+    assert "worktrees=2" in text and "WORKTREES_KEPT" not in text, text
+    assert not plain.exists() and not agent.exists()
+    assert "worktree-plain" not in git(project, "branch", "--list")
+
+
+def test_untracked_output_keeps_nothing_but_what_it_may_hide_still_keeps_each_named(
+        project: Path, sandbox: SandboxEnv) -> None:
+    """One `claudetto clean`: the plain ones go (node_modules a link to the user's data takes
+    the link only); a new file in a folder named `build` that holds tracked files, a secret,
+    a repository with its own commit and a Mercurial working copy inside untracked output,
+    and an untracked folder holding notes beside its node_modules each keep theirs."""
+    data = write(sandbox.home / "data" / "thesis.tex", "the only copy\n").parent
+    trees = {name: worktree(project, name) for name in ("plain", "linked", "source", "secret", "nested", "hg", "notes")}
+    build_output(trees["plain"])
+    os.symlink(data, trees["linked"] / "node_modules")
+    write(trees["source"] / "build" / "Makefile", "all:\n")
+    git(trees["source"], "add", "build/Makefile")
+    git(trees["source"], "commit", "-qm", "build script")
+    git(trees["source"], "push", "-q", "origin", "worktree-source")
+    write(trees["source"] / "build" / "gen.sh", "echo generated\n")  # new source beside it
+    write(trees["secret"] / "node_modules" / ".env", "TOKEN=abc\n")
+    inner = make_repo(trees["nested"] / "node_modules" / "lib", files={"lib.js": "1\n"})
+    write(inner / "fix.js", "patched\n")
+    git(inner, "add", "fix.js")
+    git(inner, "commit", "-qm", "my fix, nowhere else")
+    write(trees["hg"] / "build" / "vendored" / ".hg" / "requires", "store\n")
+    write(trees["notes"] / "pkg" / "node_modules" / "x" / "i.js")
+    write(trees["notes"] / "pkg" / "notes.md", "mine\n")
+    for tree in trees.values():
+        set_mtime(tree, OLD)
+    listed = json.loads(run_cli("worktrees", "--json", str(project)).stdout)["worktrees"]
+    assert {row["name"]: row["removable"] for row in listed}["plain"] is True
+    result = run_cli("clean", str(project))
+    assert result.returncode == 0, result.stderr
+    assert "worktrees=2 " in result.stdout, result.stdout
+    kept = {line.split(" ", 2)[2]: line.split(" ", 2)[1] for line in kept_lines(result.stdout)}
+    assert kept == {str(trees[name]): "unmerged" if name == "nested" else "dirty"
+                    for name in ("source", "secret", "nested", "hg", "notes")}, result.stdout
+    assert not trees["plain"].exists() and not trees["linked"].exists()
+    assert (data / "thesis.tex").read_text() == "the only copy\n"
+    assert (trees["source"] / "build" / "gen.sh").exists() and (trees["secret"] / "node_modules" / ".env").exists()
+    assert (inner / "fix.js").exists() and (trees["notes"] / "pkg" / "notes.md").exists()
+
+
+# --- git states that held ------------------------------------------------------------------
+
+
+def test_a_worktree_whose_own_config_points_core_worktree_elsewhere_is_judged_in_its_folder(
+        project: Path, sandbox: SandboxEnv) -> None:
+    """`git config --worktree core.worktree <a clean copy>`: `git status` run in the checkout
+    looks at the copy and says clean; the new file in the checkout itself keeps it, and once
+    the file is committed and merged the checkout goes and the copy is not touched."""
+    tree = worktree(project, "moved-config")
+    git(project, "config", "extensions.worktreeConfig", "true")
+    elsewhere = sandbox.home / "elsewhere"
+    subprocess.run(["cp", "-r", f"{tree}/.", str(elsewhere)], check=True)
+    (elsewhere / ".git").unlink()
+    write(tree / "mine.txt", "only here\n")
+    git(tree, "config", "--worktree", "core.worktree", str(elsewhere))
+    assert git(tree, "status", "--porcelain") == ""
+    set_mtime(tree, OLD)
+    assert judge(tree, project) == ("keep", "dirty")
+    (tree / "mine.txt").unlink()
+    set_mtime(tree, OLD)
+    result = run_cli("clean", "--json", str(project))
+    assert json.loads(result.stdout)["cleaned"]["worktrees"] == 1, result.stdout
+    assert not tree.exists() and (elsewhere / "README.md").read_text() == "x\n"
+
+
+def commit(tree: Path, name: str) -> str:
+    write(tree / name, f"{name}\n")
+    git(tree, "add", name)
+    git(tree, "commit", "-qm", name)
+    return git(tree, "rev-parse", "HEAD")
+
+
+def test_commits_pushed_only_to_a_remote_since_removed_keep_the_worktree(project: Path, tmp_path: Path) -> None:
+    """`git remote remove fork` deletes its remote-tracking refs: the commits are on no
+    remote git knows of any more."""
+    tree = worktree(project, "forked")
+    sha = commit(tree, "f.txt")
+    fork = tmp_path / "fork.git"
+    git(tmp_path, "init", "-q", "--bare", str(fork))
+    git(project, "remote", "add", "fork", str(fork))
+    git(tree, "push", "-q", "-u", "fork", "worktree-forked")
+    set_mtime(tree, OLD)
+    assert judge(tree, project) == ("remove", "age")
+    git(project, "remote", "remove", "fork")
+    set_mtime(tree, OLD)
+    assert judge(tree, project) == ("keep", "unmerged")
+    assert sha in git(project, "rev-list", "--all")
+
+
+def test_a_remote_branch_deleted_behind_a_stale_tracking_ref_leaves_the_commits_in_the_repository(
+        project: Path, tmp_path: Path) -> None:
+    """The pull request closed and its branch deleted on the server, no `git fetch --prune`
+    since: git still names the commits in `origin/worktree-closed`, the remote's copy as git
+    last saw it (claudetto asks no server). The worktree goes; the commits stay reachable in
+    the project, and its local branch is deleted only as `git branch -d` allows."""
+    tree = worktree(project, "closed")
+    sha = commit(tree, "c.txt")
+    git(tree, "push", "-q", "-u", "origin", "worktree-closed")
+    git(tmp_path / "origin.git", "branch", "-D", "worktree-closed")
+    set_mtime(tree, OLD)
+    result = run_cli("clean", "--json", str(project))
+    assert json.loads(result.stdout)["cleaned"]["worktrees"] == 1, result.stdout
+    assert not tree.exists()
+    assert sha in git(project, "rev-list", "--all")
