@@ -21,10 +21,17 @@ from pathlib import Path
 import pytest
 
 from app.core import ledger
-from app.core.memory import IndexRefused, SupersedeRefused, add_to_index, check_texts, supersede, sweep
+from app.core.memory import (
+    IndexRefused,
+    SupersedeRefused,
+    add_to_index,
+    check_texts,
+    supersede,
+    sweep,
+)
 from app.core.memory_lint import frontmatter_problems, relative_dates
-from tests.core.test_memory import FRONT, memory_folder
-from tests.support import SandboxEnv, make_repo, run_hook
+from tests.core.test_memory import FRONT, memory_folder, write_memory
+from tests.support import SandboxEnv, git, make_repo, run_hook
 
 CATALOG = """[versions]
 okhttp = "4.12.0"
@@ -195,6 +202,21 @@ def test_the_next_migration_named_by_its_file_is_no_vanished_artifact(tree: str)
             "- Next step: edit `src/old_router.rs`.\n")
     assert findings(tree, body) == {5: [("vanished_artifact", "V26__add_carts.sql"), ("stale_sequence", "V26")],
                                     6: [("vanished_artifact", "src/old_router.rs")]}
+
+
+def test_a_path_written_from_the_main_checkouts_root_is_judged_from_a_worktree_too(tmp_path: Path) -> None:
+    """Claude writes absolute paths into memory from the main checkout; a session in a
+    worktree (`claude --worktree`) reads the same memory. The worktree skipped such a path
+    (rooted outside it) and kept only findings the main checkout also had: it was lost."""
+    repo = make_repo(tmp_path / "app", files={"src/router.py": "class Router:\n    pass\n"})
+    worktree = repo / ".claude" / "worktrees" / "w"
+    git(repo, "worktree", "add", "-q", "-b", "w", str(worktree))
+    write_memory(repo, {"notes.md": f"- The router is `{repo}/src/legacy_router.py`.\n"
+                                            f"- The router class is `{repo}/src/router.py`.\n"})
+    for where in (repo, worktree):
+        assert [(f.line, f.kind, f.token) for f in sweep(str(where), remember=False)] == [
+            (FRONT.count("\n") + 1, "vanished_artifact", f"{repo}/src/legacy_router.py")]
+    assert {f.project for f in sweep(str(worktree), remember=False)} == {str(worktree)}
 
 
 # --- the write lint ---------------------------------------------------------------------------

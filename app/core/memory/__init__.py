@@ -126,12 +126,8 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = Tr
     findings = check_texts(texts, root, folder, timeout_s=timeout_s)
     main = paths.main_repo_root(root)
     main_root = os.fspath(main) if main else root
-    if findings and main_root != root and os.path.isdir(main_root):
-        # Every worktree shares the main checkout's memory, and a worktree may be cut from an
-        # older commit: a fact the main checkout bears out is no rot, and a finding would ask
-        # the model to strike a true line of the memory every checkout reads.
-        held = {_key(f) for f in check_texts(texts, main_root, folder, timeout_s=timeout_s)}
-        findings = [f for f in findings if _key(f) in held]
+    if main_root != root and os.path.isdir(main_root) and (findings or _names_root(texts, main_root)):
+        findings = _held_by_main(findings, check_texts(texts, main_root, folder, timeout_s=timeout_s), root, main_root)
     if remember:
         _remember_listed(folder, texts, states, findings)
     return findings
@@ -154,6 +150,27 @@ def _remember_listed(folder: str, texts: dict[str, str], states: dict[str, tuple
             entry = named.setdefault(os.path.realpath(finding.file), (states[relative], {}))
             entry[1][finding.line] = lines[finding.line - 1].rstrip("\r")
     shifts.remember_listed(named)
+
+
+def _names_root(texts: dict[str, str], root: str) -> bool:
+    return any(root + "/" in text for text in texts.values())
+
+
+def _held_by_main(findings: list[Finding], main: list[Finding], root: str, main_root: str) -> list[Finding]:
+    """A worktree's findings that the main checkout has too. Every worktree shares the main
+    checkout's memory, and a worktree may be cut from an older commit: a fact the main
+    checkout bears out is no rot, and a finding would ask the model to strike a true line of
+    the memory every checkout reads. A path written from the main checkout's root
+    (`/home/u/app/src/x.py`) lies outside the worktree, which cannot judge it: the main
+    checkout's finding stands."""
+    from dataclasses import replace
+
+    held = {_key(f) for f in main}
+    kept = [f for f in findings if _key(f) in held]
+    known = {_key(f) for f in kept}
+    rooted = [replace(f, project=root) for f in main if f.kind == "vanished_artifact" and _key(f) not in known
+              and f.token.startswith(main_root + "/")]
+    return sorted(kept + rooted, key=lambda f: (f.file, f.line or 0)) if rooted else kept
 
 
 def _key(finding: Finding) -> tuple[str, int | None, str, str]:
