@@ -246,10 +246,16 @@ def fileless_claude(first: int | None = None) -> tuple[int, str] | None:
 def _headless(args: list[bytes]) -> bool:
     """Whether a command line is Claude's own in print mode: `claude -p`, `node .../cli.js
     --print`. Only Claude's program counts: `-p` means something else to every other one."""
-    program = next((i for i, arg in enumerate(args[:2]) if os.path.basename(arg) == b"claude"
-                    or (os.path.basename(arg) in (b"cli.js", b"cli.mjs") and b"claude" in arg)), None)
+    program = _claude_program(args)
     return program is not None and any(a in _HEADLESS_MARKS or a.startswith(b"--print=")
                                        for a in args[program + 1:])
+
+
+def _claude_program(args: list[bytes]) -> int | None:
+    """Where Claude's program is on a command line (`claude`, or node or bun running
+    Claude's `cli.js`): 0 or 1, None when it is not Claude's."""
+    return next((i for i, arg in enumerate(args[:2]) if os.path.basename(arg) == b"claude"
+                 or (os.path.basename(arg) in (b"cli.js", b"cli.mjs") and b"claude" in arg)), None)
 
 
 def git_run_by(pid: int, runner: int) -> bool:
@@ -319,28 +325,52 @@ def running_pids() -> list[int]:
         return []  # no /proc: nothing is known to be in use by another process
 
 
-def config_dirs_of_processes(home: str | None) -> set[str]:
-    """The `CLAUDE_CONFIG_DIR` each running process of `home` was started with (its
-    environment as it began: `/proc/<pid>/environ`): a second account's Claude
-    (`CLAUDE_CONFIG_DIR=~/.claude-work claude`) keeps its sessions there. A relative value
-    (`.claude-work` typed in the home, a `~` no shell expanded) is Claude's from its own
-    folder, as node makes a path absolute."""
+def config_dirs_of_processes(home: str | None, temp_root: str | None = None) -> set[str]:
+    """The config folder of each running process that may be a Claude beside this one, from
+    its environment as it began (`/proc/<pid>/environ`): the `CLAUDE_CONFIG_DIR` it was
+    started with (a second account's: `CLAUDE_CONFIG_DIR=~/.claude-work claude`), or for
+    Claude's own program started under another home (`HOME=~/claude-home claude`), that
+    home's `.claude`. Counted when its home is `home`, or when it uses the Claude temp root
+    `temp_root` (real path): one uid and one TMPDIR make one `claude-<uid>` folder, where
+    its session folders lie beside ours, whatever home it has. A relative value (`.claude-work`
+    typed in the home, a `~` no shell expanded) is Claude's from its own folder, as node
+    makes a path absolute."""
     found: set[str] = set()
+    ours = b"\0HOME=" + os.fsencode(home) + b"\0" if home else None
     for pid in running_pids():
         data = read_environ(f"/proc/{pid}/environ")
-        if data is None or b"CLAUDE_CONFIG_DIR=" not in data:
+        if data is None:
             continue
-        env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
-        config = env.get(b"CLAUDE_CONFIG_DIR", b"")
-        if not config or not home or os.fsdecode(env.get(b"HOME", b"")) != home:
-            continue
-        if not config.startswith(b"/"):
-            try:
-                config = os.path.join(os.fsencode(os.readlink(f"/proc/{pid}/cwd")), config)
-            except OSError:
-                continue  # gone meanwhile, or another user's
-        found.add(os.path.normpath(os.fsdecode(config)))
+        if b"CLAUDE_CONFIG_DIR=" not in data and (
+                temp_root is None or (ours is not None and ours in b"\0" + data + b"\0")
+                or _claude_program((cmdline(pid) or b"").split(b"\0")) is None):
+            continue  # no Claude, or one of this home: its `~/.claude` is read anyway
+        config = _config_of(pid, data, home, temp_root)
+        if config is not None:
+            found.add(config)
     return found
+
+
+def _config_of(pid: int, data: bytes, home: str | None, temp_root: str | None) -> str | None:
+    """The config folder of process `pid` by its environment `data`, when it has `home` or
+    `temp_root`; None otherwise."""
+    env = dict(item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+    theirs = env.get(b"HOME", b"")
+    config = env.get(b"CLAUDE_CONFIG_DIR") or (theirs + b"/.claude" if theirs.startswith(b"/") else b"")
+    if not config or not ((home and os.fsdecode(theirs) == home) or (temp_root and _temp_root(env) == temp_root)):
+        return None
+    if not config.startswith(b"/"):
+        try:
+            config = os.path.join(os.fsencode(os.readlink(f"/proc/{pid}/cwd")), config)
+        except OSError:
+            return None  # gone meanwhile, or another user's
+    return os.path.normpath(os.fsdecode(config))
+
+
+def _temp_root(env: dict[bytes, bytes]) -> str:
+    """The Claude temp root a process of environment `env` uses (Linux), as Claude picks it."""
+    root = next((env[k] for k in (b"CLAUDE_CODE_TMPDIR", b"TMPDIR", b"TMP", b"TEMP") if env.get(k)), b"/tmp")
+    return os.path.realpath(os.fsdecode(root))
 
 
 _kcmp = None  # kcmp(2) through libc, once it is first needed

@@ -268,14 +268,16 @@ def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
 def _other_configs_sessions() -> list[Session]:
     """The readable live sessions of the other config folders Claudes use (a second account's
     `CLAUDE_CONFIG_DIR=~/.claude-work`; they share Claude's temp folder, which depends on the
-    uid only), found in the environment of the running processes of the same home, and of the
-    default `~/.claude` (a Claude started without the variable names no folder). Only what such
+    uid only), found in the environment of the running processes of the same home or of the
+    same Claude temp root (`HOME=~/claude-home claude`), and of the default `~/.claude` (a
+    Claude started without the variable names no folder). Only what such
     a session holds counts (its id, its cwd); an unreadable file there makes nothing unsure."""
     seen = {os.path.realpath(paths.sessions_dir())}
     found: list[Session] = []
     from app.core.claude_process import config_dirs_of_processes
 
-    for config in [os.path.join(paths.home_str(), ".claude"), *config_dirs_of_processes(os.environ.get("HOME"))]:
+    others = config_dirs_of_processes(os.environ.get("HOME"), paths.claude_tmp_root_str())
+    for config in [os.path.join(paths.home_str(), ".claude"), *sorted(others)]:
         folder = os.path.realpath(os.path.join(config, "sessions"))
         if folder not in seen:
             seen.add(folder)

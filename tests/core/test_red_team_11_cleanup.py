@@ -394,3 +394,34 @@ def test_a_zombie_claude_holds_nothing_and_a_stopped_one_keeps_its_session(
         assert (folders[0] / "scratchpad" / "notes.md").is_file() and not folders[1].exists()
     finally:
         os.kill(stopped.pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("how", ["home", "home_and_config_dir"])
+def test_a_claude_of_another_home_sharing_the_temp_folder_keeps_its_sessions_folder(
+        sandbox: SandboxEnv, ended: Ended, how: str) -> None:
+    # `HOME=~/claude-home claude --resume <id>` (one uid, one TMPDIR: one claude-<uid>): its
+    # config folder is that home's `.claude`, or the CLAUDE_CONFIG_DIR it was given there
+    other_home = sandbox.root / "claude-home"
+    config = other_home / (".claude" if how == "home" else "cfg")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
+    env["HOME"] = str(other_home)
+    if how != "home":
+        env["CLAUDE_CONFIG_DIR"] = str(config)
+    program = sandbox.root / "bin" / "claude"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text(_CLAUDE)
+    proc = subprocess.Popen([sys.executable, str(program), "--resume", ended.gone[0].name], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        (config / "sessions").mkdir(parents=True)
+        (config / "sessions" / f"{proc.pid}.json").write_text(json.dumps({
+            "pid": proc.pid, "sessionId": ended.gone[0].name, "cwd": str(ended.project),
+            "procStart": proc_start_time(proc.pid), "pidDomain": _domain(), "status": "idle"}))
+        report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+        assert (ended.gone[0] / "scratchpad" / "notes.md").is_file(), report.verdicts
+        assert not ended.gone[1].exists()
+    finally:
+        proc.kill()
+        proc.wait()
+    hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert not ended.gone[0].exists()
