@@ -212,10 +212,13 @@ def test_a_path_written_from_the_main_checkouts_root_is_judged_from_a_worktree_t
     worktree = repo / ".claude" / "worktrees" / "w"
     git(repo, "worktree", "add", "-q", "-b", "w", str(worktree))
     write_memory(repo, {"notes.md": f"- The router is `{repo}/src/legacy_router.py`.\n"
-                                            f"- The router class is `{repo}/src/router.py`.\n"})
+                                            f"- The router class is `{repo}/src/router.py`.\n"
+                                            f"- `LegacyRouter` lives in `{repo}/src/router.py`.\n"})
+    first = FRONT.count("\n") + 1
     for where in (repo, worktree):
         assert [(f.line, f.kind, f.token) for f in sweep(str(where), remember=False)] == [
-            (FRONT.count("\n") + 1, "vanished_artifact", f"{repo}/src/legacy_router.py")]
+            (first, "vanished_artifact", f"{repo}/src/legacy_router.py"),
+            (first + 2, "vanished_artifact", "LegacyRouter")]
     assert {f.project for f in sweep(str(worktree), remember=False)} == {str(worktree)}
 
 

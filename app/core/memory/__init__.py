@@ -127,7 +127,8 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = Tr
     main = paths.main_repo_root(root)
     main_root = os.fspath(main) if main else root
     if main_root != root and os.path.isdir(main_root) and (findings or _names_root(texts, main_root)):
-        findings = _held_by_main(findings, check_texts(texts, main_root, folder, timeout_s=timeout_s), root, main_root)
+        main_findings = check_texts(texts, main_root, folder, timeout_s=timeout_s)
+        findings = _held_by_main(findings, main_findings, root, _lines_naming(texts, folder, main_root))
     if remember:
         _remember_listed(folder, texts, states, findings)
     return findings
@@ -156,20 +157,27 @@ def _names_root(texts: dict[str, str], root: str) -> bool:
     return any(root + "/" in text for text in texts.values())
 
 
-def _held_by_main(findings: list[Finding], main: list[Finding], root: str, main_root: str) -> list[Finding]:
+def _lines_naming(texts: dict[str, str], folder: str, root: str) -> set[tuple[str, int]]:
+    """(file, line) of each memory line that holds a path under `root`."""
+    return {(os.path.join(folder, name), number) for name, text in texts.items() if root + "/" in text
+            for number, line in enumerate(text.split("\n"), start=1) if root + "/" in line}
+
+
+def _held_by_main(findings: list[Finding], main: list[Finding], root: str,
+                  rooted_lines: set[tuple[str, int]]) -> list[Finding]:
     """A worktree's findings that the main checkout has too. Every worktree shares the main
     checkout's memory, and a worktree may be cut from an older commit: a fact the main
     checkout bears out is no rot, and a finding would ask the model to strike a true line of
-    the memory every checkout reads. A path written from the main checkout's root
-    (`/home/u/app/src/x.py`) lies outside the worktree, which cannot judge it: the main
-    checkout's finding stands."""
+    the memory every checkout reads. A line holding a path written from the main checkout's
+    root (`/home/u/app/src/x.py`) is about a tree outside the worktree, which cannot judge
+    it: the main checkout's findings on it stand."""
     from dataclasses import replace
 
     held = {_key(f) for f in main}
     kept = [f for f in findings if _key(f) in held]
     known = {_key(f) for f in kept}
     rooted = [replace(f, project=root) for f in main if f.kind == "vanished_artifact" and _key(f) not in known
-              and f.token.startswith(main_root + "/")]
+              and (f.file, f.line) in rooted_lines]
     return sorted(kept + rooted, key=lambda f: (f.file, f.line or 0)) if rooted else kept
 
 
