@@ -34,6 +34,7 @@ from tests.core.test_memory import FRONT, memory_folder, write_memory
 from tests.support import SandboxEnv, git, make_repo, run_hook
 
 CATALOG = """[versions]
+java = "17"
 okhttp = "4.12.0"
 ktor = { strictly = "2.3.7" }
 [libraries]
@@ -116,6 +117,7 @@ def test_a_pin_a_manifest_agrees_with_or_that_names_the_runtime_stays_silent(tre
             "- monolog 3.6.0 logs.\n"
             "- guzzle 7.9.2 is the PHP client.\n"
             "- php 7.4 runs it.\n"                            # the runtime, as python is for pip
+            "- Java 17.0.9 builds it.\n"                      # the catalog's `java = "17"` is a level
             "- attrs 23.2.0 for classes.\n"
             "- Kotlin 4.1.x for the DSL.\n")
     assert findings(tree, body) == {}

@@ -94,7 +94,7 @@ def _catalog(text: str) -> list[Entry]:
     entries = []
     for key in versions:
         spec = _catalog_version(versions[key], versions)
-        if spec:
+        if spec and "." in spec:  # `java = "17"`, `compileSdk = "34"`: a level, not a release
             entries.append((key, spec, _gradle_flavour(spec)))
     for value in _table(data, "libraries").values():
         module, spec = _library(value, versions)
