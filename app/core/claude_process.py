@@ -217,9 +217,10 @@ def claude_process(first: int | None = None) -> tuple[int, str | None] | None:
 #: What marks a Claude that keeps no sessions file on its command line: a teammate of an agent
 #: team (tmux panes start `claude --agent-id <name@team> --parent-session-id <lead> ...`).
 _FILELESS_MARKS = (b"--agent-id", b"--parent-session-id")
-#: ... and a headless run (`claude -p`, `claude --print`), on the command line of a program
-#: that is Claude itself (`claude`, or node or bun running Claude's `cli.js`).
-_HEADLESS_MARKS = (b"-p", b"--print")
+#: ... and a headless run (`claude -p`, `claude --print`, or the print-mode-only formats the
+#: Agent SDK starts Claude with), on the command line of a program that is Claude itself
+#: (`claude`, or node or bun running Claude's `cli.js`).
+_HEADLESS_MARKS = (b"-p", b"--print", b"--output-format", b"--input-format")
 
 
 def fileless_claude(first: int | None = None) -> tuple[int, str] | None:
@@ -245,10 +246,10 @@ def fileless_claude(first: int | None = None) -> tuple[int, str] | None:
 
 def _headless(args: list[bytes]) -> bool:
     """Whether a command line is Claude's own in print mode: `claude -p`, `node .../cli.js
-    --print`. Only Claude's program counts: `-p` means something else to every other one."""
+    --print`, the SDK's `--output-format stream-json`. Only Claude's program counts: `-p`
+    means something else to every other one."""
     program = _claude_program(args)
-    return program is not None and any(a in _HEADLESS_MARKS or a.startswith(b"--print=")
-                                       for a in args[program + 1:])
+    return program is not None and any(a.split(b"=", 1)[0] in _HEADLESS_MARKS for a in args[program + 1:])
 
 
 def _claude_program(args: list[bytes]) -> int | None:

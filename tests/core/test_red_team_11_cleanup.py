@@ -204,12 +204,12 @@ class Headless(Claude):
     """`claude -p --resume <id> "…"`: a headless run, its own Claude process, which keeps no
     sessions file while it runs; every hook its child, as Claude runs them."""
 
-    def __init__(self, sandbox: SandboxEnv, session_id: str, cwd: Path) -> None:  # noqa: D107
+    def __init__(self, sandbox: SandboxEnv, session_id: str, cwd: Path, mode: list[str]) -> None:  # noqa: D107
         program = sandbox.root / "bin" / "claude"
         program.parent.mkdir(exist_ok=True)
         program.write_text(_CLAUDE)
         self.sandbox = sandbox
-        self.proc = subprocess.Popen([sys.executable, str(program), "-p", "--resume", session_id,
+        self.proc = subprocess.Popen([sys.executable, str(program), *mode, "--resume", session_id,
                                       "summarize the failing tests"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
         self.session_id = session_id
@@ -219,10 +219,12 @@ class Headless(Claude):
         """A headless run writes none."""
 
 
+@pytest.mark.parametrize("mode", [["-p"], ["--print"], ["--output-format", "stream-json", "--verbose"]])
 def test_a_headless_run_resuming_an_old_session_keeps_its_folder_while_it_runs(
-        sandbox: SandboxEnv, ended: Ended) -> None:
+        sandbox: SandboxEnv, ended: Ended, mode: list[str]) -> None:
+    # `claude -p`, and the Agent SDK's `claude --output-format stream-json ...` (print mode)
     sid = ended.gone[0].name
-    run = Headless(sandbox, sid, ended.project)
+    run = Headless(sandbox, sid, ended.project, mode)
     try:
         run.start(source="resume")
         settled(sandbox)
