@@ -34,6 +34,7 @@ KEEP_REASONS: dict[str, str] = {
     "read_only": "read-only mode",
 }
 
+DAY_S = 86400
 ACTION_LABELS = {"remove": "will remove", "keep": "keep", "skip": "skip", "missing": "missing"}
 
 
@@ -49,6 +50,10 @@ def age(mtime: float | None, now: float) -> str:
     if mtime is None:
         return "-"
     delta = max(0.0, now - mtime)
+    if 2 * DAY_S <= delta < 30 * DAY_S:
+        # humanize rounds 20 days up to "a month ago": beside `keep: young` under a 30-day
+        # cleanupPeriodDays that reads as a contradiction, so under a month says its days
+        return f"{int(delta // DAY_S)} days ago"
     return humanize.naturaltime(timedelta(seconds=delta), when=datetime.fromtimestamp(now))
 
 

@@ -83,6 +83,12 @@ class CheckoutsScreen(ClaudettoScreen):
     def action_refresh(self) -> None:
         self.read_worker()
 
+    def on_screen_resume(self) -> None:
+        """Shown again: a checkout the Outputs screen removed meanwhile, or a session that
+        started in one, must not stay listed as it was (`removable`, for a folder gone)."""
+        if self.detail_pane.read and not self.busy:
+            self.read_worker()
+
     @work(thread=True, exclusive=True, group="read", exit_on_error=False, name="Reading the checkouts")
     def read_worker(self) -> tuple[list[WorktreeInfo], dict[str, int]]:
         infos = checkouts.read_checkouts()

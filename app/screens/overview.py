@@ -77,6 +77,10 @@ class OverviewScreen(ClaudettoScreen):
             signal.subscribe(self, lambda _d: self.show_store())
         self.show_store()
         self.read_journal()
+        # tab goes between the two tables `o` opens a row of (the scroll follows the focus);
+        # the kinds' table has no cursor and the scroll itself nothing to open
+        self.query_one("#kinds", Table).can_focus = False
+        self.query_one("#overview", VerticalScroll).can_focus = False
         self.query_one("#biggest", Table).focus()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -148,6 +152,11 @@ class OverviewScreen(ClaudettoScreen):
     @work(thread=True, exclusive=True, group="journal", exit_on_error=False, name="Reading the journal")
     def read_journal(self) -> dict[str, int]:
         return overview.read_freed_per_day()
+
+    def on_screen_resume(self) -> None:
+        """Shown again: what the other screens removed meanwhile is in the journal now, and
+        today's bar must show it (it showed the journal as read when the screen first came)."""
+        self.read_journal()
 
     def worker_done(self, worker: Worker[Any]) -> None:
         if worker.group == "journal" and isinstance(worker.result, dict):

@@ -73,6 +73,17 @@ async def outputs_rows(pilot: Any, app: ClaudettoApp) -> Table:
     return app.screen.query_one("#outputs", Table)
 
 
+async def remove_on_outputs(pilot: Any, app: ClaudettoApp, key: str) -> None:
+    """On Outputs, as a person: the row `key` marked, `d`, `y`, until the line says it ended."""
+    table = await outputs_rows(pilot, app)
+    assert table.move_to(key)
+    await pilot.pause()
+    await pilot.press("space", "d")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+    await pilot.press("y")
+    await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
+
+
 async def test_two_rows_of_one_path_are_one_item_asked_once_and_removed_once(box: Sandbox) -> None:
     """A worktree a session made with `git worktree add` is judged by the GC (its record) and
     by the worktree rule: two rows, one folder. Both marked, the header and the question count
@@ -204,3 +215,107 @@ async def test_an_empty_machine_keeps_the_header_and_the_whole_message_on_small_
                 top = empty.region
                 assert top.height > 4 and top.y > 0 and top.bottom <= size[1] - 1, (size, mode, top)
                 assert "No Claude Code data found" in str(empty.render()), (size, mode)
+
+
+async def test_a_checkout_removed_on_outputs_is_not_listed_removable_on_checkouts(box: Sandbox) -> None:
+    """The person reads Checkouts (old-clean: removable), removes old-clean from Outputs, and
+    comes back: the Checkouts screen lists it no more (it said `removable` for a folder gone,
+    until ctrl+r)."""
+    checkout = box.project / ".claude" / "worktrees" / "old-clean"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
+        await remove_on_outputs(pilot, app, f"worktree:{checkout}")
+        assert not checkout.exists()
+        await goto(pilot, "checkouts")
+        await wait_for(pilot, lambda: str(checkout) not in listing.keys_in_order(), timeout=20)
+
+
+def test_an_age_under_a_month_reads_in_days_not_as_a_month() -> None:
+    """A session folder 20 to 29 days old is `keep: young` under the default 30-day
+    cleanupPeriodDays; its age column said "a month ago" (humanize rounds up), which reads as
+    old enough to go. Under a month the age says its days; a month and more reads as before."""
+    now = 1_800_000_000.0
+    day = 86400.0
+    assert [fmt.age(now - d * day, now) for d in (20, 25, 29.9)] == ["20 days ago", "25 days ago", "29 days ago"]
+    assert fmt.age(now - 2.5 * day, now) == "2 days ago"
+    assert fmt.age(now - 40 * day, now) == "a month ago"
+    assert fmt.age(now - 1.5 * day, now) == "a day ago"
+
+
+async def test_resizing_while_a_removal_runs_removes_what_was_asked_once_and_refits(box: Sandbox) -> None:
+    """Two marked rows, the yes, then the terminal shrinks twice while the removal runs (a
+    window dragged): both go, each once in the journal, nothing else goes, the line counts
+    2 items, and the table ends fitted to the new width (session and age dropped)."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    copy = box.user_tmp / "webshop-copy"
+    before = sorted(p.name for p in box.user_tmp.iterdir())
+    earlier = len(journal_lines(box))
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        for path in (build_cache, copy):
+            assert table.move_to(f"gc:{path}")
+            await pilot.pause()
+            await pilot.press("space")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("y")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.resize_terminal(60, 20)
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in work_text(app), timeout=60)
+        line = work_text(app)
+        screen = app.screen
+        assert isinstance(screen, OutputsScreen)
+        assert "session" not in screen.fitted.keys and "age" not in screen.fitted.keys
+    assert " in 2 items" in line and "kept" not in line, line
+    assert sorted(p.name for p in box.user_tmp.iterdir()) == sorted(set(before) - {build_cache.name, copy.name})
+    went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
+    assert sorted(went) == sorted([str(build_cache), str(copy)])
+
+
+async def test_the_freed_per_day_chart_shows_a_removal_made_on_outputs(box: Sandbox) -> None:
+    """The Overview's chart of the journal was read once, when the screen first came: a
+    removal made on Outputs afterwards was missing from today's bar when the person went back
+    to the Overview. Now today's bar grows by what went."""
+    from app.widgets.charts import DayBars
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        bars = app.screen.query_one(DayBars)
+        await wait_for(pilot, lambda: bool(getattr(bars, "days", None)))
+        today_before = bars.days[-1][1]
+        await remove_on_outputs(pilot, app, f"gc:{build_cache}")
+        freed = next(e["bytes"] for e in journal_lines(box) if e["path"] == str(build_cache))
+        assert freed > 0
+        await goto(pilot, "overview")
+        await wait_for(pilot, lambda: bars.days[-1][1] == today_before + freed, timeout=20)
+
+
+async def test_every_table_tab_reaches_on_the_overview_answers_open(box: Sandbox) -> None:
+    """The Overview's footer offers `tab Next panel` and `o Open`. Tab went to the
+    "Reclaimable now" table too, which has no cursor: there `o` did nothing and said nothing.
+    Every table tab reaches now opens its highlighted row on another screen."""
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        reached = []
+        for _ in range(4):
+            await pilot.press("tab")
+            await pilot.pause()
+            focused = app.screen.focused
+            assert isinstance(focused, Table), focused
+            reached.append(focused.id)
+        assert set(reached) == {"biggest", "growing"}, reached
+        for table_id, mode in (("biggest", "outputs"), ("growing", "sessions")):
+            await goto(pilot, "overview")
+            app.screen.query_one(f"#{table_id}", Table).focus()
+            await pilot.pause()
+            await pilot.press("o")
+            await wait_for(pilot, lambda mode=mode: app.current_mode == mode)
