@@ -34,6 +34,7 @@ from app.core.git import GitWorktree
 from app.core.paths import inside
 from app.core.unique_work import REGENERABLE, GitFailed
 from app.core.verdict import Action, Reason, Verdict, settled
+from app.core.worktree_branch import PREFIX, delete_branch
 
 if TYPE_CHECKING:
     from app.core.scanner import TreeSize
@@ -48,7 +49,7 @@ _WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
 # Remote control's `bridge-*`, `job-<name>-<8 hex>` and `--bg`'s `bg-<name>-<8 hex>`: a session
 # checkout when a session asks for one (the release covers them), else nobody's.
 _BACKGROUND = re.compile(r"^(bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
-_BRANCH_PREFIX = "worktree-"
+_BRANCH_PREFIX = PREFIX
 
 
 def worktrees_dir(project: str | os.PathLike[str]) -> Path:
@@ -211,7 +212,8 @@ def remove_worktree(
 ) -> WorktreeRemoval:
     """Judge, measure, then remove through `removal.remove` with `_guard` asked once more
     after the folder is moved aside; then git forgets that one worktree and deletes its
-    `worktree-*` branch when every commit of it is on another branch or a remote.
+    `worktree-*` branch when every commit of it is on another branch, or on a remote-tracking
+    branch other than its own pushed copy (app/core/worktree_branch.py).
 
     `listing` (git.worktree_list) may be shared by a sweep of one project. `prune=False` leaves
     `git.forget_worktree` to the caller, except when a branch is to be deleted: git refuses
@@ -247,7 +249,7 @@ def remove_worktree(
     deleted = False
     if prune or (branch or "").startswith(_BRANCH_PREFIX):
         git.forget_worktree(project, real)
-        deleted = _delete_branch(project, branch)
+        deleted = delete_branch(project, branch)
     return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
 
 
@@ -292,25 +294,6 @@ def _guard(real: str, cwds: list[str], repos: tuple[str, ...],
         return unique_work.unique_work(now, repos, original=real)
 
     return check
-
-
-def _delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
-    """Delete a `worktree-*` branch whose every commit is on another branch or a remote.
-
-    `git branch -d` first (it allows a branch merged into HEAD or its upstream: the common
-    case, one git call). When it refuses, the same guarantee is checked against every other
-    branch and every remote, and only then `-D`: no commit is left on no branch."""
-    if not branch or not branch.startswith(_BRANCH_PREFIX):
-        return False
-    where = os.fspath(project)
-    if git.run(["branch", "-d", branch], cwd=where).ok:
-        return True
-    try:
-        if unique_work.unmerged_commit(f"refs/heads/{branch}", branch, cwd=where):
-            return False
-    except GitFailed:
-        return False  # when unsure, keep
-    return git.run(["branch", "-D", branch], cwd=where).ok
 
 
 # --- the listing of `claudetto worktrees` and the dashboard ----------------------------------

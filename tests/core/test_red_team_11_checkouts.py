@@ -186,18 +186,25 @@ def test_commits_pushed_only_to_a_remote_since_removed_keep_the_worktree(project
     assert sha in git(project, "rev-list", "--all")
 
 
-def test_a_remote_branch_deleted_behind_a_stale_tracking_ref_leaves_the_commits_in_the_repository(
-        project: Path, tmp_path: Path) -> None:
+def test_a_pushed_branch_whose_server_copy_is_deleted_later_keeps_its_commits(project: Path, tmp_path: Path) -> None:
     """The pull request closed and its branch deleted on the server, no `git fetch --prune`
-    since: git still names the commits in `origin/worktree-closed`, the remote's copy as git
-    last saw it (claudetto asks no server). The worktree goes; the commits stay reachable in
-    the project, and its local branch is deleted only as `git branch -d` allows."""
-    tree = worktree(project, "closed")
-    sha = commit(tree, "c.txt")
-    git(tree, "push", "-q", "-u", "origin", "worktree-closed")
-    git(tmp_path / "origin.git", "branch", "-D", "worktree-closed")
-    set_mtime(tree, OLD)
+    since: `origin/worktree-closed` still names the commits (claudetto asks no server), so the
+    worktree goes. `git branch -d` would delete the local branch too ("merged into its
+    upstream"), and the next `git fetch --prune` would drop the last ref to the commits: the
+    branch stays. A branch merged on the server (its commits on `origin/main`) goes."""
+    closed = worktree(project, "closed")
+    sha = commit(closed, "c.txt")
+    git(closed, "push", "-q", "-u", "origin", "worktree-closed")
+    merged = worktree(project, "merged")
+    commit(merged, "m.txt")
+    git(merged, "push", "-q", "origin", "worktree-merged", "worktree-merged:main")
+    git(project, "fetch", "-q", "origin")
+    for tree in (closed, merged):
+        set_mtime(tree, OLD)
     result = run_cli("clean", "--json", str(project))
-    assert json.loads(result.stdout)["cleaned"]["worktrees"] == 1, result.stdout
-    assert not tree.exists()
-    assert sha in git(project, "rev-list", "--all")
+    assert json.loads(result.stdout)["cleaned"]["worktrees"] == 2, result.stdout
+    assert not closed.exists() and not merged.exists()
+    git(tmp_path / "origin.git", "branch", "-D", "worktree-closed")
+    git(project, "fetch", "-q", "--prune", "origin")
+    assert git(project, "rev-parse", "worktree-closed") == sha
+    assert git(project, "branch", "--list", "worktree-merged") == ""
