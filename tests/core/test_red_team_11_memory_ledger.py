@@ -324,6 +324,28 @@ def test_an_index_ending_inside_an_open_code_block_or_comment_gets_no_line_that_
     assert [f.token for f in sweep(str(repo), remember=False) if f.kind == "index_unlisted_file"] == []
 
 
+def test_a_topic_listed_only_past_what_claude_loads_is_invisible_to_recall(tmp_path: Path) -> None:
+    """Claude loads the first 200 lines (or 25 KB) of MEMORY.md: a pointer below that is
+    never recalled, the very thing index drift is about. The index writer will not add a
+    second line for it (that one would be further down still): it says to move it up."""
+    repo = make_repo(tmp_path / "app")
+    filler = {f"t{i}.md": "- note\n" for i in range(198)}
+    index = "# Memory\n" + "".join(f"- [T{i}](t{i}.md) — note {i}\n" for i in range(198))
+    folder = write_memory(repo, {**filler, "late.md": "- late\n", "early.md": "- early\n",
+                                 "MEMORY.md": index + "- [Late](late.md) — past the cap\n- see early.md\n"})
+    (folder / "MEMORY.md").write_text("- [Early](early.md)\n" + (folder / "MEMORY.md").read_text())
+    unlisted = [(f.token, f.message) for f in sweep(str(repo), remember=False) if f.kind == "index_unlisted_file"]
+    assert unlisted == [("late.md", "`late.md` is invisible to recall: MEMORY.md lists it only at line 201, past the "
+                                    "first 200 lines Claude loads (at most 200 lines, 25 KB); move that line up")]
+    with pytest.raises(IndexRefused, match="already lists late.md at line 201, past what Claude loads"):
+        add_to_index(str(folder / "late.md"))
+    # 25 KB come before 200 lines when the lines are long
+    (folder / "MEMORY.md").write_text("".join(f"- [T{i}](t{i}.md) — {'x' * 300}\n" for i in range(100))
+                                      + "- [Late](late.md)\n- [Early](early.md)\n")
+    late = {f.token for f in sweep(str(repo), remember=False) if f.kind == "index_unlisted_file"}
+    assert {"early.md", "late.md", "t99.md"} <= late and "t70.md" not in late
+
+
 # --- the ledger: a FIFO and a 2 GB sparse file in place of edited files (held) ----------------
 
 

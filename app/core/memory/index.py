@@ -11,6 +11,11 @@ from collections.abc import Sequence
 from app.core.memory.facts import URL, fact_lines
 from app.core.memory_lint import INDEX_NAME
 
+#: Claude loads the first 200 lines or 25 KB of MEMORY.md each session (CLAUDE_CODE_FACTS):
+#: a pointer past that is not recalled
+INDEX_LOADED_LINES = 200
+INDEX_LOADED_BYTES = 25 * 1024
+
 #: a Markdown link's target: `<with spaces.md>`, or a run without blanks that may hold balanced
 #: parentheses (`a(2).md`); then an optional title in quotes or parentheses
 _LINK = re.compile(r"\[[^\]]*\]\(\s*(?:<([^<>\n]+)>|((?:[^()\s<>]|\([^()\s]*\))+))"
@@ -54,26 +59,67 @@ def target_missing(folder: str, target: str) -> bool:
     return not os.path.lexists(os.path.normpath(os.path.join(folder, target)))
 
 
+def loaded_lines(text: str) -> int:
+    """How many lines of an index Claude loads each session: the first INDEX_LOADED_LINES,
+    as far as they fit in INDEX_LOADED_BYTES (pure)."""
+    size = 0
+    for number, line in enumerate(text.split("\n")[:INDEX_LOADED_LINES], start=1):
+        size += len(line.encode("utf-8", "surrogateescape")) + 1
+        if size > INDEX_LOADED_BYTES:
+            return number - 1
+    return INDEX_LOADED_LINES
+
+
+class Listing:
+    """Where an index lists each file: the first line that links to it, or names it."""
+
+    def __init__(self, folder: str, index_text: str) -> None:
+        self.first: dict[str, int] = {}
+        self.links = index_links(index_text)
+        for number, target in self.links:
+            self.first.setdefault(os.path.normpath(os.path.join(folder, target)), number)
+        self.facts = fact_lines(index_text)
+        self.named = " ".join(fact.text for fact in self.facts)
+        self.folder = folder
+
+    def line_of(self, topic: str) -> int | None:
+        """The first line listing `topic` (relative to the folder), or None."""
+        linked = self.first.get(os.path.normpath(os.path.join(self.folder, topic)))
+        pattern = rf"(?<![\w./-]){re.escape(topic)}(?![\w/-])"
+        if not re.search(pattern, self.named):
+            return linked
+        named = next(fact.number for fact in self.facts if re.search(pattern, fact.text))
+        return named if linked is None else min(linked, named)
+
+
+def listed_at(folder: str, index_text: str, topic: str) -> int | None:
+    """The first line of the index that lists `topic`, or None (the sweep's own reading)."""
+    return Listing(folder, index_text).line_of(topic)
+
+
 def index_drift(folder: str, index_text: str | None, topics: Sequence[str]) -> list[tuple[str, int | None, str, str, str]]:
     """(file, line, kind, token, message) for each index line pointing at a missing file and
-    each topic file (relative to `folder`) that no index line names."""
+    each topic file (relative to `folder`) that no index line names, or that only lines past
+    what Claude loads each session name: a pointer there is never recalled either."""
     drift: list[tuple[str, int | None, str, str, str]] = []
     index = os.path.join(folder, INDEX_NAME)
-    listed: set[str] = set()
-    if index_text is not None:
-        for number, target in index_links(index_text):
-            listed.add(os.path.normpath(os.path.join(folder, target)))
-            if target_missing(folder, target):
-                drift.append((index, number, "index_missing_file", target,
-                              f"{INDEX_NAME} points at `{target}`, which does not exist"))
-        named = " ".join(fact.text for fact in fact_lines(index_text))
-    else:
-        named = ""
+    listing = Listing(folder, index_text) if index_text is not None else None
+    for number, target in listing.links if listing else []:
+        if target_missing(folder, target):
+            drift.append((index, number, "index_missing_file", target,
+                          f"{INDEX_NAME} points at `{target}`, which does not exist"))
+    loaded = loaded_lines(index_text) if index_text is not None else 0
     for topic in topics:
         path = os.path.normpath(os.path.join(folder, topic))
-        if path in listed or re.search(rf"(?<![\w./-]){re.escape(topic)}(?![\w/-])", named):
+        at = listing.line_of(topic) if listing else None
+        if at is not None and at <= loaded:
             continue
-        why = "no line in MEMORY.md points at it" if index_text is not None else "there is no MEMORY.md"
-        drift.append((path, None, "index_unlisted_file", topic,
-                      f"`{topic}` is invisible to recall: {why}"))
+        if at is not None:
+            why = (f"{INDEX_NAME} lists it only at line {at}, past the first {loaded} lines Claude loads "
+                   f"(at most {INDEX_LOADED_LINES} lines, {INDEX_LOADED_BYTES // 1024} KB); move that line up")
+        elif index_text is not None:
+            why = "no line in MEMORY.md points at it"
+        else:
+            why = "there is no MEMORY.md"
+        drift.append((path, None, "index_unlisted_file", topic, f"`{topic}` is invisible to recall: {why}"))
     return drift

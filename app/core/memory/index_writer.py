@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from app.core.memory.index import index_drift
+from app.core.memory.index import INDEX_LOADED_BYTES, INDEX_LOADED_LINES, listed_at, loaded_lines
 from app.core.memory.supersede import (
     MEMORY_FILE_BYTES_MAX,
     MemoryWriteRefused,
@@ -33,9 +33,6 @@ from app.core.memory_lint import (
     memory_folder_of,
 )
 
-#: Claude loads this much of `MEMORY.md` each session: a line past it is listed, not recalled
-INDEX_LOADED_LINES = 200
-INDEX_LOADED_BYTES = 25 * 1024
 #: characters a link target cannot hold as they are: they would end it, or (`#`, `?`) cut it
 _UNSAFE_IN_TARGET = frozenset(" ()<>%#?[]\"'")
 _HEADING = re.compile(r" {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
@@ -134,11 +131,12 @@ def _added(index: str, topic: str, line: str, raw: bytes, before: os.stat_result
     if seen is not None and now != seen:
         raise IndexRefused(f"{index} changed since the line was shown; nothing changed, look again")
     folder = os.path.dirname(index)
-    if not any(kind == "index_unlisted_file" for _f, _n, kind, _t, _m in
-               index_drift(folder, raw.decode("utf-8", "replace"), [topic])):
-        raise IndexRefused(f"{INDEX_NAME} already lists {topic}; nothing changed")
-    if any(kind == "index_unlisted_file" for _f, _n, kind, _t, _m in
-           index_drift(folder, appended(raw, line).decode("utf-8", "replace"), [topic])):
+    at = listed_at(folder, raw.decode("utf-8", "replace"), topic)
+    if at is not None:
+        past = "" if at <= loaded_lines(raw.decode("utf-8", "replace")) else (
+            ", past what Claude loads each session: move that line up (a second line at the end would be past it too)")
+        raise IndexRefused(f"{INDEX_NAME} already lists {topic} at line {at}{past}; nothing changed")
+    if listed_at(folder, appended(raw, line).decode("utf-8", "replace"), topic) is None:
         # the index ends inside a fenced code block or an HTML comment left open: a line
         # there is code or a note, which neither Claude's recall nor the sweep reads as a pointer
         raise IndexRefused(f"a line added at the end of {INDEX_NAME} would not list {topic}: the index ends inside "
