@@ -130,6 +130,8 @@ def test_a_pin_in_a_table_row_goes_stale_and_a_row_of_two_versions_is_silent(tre
             "| react | 18.2.0 |\n"
             "| jhelm | 1.3.1 | 1.5.2 |\n")                    # a row of a change: from, to
     assert findings(tree, body) == {3: [("stale_version_pin", "jhelm 1.3.1")]}
+    # the token is the claim as written, without an opening parenthesis left unbalanced
+    assert findings(tree, "- jhelm (1.3.1) renders the charts.\n") == {1: [("stale_version_pin", "jhelm 1.3.1")]}
 
 
 def test_a_version_kept_in_a_gradle_variable_a_map_a_maven_plugin_or_a_pnpm_catalog_is_the_builds(tree: str) -> None:

@@ -262,6 +262,7 @@ _BEFORE = re.compile(
     r"remains|least|[(])\s*)*)"
     r"(?P<op>\^|~>|~=|~|>=|<=|>|<|==|=)?\s*$", re.IGNORECASE)
 _DIGIT_DOT = re.compile(r"\d\.\d")
+_BARS = str.maketrans("|(", "  ")
 _OR_LATER = re.compile(r"\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:up|above|later|newer)|onwards)",
                        re.IGNORECASE)
 #: what follows a number that makes it no version of the name before it: a quantity
@@ -325,7 +326,8 @@ def _claim(number: int, line: str, match: re.Match[str]) -> VersionClaim | None:
     op = before.group("op") or ("" if row else before.group("sep")) or ""
     if "least" in before.group("words").lower() or (not op and _OR_LATER.match(line, match.end(1))):
         op = ">="
-    written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].replace("|", " ").split())
+    # as written, less a table's bars and an opening parenthesis (`jhelm (1.3.1)`, `| jhelm | 1.3.1 |`)
+    written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].translate(_BARS).split())
     return VersionClaim(number, before.group("name"), written, [_claimed(op, numbers)])
 
 
