@@ -613,3 +613,39 @@ def test_a_clone_of_a_bare_repository_spelled_as_an_url_or_relative_goes(session
     clone = Path(os.path.realpath(session.sandbox.user_tmp)) / "tool"
     call(session, f"git clone -q {spelled.format(remote=remote)} {clone}")
     assert week_old(session, clone)[str(clone)] == ("removed", "age")
+
+
+@pytest.mark.parametrize("how", ["cd-then-clone", "shallow", "tag", "pushed-branch"])
+def test_a_temp_clone_made_the_usual_ways_goes(session: Left, how: str) -> None:
+    """`cd /tmp && git clone URL` (the target named by the URL), `--depth 1`, `--branch <tag>` of a
+    tag on main, and a clone whose fix the session pushed on a branch of its own: nothing unique."""
+    remote = session.sandbox.home / "remote.git"
+    git(session.project, "tag", "v1.0")
+    git(session.project, "push", "-q", "origin", "v1.0")
+    tmp = Path(os.path.realpath(session.sandbox.user_tmp))
+    clone = tmp / ("remote" if how == "cd-then-clone" else "tool")
+    command = {"cd-then-clone": f"cd {tmp} && git clone -q {remote}",
+               "shallow": f"git clone -q --depth 1 file://{remote} {clone}",
+               "tag": f"git clone -q --branch v1.0 {remote} {clone}",
+               "pushed-branch": f"git clone -q {remote} {clone}"}[how]
+    call(session, command)
+    if how == "pushed-branch":
+        call(session, f"cd {clone} && git checkout -q -b fix && echo 'fixed' > fix.py && git add fix.py && "
+                      "git commit -q -m fix && git push -q -u origin fix")
+    assert week_old(session, clone)[str(clone)] == ("removed", "age")
+
+
+def test_a_scratchpad_file_of_an_ended_session_goes_when_claudes_temp_folder_is_in_the_temp_folder(
+        session: Left) -> None:
+    """On Linux Claude's temp root is TMPDIR by default: the session's scratchpad lies in the user's
+    temp folder, and a Write there is a `scratch` output like any other (its session folder is
+    the cleanup's, never the GC's)."""
+    session.env["CLAUDE_CODE_TMPDIR"] = session.env["TMPDIR"]
+    slug = "".join(c if c.isalnum() else "-" for c in str(session.project))
+    pad = Path(os.path.realpath(session.sandbox.user_tmp)) / f"claude-{os.getuid()}" / slug / SID / "scratchpad"
+    pad.mkdir(parents=True)
+    note = pad / "plan.md"
+    write(session, note, "# plan\n")
+    entries = week_old(session, note)
+    assert entries[str(note)] == ("removed", "age"), entries
+    assert pad.is_dir()
