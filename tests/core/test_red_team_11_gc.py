@@ -649,3 +649,16 @@ def test_a_scratchpad_file_of_an_ended_session_goes_when_claudes_temp_folder_is_
     entries = week_old(session, note)
     assert entries[str(note)] == ("removed", "age"), entries
     assert pad.is_dir()
+
+
+def test_a_worktree_given_an_unchanged_copy_of_the_projects_env_goes(session: Left) -> None:
+    """`git worktree add .claude/worktrees/t -b t && cp .env .claude/worktrees/t/` so the tests run
+    there: the copy holds nothing the project's own `.env` does not. Merged and clean, it goes."""
+    (session.project / ".gitignore").write_text(".claude/\n.env\n")
+    git(session.project, "commit", "-q", "-am", "ignore .env")
+    git(session.project, "push", "-q")
+    (session.project / ".env").write_text("TOKEN=abc\n")
+    tree = session.project / ".claude" / "worktrees" / "t"
+    call(session, "git worktree add -q .claude/worktrees/t -b t && cp .env .claude/worktrees/t/")
+    assert week_old(session, tree)[str(tree)] == ("removed", "age")
+    assert (session.project / ".env").read_text() == "TOKEN=abc\n"
