@@ -348,6 +348,18 @@ def test_a_topic_listed_only_past_what_claude_loads_is_invisible_to_recall(tmp_p
     assert {"early.md", "late.md", "t99.md"} <= late and "t70.md" not in late
 
 
+def test_an_index_link_written_from_the_home_points_at_its_file(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`[Deploy](~/.claude/projects/<slug>/memory/deploy.md)` was joined to the memory folder
+    as it is: a false `index_missing_file`, and the file it lists called unlisted."""
+    repo = make_repo(tmp_path / "app")
+    folder = memory_folder(repo)
+    home_path = "~/" + os.path.relpath(folder / "deploy.md", sandbox.home)
+    write_memory(repo, {"deploy.md": "- ship on Fridays\n", "MEMORY.md": f"- [Deploy]({home_path}) — how we ship\n"})
+    assert [(f.kind, f.token) for f in sweep(str(repo), remember=False)] == []
+    (folder / "deploy.md").unlink()
+    assert [(f.kind, f.token) for f in sweep(str(repo), remember=False)] == [("index_missing_file", home_path)]
+
+
 # --- the ledger: a FIFO and a 2 GB sparse file in place of edited files (held) ----------------
 
 

@@ -52,11 +52,19 @@ def index_links(text: str) -> list[tuple[int, str]]:
     return links
 
 
+def target_path(folder: str, target: str) -> str:
+    """Where an index link's target points: relative to the memory folder, or from the home
+    (`~/.claude/projects/…/memory/deploy.md`, as a path Claude wrote from the home reads)."""
+    if target.startswith("~/"):
+        target = os.path.expanduser(target)
+    return os.path.normpath(os.path.join(folder, target))
+
+
 def target_missing(folder: str, target: str) -> bool:
     """Whether an index link's target (relative to the memory `folder`) names nothing: the
     test of `index_missing_file`, asked again before such a line is struck (Claude may have
     written the file since the sweep)."""
-    return not os.path.lexists(os.path.normpath(os.path.join(folder, target)))
+    return not os.path.lexists(target_path(folder, target))
 
 
 def loaded_lines(text: str) -> int:
@@ -77,7 +85,7 @@ class Listing:
         self.first: dict[str, int] = {}
         self.links = index_links(index_text)
         for number, target in self.links:
-            self.first.setdefault(os.path.normpath(os.path.join(folder, target)), number)
+            self.first.setdefault(target_path(folder, target), number)
         self.facts = fact_lines(index_text)
         self.named = " ".join(fact.text for fact in self.facts)
         self.folder = folder
