@@ -106,9 +106,10 @@ def _as_record(raw: dict[str, Any], session: str, stem: str = "") -> OutputRecor
     )
 
 
-def read_records(session: str | None = None) -> list[OutputRecord]:
+def read_records(session: str | None = None, *, links: bool = False) -> list[OutputRecord]:
     """Every recorded output (of one session when given), oldest record first. A record
-    with evidence counts only while it holds (`_proven`); one without (older versions) counts."""
+    with evidence counts only while it holds (`_proven`); one without (older versions) counts.
+    `links`: also one whose path a link took (the sweep's, to report it `skip` and drop it)."""
     if session is not None:
         files = [(session, os.fspath(paths.gc_records_file(session)))]
     else:
@@ -121,7 +122,7 @@ def read_records(session: str | None = None) -> list[OutputRecord]:
             if record is None:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
             elif (_proven(record.path, raw["evidence"]) if "evidence" in raw else not born_after(record)
-                  ) or os.path.islink(record.path):  # rule 3 names a link `skip` and drops its record
+                  ) or links and os.path.islink(record.path):  # rule 3: `skip`, the record dropped
                 found.append(record)
     found.sort(key=lambda r: r.time)
     return found
@@ -133,8 +134,8 @@ def _proven(path: str, evidence: object) -> bool:
     `why_unproven`). A record that fails is passed over,
     as if it had never been written: nothing reads it, nothing removes its file; it stays in
     its file until the path is gone (then it reads as missing and the sweep drops it). A link
-    that took its place is read (`read_records`): the sweep never follows one, and reports it
-    `skip`, `symlink`, dropping its record, as the seed's rule 3 says."""
+    that took its place is read by the sweep (`read_records(links=True)`), which never follows
+    one: it reports it `skip`, `symlink`, and drops its record, as the seed's rule 3 says."""
     from app.core.created import why_unproven
 
     return why_unproven(path, evidence) is None

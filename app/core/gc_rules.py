@@ -143,7 +143,7 @@ def recorded() -> list[Item]:
     entry, and `sym/../x` is judged where it really is."""
     grouped: dict[str, Item] = {}
     folders: dict[str, str] = {}  # resolved once for all records (many lie in one folder)
-    for record in read_records():
+    for record in read_records(links=True):
         key = paths.resolve_parents(record.path, folders)
         if key in grouped:
             grouped[key].records.append(record)
