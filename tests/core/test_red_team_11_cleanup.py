@@ -427,3 +427,32 @@ def test_a_claude_of_another_home_sharing_the_temp_folder_keeps_its_sessions_fol
         proc.wait()
     hygiene.run_cleanup(None, current_cwd=str(ended.project))
     assert not ended.gone[0].exists()
+
+
+_IN_NAMESPACE = r"""
+import json, os, sys, time
+stat = open("/proc/self/stat").read().rpartition(")")[2].split()
+machine = open("/etc/machine-id").read().strip()
+ns = os.readlink("/proc/self/ns/pid")
+with open(sys.argv[1], "w") as fh:
+    json.dump({"pid": os.getpid(), "sessionId": sys.argv[2], "cwd": sys.argv[3], "procStart": stat[19],
+               "pidDomain": f"linux:{machine}:{ns}", "status": "busy", "version": "2.1.332"}, fh)
+time.sleep(60)
+"""
+
+
+def test_a_claude_in_another_pid_namespace_keeps_its_folder_though_its_pid_is_another_program_here(
+        sandbox: SandboxEnv, ended: Ended, started: list[subprocess.Popen[bytes]]) -> None:
+    # `unshare -p -f --mount-proc`: the Claude there is pid 1, which is init here
+    if subprocess.run(["unshare", "-p", "-f", "--mount-proc", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no pid namespaces here")
+    sid = ended.gone[0].name
+    file = sandbox.sessions / "1.json"
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    _popen(started, "unshare", "-p", "-f", "--kill-child", "--mount-proc", sys.executable, "-c", _IN_NAMESPACE, str(file), sid,
+           str(ended.project))
+    _until(lambda: file.exists() and file.stat().st_size > 0)
+    assert json.loads(file.read_text())["pid"] == 1
+    report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert (ended.gone[0] / "scratchpad" / "notes.md").is_file(), report.verdicts
+    assert not ended.gone[1].exists()
