@@ -70,8 +70,7 @@ def clone_held(copy: str, source: str) -> bool | None:
     url = url[len("file://"):] if url.startswith("file://") else url
     if not url.startswith("/") or os.path.realpath(url) != os.path.realpath(source):
         return None
-    theirs = os.path.join(source, ".git")
-    theirs = theirs if os.path.isdir(theirs) else source
+    theirs = _git_dir(source)
     refs = git.run(["for-each-ref", "--format=%(objectname)"], git_dir=own)
     if not refs.ok:
         return False
@@ -81,3 +80,18 @@ def clone_held(copy: str, source: str) -> bool | None:
     # reachable from the source's refs: a commit its branch dropped (a reset) goes at its next `git gc`
     lost = git.run(["rev-list", "--max-count=1", *tips, "--not", "--all"], git_dir=theirs)
     return lost.ok and not lost.text.strip()
+
+
+def _git_dir(source: str) -> str:
+    """The repository of the folder `source`: its `.git` folder, the one its `.git` file names (a
+    linked worktree, a submodule, `--separate-git-dir`), or the folder itself (bare)."""
+    own = os.path.join(source, ".git")
+    if os.path.isdir(own):
+        return own
+    try:
+        with open(own, encoding="utf-8", errors="replace") as file:
+            line = file.read(4096).strip()
+    except OSError:
+        return source
+    named = line[len("gitdir:"):].strip() if line.startswith("gitdir:") else ""
+    return os.path.normpath(os.path.join(source, named)) if named else source

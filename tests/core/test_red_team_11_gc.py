@@ -662,3 +662,15 @@ def test_a_worktree_given_an_unchanged_copy_of_the_projects_env_goes(session: Le
     call(session, "git worktree add -q .claude/worktrees/t -b t && cp .env .claude/worktrees/t/")
     assert week_old(session, tree)[str(tree)] == ("removed", "age")
     assert (session.project / ".env").read_text() == "TOKEN=abc\n"
+
+
+def test_a_clone_of_a_users_linked_worktree_goes(session: Left) -> None:
+    """`git clone ~/proj-wt /tmp/tool` where `~/proj-wt` is a linked worktree of the project (its
+    `.git` a file naming the repository): its commits are all there."""
+    linked = session.sandbox.home / "proj-wt"
+    git(session.project, "worktree", "add", "-q", str(linked), "-b", "wt")
+    clone = Path(os.path.realpath(session.sandbox.user_tmp)) / "tool"
+    call(session, f"git clone -q {linked} {clone}")
+    git(linked, "rm", "-q", ".gitignore")
+    git(linked, "commit", "-q", "-m", "no ignore file")
+    assert week_old(session, clone)[str(clone)] == ("removed", "age")
