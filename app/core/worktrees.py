@@ -250,7 +250,24 @@ def remove_worktree(
     if prune or (branch or "").startswith(_BRANCH_PREFIX):
         git.forget_worktree(project, real)
         deleted = delete_branch(project, branch)
+    _drop_record(real)
     return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
+
+
+def _drop_record(real: str) -> None:
+    """A removed session checkout's registry record goes with it (seed 002: "goes away when
+    the checkout is removed"), also when the session-start cleanup removed it."""
+    from app.core import checkouts
+    from app.core.state import StateBusy
+
+    try:
+        found = checkouts.record_of(real)
+        if found is not None:
+            checkouts.unregister(found[0])
+    except (StateBusy, OSError, ValueError) as exc:  # the next SessionStart drops it then
+        from app.core.log import log
+
+        log(f"worktrees: the record of removed {real} stays for now: {exc}")
 
 
 def judge_removal(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds: list[str],

@@ -19,12 +19,17 @@ import os
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from app.core import paths, worktrees
+from tests.hooks import test_checkouts
+from tests.hooks.test_checkouts import Claude, registry, released, wait_for
 from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+
+claudes = test_checkouts.claudes  # a real process standing in for Claude, its sessions file naming it
 
 OLD = 40 * 86_400
 PERIOD = 30 * 86_400
@@ -208,3 +213,36 @@ def test_a_pushed_branch_whose_server_copy_is_deleted_later_keeps_its_commits(pr
     git(project, "fetch", "-q", "--prune", "origin")
     assert git(project, "rev-parse", "worktree-closed") == sha
     assert git(project, "branch", "--list", "worktree-merged") == ""
+
+
+# --- the plain route, end to end -------------------------------------------------------------
+
+
+def test_a_worktree_session_in_a_project_that_ignores_nothing_is_released_then_cleaned(
+        sandbox: SandboxEnv, project: Path, claudes: Callable[..., Claude]) -> None:
+    """`claude --worktree`: WorktreeCreate, SessionStart in the checkout, an `npm install` and
+    a `.venv` nobody ignored, notes in `.tmp/`, SessionEnd other. The release deletes the
+    build output and keeps `.tmp/`; once the checkout is old, a later session's start removes
+    it, counted in CLEANED, and its record goes with it."""
+    claude = claudes(project)
+    checkout = claude.create("bold-oak-a3f2")
+    claude.cwd = checkout
+    claude.write_file()
+    assert claude.start() == ""
+    build_output(checkout)
+    write(checkout / ".tmp" / "report.md", "the session's notes\n")
+    claude.end("other")
+    claude.exit()
+    assert wait_for(lambda: released(sandbox, checkout) and not (checkout / "node_modules").exists())
+    assert not (checkout / ".venv").exists() and not (checkout / "build").exists()
+    assert (checkout / ".tmp" / "report.md").read_text() == "the session's notes\n"
+    (checkout / ".tmp" / "report.md").unlink()  # read and done with
+    (checkout / ".tmp").rmdir()
+    write(checkout / "node_modules" / "pkg" / "index.js")  # installed again by hand, never ignored
+    set_mtime(checkout, OLD)
+    later = claudes(project)
+    assert later.start() == ""
+    log = paths.session_log(str(project), later.session_id)
+    assert wait_for(lambda: log.exists() and "UNKNOWN_KEPT" in log.read_text())
+    assert "worktrees=1" in log.read_text() and not checkout.exists(), log.read_text()
+    assert str(checkout) not in registry(sandbox)
