@@ -140,6 +140,8 @@ def build(base: Path) -> Left:
     call(left, f"cd {g['mktemp']} && echo 1,2 > results.csv && mkdir -p build/obj && "
                "head -c 40000 /dev/urandom > build/obj/a.o && mkdir -p node_modules/left-pad && "
                "echo '{\"name\": \"left-pad\"}' > node_modules/left-pad/package.json")
+    g["mktemp_file"] = Path(call(left, "mktemp --suffix=.json").strip())
+    call(left, f"echo '{{\"items\": [1, 2]}}' > {g['mktemp_file']}")
     before = set(os.listdir(tmp))
     call(left, 'd=$(mktemp -d) && cd "$d" && echo draft > notes.txt && mkdir dist && echo x > dist/app.js')
     made = sorted(set(os.listdir(tmp)) - before)
@@ -283,14 +285,15 @@ def at_end(tmp_path_factory: pytest.TempPathFactory) -> Swept:
 
 
 SWEEPS = ["by_cli", "at_start", "at_end"]
-KINDS = ["mktemp", "mktemp_unprinted", "clone", "copy", "config", "scratch", "worktree"]
+KINDS = ["mktemp", "mktemp_file", "mktemp_unprinted", "clone", "copy", "config", "scratch", "worktree"]
 
 
 @pytest.mark.parametrize("how", SWEEPS)
 @pytest.mark.parametrize("name", KINDS)
 def test_a_week_old_output_of_each_kind_goes(request: pytest.FixtureRequest, how: str, name: str) -> None:
     """Plain garbage the seed names, a week after its session ended: a `mktemp -d` folder with
-    files, a build tree and a `node_modules` (printed, and made inside `$(...)`), a clone with
+    files, a build tree and a `node_modules` (printed, and made inside `$(...)`), a `mktemp` file
+    a later call filled, a clone with
     nothing unpushed (of a local bare repository: its source has no `.git` at its top, which
     kept it `dirty` for good), a `cp -r` of the project whose source is unchanged, a sandbox
     `CLAUDE_CONFIG_DIR` as `claude -p` fills it, a Write's scratch file, a `git worktree add`
