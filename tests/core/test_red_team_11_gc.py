@@ -677,3 +677,24 @@ def test_a_clone_of_a_users_linked_worktree_goes(session: Left) -> None:
     git(linked, "rm", "-q", ".gitignore")
     git(linked, "commit", "-q", "-m", "no ignore file")
     assert week_old(session, clone)[str(clone)] == ("removed", "age")
+
+
+def test_a_temp_folder_holding_the_layers_of_a_mounted_overlay_is_kept(session: Left) -> None:
+    """`d=$(mktemp -d)`, then an overlay mounted elsewhere keeps its upper and work layers in it (a
+    container's writable layer): what is written through the mount lives in `$d/upper`."""
+    folder = temp_folder(session)
+    for name in ("lower", "upper", "work"):
+        (folder / name).mkdir()
+    merged = session.sandbox.home / "mnt"
+    merged.mkdir()
+    options = f"lowerdir={folder}/lower,upperdir={folder}/upper,workdir={folder}/work"
+    if subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(merged)],
+                      capture_output=True).returncode:
+        pytest.skip("no overlay mounts here")
+    try:
+        (merged / "results.csv").write_text("written through the mount\n")
+        entries = week_old(session, folder)
+        assert entries[str(folder)] == ("kept", "in_use"), entries
+        assert (merged / "results.csv").exists()
+    finally:
+        subprocess.run(["umount", str(merged)], check=False)
