@@ -698,3 +698,17 @@ def test_a_temp_folder_holding_the_layers_of_a_mounted_overlay_is_kept(session: 
         assert (merged / "results.csv").exists()
     finally:
         subprocess.run(["umount", str(merged)], check=False)
+
+
+def test_a_merged_worktree_under_a_worktrees_folder_that_links_to_another_disk_goes(session: Left) -> None:
+    """`.claude/worktrees` made a link to a bigger disk (`ln -s /data/wt .claude/worktrees`): a
+    `git worktree add .claude/worktrees/feat` there, merged and clean, is garbage like any other."""
+    disk = session.sandbox.root / "data" / "wt"
+    disk.mkdir(parents=True)
+    (session.project / ".claude").mkdir()
+    (session.project / ".claude" / "worktrees").symlink_to(disk)
+    tree = session.project / ".claude" / "worktrees" / "feat"
+    call(session, "git worktree add -q .claude/worktrees/feat -b feat")
+    entries = week_old(session, disk / "feat")
+    assert entries.get(str(tree), entries.get(str(disk / "feat"))) == ("removed", "age"), entries
+    assert not (disk / "feat").exists()
