@@ -246,3 +246,26 @@ def test_a_worktree_session_in_a_project_that_ignores_nothing_is_released_then_c
     assert wait_for(lambda: log.exists() and "UNKNOWN_KEPT" in log.read_text())
     assert "worktrees=1" in log.read_text() and not checkout.exists(), log.read_text()
     assert str(checkout) not in registry(sandbox)
+
+
+def test_worktree_remove_takes_a_checkout_holding_untracked_output_and_keeps_one_with_a_secret_in_it(
+        sandbox: SandboxEnv, project: Path) -> None:
+    """ExitWorktree's remove: the npm install nobody ignored goes with the checkout (exit 0);
+    a signing key generated into a `build/` nobody ignored keeps the checkout, exit 1 naming
+    `dirty` (a test key inside an installed package, `node_modules/pkg/.env.local`, is none)."""
+    made = {}
+    for name in ("installed", "with-secret"):
+        done = run_hook({"hook_event_name": "WorktreeCreate", "session_id": "s-11", "cwd": str(project),
+                         "name": name}, cwd=project)
+        assert done.returncode == 0, done.stderr
+        made[name] = Path(done.stdout.decode().strip().splitlines()[-1])
+        write(made[name] / "node_modules" / "pkg" / "index.js")
+        write(made[name] / "node_modules" / "pkg" / ".env.local", "KEY=test\n")
+    write(made["with-secret"] / "build" / "release.keystore", "the only copy of the key\n")
+    answers = {name: run_hook({"hook_event_name": "WorktreeRemove", "session_id": "s-11", "cwd": str(project),
+                               "worktree_path": str(path)}, cwd=project) for name, path in made.items()}
+    assert (answers["installed"].returncode, answers["installed"].stderr) == (0, b"")
+    assert not made["installed"].exists() and str(made["installed"]) not in registry(sandbox)
+    assert answers["with-secret"].returncode == 1
+    assert answers["with-secret"].stderr.decode().startswith(f"claudetto: kept {made['with-secret']}: dirty")
+    assert (made["with-secret"] / "build" / "release.keystore").exists()
