@@ -65,6 +65,29 @@ def append(entry: dict[str, Any], *, strict: bool = False) -> None:
         journal_room.keep_room(target)
 
 
+def append_result(result: Any, token: str | None = None, *, strict: bool = False) -> None:
+    """The line of one removal's result (an `app.core.removal.Removal`), with its id."""
+    line: dict[str, Any] = {
+        "path": result.path, "kind": result.kind, "bytes": result.bytes, "rule": result.rule,
+        "session": result.session, "result": result.status, "reason": result.reason,
+        "files": result.files, "folders": result.folders, "trashed": result.trashed}
+    if result.reason == "mount":
+        line["detail"] = "a mount point lies at or inside the path; nothing was removed"
+    if token is not None:
+        line["id"] = token
+    append(line, strict=strict)
+
+
+def take_back(result: Any, token: str) -> None:
+    """A `left` line of all a `removed` line counted: the file it named was gone when its
+    unlink came (another removal, a session start's beside the dashboard's, took it after
+    this one's check), so this removal freed none of it, and the day's total must not
+    count it twice."""
+    append({"path": result.path, "kind": result.kind, "bytes": result.bytes, "rule": result.rule,
+            "session": result.session, "result": "left", "id": token,
+            "reason": "gone before its unlink: another removal took it"})
+
+
 def _write_line(target: Path, line: bytes) -> None:
     try:
         with locked(target, wait_s=1.0):

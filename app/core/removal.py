@@ -141,6 +141,13 @@ class _Removing:
             log(f"removal: the check before removing {where!r} failed ({type(exc).__name__}: {exc}); kept")
             return "failed"
 
+    def take_back(self) -> None:
+        """The committed line taken back (`journal.take_back`): the file was gone at its
+        unlink, taken by another removal after this one's check, which freed nothing."""
+        if self.write and self.committed:
+            journal.take_back(self.committed[0], self.token)
+        self.committed.clear()
+
     def keep_unless_clear(self, where: str) -> None:
         reason = self.ask(where)
         if reason is not None:
@@ -259,16 +266,7 @@ def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
     return TreeSize(target, 0, max(0, int(size)), 0, 0)
 
 
-def _journal(result: Removal, token: str | None = None, *, strict: bool = False) -> None:
-    line: dict[str, Any] = {
-        "path": result.path, "kind": result.kind, "bytes": result.bytes, "rule": result.rule,
-        "session": result.session, "result": result.status, "reason": result.reason,
-        "files": result.files, "folders": result.folders, "trashed": result.trashed}
-    if result.reason == "mount":
-        line["detail"] = "a mount point lies at or inside the path; nothing was removed"
-    if token is not None:
-        line["id"] = token
-    journal.append(line, strict=strict)
+_journal = journal.append_result
 
 
 def _remove_at(parent_fd: int, name: str, trash: bool | None, job: _Removing) -> bool:
@@ -306,6 +304,7 @@ def _remove_file(parent_fd: int, name: str, st: os.stat_result, trash: bool | No
     try:
         os.unlink(name, dir_fd=parent_fd)
     except FileNotFoundError:
+        job.take_back()
         raise Refused("missing") from None
     except IsADirectoryError:
         raise Refused("changed") from None

@@ -456,3 +456,19 @@ def test_a_claude_in_another_pid_namespace_keeps_its_folder_though_its_pid_is_an
     report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
     assert (ended.gone[0] / "scratchpad" / "notes.md").is_file(), report.verdicts
     assert not ended.gone[1].exists()
+
+
+def test_a_gate_log_another_removal_unlinks_after_this_ones_check_is_neither_counted_nor_journaled_as_freed(
+        ended: Ended) -> None:
+    # the dashboard's removal beside a session start's: the other one unlinks the file after
+    # this one's last check, before its own unlink
+    from app.core import journal, removal
+
+    log = next(p for p in ended.gone if p.suffix == ".log")
+
+    def taken_meanwhile(where: str) -> None:
+        os.unlink(where)
+
+    done = removal.remove(log, paths.log_root(), "gate_log", kind="gate_log", guard=taken_meanwhile)
+    assert (done.status, done.bytes) == ("missing", 0)
+    assert sum(journal.freed_per_day().values()) == 0, _journal()
