@@ -7,9 +7,12 @@ those folders do not count: such an old, merged worktree goes, through the sessi
 cleanup as through `claudetto clean`. The losses the relaxed rule must not open (a new file
 inside a folder named `build` that holds tracked files, a secret, a repository of its own or
 another system's working copy inside an untracked node_modules, a node_modules that is a link
-to the user's data), and the git states tried this round that held: a worktree whose own
-config points `core.worktree` elsewhere (its `git status` says clean), a branch whose remote
-was removed, a branch whose remote branch was deleted while its remote-tracking ref stays.
+to the user's data), and the git states tried this round: a worktree whose own config points
+`core.worktree` elsewhere (its `git status` says clean: held), a branch whose remote was
+removed (held), and a branch whose server copy is deleted after the worktree went (its local
+branch was deleted as "merged into its upstream", and `git fetch --prune` then dropped the
+last ref: now the branch stays). The plain `--worktree` route end to end, released then
+cleaned, with its registry record gone once the cleanup removed the checkout.
 """
 
 from __future__ import annotations
