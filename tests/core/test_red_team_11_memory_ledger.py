@@ -50,7 +50,8 @@ TREE = {
     "composer.json": json.dumps({"require": {"php": ">=8.1", "monolog/monolog": "^3.5",
                                              "guzzlehttp/guzzle": "~7.8"}}),
     "setup.cfg": "[metadata]\nname = app\n\n[options]\ninstall_requires =\n    click==8.1.7\n    attrs>=23\n",
-    "web/package.json": json.dumps({"dependencies": {"react": "18.2.0", "zod": "catalog:"}}),
+    "web/package.json": json.dumps({"dependencies": {"react": "18.2.0", "zod": "catalog:", "vue": "3.4.21"},
+                                    "devDependencies": {"typescript": "^5.6.2"}}),
     "pnpm-workspace.yaml": "packages:\n  - 'web'\ncatalog:\n  zod: 3.22.4\ncatalogs:\n  legacy:\n    '@types/node': ^20.11.0\n",
     "legacy/build.gradle": ("ext {\n    slf4jVersion = '2.0.12'\n}\ndef langVersion = \"3.14.0\"\ndependencies {\n"
                             "    implementation \"org.slf4j:slf4j-api:$slf4jVersion\"\n"
@@ -183,6 +184,16 @@ def test_a_servers_version_is_no_pin_of_its_client_package_unless_the_line_says_
     assert findings(tree, body) == {5: [("stale_version_pin", "redis 4.5.0")],
                                     6: [("stale_version_pin", "mongodb 5.9.2")],
                                     7: [("stale_version_pin", "kubernetes 28.1.0")]}
+
+
+def test_bold_names_a_plus_between_names_and_a_colon_in_code_read_as_written(tree: str) -> None:
+    body = ("- **TypeScript** 5.3 compiles the web app.\n"    # bold, as Claude writes a stack
+            "- Vue 3.3 + Vite for the admin.\n"             # `3.3 + Vite`: a list, not 3.3 or later
+            "- Vue 3.4+ for the admin.\n"                   # `3.4+`: or later, the build's 3.4.21 in it
+            "- `typescript`: `5.3.3`\n")
+    assert findings(tree, body) == {1: [("stale_version_pin", "TypeScript 5.3")],
+                                    2: [("stale_version_pin", "Vue 3.3")],
+                                    4: [("stale_version_pin", "typescript: 5.3.3")]}
 
 
 # --- misses and false findings of vanished artifacts -----------------------------------------

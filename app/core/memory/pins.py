@@ -263,7 +263,8 @@ _BEFORE = re.compile(
     r"(?P<op>\^|~>|~=|~|>=|<=|>|<|==|=)?\s*$", re.IGNORECASE)
 _DIGIT_DOT = re.compile(r"\d\.\d")
 _BARS = str.maketrans("|(", "  ")
-_OR_LATER = re.compile(r"\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:up|above|later|newer)|onwards)",
+#: `1.2+` is "or later" only written on the number: `Vue 3.3 + Vite` is a list
+_OR_LATER = re.compile(r"(?:\+|\s*(?:or (?:later|newer|higher|above|greater)|and (?:up|above|later|newer)|onwards))",
                        re.IGNORECASE)
 #: what follows a number that makes it no version of the name before it: a quantity
 #: ("requests: 2.5 s timeout") or the version of an API, protocol or format ("requests 2.0 API")
@@ -288,7 +289,7 @@ def version_claims_of(facts: Iterable[FactLine]) -> list[VersionClaim]:
     claims: list[VersionClaim] = []
     for fact in facts:
         if fact.number not in log and not _VERSION_LABEL.match(fact.text) and _states_versions(fact):
-            line = fact.text.replace("`", " ")
+            line = fact.text.replace("`", " ").replace("**", " ")  # code and bold marks: `**React** 18.2`
             claims += [claim for match in _VERSION.finditer(line)
                        if (claim := _claim(fact.number, line, match)) is not None
                        and not may_mean_the_service(claim.name, line)]
@@ -328,6 +329,7 @@ def _claim(number: int, line: str, match: re.Match[str]) -> VersionClaim | None:
         op = ">="
     # as written, less a table's bars and an opening parenthesis (`jhelm (1.3.1)`, `| jhelm | 1.3.1 |`)
     written = " ".join(line[match.start() - len(before.group(0)): match.end(1)].translate(_BARS).split())
+    written = re.sub(r" (?=[:@])", "", written)  # `react`: `18.2.0` reads react: 18.2.0
     return VersionClaim(number, before.group("name"), written, [_claimed(op, numbers)])
 
 
