@@ -91,7 +91,10 @@ def pin(verdicts: Iterable[Verdict]) -> dict[str, Identity]:
 def one_per_path(verdicts: Iterable[Verdict]) -> list[Verdict]:
     """The first verdict of each path, in order: a folder two rules judge (a worktree the GC
     recorded is also a `.claude/worktrees` checkout) is one item to ask about and count."""
-    return list({v.path: v for v in reversed(list(verdicts))}.values())[::-1]
+    first: dict[str, Verdict] = {}
+    for verdict in verdicts:
+        first.setdefault(verdict.path, verdict)
+    return list(first.values())
 
 
 def ways_to_remove(shown: Iterable[Verdict], rows: Iterable[Verdict]) -> list[Verdict]:

@@ -6,6 +6,8 @@ and `n` say no, and only `y` or the Yes button say yes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -42,10 +44,14 @@ class ConfirmModal(ModalScreen[bool]):
         the border, the padding and the scrollbar)."""
         return min(110, screen_width * 9 // 10) - 6
 
-    def __init__(self, title: str, body: str, *, yes: str = "Remove") -> None:
+    def __init__(self, title: str, body: str | Callable[[int], str], *, yes: str = "Remove") -> None:
+        """`body`: the text, or what makes it for a width in cells (`body_width`), made again
+        when the terminal is resized: a list of paths made for 104 cells and wrapped into 48
+        puts a path's tail on a line of its own, which reads as one more thing going."""
         super().__init__()
         self.title_text = title
-        self.body = body
+        self.make_body = body if callable(body) else None
+        self.body = body if isinstance(body, str) else body(self.body_width(self.app.size.width))
         self.yes = yes
 
     def compose(self) -> ComposeResult:
@@ -63,6 +69,11 @@ class ConfirmModal(ModalScreen[bool]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit_height(event.size.height)
+        if self.make_body is not None:
+            body = self.make_body(self.body_width(event.size.width))
+            if body != self.body:
+                self.body = body
+                self.query_one("#body", Static).update(visible(body, lines=True))
 
     def fit_height(self, height: int) -> None:
         """The list scrolls; the title and the buttons always show (11 rows: border, title,

@@ -214,8 +214,8 @@ class OutputsScreen(ClaudettoScreen):
             return
         kept = [v for v in rows.values() if not v.removable]
         hidden = sum(1 for v in marked if v.path not in seen)  # marked, and hidden by the filter now
-        body = removals.confirm_body(marked, kept, self.store.size, ConfirmModal.body_width(self.app.size.width),
-                                     hidden)
+        def body(width: int) -> str:
+            return removals.confirm_body(marked, kept, self.store.size, width, hidden)
         total = fmt.size(sum(self.store.size(v) or 0 for v in marked))
         approved = removals.ways_to_remove(marked, rows.values())
         pinned = removals.pin(marked)  # the yes is to what these paths are now
@@ -289,9 +289,9 @@ class OutputsScreen(ClaudettoScreen):
         if not plan.remove:
             self.notify("The sweep would remove nothing: every output is kept for a reason.")
             return
-        body = removals.confirm_body(plan.items, plan.keep, self.store.size, ConfirmModal.body_width(self.app.size.width))
-        if plan.problems:
-            body += "\n\n" + "\n".join(plan.problems)
+        def body(width: int) -> str:
+            listed = removals.confirm_body(plan.items, plan.keep, self.store.size, width)
+            return "\n\n".join([listed, *(["\n".join(plan.problems)] if plan.problems else [])])
 
         def answered(yes: bool | None) -> None:
             if yes and not self.working:  # a held `y` answers once

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer, Label
 from app import format as fmt
 from app.core.sessions import Session
 from app.core.verdict import Verdict
+from app.data.removals import one_per_path
 from app.screens.base import ClaudettoScreen
 from app.widgets.empty import EmptyState
 from app.widgets.plain import visible
@@ -150,9 +151,10 @@ class SessionsScreen(ClaudettoScreen):
         session = self.highlighted()
         sid = session.session_id if session else None
         verdicts = self.store.owned_by(sid)
-        total = fmt.size(sum(self.store.size(v) or 0 for v in verdicts))
+        folders = one_per_path(verdicts)  # a folder two rules judge has two rows: one output
+        total = fmt.size(sum(self.store.size(v) or 0 for v in folders))
         self.query_one("#owned-title", Label).update(  # a session id is the sessions file's word: no markup
-            Text(visible(f"Outputs of {sid[:8]}: {len(verdicts)}, {total}") if sid else "Outputs: highlight a session"))
+            Text(visible(f"Outputs of {sid[:8]}: {len(folders)}, {total}") if sid else "Outputs: highlight a session"))
         owned = self.query_one("#owned", Table)
         rows = {f"{v.rule}:{v.path}": (v, self.store.size(v)) for v in verdicts}
         owned.sync(rows, self.owned_cells)

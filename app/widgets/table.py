@@ -132,6 +132,7 @@ class Table(DataTable[Any]):
         keys = [column.value or "" for column in self.columns]
         added = removed = 0
         moved: set[str] = set()
+        current = self.cursor_key()  # a row gone above it must not slide another under it
         with self.app.batch_update():
             for row_key in [k for k in self.rows if k.value not in rows]:
                 self.remove_row(row_key)
@@ -148,6 +149,8 @@ class Table(DataTable[Any]):
                             self.update_cell(key, column, value)
                             moved.add(str(column))
                 self._sources[key] = source
+        if removed and current in rows:
+            self.move_to(current)
         return Synced(added, removed, frozenset(moved))
 
     def order(self, by: Callable[[str], Any], reverse: bool = False, *, stay: bool = False) -> None:

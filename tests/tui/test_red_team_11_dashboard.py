@@ -50,13 +50,13 @@ def journal_lines(box: Sandbox) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def worktree_the_session_made(box: Sandbox, name: str) -> Path:
+def worktree_the_session_made(box: Sandbox, name: str, session: str = STALE_SESSION) -> Path:
     """`git worktree add .claude/worktrees/<name>` run by the stale session through Claude's
     Bash tool, its PostToolUse piped to the hook (so the GC records it), then left a month
     old: both sweeps judge the one folder, each by its own rule."""
     command = f"git worktree add -q .claude/worktrees/{name} -b {name}"
     subprocess.run(["bash", "-c", command], cwd=box.project, check=True, capture_output=True)
-    payload = {"hook_event_name": "PostToolUse", "session_id": STALE_SESSION, "cwd": str(box.project),
+    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(box.project),
                "transcript_path": "/nowhere.jsonl", "tool_name": "Bash", "tool_input": {"command": command},
                "tool_response": {"stdout": "", "stderr": "", "interrupted": False, "isImage": False},
                "tool_use_id": "toolu_1"}
@@ -319,3 +319,102 @@ async def test_every_table_tab_reaches_on_the_overview_answers_open(box: Sandbox
             await pilot.pause()
             await pilot.press("o")
             await wait_for(pilot, lambda mode=mode: app.current_mode == mode)
+
+
+async def test_a_row_gone_above_the_cursor_leaves_it_on_the_row_the_person_read(box: Sandbox) -> None:
+    """The cursor is on tmp.BuildCache; a row above it leaves the list in a judgement the
+    person did not ask for (its folder removed by something else). The cursor stays on
+    tmp.BuildCache (it slid onto the next row) and space marks tmp.BuildCache."""
+    import shutil
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        read = f"gc:{build_cache}"
+        assert table.move_to(read)
+        await pilot.pause()
+        above = table.keys_in_order()[: table.cursor_row]
+        gone = next(k for k in above if k.startswith("session_folder:"))
+        shutil.rmtree(gone.split(":", 1)[1])
+        app.store.refresh()
+        await wait_for(pilot, lambda: gone not in table.keys_in_order(), timeout=20)
+        await pilot.pause()
+        assert table.cursor_key() == read
+        await pilot.press("space")
+        assert app.store.marked == {read}
+
+
+async def test_the_question_is_made_again_for_a_narrower_terminal_not_wrapped(box: Sandbox) -> None:
+    """`d` asks on a 120-column terminal, then the window shrinks to 60 columns with the
+    question open. The list of what goes was made for 104 cells: wrapped into 48, a path's tail
+    stood on a line of its own, reading as one more thing going. Now the question is made again
+    for the new width: every line fits, each path on its one line with its size."""
+    from textual.widgets import Static
+
+    probe = next(box.claude_tmp.glob("fswatch-probe-Ab3k9Q"))
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        for key in (f"gc:{box.user_tmp / 'tmp.BuildCache'}", f"probe:{probe}"):
+            assert table.move_to(key), key
+            await pilot.pause()
+            await pilot.press("space")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        modal = app.screen
+        assert isinstance(modal, ConfirmModal)
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause(0.2)
+        width = ConfirmModal.body_width(60)
+        lines = modal.body.splitlines()
+        items = [line for line in lines if line.startswith("  ")]  # one path each, going or kept
+        assert len(items) > 2 and max(len(line) for line in items) <= width, lines
+        listed = [line for line in lines if "probe-Ab3k9Q" in line or "tmp.BuildCache" in line]
+        assert len(listed) == 2 and all("KiB" in line or "MiB" in line for line in listed), lines
+        shown = str(modal.query_one("#body", Static).render())
+        assert all(line in shown.splitlines() for line in items), shown
+        await pilot.press("n")
+
+
+async def test_a_live_sessions_worktree_judged_twice_is_one_of_its_outputs(box: Sandbox) -> None:
+    """A live session made a worktree with `git worktree add` and works in it: the GC's row
+    (its record) and the worktree rule's row (its cwd) both belong to it. The Sessions panel
+    lists both rows but counts one output of the folder's size (it said 2, twice the size)."""
+    from textual.widgets import Label
+
+    from app.core.sessions import proc_start_time
+
+    session = "4d1c0e55-0000-4000-8000-00000000beef"
+    checkout = worktree_the_session_made(box, "live-made", session=session)
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        record = {"pid": child.pid, "sessionId": session, "cwd": str(checkout), "status": "busy",
+                  "procStart": proc_start_time(child.pid), "startedAt": int(box.now * 1000)}
+        (box.config / "sessions" / f"{child.pid}.json").write_text(json.dumps(record), encoding="utf-8")
+        app = make_app(box)
+        async with app.run_test(size=SIZE) as pilot:
+            await goto(pilot, "sessions")
+            await settle(pilot, app)
+            sessions = app.screen.query_one("#sessions", Table)
+            await wait_for(pilot, lambda: sessions.move_to(str(box.config / "sessions" / f"{child.pid}.json")))
+            owned = app.screen.query_one("#owned", Table)
+            await wait_for(pilot, lambda: owned.row_count == 2)
+            size = app.store.size(app.store.rows[f"worktree:{checkout}"]) or 0
+            title = str(app.screen.query_one("#owned-title", Label).render())
+            assert f"Outputs of {session[:8]}: 1, {fmt.size(size)}" in title, title
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_question_keeps_the_tables_order_when_a_path_has_two_rows() -> None:
+    """Each path once, at the place of its first row: the question lists in the table's order."""
+    from app.core.verdict import Verdict
+    from app.data.removals import one_per_path
+
+    a_gc, b, a_worktree = (Verdict("/w/a", "worktree", "remove", "age", "gc", "/w"),
+                           Verdict("/t/b", "temp", "remove", "age", "gc", "/t"),
+                           Verdict("/w/a", "worktree", "remove", "age", "worktree", "/w"))
+    assert one_per_path([a_gc, b, a_worktree]) == [a_gc, b]
+    assert one_per_path([b, a_worktree, a_gc]) == [b, a_worktree]
