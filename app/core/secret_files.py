@@ -168,7 +168,12 @@ def unseen_changes(git_dir: str, work_tree: str) -> str | None:
     if found is not None:
         return f"{found}: a name git takes for a tracked one (core.ignoreCase)"
     found = filtered_away(git_dir, work_tree, dropping) if dropping else None
-    return None if found is None else f"{found}: content a clean filter keeps out of git"
+    if found is not None:
+        return f"{found}: content a clean filter keeps out of git"
+    from app.core.stat_blind import stat_blind
+
+    found = stat_blind(git_dir, work_tree)
+    return None if found is None else f"{found}: an edit git's stat check misses (core.trustctime, core.checkStat)"
 
 
 def _disk_ignores_case(work_tree: str) -> bool:
@@ -180,10 +185,12 @@ def _disk_ignores_case(work_tree: str) -> bool:
         return False
 
 
-#: The settings that make git status blind: `core.ignoreCase`, and a filter driver's commands.
-_BLINDING = r"^(filter\..*\.(clean|smudge|process)|core\.ignorecase)$"
+#: The settings that make git status blind: `core.ignoreCase`, a filter driver's commands, and
+#: a stat check weakened (app/core/stat_blind.py).
+_BLINDING = r"^(filter\..*\.(clean|smudge|process)|core\.(ignorecase|trustctime|checkstat))$"
 _OUTSIDE_S = 30.0  # how long the user's and the system's answer is trusted (a sweep asks once)
 _outside: dict[tuple[str | None, ...], tuple[float, bool]] = {}
+_WORDS = (b"filter", b"ignorecase", b"include", b"trustctime", b"checkstat")
 
 
 def _may_set_either(git_dir: str) -> bool:
@@ -201,7 +208,7 @@ def _may_set_either(git_dir: str) -> bool:
             continue
         except OSError:
             return True
-        if len(text) >= 1 << 20 or any(word in text for word in (b"filter", b"ignorecase", b"include")):
+        if len(text) >= 1 << 20 or any(word in text for word in _WORDS):
             return True
     return _outside_sets_either()
 
@@ -272,14 +279,21 @@ def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> str | Non
     (`git cat-file --filters`, asked only of a file whose bytes differ). A driver whose name no
     pathspec can spell counts as a difference (when unsure, keep). The file (relative), or
     None. Raises GitFailed."""
-    from app.core.git import GitFailed, output, run
+    from app.core.git import output
 
     odd = [name for name in drivers if not name or not all(c.isalnum() or c in "._-" for c in name)]
     if odd:
         return f"(files of the filter {odd[0]!r})"
     listing = output(["ls-files", "-s", "-z", "--", *(f":(attr:filter={name})" for name in drivers)],
                      git_dir=git_dir, work_tree=work_tree)
-    staged = _present_files(listing, work_tree)
+    return changed_behind_status(git_dir, work_tree, present_files(listing, work_tree))
+
+
+def changed_behind_status(git_dir: str, work_tree: str, staged: list[tuple[str, str]]) -> str | None:
+    """The first of `staged` ((blob, name) of a clean checkout) whose file is not what a checkout
+    writes (its blob, or that through the smudge and line-end conversion), or None."""
+    from app.core.git import GitFailed, run
+
     if not staged:
         return None
     done = run(["cat-file", "--batch"], git_dir=git_dir, input="".join(f"{sha}\n" for sha, _ in staged).encode())
@@ -293,7 +307,7 @@ def filtered_away(git_dir: str, work_tree: str, drivers: list[str]) -> str | Non
     return None
 
 
-def _present_files(listing: str, work_tree: str) -> list[tuple[str, str]]:
+def present_files(listing: str, work_tree: str) -> list[tuple[str, str]]:
     """(blob, name) of each entry of `git ls-files -s -z` whose file is there, a regular one."""
     found: list[tuple[str, str]] = []
     for item in listing.split("\0"):

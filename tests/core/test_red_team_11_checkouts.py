@@ -272,3 +272,24 @@ def test_worktree_remove_takes_a_checkout_holding_untracked_output_and_keeps_one
     assert answers["with-secret"].returncode == 1
     assert answers["with-secret"].stderr.decode().startswith(f"claudetto: kept {made['with-secret']}: dirty")
     assert (made["with-secret"] / "build" / "release.keystore").exists()
+
+
+@pytest.mark.parametrize("setting", [("core.trustctime", "false"), ("core.checkStat", "minimal")])
+def test_an_edit_that_kept_its_size_and_mtime_is_seen_whatever_the_users_stat_settings(
+        project: Path, setting: tuple[str, str]) -> None:
+    """A user who set `core.trustctime=false` (a common advice where backup or indexing tools
+    touch ctime) or `core.checkStat=minimal`, and a tool that rewrote a tracked file keeping its
+    size and putting its mtime back: `git status` says clean; the edit is the only copy."""
+    tree = worktree(project, "same-size")
+    config = write(tree / "config.yml", "mode: safe\n")
+    os.utime(config, ns=(1_700_000_000_000_000_000,) * 2)  # older than the index: not racy
+    git(tree, "add", "config.yml")
+    git(tree, "commit", "-qm", "config")
+    git(tree, "push", "-q", "origin", "worktree-same-size")
+    git(project, "config", *setting)
+    before = os.stat(config)
+    config.write_text("mode: FAST\n")
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert git(tree, "status", "--porcelain") == ""  # what the user's own git says
+    set_mtime(tree, OLD)
+    assert judge(tree, project) == ("keep", "dirty")
