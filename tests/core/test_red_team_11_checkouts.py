@@ -274,9 +274,10 @@ def test_worktree_remove_takes_a_checkout_holding_untracked_output_and_keeps_one
     assert (made["with-secret"] / "build" / "release.keystore").exists()
 
 
-@pytest.mark.parametrize("setting", [("core.trustctime", "false"), ("core.checkStat", "minimal")])
+@pytest.mark.parametrize("setting", [("core.trustctime", "false"), ("core.checkStat", "minimal"),
+                                     ("--global", "core.trustctime", "no")])
 def test_an_edit_that_kept_its_size_and_mtime_is_seen_whatever_the_users_stat_settings(
-        project: Path, setting: tuple[str, str]) -> None:
+        project: Path, setting: tuple[str, ...]) -> None:
     """A user who set `core.trustctime=false` (a common advice where backup or indexing tools
     touch ctime) or `core.checkStat=minimal`, and a tool that rewrote a tracked file keeping its
     size and putting its mtime back: `git status` says clean; the edit is the only copy."""
