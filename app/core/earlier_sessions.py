@@ -103,12 +103,39 @@ def _claude_running(session: str, source: object) -> tuple[int, str | None] | No
     return found if not named or session in named or source in _SWITCHES else alone
 
 
+def places() -> list[str]:
+    """The notes files: claudetto's state, and the one beside the logs in Claude's temp root.
+    Every claudetto that shares this temp folder reads that one, whatever state folder it
+    keeps: another account's (`CLAUDE_CONFIG_DIR=~/.claude-work`, its plugin's own
+    `CLAUDE_PLUGIN_DATA`) and the terminal's `claudetto clean`. Noted only in its own state,
+    a Claude's ids before `/clear` were dead to them, and their session folders went. A
+    log root that is not a folder of this user's (a symlink, another user's) is not used."""
+    import stat
+
+    own = file_str()
+    root = os.path.join(paths.claude_tmp_root_str(), "claudetto")
+    try:
+        st = os.lstat(root)
+        usable = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+    except FileNotFoundError:
+        usable = True  # made as the logs' folder is
+    except OSError:
+        usable = False
+    shared = os.path.join(root, FILE_NAME)
+    return [own, shared] if usable and shared != own else [own]
+
+
 def note(pid: int, start: str, session: str, cwd: str | None) -> None:
-    """Note that the Claude process `pid` (started at `start`) runs `session`; entries of
-    processes no longer running are dropped. Skipped (logged) when the file stays locked."""
+    """Note that the Claude process `pid` (started at `start`) runs `session`, in every
+    notes file (`places`); entries of processes no longer running are dropped. Skipped
+    (logged) where a file stays locked."""
+    for name in places():
+        _note_in(name, pid, start, session, cwd)
+
+
+def _note_in(name: str, pid: int, start: str, session: str, cwd: str | None) -> None:
     from app.core.state import StateBusy, locked, read_json, write_json_atomic
 
-    name = file_str()
     try:
         with locked(name, wait_s=LOCK_WAIT_S):
             data = read_json(name, dict)
@@ -139,23 +166,24 @@ def _running(key: object, entry: object) -> tuple[int, str] | None:
 
 
 def running_sessions() -> list[Session]:
-    """The noted sessions of every process that still runs with its noted start, each as a
-    live session of that process (its file: this one)."""
+    """The noted sessions (in every notes file, `places`) of every process that still runs
+    with its noted start, each once, as a live session of that process (its file: the notes
+    file that named it first)."""
     from app.core.state import read_json
 
-    name = file_str()
-    if not os.path.exists(name):
-        return []
-    data = read_json(name, dict)
-    known = data.get("processes") if isinstance(data, dict) else None
-    found: list[Session] = []
-    for key, entry in known.items() if isinstance(known, dict) else ():
-        process = _running(key, entry)
-        if process is None:
+    found: dict[tuple[int, str], Session] = {}
+    for name in places():
+        if not os.path.exists(name):
             continue
-        for sid, cwd in entry["sessions"].items():
-            if isinstance(sid, str) and sid:
-                found.append(Session(session_id=sid, pid=process[0], cwd=cwd if isinstance(cwd, str) else None,
-                                     status=None, file=name, proc_start=process[1], live=True,
-                                     file_named=False))
-    return found
+        data = read_json(name, dict)
+        known = data.get("processes") if isinstance(data, dict) else None
+        for key, entry in known.items() if isinstance(known, dict) else ():
+            process = _running(key, entry)
+            if process is None:
+                continue
+            for sid, cwd in entry["sessions"].items():
+                if isinstance(sid, str) and sid and (process[0], sid) not in found:
+                    found[process[0], sid] = Session(
+                        session_id=sid, pid=process[0], cwd=cwd if isinstance(cwd, str) else None, status=None,
+                        file=name, proc_start=process[1], live=True, file_named=False)
+    return list(found.values())

@@ -472,3 +472,62 @@ def test_a_gate_log_another_removal_unlinks_after_this_ones_check_is_neither_cou
     done = removal.remove(log, paths.log_root(), "gate_log", kind="gate_log", guard=taken_meanwhile)
     assert (done.status, done.bytes) == ("missing", 0)
     assert sum(journal.freed_per_day().values()) == 0, _journal()
+
+
+def _jobs_done(state: Path) -> None:
+    """Wait for the detached jobs whose payload lies in `state` to end."""
+    marker = str(state).encode()
+
+    def running() -> bool:
+        for name in os.listdir("/proc"):
+            try:
+                if name.isdigit() and marker in Path(f"/proc/{name}/cmdline").read_bytes():
+                    return True
+            except OSError:
+                continue
+        return False
+
+    _until(lambda: not running(), 30)
+
+
+def test_a_cleared_id_of_a_claude_of_another_account_with_its_own_state_keeps_its_folder(
+        sandbox: SandboxEnv, ended: Ended) -> None:
+    # two accounts, one temp folder, and claudetto's state per account (a plugin's
+    # CLAUDE_PLUGIN_DATA lies in each config folder): the second account's Claude `/clear`s
+    # a session it had resumed; the first account's cleanup runs meanwhile
+    old, new = ended.gone[0].name, str(uuid.uuid4())
+    config, state = sandbox.home / ".claude-work", sandbox.root / "state-work"
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "CLAUDETTO_HOME": str(state)}
+    claude = subprocess.Popen([sys.executable, "-c", _CLAUDE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env)
+    try:
+        (config / "sessions").mkdir(parents=True)
+
+        def file(sid: str) -> None:
+            (config / "sessions" / f"{claude.pid}.json").write_text(json.dumps({
+                "pid": claude.pid, "sessionId": sid, "cwd": str(ended.project), "status": "idle",
+                "procStart": proc_start_time(claude.pid), "pidDomain": _domain()}))
+
+        def hook(event: str, sid: str, **fields: str) -> None:
+            assert claude.stdin is not None and claude.stdout is not None
+            claude.stdin.write(json.dumps({"hook_event_name": event, "session_id": sid, "cwd": str(ended.project),
+                                           "transcript_path": "/nowhere.jsonl", **fields}) + "\n")
+            claude.stdin.flush()
+            assert json.loads(claude.stdout.readline())["rc"] == 0
+
+        file(old)
+        hook("SessionStart", old, source="resume")
+        file(new)
+        hook("SessionEnd", old, reason="clear")
+        hook("SessionStart", new, source="clear")
+        _jobs_done(state)
+        assert old in (state / "claude-processes.json").read_text()  # noted where that account keeps its state
+        hygiene.run_cleanup(None, current_cwd=str(ended.project))
+        assert (ended.gone[0] / "scratchpad" / "notes.md").is_file()
+        assert not ended.gone[1].exists()
+    finally:
+        claude.kill()
+        claude.wait()
+    (config / "sessions" / f"{claude.pid}.json").unlink()
+    hygiene.run_cleanup(None, current_cwd=str(ended.project))
+    assert not ended.gone[0].exists()
