@@ -9,8 +9,6 @@ journal said it removed it too. So a cleanup that removes holds `CLAUDETTO_HOME/
 
 from __future__ import annotations
 
-import errno
-
 from app.core import paths
 from app.core.log import log
 
@@ -33,7 +31,7 @@ class one_at_a_time:  # noqa: N801 - used like a function: `with one_at_a_time(w
             self.lock.__enter__()
             self.held = True
         except StateBusy:
-            raise StateBusy(errno.EAGAIN, "another cleanup is still running; try again when it ends") from None
+            raise StateBusy("another cleanup is still running; try again when it ends") from None
         except OSError as exc:
             log(f"hygiene: cannot take the cleanup's lock ({exc}); running without it")
 

@@ -531,3 +531,15 @@ def test_a_cleared_id_of_a_claude_of_another_account_with_its_own_state_keeps_it
     (config / "sessions" / f"{claude.pid}.json").unlink()
     hygiene.run_cleanup(None, current_cwd=str(ended.project))
     assert not ended.gone[0].exists()
+
+
+def test_a_cleanup_that_finds_another_removing_waits_then_says_so_and_a_dry_run_does_not_wait(ended: Ended) -> None:
+    from app.core.cleanup_lock import one_at_a_time
+    from app.core.state import StateBusy
+
+    with one_at_a_time(0.0):
+        with pytest.raises(StateBusy, match="another cleanup is still running"):
+            hygiene.run_cleanup(None, current_cwd=str(ended.project), lock_wait_s=0.05)
+        assert hygiene.plan(None, current_cwd=str(ended.project)).folders == ended.folders
+        assert ended.gone[0].exists()
+    assert hygiene.run_cleanup(None, current_cwd=str(ended.project)).folders == ended.folders
