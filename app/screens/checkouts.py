@@ -23,6 +23,7 @@ from app import format as fmt
 from app.core.release import Release, swapped
 from app.core.worktrees import WorktreeInfo
 from app.data import checkouts, removals
+from app.data.store import live_places
 from app.screens.base import ClaudettoScreen
 from app.screens.confirm import ConfirmModal
 from app.widgets.detail import DetailPlan
@@ -74,6 +75,7 @@ class CheckoutsScreen(ClaudettoScreen):
         self.busy = False
         self.asked_again = False  # a yes to a release was said: a dry run now is a new question
         self.confirmed: frozenset[str] = frozenset()  # the scratch the last yes was to
+        self.live_seen: set[tuple[str | None, str | None]] = set()  # the live sessions the rows show
 
     def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
@@ -81,13 +83,23 @@ class CheckoutsScreen(ClaudettoScreen):
     # --- reading ----------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
+        self.live_seen = live_places(self.store.sessions)  # what this read will show
         self.read_worker()
+
+    def on_mount(self) -> None:  # after the base's (Textual calls each class's handler), which reads
+        self.store.sessions_changed.subscribe(self, lambda _d: self.sessions_moved())
+
+    def sessions_moved(self) -> None:
+        """A session started or ended: the ● and ○ of the rows, and the `keep: live` of a
+        checkout its session left, follow within the poll, not at the next ctrl+r."""
+        if live_places(self.store.sessions) != self.live_seen and self.detail_pane.read and not self.busy:
+            self.action_refresh()  # busy: the act's end reads again
 
     def on_screen_resume(self) -> None:
         """Shown again: a checkout the Outputs screen removed meanwhile, or a session that
         started in one, must not stay listed as it was (`removable`, for a folder gone)."""
         if self.detail_pane.read and not self.busy:
-            self.read_worker()
+            self.action_refresh()
 
     @work(thread=True, exclusive=True, group="read", exit_on_error=False, name="Reading the checkouts")
     def read_worker(self) -> tuple[list[WorktreeInfo], dict[str, int]]:

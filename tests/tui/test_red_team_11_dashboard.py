@@ -418,3 +418,23 @@ def test_the_question_keeps_the_tables_order_when_a_path_has_two_rows() -> None:
                            Verdict("/w/a", "worktree", "remove", "age", "worktree", "/w"))
     assert one_per_path([a_gc, b, a_worktree]) == [a_gc, b]
     assert one_per_path([b, a_worktree, a_gc]) == [b, a_worktree]
+
+
+async def test_a_checkout_whose_session_ended_is_not_shown_held_by_a_running_one(box: Sandbox) -> None:
+    """The person watches Checkouts: live-task is held by 5f0c2a8e (●, `keep: live`). The
+    session's process ends: within a few polls the row shows it ended (○) and live-task is no
+    longer kept for a live session (it said ● and `keep: live` until ctrl+r)."""
+    checkout = box.project / ".claude" / "worktrees" / "live-task"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
+        assert "●" in row_text(listing, str(checkout)) and "keep: live" in row_text(listing, str(checkout))
+        session_file = next(f for f in (box.config / "sessions").glob("*.json")
+                            if json.loads(f.read_text(encoding="utf-8"))["cwd"] == str(checkout))
+        child = next(c for c in box.children if c.pid == int(session_file.stem))
+        child.kill()
+        child.wait()
+        await wait_for(pilot, lambda: "○" in row_text(listing, str(checkout))
+                       and "keep: live" not in row_text(listing, str(checkout)), timeout=20)
