@@ -322,8 +322,6 @@ def test_gc_removes_a_copy_of_a_pushed_project_whose_source_remains(world: World
     assert rows[str(copy)] == ("removed", "age") and not copy.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="over-keep: an untracked .venv (Python < 3.13 writes no "
-                   ".gitignore in it) reads as dirty; the fix is in app/core/repository_rules.py")
 def test_gc_removes_a_clone_with_an_untracked_venv(world: World, sandbox: SandboxEnv) -> None:
     public = _public_repo(sandbox)
     clone = Path(_bash(world, f"d=$(mktemp -d) && git clone -q {public} $d/lib && "

@@ -130,11 +130,17 @@ def test_ignored_file_beside_a_regenerable_folder_is_dirty(repo: Path) -> None:
     assert judge(wt, repo).reason == "dirty"
 
 
-def test_untracked_regenerable_folder_that_is_not_ignored_is_dirty(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "p2")
+def test_untracked_regenerable_folder_that_is_not_ignored_does_not_count(tmp_path: Path) -> None:
+    """Seed 000: the files in a folder a tool makes again do not count, whether or not the
+    project ignores it (a project that never listed build/ in .gitignore); a new file beside
+    tracked ones in such a folder still does."""
+    repo = make_repo(tmp_path / "p2", files={"README.md": "x\n", "src/build/keep.py": "k\n"})
     wt = add_worktree(repo, "raw")
     (wt / "build").mkdir()
     (wt / "build" / "out.o").write_bytes(b"o")
+    age(wt)
+    assert judge(wt, repo).reason == "age"
+    (wt / "src" / "build" / "new.py").write_text("n\n")
     age(wt)
     assert judge(wt, repo).reason == "dirty"
 
