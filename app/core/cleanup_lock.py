@@ -5,9 +5,17 @@ folders. A folder only one of them can move aside, but a gate log is journaled a
 before it is unlinked: the one that lost the race to unlink it still counted it, and its
 journal said it removed it too. So a cleanup that removes holds `CLAUDETTO_HOME/hygiene.lock`
 (a dry run, which writes no state, takes none).
+
+The lock is a POSIX record lock (`lockf`), not a `flock`: the measuring walk forks a helper,
+which would share a `flock` and, its cleanup killed, hold it on until its walk ends, so the
+next session start would find a cleanup running where none is. A record lock is the
+process's own: no fork inherits it, and it goes with the process.
 """
 
 from __future__ import annotations
+
+import os
+import time
 
 from app.core import paths
 from app.core.log import log
@@ -19,22 +27,34 @@ class one_at_a_time:  # noqa: N801 - used like a function: `with one_at_a_time(w
     unlocked (logged): its removals keep everything then, having no journal either."""
 
     def __init__(self, wait_s: float) -> None:
-        from app.core.state import locked
-
-        self.lock = locked(paths.claudetto_home() / "hygiene", wait_s=wait_s)
-        self.held = False
+        self.wait_s = wait_s
+        self.fd = -1
 
     def __enter__(self) -> None:
-        from app.core.state import StateBusy
+        import fcntl
 
+        from app.core.state import StateBusy, open_regular
+
+        home = paths.claudetto_home_str()
         try:
-            self.lock.__enter__()
-            self.held = True
-        except StateBusy:
-            raise StateBusy("another cleanup is still running; try again when it ends") from None
+            os.makedirs(home, exist_ok=True)
+            fd = open_regular(os.path.join(home, "hygiene.lock"), os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             log(f"hygiene: cannot take the cleanup's lock ({exc}); running without it")
+            return
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.fd = fd
+                return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise StateBusy("another cleanup is still running; try again when it ends") from None
+                time.sleep(0.05)
 
     def __exit__(self, *exc: object) -> None:
-        if self.held:
-            self.lock.__exit__(*exc)
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = -1

@@ -533,13 +533,38 @@ def test_a_cleared_id_of_a_claude_of_another_account_with_its_own_state_keeps_it
     assert not ended.gone[0].exists()
 
 
-def test_a_cleanup_that_finds_another_removing_waits_then_says_so_and_a_dry_run_does_not_wait(ended: Ended) -> None:
-    from app.core.cleanup_lock import one_at_a_time
+def test_a_cleanup_that_finds_another_removing_waits_then_says_so_and_a_dry_run_does_not_wait(
+        ended: Ended, started: list[subprocess.Popen[bytes]]) -> None:
     from app.core.state import StateBusy
 
-    with one_at_a_time(0.0):
-        with pytest.raises(StateBusy, match="another cleanup is still running"):
-            hygiene.run_cleanup(None, current_cwd=str(ended.project), lock_wait_s=0.05)
-        assert hygiene.plan(None, current_cwd=str(ended.project)).folders == ended.folders
-        assert ended.gone[0].exists()
+    holder = _popen(started, sys.executable, "-c", "import time; from app.core.cleanup_lock import one_at_a_time\n"
+                    "with one_at_a_time(0.0):\n    print('held', flush=True); time.sleep(30)",
+                    stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+    with pytest.raises(StateBusy, match="another cleanup is still running"):
+        hygiene.run_cleanup(None, current_cwd=str(ended.project), lock_wait_s=0.05)
+    assert hygiene.plan(None, current_cwd=str(ended.project)).folders == ended.folders
+    assert ended.gone[0].exists()
+    holder.kill()
+    holder.wait()
     assert hygiene.run_cleanup(None, current_cwd=str(ended.project)).folders == ended.folders
+
+
+def test_the_cleanups_lock_is_not_held_by_a_child_forked_while_it_ran(
+        ended: Ended, started: list[subprocess.Popen[bytes]]) -> None:
+    # the measuring walk forks a helper: killed with its cleanup's process, the helper must
+    # not keep the next cleanup out while its walk goes on
+    script = ("import os, sys, time; from app.core.cleanup_lock import one_at_a_time\n"
+              "with one_at_a_time(0.0):\n"
+              "    child = os.fork()\n"
+              "    if child == 0:\n        time.sleep(30); os._exit(0)\n"
+              "    print(child, flush=True); time.sleep(30)")
+    holder = _popen(started, sys.executable, "-c", script, stdout=subprocess.PIPE)
+    assert holder.stdout is not None
+    helper = int(holder.stdout.readline())
+    holder.kill()
+    holder.wait()
+    try:
+        assert hygiene.run_cleanup(None, current_cwd=str(ended.project), lock_wait_s=0.0).folders == ended.folders
+    finally:
+        os.kill(helper, 9)
