@@ -75,7 +75,7 @@ class CheckoutsScreen(ClaudettoScreen):
         self.busy = False
         self.asked_again = False  # a yes to a release was said: a dry run now is a new question
         self.confirmed: frozenset[str] = frozenset()  # the scratch the last yes was to
-        self.live_seen: set[tuple[str | None, str | None]] = set()  # the live sessions the rows show
+        self.live_seen: set[tuple[str | None, str | None]] | None = None  # the live sessions the rows show
 
     def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
@@ -83,7 +83,8 @@ class CheckoutsScreen(ClaudettoScreen):
     # --- reading ----------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
-        self.live_seen = live_places(self.store.sessions)  # what this read will show
+        # the live sessions this read will show (it reads them itself: None, not yet known here)
+        self.live_seen = live_places(self.store.sessions) if self.store.sessions_read else None
         self.read_worker()
 
     def on_mount(self) -> None:  # after the base's (Textual calls each class's handler), which reads
@@ -92,7 +93,10 @@ class CheckoutsScreen(ClaudettoScreen):
     def sessions_moved(self) -> None:
         """A session started or ended: the ● and ○ of the rows, and the `keep: live` of a
         checkout its session left, follow within the poll, not at the next ctrl+r."""
-        if live_places(self.store.sessions) != self.live_seen and self.detail_pane.read and not self.busy:
+        live = live_places(self.store.sessions)
+        if self.live_seen is None:
+            self.live_seen = live  # the first sessions read: the rows were read with these
+        elif live != self.live_seen and self.detail_pane.read and not self.busy:
             self.action_refresh()  # busy: the act's end reads again
 
     def on_screen_resume(self) -> None:

@@ -31,7 +31,7 @@ from app.widgets.table import Col, Fit, Table, fit
 from app.widgets.totals import TotalsBar
 
 BIGGEST = 30  # the table scrolls: as many as the screen's height shows
-BIGGEST_COLUMNS = (Col("size", "size", 10), Col("verdict", "verdict", 18, drop=1), Col("path", "path"))
+BIGGEST_COLUMNS = (Col("size", "size", 10), Col("verdict", "verdict", 20, drop=1), Col("path", "path"))
 GROWING_COLUMNS = (Col("session", "session", 8), Col("project", "project", 10, drop=1), Col("size", "made", 9),
                    Col("rate", "growing", 12), Col("growth", "last 10 minutes"))
 NARROW = 100  # below this many columns the panels stack and the screen scrolls

@@ -438,3 +438,22 @@ async def test_a_checkout_whose_session_ended_is_not_shown_held_by_a_running_one
         child.wait()
         await wait_for(pilot, lambda: "○" in row_text(listing, str(checkout))
                        and "keep: live" not in row_text(listing, str(checkout)), timeout=20)
+
+
+async def test_no_verdict_is_cut_in_any_table_at_120_or_80_columns(box: Sandbox) -> None:
+    """Every verdict cell of the Overview's biggest items, Outputs, Checkouts and the Sessions
+    panel fits its column at 120 and at 80 columns: the Overview's was 18 cells wide, and
+    `keep: not_a_worktree` read `keep: not_a_workt…`."""
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        for size in ((120, 36), (80, 24)):
+            await pilot.resize_terminal(*size)
+            for mode, table_id in (("overview", "biggest"), ("outputs", "outputs"), ("checkouts", "checkouts"),
+                                   ("sessions", "owned")):
+                await goto(pilot, mode)
+                table = app.screen.query_one(f"#{table_id}", Table)
+                await wait_for(pilot, lambda table=table: table.row_count > 0)
+                column = table.columns[next(k for k in table.columns if k.value == "verdict")]
+                cells = [str(table.get_cell(key, "verdict")) for key in table.keys_in_order()]
+                assert max(len(cell) for cell in cells) <= column.width, (size, mode, column.width, cells)
