@@ -385,6 +385,51 @@ def run_the_evening(day: Day) -> None:
     got["beta_start"] = day.hook(start, beta)
     run_the_ledger_bound(day)
     run_setup(day)
+    run_the_hooks(day)
+    for name in ("sessions", "worktrees", "ledger", "memory"):
+        got[f"text_{name}"] = day.cli(name, cwd=beta)
+    got["text_gc_dry"] = day.cli("--dry-run", cwd=beta, script="claudetto-gc")
+    got["json_first"] = day.cli("--json", "sessions")
+
+
+BAD_INPUT = [b"", b"not json", b"[1, 2]", b'{"hook_event_name": 5}', b'{"hook_event_name": "Nope"}',
+             b'{"hook_event_name": "PostToolUse", "tool_name": "Bash"}', b'{"hook_event_name": "UserPromptSubmit"}',
+             b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": "x"}', b"\xff\xfe"]
+BAD_NAMES = ["../x", ".git", "a" * 65, "ok/..", "x y", "a//b"]
+
+
+def run_the_hooks(day: Day) -> None:
+    """The hook protocol's edges on gamma: bad input, worktree events, the memory write lint."""
+    got, gamma = day.got, day.projects["gamma"]
+    hook = [sys.executable, "-P", "-m", "hooks"]
+    got["bad_input"] = [day.run(hook, cwd=gamma, stdin=raw) for raw in BAD_INPUT]
+    base = {"session_id": "hooks-day", "cwd": str(gamma), "transcript_path": "/none.jsonl"}
+    got["bad_names"] = [day.hook({**base, "hook_event_name": "WorktreeCreate", "name": n}, gamma) for n in BAD_NAMES]
+    got["no_session"] = day.hook({"hook_event_name": "WorktreeCreate", "cwd": str(gamma), "name": "calm-fox-1a2b"}, gamma)
+    got["slash_name"] = day.hook({**base, "hook_event_name": "WorktreeCreate", "name": "feature/login"}, gamma)
+    checkout = gamma / ".claude" / "worktrees" / "feature+login"
+    got["slash_branch"] = day.git(checkout, "branch", "--show-current") if checkout.is_dir() else None
+    got["worktrees_gamma"] = sorted(os.listdir(gamma / ".claude" / "worktrees"))
+    if checkout.is_dir():
+        (checkout / "draft.txt").write_text("mine\n")
+        got["remove_dirty"] = day.hook({**base, "hook_event_name": "WorktreeRemove", "worktree_path": str(checkout)}, gamma)
+        got["remove_dirty_kept"] = (checkout / "draft.txt").read_text() if checkout.is_dir() else None
+        (checkout / "draft.txt").unlink()
+        got["remove_clean"] = day.hook({**base, "hook_event_name": "WorktreeRemove", "worktree_path": str(checkout)}, gamma)
+        got["remove_clean_gone"] = not checkout.exists()
+    memory = day.config / "projects" / slug(gamma) / "memory"
+    topic = "---\nname: n\ndescription: d\nmetadata:\n  type: project\n---\n"
+    memory.mkdir(parents=True)
+    (memory / "kept.md").write_text(topic + "- x\n")  # an Edit needs a file that is there
+    writes = {"no_frontmatter": ("Write", memory / "n.md", {"content": "just prose\n"}),
+              "relative_date": ("Write", memory / "n.md", {"content": topic + "- We moved it last week.\n"}),
+              "index_prose": ("Write", memory / "MEMORY.md", {"content": "- [N](n.md) — n\nA paragraph of prose here.\n"}),
+              "edit_relative": ("Edit", memory / "kept.md", {"old_string": "- x", "new_string": "- fixed yesterday"}),
+              "fine": ("Write", memory / "ok.md", {"content": topic + "- On 2026-08-11 we moved.\n"}),
+              "outside": ("Write", gamma / "notes.md", {"content": "last week\n"})}
+    got["lint"] = {key: day.hook({**base, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_use_id": "t",
+                                  "tool_input": {"file_path": str(path), **more}}, gamma)
+                   for key, (tool, path, more) in writes.items()}
 
 
 def run_the_ledger_bound(day: Day) -> None:
@@ -817,3 +862,57 @@ def test_setup_uninstall_gives_back_the_settings_byte_for_byte(day: Day) -> None
     assert day.got["uninstall_bytes"] == SETTINGS
     assert all(name == "settings.json" or name.startswith("settings.json.bak-")
                for name in day.got["uninstall_files"])
+
+
+# --- the hook protocol --------------------------------------------------------------------------
+
+
+def test_bad_hook_input_exits_0_and_prints_nothing(day: Day) -> None:
+    assert [(d.returncode, d.stdout, d.stderr) for d in day.got["bad_input"]] == [(0, b"", b"")] * len(BAD_INPUT)
+
+
+def one_line_failure(done: subprocess.CompletedProcess[bytes]) -> bool:
+    err = done.stderr.decode()
+    return done.returncode != 0 and done.stdout.strip() == b"" and err.count("\n") == 1 and err.endswith("\n")
+
+
+def test_worktree_create_fails_loud_on_a_name_claude_refuses_and_without_session_id(day: Day) -> None:
+    assert all(one_line_failure(d) for d in day.got["bad_names"]), day.got["bad_names"]
+    assert one_line_failure(day.got["no_session"])
+
+
+def test_worktree_create_maps_slash_to_plus_and_prints_the_path_last(day: Day) -> None:
+    done = day.got["slash_name"]
+    checkout = day.projects["gamma"] / ".claude" / "worktrees" / "feature+login"
+    assert done.returncode == 0 and done.stdout.decode().strip().splitlines()[-1] == str(checkout)
+    assert day.got["slash_branch"] == "worktree-feature+login"
+    assert day.got["worktrees_gamma"] == ["feature+login"]  # no folder for a refused name
+
+
+def test_worktree_remove_keeps_a_dirty_checkout_with_exit_1_and_removes_a_clean_one(day: Day) -> None:
+    assert one_line_failure(day.got["remove_dirty"]) and day.got["remove_dirty"].returncode == 1
+    assert day.got["remove_dirty_kept"] == "mine\n"
+    assert (day.got["remove_clean"].returncode, day.got["remove_clean"].stdout) == (0, b"")
+    assert day.got["remove_clean_gone"] is True
+
+
+def test_the_memory_write_lint_denies_what_the_seed_names_and_nothing_else(day: Day) -> None:
+    lint = day.got["lint"]
+    for key in ("no_frontmatter", "relative_date", "index_prose", "edit_relative"):
+        done = lint[key]
+        assert done.returncode == 0 and done.stderr == b"", key
+        out = json.loads(done.stdout)["hookSpecificOutput"]
+        assert (out["hookEventName"], out["permissionDecision"]) == ("PreToolUse", "deny"), key
+        assert out["permissionDecisionReason"].strip(), key
+    for key in ("fine", "outside"):
+        assert (lint[key].returncode, lint[key].stdout, lint[key].stderr) == (0, b"", b""), key
+
+
+@pytest.mark.parametrize("key", ["text_sessions", "text_worktrees", "text_ledger", "text_memory", "text_gc_dry"])
+def test_plain_text_commands_succeed_without_a_traceback(day: Day, key: str) -> None:
+    done = day.got[key]
+    assert done.returncode == 0 and done.stdout.strip() and b"Traceback" not in done.stderr
+
+
+def test_json_before_the_command_is_the_same_document(day: Day) -> None:
+    assert doc(day.got["json_first"]) == doc(day.got["sessions"])
