@@ -1,19 +1,18 @@
 """What one simple command of a Bash call names as its outputs: `cd` and assignments that
-move where later commands act, `CLAUDE_CONFIG_DIR=`, `git worktree add`, `git clone`,
-`cp -r`, and `mktemp` (read as GNU mktemp reads it: app/core/mktemp.py).
+move where later commands act, `CLAUDE_CONFIG_DIR=`, `git worktree add`, `git clone`, `gh repo
+clone` (app/core/gh_clone.py), `cp -r`, and `mktemp` (as GNU mktemp reads it: app/core/mktemp.py).
 
 Words come from app/core/shell_words.py; app/core/bash_outputs.py reads the whole command
 line with these and turns what they name into absolute paths. Each reader takes its words
-by index, never by slicing the list again (quadratic in their number).
-"""
+by index, never by slicing the list again (quadratic in their number)."""
 
 from __future__ import annotations
 
 import os
 
 from app.core import paths, shell_words
+from app.core.gh_clone import gh_clone_target
 from app.core.shell_words import MAX_PATH_CHARS, absolute_path, joined_path, local_source, rx
-from app.core.shell_words import clone_dir_name as clone_dir_name
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
@@ -228,6 +227,8 @@ def _run(name: str, args: list[str], shell: Shell, reading: Reading, env: dict[s
         _read_git(args, cwd, reading)
     elif name == "cp":
         _read_cp(args, cwd, reading)
+    elif name == "gh" and (cloned := gh_clone_target(args)) is not None:  # `gh repo clone`: a git clone
+        reading.output("copy", cloned, cwd)
     elif name == "mktemp":
         reading.mktemp(args, cwd, env)
     elif name in ("rm", "rmdir"):
@@ -273,7 +274,7 @@ def _read_git(args: list[str], cwd: str | None, reading: Reading) -> None:
             reading.output("worktree", targets[0], base)
     elif sub == "clone" and (targets := _positionals(rest, _CLONE_VALUE_OPTIONS)):
         source = local_source(targets[0])
-        name = targets[1] if len(targets) >= 2 else clone_dir_name(targets[0], bare=any(
+        name = targets[1] if len(targets) >= 2 else shell_words.clone_dir_name(targets[0], bare=any(
             a in ("--bare", "--mirror") for a in rest))
         if name:
             reading.output("copy", name, base, source=source)
@@ -395,6 +396,5 @@ def _copy_name(source: str) -> str:
 
 
 def shown(word: str) -> str:
-    """A word of the command as a note shows it: quoted, and cut short (a word can be as
-    long as the command)."""
+    """A word as a note shows it: quoted, cut short (a word can be as long as the command)."""
     return repr(word) if len(word) <= 200 else repr(word[:200]) + f"... ({len(word)} characters)"

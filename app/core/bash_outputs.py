@@ -31,6 +31,7 @@ from app.core.bash_commands import (
 )
 from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
 from app.core.copy_origins import unnamed_move, unpacked
+from app.core.loop_counts import LoopCounts
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
 from app.core.removed_variables import ANY_FOLDER, alias_of, removed_variables
@@ -74,7 +75,7 @@ class _Reading(Reading):
     is written, which variable each went into, and which variables the command removes."""
 
     __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into", "keeps_times",
-                 "moved_unnamed")
+                 "moved_unnamed", "_loops")
 
     def __init__(self, watch: bool) -> None:
         super().__init__()
@@ -84,6 +85,7 @@ class _Reading(Reading):
         self._recent: tuple[MktempCall, int] | None = None  # the previous segment's, with its depth
         self._bound: dict[str, list[MktempCall]] = {}
         self._removing: set[str] = set()
+        self._loops = LoopCounts()  # a call in `for i in 1 2 3; do ...; done` runs three times
         # what every `cp` (with or without -r, its target known or not) copied, in which folder:
         # a command that also removes one of those moved it, maybe into any of its outputs
         self.copied: list[tuple[str, str | None]] = []
@@ -97,10 +99,11 @@ class _Reading(Reading):
         key = (tuple(args), cwd, env.get("TMPDIR", self._user_tmp))
         if len(self.calls) > before:  # a new call
             self._ran = self._by_key[key] = self.calls[-1]
+            self._ran.count = self._loops.times()
         else:  # the same call again (the reader keeps it once), or one that makes nothing
             self._ran = self._by_key.get(key)
             if self._ran is not None:
-                self._ran.count += 1
+                self._ran.count += self._loops.times()
 
     def segment_read(self, words: list[str], depth: int, cwd: str | None = None) -> None:
         """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
@@ -117,6 +120,7 @@ class _Reading(Reading):
             self.into.append((archive[1], cwd, []))
         if not self._watch:
             return
+        self._loops.read(words)
         ran, self._ran = self._ran, None
         recent, self._recent = self._recent, (ran, depth) if ran is not None else None
         for match in filter(None, map(rx().assignment.match, words)):  # `d=$(mktemp -d)`; `w="$d"`, its alias
