@@ -245,13 +245,26 @@ def fnv1a64(data: bytes) -> str:
     return f"{h:016x}"
 
 
+def edit_payload(path: Path, tool: str = "Edit", session: str = SID, **extra: Any) -> dict[str, Any]:
+    return {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(path.parent),
+            "transcript_path": "/t.jsonl", "tool_name": tool, "tool_use_id": "toolu_1",
+            "tool_input": {"file_path": str(path), "content": "x"},
+            "tool_response": {"filePath": str(path)}, **extra}
+
+
 def post(path: Path, tool: str = "Edit", session: str = SID, **extra: Any) -> None:
-    payload = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(path.parent),
-               "transcript_path": "/t.jsonl", "tool_name": tool, "tool_use_id": "toolu_1",
-               "tool_input": {"file_path": str(path), "content": "x"},
-               "tool_response": {"filePath": str(path)}, **extra}
-    done = run_hook(payload, cwd=path.parent)
+    done = run_hook(edit_payload(path, tool, session, **extra), cwd=path.parent)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b""), done
+
+
+def posted_here(files: list[Path], session: str = SID) -> None:
+    """The same PostToolUse objects, handed to the hook's handler in this process: the
+    ledger's 200-file bound needs 200 edits before the one that crosses it (~25 ms of CPU
+    each as a process); the edits that cross it still go through `python -P -m hooks`."""
+    from hooks.post_tool import handle
+
+    for path in files:
+        assert handle(edit_payload(path, session=session)) == 0
 
 
 def prompt(cwd: Path) -> bytes:
@@ -312,8 +325,8 @@ def test_the_ledger_keeps_200_files_the_oldest_going_first(sandbox: SandboxEnv, 
     files = [tmp_path / f"f{i:03}.txt" for i in range(201)]
     for f in files:
         f.write_text("x")
-    for f in files[:200]:
-        post(f)
+    posted_here(files[:199])
+    post(files[199])
     assert len(json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]) == 200
     post(files[200])
     paths_kept = {r["path"] for r in json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]}
@@ -366,8 +379,7 @@ def test_eviction_goes_by_the_last_edit(tmp_path: Path) -> None:
     files = [tmp_path / f"f{i:03}.txt" for i in range(201)]
     for f in files:
         f.write_text("x")
-    for f in files[:200]:
-        post(f)
+    posted_here(files[:200])
     post(files[0])
     post(files[200])
     kept = {r["path"] for r in json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]}
@@ -488,10 +500,10 @@ def test_the_200_files_bound_holds_across_sessions(tmp_path: Path) -> None:
     files = [tmp_path / f"f{i:03}.txt" for i in range(201)]
     for f in files:
         f.write_text("x")
-    for f in files[:150]:
-        post(f)
-    for f in files[150:]:
-        post(f, session="7e3a1f0c-2b4d-4e6f-8a9b-0c1d2e3f4a5b")
+    other = "7e3a1f0c-2b4d-4e6f-8a9b-0c1d2e3f4a5b"
+    posted_here(files[:150])
+    posted_here(files[150:200], session=other)
+    post(files[200], session=other)
     rows = json.loads(run_cli("ledger", "--json", cwd=tmp_path).stdout)["files"]
     assert len(rows) == 200 and str(files[0]) not in {r["path"] for r in rows}
 
