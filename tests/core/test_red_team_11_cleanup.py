@@ -3,7 +3,20 @@
 Both directions. What the seed says goes (a dead session's folder past cleanupPeriodDays,
 its gate logs, a stale probe folder) goes, by `claudetto clean` and by the detached
 SessionStart job, with the CLEANED counts exactly what went; and what a running program
-still uses stays, whatever its age."""
+still uses stays, whatever its age.
+
+Found and fixed: a cleanupPeriodDays set in the managed policy's drop-in folder
+(`managed-settings.d/*.json`) was not read (7 days kept a 10-day-old folder, 60 days let a
+31-day-old one go); a headless `claude -p` (or the Agent SDK's print mode) keeps no sessions
+file, and the folder of the old session it resumed went at another session's cleanup; so did
+that of a Claude started under another home sharing our temp root, and that of a `/clear`ed
+id of a Claude whose claudetto keeps its state elsewhere (another account's plugin data); two
+cleanups at once journaled and counted one gate log twice; a cleanup killed between its move
+to the trash and its journal line left folders its re-run did not remove; a killed cleanup's
+forked helper held its lock on. What held: a task's shell writing in a dead session's old
+folder, a pager reading in one, a stopped Claude, a zombie one, a Claude in its own pid
+namespace, a deep new file (the folder goes by its own mtime), a probe with a user's file.
+"""
 
 from __future__ import annotations
 
