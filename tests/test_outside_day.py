@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import make_sandbox
+from tests.support import SandboxEnv, make_sandbox, run_cli
 
 MIN = 60.0
 DAY = 86_400.0
@@ -916,3 +916,22 @@ def test_plain_text_commands_succeed_without_a_traceback(day: Day, key: str) -> 
 
 def test_json_before_the_command_is_the_same_document(day: Day) -> None:
     assert doc(day.got["json_first"]) == doc(day.got["sessions"])
+
+
+# --- settings the user wrote --------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="a cleanupPeriodDays above 100,000,000 (2147483648, the usual 'keep forever' "
+                   "INT_MAX+1) is ignored and the 30-day default removes the session folders the user keeps "
+                   "(app/core/settings.py: clamp, do not ignore)")
+def test_a_huge_cleanup_period_keeps_every_session_folder(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The FACTS: cleanupPeriodDays is a positive integer. 2**31 is one: no folder is that old."""
+    (sandbox.config / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 2**31}))
+    folder = sandbox.claude_tmp / "-work-proj" / str(uuid.uuid4())
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "scratchpad" / "plan.md").write_text("the user's plan\n")
+    age(folder, 40 * DAY)
+    done = run_cli("clean", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["cleaned"]["folders"] == 0 and folder.exists()
+
