@@ -114,7 +114,12 @@ def cmd_clean(args: argparse.Namespace) -> int:
     from app.format import size as _human
 
     projects = _hygiene_projects("clean", args.projects)
-    report = hygiene.run_cleanup(projects, dry_run=args.dry_run, current_cwd=_here())
+    from app.core.state import StateBusy
+
+    try:
+        report = hygiene.run_cleanup(projects, dry_run=args.dry_run, current_cwd=_here())
+    except StateBusy:
+        raise CommandError("claudetto clean: another cleanup is still running; try again when it ends") from None
     if args.json:
         emit_json(hygiene.report_json(report))
     else:
