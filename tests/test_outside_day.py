@@ -935,3 +935,29 @@ def test_a_huge_cleanup_period_keeps_every_session_folder(sandbox: SandboxEnv, t
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["cleaned"]["folders"] == 0 and folder.exists()
 
+
+
+@pytest.mark.parametrize("text", ['{"theme": "dark"}\n', '\ufeff{"theme":"dark", "model": "caf\\u00e9"}',
+                                  '{\n  "theme": "dark",\n  "hooks": {}\n}\n', '  {"hooks": {"Stop": []}}  \n'],
+                         ids=["one-line", "bom-escaped", "empty-hooks", "blank-around"])
+def test_setup_then_uninstall_gives_any_settings_file_back_byte_for_byte(sandbox: SandboxEnv, text: str) -> None:
+    """A file on one line (a tool's `echo '{...}' > settings.json`) or with an empty `hooks`
+    is no less the user's: the uninstall gives back the bytes the install found."""
+    settings = sandbox.config / "settings.json"
+    settings.write_bytes(text.encode())
+    assert run_cli("setup").returncode == 0
+    assert settings.read_bytes() != text.encode()
+    done = run_cli("setup", "--uninstall")
+    assert done.returncode == 0 and done.stderr == ""
+    assert settings.read_bytes() == text.encode()
+
+
+def test_an_uninstall_keeps_what_the_user_changed_since_the_install(sandbox: SandboxEnv) -> None:
+    settings = sandbox.config / "settings.json"
+    settings.write_bytes(b'{"theme": "dark"}\n')
+    assert run_cli("setup").returncode == 0
+    changed = json.loads(settings.read_bytes())
+    changed["theme"] = "light"  # Claude's /config saves the file whole
+    settings.write_text(json.dumps(changed, indent=2))
+    assert run_cli("setup", "--uninstall").returncode == 0
+    assert json.loads(settings.read_bytes()) == {"theme": "light"}

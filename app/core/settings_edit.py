@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -200,3 +203,44 @@ def edited_text(raw: str, old: dict[str, Any], new: dict[str, Any], indent: str,
         return text if _same(json.loads(text.removeprefix("\ufeff")), new) else None
     except (ValueError, IndexError, RecursionError):
         return None
+
+
+#: setup's backups read at an uninstall, newest first (settings files may be megabytes)
+BACKUPS_READ = 4
+
+
+def restored_text(candidates: list[Path], raw: str, new: dict[str, Any], edited: str | None,
+                  installed: Callable[[str, dict[str, Any]], str | None]) -> str | None:
+    """At an uninstall, the text of setup's newest backup (`candidates`, newest first) that
+    reads as `new`, the settings without claudetto's entries (or differs only by a `"hooks":
+    {}` the install filled), when the file is still what the install made of that backup
+    (`installed(text, settings)` gives `raw` back): the file as it was before setup, byte for
+    byte, where the edit cannot give it back (a file on one line is written whole at the
+    install; an empty `"hooks"` left empty is taken away). A file the user changed since keeps
+    those changes: the edit stands (None), unless there is none (`edited` None)."""
+    for path in candidates[:BACKUPS_READ]:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, encoding="utf-8", newline="") as fh:
+                text = fh.read()
+            old = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=_unique)
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(old, dict):
+            continue
+        same = _same(old, new)
+        if not same and not (old.get("hooks") == {} and "hooks" not in new
+                             and _same({k: v for k, v in old.items() if k != "hooks"}, new)):
+            continue
+        if (edited is None and same) or installed(text, old) == raw:
+            return text
+    return None
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each there once: a backup with a key twice is not restored
+    (which of the two a reader keeps is the reader's choice)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key twice")
+    return found

@@ -274,11 +274,9 @@ BACKUPS_KEPT = 10
 _BACKUP_NAME = r"\.bak-\d{8}-\d{6}(?:-\d+)?"
 
 
-def prune_backups(link: Path) -> list[str]:
-    """Setup's backups beyond BACKUPS_KEPT, taken away (oldest first, the very first kept): one
-    is made at every change, and a user who runs setup at every upgrade would pile up one a
-    time in the config folder. Only regular files named exactly as setup names them; the names
-    taken away are returned (and nothing is raised: a backup that cannot go stays)."""
+def backups(link: Path) -> list[Path]:
+    """Setup's backups beside `link`, newest first: only regular files named exactly as setup
+    names them (nothing else in the config folder is ours to read or take away)."""
     import re
 
     pattern = re.compile(re.escape(link.name) + _BACKUP_NAME)
@@ -290,12 +288,20 @@ def prune_backups(link: Path) -> list[str]:
                     found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
     except OSError:
         return []
-    found.sort()
+    return [link.parent / name for _mtime, name in sorted(found, reverse=True)]
+
+
+def prune_backups(link: Path) -> list[str]:
+    """Setup's backups beyond BACKUPS_KEPT, taken away (oldest first, the very first kept): one
+    is made at every change, and a user who runs setup at every upgrade would pile up one a
+    time in the config folder. The names taken away are returned (and nothing is raised: a
+    backup that cannot go stays)."""
+    found = backups(link)[::-1]
     gone: list[str] = []
-    for _mtime, name in found[1:len(found) - BACKUPS_KEPT + 1]:
+    for path in found[1:len(found) - BACKUPS_KEPT + 1]:
         with contextlib.suppress(OSError):
-            os.unlink(link.parent / name)
-            gone.append(name)
+            os.unlink(path)
+            gone.append(path.name)
     return gone
 
 

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core import paths
-from app.core.settings_edit import edited_text
+from app.core.settings_edit import edited_text, restored_text
 from app.core.settings_file import (
     SettingsChanged,
     SetupError,
+    backups,
     folder_lock,
     keep_backup,
     layout_of,
@@ -278,9 +279,7 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     backup = None
     if changed:  # a dry run refuses what the real run would; a refused file gets no backup
         refuse_read_only(link, target, st)
-        layout = layout_of(raw)
-        text = render(new, layout, link)  # refuses what no file can hold, the edit or not
-        text = edited_text(raw, before, new, layout.indent, layout.newline) or text
+        text = _new_text(raw, before, new, link, uninstall, python)
     if changed and not dry_run:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
         if raw:
@@ -298,6 +297,30 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
     added = [] if uninstall or not changed else list(EVENTS)
     return SetupResult(str(link), changed, backup, added, had if changed else [], dry_run,
                        also_in=project_entries(target), **({} if uninstall else _notes(target, new, python)))
+
+
+def _new_text(raw: str, before: dict[str, Any], new: dict[str, Any], link: Path, uninstall: bool,
+              python: str | None) -> str:
+    """The file's new text: the edit of `raw`, else `new` written whole; at an uninstall the
+    backup the install was made from, byte for byte, while the file is still what an install
+    by `python` made of it (restored_text)."""
+    layout = layout_of(raw)
+    text = render(new, layout, link)  # refuses what no file can hold, the edit or not
+    edited = edited_text(raw, before, new, layout.indent, layout.newline)
+    if not uninstall:
+        return edited or text
+    return restored_text(backups(link), raw, new, edited,
+                         lambda old_text, old: _installed(old_text, old, link, python)) or edited or text
+
+
+def _installed(raw: str, settings: dict[str, Any], link: Path, python: str | None) -> str | None:
+    """The text an install now would make of `raw` (which reads as `settings`), as `_setup` makes it."""
+    new, _had = rewrite(copy.deepcopy(settings), hook_command(python))
+    layout = layout_of(raw)
+    try:
+        return edited_text(raw, settings, new, layout.indent, layout.newline) or render(new, layout, link)
+    except (SetupError, ValueError):
+        return None
 
 
 def _notes(target: Path, new: dict[str, Any], python: str | None) -> dict[str, Any]:
