@@ -75,8 +75,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(gc.report_json(report))
     else:
-        for line in gc.report_lines(report):
-            print(line)
+        sys.stdout.write("".join(line + "\n" for line in gc.report_lines(report)))
         gone = sum(e.size or 0 for e in report.entries if e.status in ("removed", "would_remove"))
         _said_for_people(f"{'would remove' if report.dry_run else 'removed'} {report.removed} "
                          f"path{'s' if report.removed != 1 else ''}, {_human(gone if report.dry_run else report.freed)}"
@@ -111,11 +110,10 @@ def _here() -> str | None:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     from app.core import hygiene
+    from app.core.state import StateBusy
     from app.format import size as _human
 
     projects = _hygiene_projects("clean", args.projects)
-    from app.core.state import StateBusy
-
     try:
         report = hygiene.run_cleanup(projects, dry_run=args.dry_run, current_cwd=_here())
     except StateBusy:
@@ -380,12 +378,9 @@ def _demo_paths(args: argparse.Namespace, root: str | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     try:  # parsing too: `--version` into a full disk or a closed pipe is no traceback either
         return run_command(build_parser().parse_args(argv))
-    except UsageError as exc:  # one line whatever a path in it holds (printable escapes a newline)
+    except CommandError as exc:  # one line whatever a path in it holds (printable escapes a newline)
         sys.stderr.write(f"{printable(str(exc))}\n")
-        return 2
-    except CommandError as exc:
-        sys.stderr.write(f"{printable(str(exc))}\n")
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     except KeyboardInterrupt:
         sys.stderr.write("claudetto: interrupted\n")
         return 1
