@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -138,6 +139,19 @@ def test_eviction_at_201_files(tmp_path: Path) -> None:
     assert listed[0] == str(files[1]) and listed[-1] == str(files[200])
 
 
+# One writer: a process that hands each PostToolUse object on its stdin, one a line, to the
+# hook's handler, as `python -P -m hooks` would in a process of its own. The race is between
+# the writers' processes (the ledger keeps nothing in memory between two edits): 8 processes
+# racing 25 times each, without 192 interpreter starts (~4 s of CPU) between the races.
+_WRITER = """
+import sys
+from app.core import fastjson
+from hooks.post_tool import handle
+for line in sys.stdin.buffer:
+    assert handle(fastjson.loads(line)) == 0
+"""
+
+
 def test_concurrent_writers_lose_no_entry(tmp_path: Path) -> None:
     """8 writer processes at once, 25 edits of distinct files each: all 200 entries land."""
     files = [[tmp_path / f"w{w}" / f"f{i:02}.txt" for i in range(25)] for w in range(8)]
@@ -146,12 +160,18 @@ def test_concurrent_writers_lose_no_entry(tmp_path: Path) -> None:
         for f in group:
             f.write_text(str(f))
 
-    def writer(group: list[Path]) -> None:
-        for f in group:
-            edit(f, cwd=tmp_path)
+    def writer(group: list[Path]) -> subprocess.CompletedProcess[bytes]:
+        lines = b"".join(json.dumps({
+            "hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path),
+            "transcript_path": "/t.jsonl", "tool_name": "Edit", "tool_use_id": "toolu_1",
+            "tool_input": {"file_path": str(f), "old_string": "a", "new_string": "b"},
+            "tool_response": {"filePath": str(f)}}).encode() + b"\n" for f in group)
+        return subprocess.run([sys.executable, "-P", "-c", _WRITER], input=lines, capture_output=True,
+                              cwd=tmp_path, timeout=120, check=False)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(writer, files))
+        done = list(pool.map(writer, files))
+    assert all((d.returncode, d.stdout, d.stderr) == (0, b"", b"") for d in done), done
     assert sorted(entries()) == sorted(str(f) for group in files for f in group)
 
 
