@@ -921,9 +921,6 @@ def test_json_before_the_command_is_the_same_document(day: Day) -> None:
 # --- settings the user wrote --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a cleanupPeriodDays above 100,000,000 (2147483648, the usual 'keep forever' "
-                   "INT_MAX+1) is ignored and the 30-day default removes the session folders the user keeps "
-                   "(app/core/settings.py: clamp, do not ignore)")
 def test_a_huge_cleanup_period_keeps_every_session_folder(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """The FACTS: cleanupPeriodDays is a positive integer. 2**31 is one: no folder is that old."""
     (sandbox.config / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 2**31}))

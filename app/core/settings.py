@@ -20,8 +20,8 @@ from app.core.log import log
 
 DEFAULT_CLEANUP_PERIOD_DAYS = 30
 #: A larger value is no date offset (JavaScript dates, Claude's own, span 10^8 days either
-#: side of 1970): it is logged and ignored like any other invalid value. 99999, the usual
-#: "keep forever", is well within.
+#: side of 1970): Claude's cut-off date is then invalid and it removes nothing, so a larger
+#: value (2**31, a "keep for ever") counts as this many days: nothing is that old.
 MAX_CLEANUP_PERIOD_DAYS = 100_000_000
 
 
@@ -122,9 +122,9 @@ def read_config_bytes(file: str | os.PathLike[str], limit: int | None = None) ->
 def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
     """`cleanupPeriodDays` from the layered settings: user, project, project local, managed.
 
-    A missing file is silent; an unreadable file or a value that is not a whole number from
-    1 to MAX_CLEANUP_PERIOD_DAYS is logged and ignored, so the default of 30 days (or a lower
-    layer) holds.
+    A missing file is silent; an unreadable file or a value that is not a positive whole
+    number is logged and ignored, so the default of 30 days (or a lower layer) holds; a value
+    above MAX_CLEANUP_PERIOD_DAYS counts as that maximum (keep everything).
     """
     days = DEFAULT_CLEANUP_PERIOD_DAYS
     for file in settings_files(project):
@@ -141,8 +141,11 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
         if not isinstance(data, dict) or "cleanupPeriodDays" not in data:
             continue
         value = data["cleanupPeriodDays"]
+        if not isinstance(value, bool) and isinstance(value, int | float) and value > MAX_CLEANUP_PERIOD_DAYS:
+            days = MAX_CLEANUP_PERIOD_DAYS  # "keep for ever" (2**31, 1e400): no folder is that old
+            continue
         if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not 1 <= value <= MAX_CLEANUP_PERIOD_DAYS or value != int(value)):
+                or not 1 <= value or value != int(value)):
             log(f"settings: {file} cleanupPeriodDays={value!r} is invalid; it stays {days}")
             continue
         days = int(value)

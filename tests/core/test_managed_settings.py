@@ -67,8 +67,7 @@ def test_a_managed_file_without_the_key_leaves_the_lower_layers(managed: Path, p
     assert settings.cleanup_period_days(project) == 4
 
 
-@pytest.mark.parametrize("bad", [0, -3, 1.5, "7", True, None, [7], {"days": 7},
-                                 settings.MAX_CLEANUP_PERIOD_DAYS + 1, 10**400])
+@pytest.mark.parametrize("bad", [0, -3, 1.5, "7", True, None, [7], {"days": 7}])
 def test_a_bad_managed_value_is_ignored_and_logged(managed: Path, project: Path, sandbox: SandboxEnv,
                                                    bad: object) -> None:
     write(sandbox.config / "settings.json", 12)
@@ -77,12 +76,22 @@ def test_a_bad_managed_value_is_ignored_and_logged(managed: Path, project: Path,
     assert f"{managed} cleanupPeriodDays=" in current_log().read_text()
 
 
-@pytest.mark.parametrize("text", ['{"cleanupPeriodDays": NaN}', '{"cleanupPeriodDays": Infinity}',
-                                  '{"cleanupPeriodDays": 1e999}', '{"cleanupPeriodDays": -1e999}'])
+@pytest.mark.parametrize("text", ['{"cleanupPeriodDays": NaN}', '{"cleanupPeriodDays": -1e999}'])
 def test_non_finite_managed_values_are_ignored(managed: Path, sandbox: SandboxEnv, text: str) -> None:
     write(sandbox.config / "settings.json", 12)
     managed.write_text(text)
     assert settings.cleanup_period_days() == 12
+
+
+@pytest.mark.parametrize("text", ['{"cleanupPeriodDays": 100000001}', '{"cleanupPeriodDays": 2147483648}',
+                                  '{"cleanupPeriodDays": %d}' % 10**400, '{"cleanupPeriodDays": 1e999}',
+                                  '{"cleanupPeriodDays": Infinity}'])
+def test_a_period_past_any_date_keeps_everything(managed: Path, sandbox: SandboxEnv, text: str) -> None:
+    """Claude's cut-off for such a period is no date (JavaScript dates span 10^8 days), so it
+    removes nothing: it counts as the longest period, not as no setting (30 days)."""
+    write(sandbox.config / "settings.json", 12)
+    managed.write_text(text)
+    assert settings.cleanup_period_days() == settings.MAX_CLEANUP_PERIOD_DAYS
 
 
 def test_large_but_real_periods_are_kept(managed: Path) -> None:
