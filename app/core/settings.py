@@ -145,7 +145,7 @@ def cleanup_period_days(project: str | os.PathLike[str] | None = None) -> int:
             days = MAX_CLEANUP_PERIOD_DAYS  # "keep for ever" (2**31, 1e400): no folder is that old
             continue
         if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not 1 <= value or value != int(value)):
+                or not value >= 1 or value != int(value)):
             log(f"settings: {file} cleanupPeriodDays={value!r} is invalid; it stays {days}")
             continue
         days = int(value)

@@ -84,7 +84,7 @@ def test_non_finite_managed_values_are_ignored(managed: Path, sandbox: SandboxEn
 
 
 @pytest.mark.parametrize("text", ['{"cleanupPeriodDays": 100000001}', '{"cleanupPeriodDays": 2147483648}',
-                                  '{"cleanupPeriodDays": %d}' % 10**400, '{"cleanupPeriodDays": 1e999}',
+                                  '{"cleanupPeriodDays": ' + str(10**400) + '}', '{"cleanupPeriodDays": 1e999}',
                                   '{"cleanupPeriodDays": Infinity}'])
 def test_a_period_past_any_date_keeps_everything(managed: Path, sandbox: SandboxEnv, text: str) -> None:
     """Claude's cut-off for such a period is no date (JavaScript dates span 10^8 days), so it
