@@ -165,7 +165,10 @@ class Store:
 
     def measure(self) -> None:
         """Fill in the sizes no sweep measured, in a thread worker with progress."""
-        todo = sorted({v.path for v in self.rows.values() if v.size is None and v.path not in self.sizes})
+        # every judgement measures again what the sweeps did not (a size kept from the last one
+        # shows meanwhile): a folder that grew or lost its scratch since must not keep its old size
+        todo = sorted({v.path for v in self.rows.values() if v.size is None})
+        self.sizes = {path: size for path, size in self.sizes.items() if path in todo}
         self.progress = SizeProgress(total=len(todo), running=bool(todo))
         if todo:
             self.app.run_worker(lambda: self._measure(todo), thread=True, exclusive=True,

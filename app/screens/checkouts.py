@@ -268,6 +268,8 @@ class CheckoutsScreen(ClaudettoScreen):
         self.notify(line, title="Release",
                     severity="information" if done.status == "released" and not kept and not passed else "warning")
         self.action_refresh()
+        if done.status == "released":
+            self.store.refresh()  # the checkout's size on Outputs and the Overview follow what went
 
     def passed_over(self, done: Release) -> list[str]:
         """The scratch the yes was to that the release neither deleted nor named as kept, and

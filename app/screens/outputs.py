@@ -264,7 +264,9 @@ class OutputsScreen(ClaudettoScreen):
         elif isinstance(worker.result, removals.Outcome):
             line = removals.outcome_line(worker.result)
             self.working = ""
-            self.store.marked.clear()
+            asked = {*worker.result.gone, *(path for path, _why in worker.result.not_removed)}
+            rows = self.store.rows  # marks made while it ran, of other rows, stay for the next `d`
+            self.store.marked = {k for k in self.store.marked if k in rows and rows[k].path not in asked}
             self.query_one(WorkLine).ended(line)
             self.notify(line, title=removals.outcome_title(worker.result, worker.name == "The sweep"),
                         severity="warning" if worker.result.not_removed else "information")

@@ -457,3 +457,71 @@ async def test_no_verdict_is_cut_in_any_table_at_120_or_80_columns(box: Sandbox)
                 column = table.columns[next(k for k in table.columns if k.value == "verdict")]
                 cells = [str(table.get_cell(key, "verdict")) for key in table.keys_in_order()]
                 assert max(len(cell) for cell in cells) <= column.width, (size, mode, column.width, cells)
+
+
+async def test_a_release_on_checkouts_is_seen_on_outputs(box: Sandbox) -> None:
+    """bold-oak-a3f2 released on Checkouts (its node_modules deleted): the Outputs row of the
+    checkout showed the size it had before the release until `r`; now it follows."""
+    from app.widgets.detail import DetailPane
+
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        key = f"worktree:{checkout}"
+        before = app.store.size(app.store.rows[key]) or 0
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: listing.move_to(str(checkout)))
+        await wait_for(pilot, lambda: "release would delete" in str(app.screen.query_one(DetailPane).render()))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "released" in app.screen.query_one(WorkLine).text, timeout=60)
+        assert not (checkout / "node_modules").exists()
+        await wait_for(pilot, lambda: key in app.store.rows and (app.store.size(app.store.rows[key]) or 0) < before,
+                       timeout=20)
+
+
+async def test_a_row_marked_while_a_removal_runs_stays_marked_for_the_next(box: Sandbox) -> None:
+    """tmp.BuildCache is being removed; meanwhile the person marks webshop-copy for the next
+    `d`. When the removal ends, BuildCache's mark goes with it, webshop-copy's stays (every
+    mark was dropped, and the next `d` said "Nothing is marked")."""
+    import threading
+
+    from textual.widgets import Static
+
+    from app.core.outputs import judge
+
+    build_cache, copy = box.user_tmp / "tmp.BuildCache", box.user_tmp / "webshop-copy"
+    holding, go_on = threading.Event(), threading.Event()
+
+    def held_judge() -> Any:  # the removal's own judgement waits: it is running, for sure
+        if holding.is_set():
+            go_on.wait(30)
+        return judge()
+
+    app = ClaudettoApp(clock=lambda: box.now, poll_s=0.2, judge_outputs=held_judge)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        assert table.move_to(f"gc:{build_cache}")
+        await pilot.pause()
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        holding.set()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and bool(app.screen.working))
+        assert table.move_to(f"gc:{copy}")
+        await pilot.pause()
+        await pilot.press("space")
+        assert app.screen.working
+        holding.clear()
+        go_on.set()
+        await wait_for(pilot, lambda: not app.screen.working and "freed" in work_text(app), timeout=60)
+        assert not build_cache.exists()
+        assert app.store.marked == {f"gc:{copy}"}
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = str(app.screen.query_one("#body", Static).render())
+        assert "webshop-copy" in body and "tmp.BuildCache" not in body
+        await pilot.press("n")
