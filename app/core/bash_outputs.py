@@ -29,6 +29,7 @@ from app.core.bash_commands import (
     read_simple,
     shown,
 )
+from app.core.call_folder import outside_call_folder
 from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
 from app.core.copy_origins import unnamed_move, unpacked
 from app.core.loop_counts import LoopCounts
@@ -194,6 +195,7 @@ def read_bash(command: str, cwd: str | None, stdout: str, origins: dict[str, str
     notes = reading.notes
     notes.extend(reading.left_out())
     outputs, claims = _named(reading, notes, {} if origins is None else origins)
+    outputs = outside_call_folder(outputs, cwd, notes)
     if copied is not None:
         copied.extend([*reading.copied, *(s for made in reading.sources.values() for s in made)])
     if into is not None:
