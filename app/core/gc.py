@@ -69,6 +69,7 @@ def _remove(item: Item, dry_run: bool, trash: bool | None, facts_now: Callable[[
     first = item.first
 
     def still_unused(where: str) -> Reason | None:
+        fresh()  # the last look sees the disk as it is now, not what the judgement worked out
         facts = facts_now()
         return in_use(item, facts, where) or work_lost(item, where, facts.outside) or replaced(item, where)
 

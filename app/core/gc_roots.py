@@ -53,6 +53,12 @@ def per_sweep(key: tuple[object, ...], work: Callable[[], T]) -> T:
     return cast("T", _MEMO[key])
 
 
+def git_top(start: str) -> str | None:
+    """`paths.git_root_str(start)`, looked up once per sweep and folder: a sweep of thousands of
+    records in one folder asked the same question for each (a stat a level up to `/`)."""
+    return per_sweep(("git_top", start), lambda: paths.git_root_str(start))
+
+
 def gc_roots(cwd: str) -> list[str]:
     """The GC roots of a session that ran in `cwd`: `.claude/worktrees/` of its project (git root
     and main repository; outside git, `cwd`, Claude's project) and the user's temp folder."""

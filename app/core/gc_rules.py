@@ -50,6 +50,7 @@ from app.core.bounds import bound
 from app.core.created import MAX_INNER_ENTRIES, output_moved_in
 from app.core.gc_records import OutputRecord, lost_source, read_records, user_state
 from app.core.gc_roots import fresh, gc_roots, inside_any, own_place, per_sweep, shared_temp
+from app.core.gc_roots import git_top as _git_top
 from app.core.output_shape import not_as_recorded
 from app.core.paths import inside, strictly_inside
 from app.core.verdict import Action, Reason
@@ -226,9 +227,9 @@ def _in_a_project(item: Item, real: str, facts: Facts) -> bool:
     project's files, or those a live session works on. A project that is the root itself (`TMPDIR=$PWD`)
     keeps what a Write made there (`_written_in_root`)."""
     root = os.path.realpath(item.root or "/")
-    tops: list[Any] = [paths.git_root(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
-    if item.root == paths.user_tmp_str():  # the user's checkout it was made in (a worktrees root holds Claude's)
-        tops += [paths.git_root_str(os.path.dirname(real)), *facts.projects]
+    tops: list[Any] = [_git_top(r.cwd) or r.cwd for r in item.records if r.cwd[:1] == "/"]
+    if item.root == per_sweep(("tmp",), paths.user_tmp_str):  # the user's checkout it was made in (a worktrees root holds Claude's)
+        tops += [_git_top(os.path.dirname(real)), *facts.projects]
     ours = [p for p in (os.path.realpath(t) for t in dict.fromkeys(tops) if t) if not inside_any(p, facts.output_set)]
     if root in ours and _written_in_root(item, real, root, facts):
         return True
