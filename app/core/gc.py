@@ -19,7 +19,7 @@ from typing import Any
 from app.core import git, paths, removal
 from app.core.gc_records import OutsideNames, drop_records, read_records
 from app.core.gc_roots import fresh
-from app.core.gc_rules import Facts, Item, in_use, judge, replaced, work_lost
+from app.core.gc_rules import Facts, Item, in_use, judge, place, replaced, work_lost
 from app.core.log import log, log_lines, printable
 from app.core.state import StateBusy, locked
 from app.core.verdict import Reason, Verdict, settled
@@ -91,8 +91,13 @@ def removal_guard(path: str) -> removal.Guard:
     if not records:
         return lambda _where: "missing"  # no longer recorded: not the GC's to remove
     item = Item(key, records)
+    place(item)  # its root, as a sweep finds it: a project's own worktree is judged inside its root
+    if item.root is None:
+        refused = item.reason or "outside_root"
+        return lambda _where: refused
 
     def still_unused(where: str) -> str | None:
+        fresh()
         facts = Facts(None, None, None, None)
         facts.output_set = frozenset(spelled for spelled, _ in every)  # every recorded path, as a sweep's
         return in_use(item, facts, where) or work_lost(item, where) or replaced(item, where)
