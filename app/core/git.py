@@ -120,9 +120,13 @@ def run(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | Non
     import subprocess
 
     line = command(args, git_dir=git_dir, work_tree=work_tree, cwd=cwd, hooks=hooks)
-    where = work_tree or git_dir  # `-C` names the folder of the other way itself
+    if git_dir is not None:
+        # git goes into the work tree itself, after exec: a child that changed folder before it
+        # (subprocess's `cwd`) sat there for a moment as a python process without HELPER_MARK,
+        # and a scan of processes at that moment took it for someone using the checkout
+        line[1:1] = ["-C", work_tree or git_dir]
     try:
-        done = subprocess.run(line, cwd=where, env=environment(env), input=input,
+        done = subprocess.run(line, cwd="/" if git_dir is not None else None, env=environment(env), input=input,
                               stdin=None if input is not None else subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
