@@ -27,7 +27,7 @@ from typing import Any
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey, RowKey
+from textual.widgets.data_table import CellKey, ColumnKey, RowKey
 
 from app.widgets.plain import plain
 
@@ -134,10 +134,9 @@ class Table(DataTable[Any]):
         moved: set[str] = set()
         current = self.cursor_key()  # a row gone above it must not slide another under it
         with self.app.batch_update():
-            for row_key in [k for k in self.rows if k.value not in rows]:
-                self.remove_row(row_key)
-                self._sources.pop(row_key.value or "", None)
-                removed += 1
+            gone = [k for k in self.rows if k.value not in rows]
+            self._remove_rows(gone)
+            removed = len(gone)
             for key, source in rows.items():
                 if key not in self.rows:
                     self.add_row(*cells(key, source), key=key)
@@ -152,6 +151,27 @@ class Table(DataTable[Any]):
         if removed and current in rows:
             self.move_to(current)
         return Synced(added, removed, frozenset(moved))
+
+    def _remove_rows(self, gone: list[RowKey]) -> None:
+        """`remove_row` for many rows in one pass: DataTable renumbers every row left at each
+        removal, and a filter that took 5,000 rows down to one cost 13 s of CPU."""
+        if not gone:
+            return
+        going = set(gone)
+        for row_key in gone:
+            for column_key in self._data.get(row_key, {}):
+                self._updated_cells.discard(CellKey(row_key, column_key))
+            del self.rows[row_key]
+            del self._data[row_key]
+            self._sources.pop(row_key.value or "", None)
+        left = sorted((k for k in self._row_locations if k not in going), key=lambda k: self._row_locations.get(k) or 0)
+        self._row_locations = TwoWayDict({row_key: index for index, row_key in enumerate(left)})
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate  # clamped to the rows left
+        self.hover_coordinate = self.hover_coordinate
+        self._update_count += 1
+        self.check_idle()
+        self.refresh(layout=True)
 
     def order(self, by: Callable[[str], Any], reverse: bool = False, *, stay: bool = False) -> None:
         """Sort the rows by `by(row key)`; the cursor stays on the row it was on, except on the
