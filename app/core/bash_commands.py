@@ -348,10 +348,10 @@ def _cp_letters(args: list[str], i: int, call: _CpCall) -> int:
 
 
 def _read_cp(args: list[str], cwd: str | None, reading: Reading) -> None:
-    """`cp -r` records what cp made. Into a folder (several sources, a target ending in `/`,
-    `-t DIR`) that is `DIR/<name of each source>`, never DIR itself, which was there before
-    and may hold anything. One source into a plain target: the target, unless cp copied into
-    a folder that was there (see `bash_outputs._copy_target`). `-T`: the target, always."""
+    """`cp -r` records what cp made. Into a folder (several sources, `-t DIR`) that is
+    `DIR/<name of each source>`, never DIR itself, which was there before and may hold
+    anything. One source: the target (`new/` too, made when missing; not with `src/.` or an
+    unknown name), unless cp copied into a folder that was there (`bash_outputs._copy_target`)."""
     call = _cp_call(args)
     if not call.recursive:
         return
@@ -364,7 +364,7 @@ def _read_cp(args: list[str], cwd: str | None, reading: Reading) -> None:
         if len(sources) < 2:
             return
         target, sources = sources[-1], sources[:-1]
-        if call.no_target_dir or (len(sources) == 1 and not target.endswith("/")):
+        if call.no_target_dir or len(sources) == 1 and (target[-1:] != "/" or _copy_name(sources[0]) not in ("", ".")):
             name = "" if call.no_target_dir else _copy_name(sources[0])
             if name == "." or call.no_target_dir:  # `cp -r dir/. dest`, `-T`: dest itself, merged or new
                 reading.output("copy", target, cwd, merged=True, source=sources[0])

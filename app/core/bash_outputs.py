@@ -55,14 +55,14 @@ __all__ = ["MAX_MKTEMP_CALLS", "MAX_NESTED_SHELLS", "MAX_NOTES", "MAX_OUTPUTS", 
            "outputs_of_command", "read_bash", "read_command"]
 
 
-def _copy_target(path: str, name: str, notes: list[str]) -> str | None:
+def _copy_target(path: str, name: str, notes: list[str], slash: bool = False) -> str | None:
     """What `cp -r SRC path` made, seen after the fact: `path` itself when cp made it, or
     `path/<name>` when `path` was a folder already, which cannot be told apart; so
     `path/<name>` when it exists, else `path`. `name` "": unknown, and `path` a folder: not
-    recorded (it may be a folder that was there and holds anything). This is the reader's
-    guess only: the recorder then needs evidence the call made the path it records."""
+    recorded (it may be a folder that was there and holds anything). `slash` (`cp -r SRC new/`):
+    a missing target is read as a folder. A guess only: the recorder then needs evidence."""
     if not os.path.isdir(path):
-        return path
+        return os.path.join(path, name) if slash and name else path
     if not name:
         notes.append(f"copy into {path} not recorded: it is a folder, and the copy's name inside it "
                      "cannot be known here")
@@ -242,7 +242,7 @@ def _named(reading: _Reading, notes: list[str], origins: dict[str, str]
             continue
         outer = None
         if inside is not None:
-            chosen = _copy_target(path, inside, notes)
+            chosen = _copy_target(path, inside, notes, raw.endswith("/"))
             if chosen is not None and chosen != path:
                 merged, outer = True, path
             path = chosen

@@ -11,7 +11,7 @@ never run (app/core/bash_outputs.py); a command that cannot be read records noth
 log says why. Two outputs need a look at the disk, after the call: a `mktemp` whose path
 was not printed (`d=$(mktemp -d)`) is found by its template and the call's time
 (app/core/mktemp.py), and `cp -r SRC DEST` with one source records `DEST/<name of SRC>` when
-DEST was a folder already. With several sources, a DEST ending in `/` or `-t DEST`, each copy
+DEST was a folder already (`DEST/` too). With several sources or `-t DEST`, each copy
 `DEST/<name>` is recorded, never DEST itself, which was there before and may hold anything.
 
 Only what the call made: every output, of every kind, is recorded only with evidence that

@@ -225,6 +225,29 @@ def test_a_copy_into_the_users_folder_records_only_the_copy(
     assert (mine / "keep.txt").exists() and not (mine / "src").exists()
 
 
+@pytest.mark.parametrize("spelling", ["cp -r {src} {new}/", "cp -r {src}/ {new}/", "cp -a {src} {new}/"])
+def test_a_copy_to_a_new_folder_named_with_a_trailing_slash_is_recorded(
+        spelling: str, sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`cp -r src "$TMPDIR"/new/` makes `new`, a copy of src: it was recorded as the missing
+    `new/src`, dropped, and the copy stayed for ever."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("a")
+    new = sandbox.user_tmp / "new"
+    run_and_record(spelling.format(src=src, new=new), tmp_path)
+    assert (new / "a.txt").exists() and recorded() == [str(new)]
+
+
+def test_a_copy_into_the_users_folder_with_a_trailing_slash_records_only_the_copy(
+        sandbox: SandboxEnv, tmp_path: Path, old_things: OldThings) -> None:
+    """(Held, and holds with the fix above.)"""
+    src = tmp_path / "src"
+    src.mkdir()
+    mine = old_things.take("full", sandbox.user_tmp / "mine")
+    run_and_record(f"cp -r {src} {mine}/", tmp_path)
+    assert recorded() == [str(mine / "src")]
+
+
 @pytest.mark.parametrize("spelling", ["cp -rT {src} {mine}", "cp -r {src}/. {mine}", "cp -a {src}/. {mine}/",
                                       "cp -t {mine} -r {src}/.", "cp --recursive --no-target-directory {src} {mine}"])
 def test_a_copy_merged_into_the_users_folder_records_nothing(
