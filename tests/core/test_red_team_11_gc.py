@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -356,7 +357,7 @@ def test_a_removed_worktree_is_forgotten_by_git(by_cli: Swept) -> None:
 
 def test_the_dry_run_lists_each_path_with_its_size_and_the_total_and_changes_nothing(by_cli: Swept) -> None:
     assert by_cli.dry is not None
-    entries = {e["path"]: e for e in by_cli.dry["entries"]}  # type: ignore[union-attr]
+    entries = {e["path"]: e for e in cast("list[dict[str, Any]]", by_cli.dry["entries"])}
     would = [e for e in entries.values() if e["status"] == "would_remove"]
     assert {e["path"] for e in would} == {str(p) for p in [*by_cli.left.garbage.values(), by_cli.left.young[0]]}
     assert all(e["size"] > 0 for e in would)

@@ -89,7 +89,7 @@ def findings(tree: str, body: str) -> dict[int, list[tuple[str, str]]]:
     """line -> [(kind, token)] for one topic file holding FRONT and then `body`."""
     found: dict[int, list[tuple[str, str]]] = {}
     for f in check_texts({"facts.md": FRONT + body}, tree, ""):
-        found.setdefault(f.line - FRONT.count("\n"), []).append((f.kind, f.token))
+        found.setdefault((f.line or 0) - FRONT.count("\n"), []).append((f.kind, f.token))
     return found
 
 

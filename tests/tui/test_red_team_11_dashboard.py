@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app import format as fmt
 from app.sandbox import Sandbox
@@ -104,7 +105,7 @@ async def test_two_rows_of_one_path_are_one_item_asked_once_and_removed_once(box
         assert size > 0 and store.marked_total() == size
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        body = app.screen.body
+        body = cast(ConfirmModal, app.screen).body
         assert f"Remove 1 item, {fmt.size(size)}:" in body
         assert body.count("gc-made") == 1
         await pilot.press("y")
@@ -318,7 +319,7 @@ async def test_every_table_tab_reaches_on_the_overview_answers_open(box: Sandbox
             app.screen.query_one(f"#{table_id}", Table).focus()
             await pilot.pause()
             await pilot.press("o")
-            await wait_for(pilot, lambda mode=mode: app.current_mode == mode)
+            await wait_for(pilot, partial(lambda mode: app.current_mode == mode, mode))
 
 
 async def test_a_row_gone_above_the_cursor_leaves_it_on_the_row_the_person_read(box: Sandbox) -> None:
@@ -453,7 +454,7 @@ async def test_no_verdict_is_cut_in_any_table_at_120_or_80_columns(box: Sandbox)
                                    ("sessions", "owned")):
                 await goto(pilot, mode)
                 table = app.screen.query_one(f"#{table_id}", Table)
-                await wait_for(pilot, lambda table=table: table.row_count > 0)
+                await wait_for(pilot, partial(lambda table: table.row_count > 0, table))
                 column = table.columns[next(k for k in table.columns if k.value == "verdict")]
                 cells = [str(table.get_cell(key, "verdict")) for key in table.keys_in_order()]
                 assert max(len(cell) for cell in cells) <= column.width, (size, mode, column.width, cells)
@@ -511,13 +512,14 @@ async def test_a_row_marked_while_a_removal_runs_stays_marked_for_the_next(box: 
         holding.set()
         await pilot.press("y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and bool(app.screen.working))
+        outputs = cast(OutputsScreen, app.screen)
         assert table.move_to(f"gc:{copy}")
         await pilot.pause()
         await pilot.press("space")
-        assert app.screen.working
+        assert outputs.working
         holding.clear()
         go_on.set()
-        await wait_for(pilot, lambda: not app.screen.working and "freed" in work_text(app), timeout=60)
+        await wait_for(pilot, lambda: not outputs.working and "freed" in work_text(app), timeout=60)
         assert not build_cache.exists()
         assert app.store.marked == {f"gc:{copy}"}
         await pilot.press("d")
