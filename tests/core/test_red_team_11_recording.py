@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from app.core.bash_outputs import read_bash, read_command
-from tests.support import SandboxEnv, gc_entries, make_repo, recorded, run_hook, set_mtime
+from tests.core.test_red_team_10_recording import a_week_later
+from tests.support import SandboxEnv, gc_entries, make_repo, recorded, run_hook
 
 OLD = 8 * 86_400
 #: The call's window looks this far back (duration + the hook's slack + the clock's slack):
@@ -80,19 +81,6 @@ def run_and_record(command: str, cwd: Path, env: dict[str, str] | None = None, c
     out = bash(command, cwd, env, check)
     hook(command, out, cwd, int((time.monotonic() - start) * 1000) + 1)
     return out
-
-
-def a_week_later(sandbox: SandboxEnv, *paths: Path) -> None:
-    """The session ended a week ago: its records and the outputs' own mtimes are that old."""
-    import json
-
-    for file in (sandbox.state / "gc").glob("*.json"):
-        data = json.loads(file.read_text())
-        for entry in data.get("records", []):
-            entry["time"] -= OLD
-        file.write_text(json.dumps(data))
-    for path in paths:
-        set_mtime(path, OLD)
 
 
 # --- gh repo clone: git clone under another name ------------------------------------------------
