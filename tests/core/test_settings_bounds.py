@@ -48,7 +48,9 @@ def test_bounds_defaults_and_overrides(monkeypatch) -> None:
     }
 
 
-def test_infinite_or_nan_cleanup_period_is_ignored(sandbox: SandboxEnv) -> None:
-    for bad in ('{"cleanupPeriodDays": 1e999}', '{"cleanupPeriodDays": NaN}', '{"cleanupPeriodDays": -Infinity}'):
+def test_nan_or_negative_infinite_cleanup_period_is_ignored_and_infinite_keeps_everything(sandbox: SandboxEnv) -> None:
+    for bad in ('{"cleanupPeriodDays": NaN}', '{"cleanupPeriodDays": -Infinity}'):
         (sandbox.config / "settings.json").write_text(bad)
         assert settings.cleanup_period_days() == 30
+    (sandbox.config / "settings.json").write_text('{"cleanupPeriodDays": 1e999}')
+    assert settings.cleanup_period_days() == settings.MAX_CLEANUP_PERIOD_DAYS
