@@ -69,6 +69,7 @@ class OutputsScreen(ClaudettoScreen):
         self.sort_by = "size"
         self.reverse = False
         self.working = ""  # "remove" or "sweep" while a removal runs
+        self.said = ""  # the last removal's outcome: the work line keeps it while sizes are measured again
         self.roots: list[tuple[str, str]] = []
         self.shown_at = 0.0
         self.filled = False  # the first judgement and its sizes are in
@@ -157,7 +158,9 @@ class OutputsScreen(ClaudettoScreen):
         if self.working:
             return
         line = self.query_one(WorkLine)
-        if progress.running:
+        if self.said:
+            line.ended(self.said)  # what went and what was kept outweighs the new measure's progress
+        elif progress.running:
             line.running(f"measuring {progress.done}/{progress.total} ({progress.files:,} files) escape cancels",
                          progress.done, progress.total)
         elif progress.cancelled:
@@ -228,6 +231,7 @@ class OutputsScreen(ClaudettoScreen):
 
     def start_removal(self, marked: list[Verdict], pinned: dict[str, removals.Identity]) -> None:
         self.working = "remove"
+        self.said = ""
         self.store.cancel_measure()
         self.query_one(WorkLine).running(f"removing 0/{len(pinned)}", 0, len(pinned))
         self.remove_worker(marked, pinned)
@@ -267,6 +271,7 @@ class OutputsScreen(ClaudettoScreen):
             asked = {*worker.result.gone, *(path for path, _why in worker.result.not_removed)}
             rows = self.store.rows  # marks made while it ran, of other rows, stay for the next `d`
             self.store.marked = {k for k in self.store.marked if k in rows and rows[k].path not in asked}
+            self.said = line
             self.query_one(WorkLine).ended(line)
             self.notify(line, title=removals.outcome_title(worker.result, worker.name == "The sweep"),
                         severity="warning" if worker.result.not_removed else "information")
@@ -276,12 +281,14 @@ class OutputsScreen(ClaudettoScreen):
     def worker_failed(self, worker: Worker[Any]) -> None:
         if worker.group == "remove":
             self.working = ""
-            self.query_one(WorkLine).ended(f"{worker.name} failed: {worker.error}; nothing more was removed")
+            self.said = f"{worker.name} failed: {worker.error}; nothing more was removed"
+            self.query_one(WorkLine).ended(self.said)
             self.store.refresh()  # what did go, if anything, leaves the table
 
     def action_sweep(self) -> None:
         if self.may_remove():
             self.working = "sweep"
+            self.said = ""
             self.query_one(WorkLine).running("sweep: dry run…")
             self.plan_worker()
 
