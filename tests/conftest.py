@@ -133,10 +133,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     with its part of the long tests, not one worker get all of them in a row."""
     worker = getattr(config, "workerinput", None)
     cost = worker.get("claudetto_durations", {}) if worker is not None else _read_durations()
-    items.sort(key=lambda item: -cost.get(item.nodeid, 0.0))  # stable: the rest in file order
+    # A module whose tests share a module-scoped fixture (a day built once, a corpus) stays in
+    # one block, costed as a whole: scattered among the others, its fixture was built again at
+    # each return to the module (ten builds of 5 s where one does).
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_unit(item), []).append(item)
+    for members in units.values():
+        members.sort(key=lambda item: -cost.get(item.nodeid, 0.0))
+    ordered = sorted(units.values(), key=lambda members: -sum(cost.get(i.nodeid, 0.0) for i in members))
+    items[:] = [item for members in ordered for item in members]  # stable: the rest in file order
     workers = int(worker.get("workercount", 1)) if worker is not None else 1
     if workers > 1:
         items[:] = [item for share in range(workers) for item in items[share::workers]]
+
+
+def _unit(item: pytest.Item) -> str:
+    """The module's id when the test uses a fixture of module scope (or wider than the test,
+    narrower than the session), else the test's own."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info is not None else ()):
+        if defs and defs[-1].scope in ("module", "class", "package"):
+            return item.nodeid.split("::", 1)[0]
+    return item.nodeid
 
 
 @pytest.hookimpl(tryfirst=True)
