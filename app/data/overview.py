@@ -6,7 +6,7 @@ session's outputs grow (the store's samples). Plain functions over plain data.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from app.core.verdict import Verdict
@@ -33,6 +33,17 @@ def reclaimable_by_kind(verdicts: Iterable[Verdict], size_of: dict[str, int | No
         count, size = totals.get(verdict.kind, (0, 0))
         totals[verdict.kind] = (count + 1, size + (size_of.get(verdict.path) or 0))
     return sorted((KindTotal(k, c, s) for k, (c, s) in totals.items()), key=lambda t: (-t.size, t.kind))
+
+
+def biggest_items(verdicts: Iterable[Verdict], size: Callable[[Verdict], int | None], count: int) -> list[Verdict]:
+    """The `count` biggest paths, each once: a folder two rules judge (a worktree the GC recorded
+    is also a checkout) is one item, shown with a rule that keeps it when one does, as a removal
+    of it would end."""
+    ranked = sorted(verdicts, key=lambda v: (-(size(v) or 0), v.path, v.action == "remove"))
+    once: dict[str, Verdict] = {}
+    for verdict in ranked:
+        once.setdefault(verdict.path, verdict)
+    return list(once.values())[:count]
 
 
 def freed_days(per_day: dict[str, int], now: float, days: int = DAYS) -> list[tuple[str, int]]:

@@ -111,7 +111,7 @@ class OverviewScreen(ClaudettoScreen):
             f"Reclaimable now: {fmt.size(total)}" if store.judged else "Reclaimable now: judging…")
         self.query_one("#kinds", Table).sync(
             {k.kind: k for k in kinds}, lambda _key, k: [k.kind, f"{k.count:,}", fmt.size(k.size)])
-        biggest = sorted(store.rows.values(), key=lambda v: (-(store.size(v) or 0), v.path))[:BIGGEST]
+        biggest = overview.biggest_items(store.rows.values(), store.size, BIGGEST)
         table = self.query_one("#biggest", Table)
         table.sync({f"{v.rule}:{v.path}": (v, store.size(v)) for v in biggest}, self.biggest_cells)
         order = [f"{v.rule}:{v.path}" for v in biggest]
