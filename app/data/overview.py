@@ -39,11 +39,9 @@ def biggest_items(verdicts: Iterable[Verdict], size: Callable[[Verdict], int | N
     """The `count` biggest paths, each once: a folder two rules judge (a worktree the GC recorded
     is also a checkout) is one item, shown with a rule that keeps it when one does, as a removal
     of it would end."""
-    ranked = sorted(verdicts, key=lambda v: (-(size(v) or 0), v.path, v.action == "remove"))
-    once: dict[str, Verdict] = {}
-    for verdict in ranked:
-        once.setdefault(verdict.path, verdict)
-    return list(once.values())[:count]
+    from app.data.removals import one_per_path
+
+    return one_per_path(sorted(verdicts, key=lambda v: (-(size(v) or 0), v.path, v.action == "remove")))[:count]
 
 
 def freed_days(per_day: dict[str, int], now: float, days: int = DAYS) -> list[tuple[str, int]]:
