@@ -222,6 +222,8 @@ def lint_write(payload: dict[str, Any]) -> str | None:
     if folder is None or not path.lower().endswith(".md"):
         return None
     old = _current(path)
+    if old is not None:  # Claude's Edit reads a CRLF file as LF text and writes its endings back
+        old = old.replace("\r\n", "\n")
     new = _after(tool, tool_input, old, missing=old is None and not os.path.lexists(path))
     if new is None:
         return None
@@ -261,23 +263,38 @@ def _after(tool: object, tool_input: dict[str, Any], old: str | None, missing: b
             if text.strip():
                 return None
             text = after
-        elif before not in text:
+            continue
+        before = _as_in_file(before, text)
+        if before is None:
             return None
-        else:
-            text = text.replace(before, after) if edit.get("replace_all") is True else text.replace(before, after, 1)
+        text = text.replace(before, after) if edit.get("replace_all") is True else text.replace(before, after, 1)
     return text
+
+
+#: the typographic quotes Claude's Edit tool takes for straight ones when it looks for an old_string
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _as_in_file(before: str, text: str) -> str | None:
+    """The text of the file that an edit's `old_string` names, or None when the tool would
+    find none. Claude's Edit tool matches `'` and `"` against typographic quotes too (a memory
+    file pasted from a document holds “…”): such an edit lands, so it is judged, not let by."""
+    if before in text:
+        return before
+    at = text.translate(_STRAIGHT).find(before.translate(_STRAIGHT))
+    return text[at:at + len(before)] if at >= 0 else None
 
 
 def added_lines(old: str, new: str) -> list[tuple[int, str]]:
     """The lines of `new` (numbered from 1) that `old` does not have as often: what a write
     adds. A line kept as it was is never judged again, so a legacy file can still be fixed."""
     counts: dict[str, int] = {}
-    for line in old.split("\n"):
-        counts[line] = counts.get(line, 0) + 1
+    for line in old.split("\n"):  # a line is the same line whatever its ending (CRLF or LF)
+        counts[line.rstrip("\r")] = counts.get(line.rstrip("\r"), 0) + 1
     added = []
     for number, line in enumerate(new.split("\n"), start=1):
-        if counts.get(line, 0) > 0:
-            counts[line] -= 1
+        if counts.get(line.rstrip("\r"), 0) > 0:
+            counts[line.rstrip("\r")] -= 1
         else:
             added.append((number, line))
     return added

@@ -14,6 +14,8 @@ from app.core.memory_lint import frontmatter
 
 _FLYWAY_FILE = re.compile(r"^V(\d+(?:[._]\d+)*)__.+")
 _NUMBERED_FILE = re.compile(r"^(\d+)(?:[_-].*)?\.[A-Za-z]+$")
+#: Prisma keeps each migration as `migrations/<timestamp>_<name>/migration.sql`
+_NUMBERED_FOLDER = re.compile(r"^(\d+)_[\w-]+$")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ def migration_series(files: Iterable[str]) -> list[Series]:
             numbers = [int(n) for n in re.split(r"[._]", flyway.group(1))]
         else:
             numbered = _NUMBERED_FILE.match(name)
+            if numbered is None and name == "migration.sql":  # Prisma: one folder per migration
+                folder, _, name = folder.rpartition("/")
+                numbered = _NUMBERED_FOLDER.match(name)
             if numbered is None or not re.search(r"migrat|alembic", folder, re.IGNORECASE):
                 continue
             key = ("numbered", folder)
@@ -117,8 +122,7 @@ def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series]) -
     stale = []
     for claim in claims:
         candidates = [s for s in series if s.kind == claim.kind]
-        named = [s for s in candidates if any(re.search(rf"(?<![\w-]){re.escape(part)}(?![\w-])", claim.context, re.I)
-                                              for part in s.folder.split("/") if part.lower() not in _COMMON_FOLDERS)]
+        named = [s for s in candidates if _names_folder(claim.context, s.folder)]
         candidates = named or candidates
         if not candidates:
             continue
@@ -132,3 +136,12 @@ def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series]) -
             what = f"{same} already exists" if same else f"migrations up to {newest} exist"
             stale.append((claim, f"memory says the next migration is {claim.ref}, but {what}"))
     return stale
+
+
+def _names_folder(context: str, folder: str) -> bool:
+    """Whether a line names one migration folder: by a name of its own (`orders`), or by its
+    whole path (`db/migration`, which in a monorepo is no less a name for being common words)."""
+    if "/" in folder and re.search(rf"(?<![\w/.-]){re.escape(folder)}(?![\w-])", context):
+        return True
+    return any(re.search(rf"(?<![\w-]){re.escape(part)}(?![\w-])", context, re.I)
+               for part in folder.split("/") if part.lower() not in _COMMON_FOLDERS)

@@ -1,0 +1,123 @@
+"""Red team, round twelve: memory hygiene (seed 003) and the edit ledger (seed 000), both ways.
+
+Misses: an Edit of a CRLF memory file (Claude's Edit tool matches `old_string` against the
+text read as LF and writes the endings back) or of one holding typographic quotes (the tool
+takes `"` for `“`) landed unjudged, a relative date and a broken frontmatter with it; a
+Prisma migration folder (`migrations/<timestamp>_<name>/migration.sql`) was no migration, and
+a line naming a monorepo's root `db/migration` by its path could not single it out from the
+services' folders. What held is kept as tests too.
+
+The lint runs in-process where its reading of the edit is the point, and once through
+`python -P -m hooks` as Claude runs PreToolUse; the sweep's checks run in-process on one
+repository shared by the module (read only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import paths
+from app.core.memory_lint import lint_write
+from tests.core.test_memory import FRONT
+from tests.core.test_red_team_11_memory_ledger import findings
+from tests.support import SandboxEnv, make_repo, run_hook
+
+# --- the write lint: an Edit judged on the file as Claude's Edit tool changes it ---------------
+
+
+def memory_file(text: str, name: str = "notes.md") -> Path:
+    folder = paths.projects_dir() / "-home-u-shop" / "memory"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(text.encode())
+    return path
+
+
+def edit(path: Path, old: str, new: str, **extra: Any) -> str | None:
+    return lint_write({"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": "/", "tool_name": "Edit",
+                       "tool_input": {"file_path": str(path), "old_string": old, "new_string": new, **extra}})
+
+
+CRLF_FACTS = (FRONT + "- Build with make.\n- Deploy by hand.\n").replace("\n", "\r\n")
+
+
+def test_an_edit_across_lines_of_a_crlf_memory_file_is_judged(sandbox: SandboxEnv) -> None:
+    """The model's `old_string` has LF line breaks (it read the file through Claude's Read,
+    which shows LF); the file has CRLF. Claude's Edit tool matches on the LF text and lands
+    the edit: the lint let it by unjudged, a relative date and a broken frontmatter with it."""
+    path = memory_file(CRLF_FACTS)
+    reason = edit(path, "- Build with make.\n- Deploy by hand.", "- Build with make.\n- Deployed yesterday by hand.")
+    assert reason is not None and '"yesterday" (line 8)' in reason
+    reason = edit(path, "name: notes\ndescription: project notes\n", "name: notes\n")
+    assert reason is not None and "`description:` is missing or empty" in reason
+    # a legacy CRLF line is not judged again because the edit changed the one below it
+    path = memory_file(CRLF_FACTS.replace("by hand.", "by hand, fixed yesterday."))
+    assert edit(path, "- Build with make.\n", "- Build with make (2026-11-30).\n") is None
+    assert edit(path, "- Build with make.\n- Deploy", "- Build with ninja.\n- Deploy") is None
+
+
+def test_an_edit_naming_typographic_quotes_as_straight_ones_is_judged(sandbox: SandboxEnv) -> None:
+    """Claude's Edit tool finds `"fast"` in a file holding “fast” (a note pasted from a
+    document): the edit lands, so it is judged like any other."""
+    path = memory_file(FRONT + "- The \u201cfast\u201d path is the default.\n- Keep \u2018strict\u2019 mode on.\n")
+    reason = edit(path, '- The "fast" path is the default.', '- The "fast" path became the default last week.')
+    assert reason is not None and '"last week" (line 7)' in reason
+    assert edit(path, "Keep 'strict' mode on.", "Keep 'strict' mode on (since 2026-11-02).") is None
+    assert edit(path, '- The "slow" path', "- The path") is None  # not there: the tool fails, not the lint
+
+
+def test_the_hook_refuses_a_crlf_edit_as_claude_sends_it(sandbox: SandboxEnv) -> None:
+    path = memory_file(CRLF_FACTS)
+    payload = {"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": str(paths.home()),
+               "transcript_path": "/t", "tool_name": "MultiEdit", "tool_use_id": "t1",
+               "tool_input": {"file_path": str(path), "edits": [
+                   {"old_string": "- Build with make.\n- Deploy by hand.", "new_string": "- Deploy by hand."},
+                   {"old_string": "- Deploy by hand.", "new_string": "- Deploy by hand, as of today."}]}}
+    result = run_hook(payload)
+    assert result.returncode == 0 and result.stderr == b""
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert '"today" (line 7)' in output["permissionDecisionReason"]
+
+
+# --- the sweep: migration folders as monorepos keep them ----------------------------------------
+
+TREE = {
+    "db/migration/V27__accounts.sql": "create table accounts ();\n",
+    "db/migration/V27_1__fix_accounts.sql": "alter table accounts add column x int;\n",
+    "services/orders/src/main/resources/db/migration/V4__orders.sql": "create table orders ();\n",
+    "services/orders/src/main/resources/db/migration/V5__order_lines.sql": "create table order_lines ();\n",
+    "prisma/schema.prisma": "model User { id Int @id }\n",
+    "prisma/migrations/20240101120000_init/migration.sql": "create table users ();\n",
+    "prisma/migrations/20240301120000_add_posts/migration.sql": "create table posts ();\n",
+    "prisma/migrations/migration_lock.toml": 'provider = "postgresql"\n',
+}
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One repository for every sweep of the module: the checks only read it."""
+    return str(make_repo(tmp_path_factory.mktemp("r12") / "app", files=TREE))
+
+
+def test_a_prisma_migration_folder_is_a_numbered_migration(tree: str) -> None:
+    """Prisma keeps each migration as a folder holding `migration.sql`: "the latest is
+    `20240101120000_init`" went unchecked once `20240301120000_add_posts` was made."""
+    body = ("- The latest prisma migration is `20240101120000_init`.\n"
+            "- The latest prisma migration is `20240301120000_add_posts`.\n"      # true: silent
+            "- The next prisma migration will add comments.\n")                  # a plan, no number
+    assert findings(tree, body) == {1: [("stale_sequence", "20240101120000")]}
+
+
+def test_a_migration_folder_named_by_its_path_is_the_one_the_line_means(tree: str) -> None:
+    """`db/migration` is all common words, so the line could not single out the root folder
+    from a service's: the service's V5 (older than V26) kept every such claim silent."""
+    body = ("- The latest migration in `db/migration` is V26.\n"
+            "- The latest migration in db/migration is V27.\n"                   # V27_1 is newer
+            "- The latest migration in db/migration is V27_1.\n"                 # true: silent
+            "- The latest migration is V5 in services/orders/src/main/resources/db/migration.\n"
+            "- The latest db migration is V26.\n")                               # which one: silent
+    assert findings(tree, body) == {1: [("stale_sequence", "V26")], 2: [("stale_sequence", "V27")]}
