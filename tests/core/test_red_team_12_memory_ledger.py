@@ -1,6 +1,7 @@
 """Red team, round twelve: memory hygiene (seed 003) and the edit ledger (seed 000), both ways.
 
-Misses: an Edit of a CRLF memory file (Claude's Edit tool matches `old_string` against the
+Misses: a test named by its pytest node id (`tests/test_api.py::test_create`) was never
+checked, its file gone or the test renamed away (the `:` made it a pointer); an Edit of a CRLF memory file (Claude's Edit tool matches `old_string` against the
 text read as LF and writes the endings back) or of one holding typographic quotes (the tool
 takes `"` for `“`) landed unjudged, a relative date and a broken frontmatter with it; a
 Prisma migration folder (`migrations/<timestamp>_<name>/migration.sql`) was no migration, and
@@ -94,6 +95,7 @@ TREE = {
     "prisma/migrations/20240101120000_init/migration.sql": "create table users ();\n",
     "prisma/migrations/20240301120000_add_posts/migration.sql": "create table posts ();\n",
     "prisma/migrations/migration_lock.toml": 'provider = "postgresql"\n',
+    "tests/test_api.py": "class TestUsers:\n    def test_create(self):\n        pass\n",
 }
 
 
@@ -121,3 +123,16 @@ def test_a_migration_folder_named_by_its_path_is_the_one_the_line_means(tree: st
             "- The latest migration is V5 in services/orders/src/main/resources/db/migration.\n"
             "- The latest db migration is V26.\n")                               # which one: silent
     assert findings(tree, body) == {1: [("stale_sequence", "V26")], 2: [("stale_sequence", "V27")]}
+
+
+def test_a_test_named_by_its_node_id_is_checked_by_file_and_by_name(tree: str) -> None:
+    """Claude remembers flaky or slow tests by the node id pytest prints. The `:` made every
+    such token a pointer (`host:port`), so a test file deleted since, or a test renamed
+    away, stayed a confident memory."""
+    body = ("- `tests/test_api.py::TestUsers::test_create` is flaky on CI.\n"       # there: silent
+            "- `tests/test_api.py::test_create[sqlite]` is slow.\n"                 # a parameter: silent
+            "- `tests/test_billing.py::test_invoice` is flaky on CI.\n"              # the file is gone
+            "- `tests/test_api.py::test_delete_user` is flaky on CI.\n"              # the test is gone
+            "- `other/test_x.py::test_y` is theirs.\n")                              # a folder never had
+    assert findings(tree, body) == {3: [("vanished_artifact", "tests/test_billing.py::test_invoice")],
+                                    4: [("vanished_artifact", "tests/test_api.py::test_delete_user")]}

@@ -9,6 +9,7 @@ pointers, not facts about this tree: never checked.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -192,11 +193,33 @@ def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
         if _NEXT_WORD.search(prose):
             tokens = [t for t in tokens if not _MIGRATION_NAME.fullmatch(t.strip().rsplit("/", 1)[-1])]
         for token in tokens:
+            if _NODE_ID.fullmatch(token.strip()):
+                found.extend(_node_artifacts(fact.number, token.strip(), root))
+                continue
             kind_probe = artifact_of(token, root)
             if kind_probe is None and flag_line and _FLAG_NAME.fullmatch(token.strip()):
                 kind_probe = ("symbol", token.strip())
             if kind_probe is not None:
                 found.append(Artifact(fact.number, token.strip(), *kind_probe))
+    return found
+
+
+#: a test's node id as pytest prints it: `tests/test_api.py::TestUsers::test_create[sqlite]`
+_NODE_ID = re.compile(r"(?P<path>[\w./-]+\.\w+)::(?P<names>_*[A-Za-z]\w*(?:::_*[A-Za-z]\w*)*)(?:\[[^\]`]*\])?")
+
+
+def _node_artifacts(number: int, token: str, root: str) -> list[Artifact]:
+    """A node id names a file and a test in it: the file is checked as a path, and once it is
+    on disk, the test's own name as a symbol (a test renamed away is rot like a class)."""
+    match = _NODE_ID.fullmatch(token)
+    kind_probe = artifact_of(match.group("path"), root) if match else None
+    if match is None or kind_probe is None:
+        return []
+    found = [Artifact(number, token, *kind_probe)]
+    relative = kind_probe[1]
+    name = _symbol_part(match.group("names").rsplit("::", 1)[-1])
+    if name is not None and kind_probe[0] == "path" and os.path.lexists(os.path.join(root, relative)):
+        found.append(Artifact(number, token, "symbol", name))
     return found
 
 
