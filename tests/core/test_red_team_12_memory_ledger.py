@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from app.core import paths
+from app.core.memory import SupersedeRefused, check_texts, supersede
 from app.core.memory_lint import lint_write
 from tests.core.test_memory import FRONT
 from tests.core.test_red_team_11_memory_ledger import findings
@@ -136,3 +137,19 @@ def test_a_test_named_by_its_node_id_is_checked_by_file_and_by_name(tree: str) -
             "- `other/test_x.py::test_y` is theirs.\n")                              # a folder never had
     assert findings(tree, body) == {3: [("vanished_artifact", "tests/test_billing.py::test_invoice")],
                                     4: [("vanished_artifact", "tests/test_api.py::test_delete_user")]}
+
+
+def test_a_correction_that_opens_a_comment_it_never_closes_is_refused(tree: str, sandbox: SandboxEnv) -> None:
+    """`<!--` in a correction made every later line of the file a comment: each fact below
+    it silenced for good (and hidden from a rendered view), a rot finding among them."""
+    path = memory_file(FRONT + "- The router is `src/legacy_router.py`.\n- The worker is `src/worker.py`.\n")
+    before = path.read_bytes()
+    assert [(f.line, f.token) for f in check_texts({"notes.md": before.decode()}, tree, "")] == [
+        (7, "src/legacy_router.py"), (8, "src/worker.py")]
+    for text in ("see the router <!-- TODO", "a <!-- b --> c <!-- d"):
+        with pytest.raises(SupersedeRefused, match="opens an HTML comment"):
+            supersede(str(path), 7, text)
+    assert path.read_bytes() == before
+    supersede(str(path), 7, "there is no router any more <!-- checked 2026-11-30 -->")
+    assert [(f.line, f.token) for f in check_texts({"notes.md": path.read_text()}, tree, "")] == [
+        (9, "src/worker.py")]

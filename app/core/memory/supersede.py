@@ -101,6 +101,9 @@ def _correction_text(correction: str) -> str:
     if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in text):
         raise SupersedeRefused("the correction holds a control character or a byte that is not UTF-8; "
                                "nothing changed (give it as plain text)")
+    if text.rfind("<!--") > text.rfind("-->"):  # every line below would be a comment: unseen, never swept
+        raise SupersedeRefused("the correction opens an HTML comment (`<!--`) it does not close, which would hide "
+                               "every line below it; nothing changed (close it with `-->` or leave it out)")
     if len(text) > CORRECTION_MAX:
         raise SupersedeRefused(f"the correction is {len(text)} characters, over {CORRECTION_MAX}: it is one line "
                                "below the struck one; nothing changed (put the detail in a topic file)")
