@@ -153,3 +153,16 @@ def test_a_correction_that_opens_a_comment_it_never_closes_is_refused(tree: str,
     supersede(str(path), 7, "there is no router any more <!-- checked 2026-11-30 -->")
     assert [(f.line, f.token) for f in check_texts({"notes.md": path.read_text()}, tree, "")] == [
         (9, "src/worker.py")]
+
+
+def test_a_comment_opener_inside_inline_code_hides_nothing(tree: str, sandbox: SandboxEnv) -> None:
+    body = ("- Templates mark each slot with `<!--` and `-->` markers.\n"
+            "- The router is `src/legacy_router.py`.\n"
+            "- Slots are written `<!-- slot -->`; <!-- a note of several lines\n"
+            "`src/in_a_note.py`\n"                                              # inside the note: silent
+            "--> the worker is `src/worker.py`.\n")
+    assert findings(tree, body) == {2: [("vanished_artifact", "src/legacy_router.py")],
+                                    5: [("vanished_artifact", "src/worker.py")]}
+    path = memory_file(FRONT + body)
+    supersede(str(path), 8, "routing moved to `app/routes.py`, marked with `<!--` slots")
+    assert "Correction (" in path.read_text().split("\n")[8]

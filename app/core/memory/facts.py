@@ -120,6 +120,11 @@ def fact_lines(text: str) -> list[FactLine]:
     return facts
 
 
+def opens_comment(line: str) -> bool:
+    """Whether `line` opens an HTML comment it does not close: every line below it is a note."""
+    return _outside_comment(line, False)[1]
+
+
 def _outside_comment(line: str, in_comment: bool) -> tuple[str, bool]:
     """The part of `line` outside HTML comments, and whether a comment runs on past it: a
     comment of several lines is a note as much as one on a single line."""
@@ -128,9 +133,18 @@ def _outside_comment(line: str, in_comment: bool) -> tuple[str, bool]:
         if end < 0:
             return "", True
         line = line[end + 3:]
-    line = _COMMENT.sub(" ", line)
-    start = line.find("<!--")
-    return (line, False) if start < 0 else (line[:start], True)
+    # `<!--` inside inline code is text, as Markdown reads it: "`<!--` marks a slot" opens no
+    # comment (taken for one, it silenced every fact below it)
+    code = CODE_SPAN.sub(lambda m: "`" * len(m.group(0)), line)
+    kept, at = [], 0
+    while (start := code.find("<!--", at)) >= 0:
+        kept.append(line[at:start])
+        end = line.find("-->", start + 4)
+        if end < 0:
+            return " ".join(kept), True
+        at = end + 3
+    kept.append(line[at:])
+    return " ".join(kept), False
 
 
 _INDENTED = re.compile(r"(?: {4}|\t| {0,3}\t)(?!\s*(?:[-*+]|\d+[.)])\s)")

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.core import paths
+from app.core.memory.facts import opens_comment
 from app.core.memory.strike import NotStruck, struck_line
 from app.core.memory_lint import (
     INDEX_LINE_MAX,
@@ -101,7 +102,7 @@ def _correction_text(correction: str) -> str:
     if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in text):
         raise SupersedeRefused("the correction holds a control character or a byte that is not UTF-8; "
                                "nothing changed (give it as plain text)")
-    if text.rfind("<!--") > text.rfind("-->"):  # every line below would be a comment: unseen, never swept
+    if opens_comment(text):  # every line below would be a comment: unseen, never swept
         raise SupersedeRefused("the correction opens an HTML comment (`<!--`) it does not close, which would hide "
                                "every line below it; nothing changed (close it with `-->` or leave it out)")
     if len(text) > CORRECTION_MAX:
