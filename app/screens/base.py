@@ -20,7 +20,7 @@ from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer
 from textual.worker import Worker, WorkerState
 
@@ -46,6 +46,7 @@ class ClaudettoScreen(Screen[None]):
     TABLE: ClassVar[TablePlan | None] = None
     DETAIL: ClassVar[DetailPlan | None] = None
     fitted: Fit  # the columns chosen for the current width
+    held: tuple[ModalScreen[Any], Any] | None = None  # a question waiting for this screen to be shown
 
     def compose(self) -> ComposeResult:
         """The header, the table between what the screen puts above and below it, the
@@ -142,6 +143,25 @@ class ClaudettoScreen(Screen[None]):
                timeout: float | None = None, markup: bool = False) -> None:
         """As the app's: what a screen says is never read as markup (it names paths)."""
         self.app.notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def ask(self, modal: ModalScreen[Any], answered: Any, what: str) -> None:
+        """Ask `modal` on this screen. A question that comes from a worker (a dry run takes
+        seconds) while the person is on another screen waits for this one: pushed there, it
+        came up on top of whatever they were doing, and a `y` meant for that screen's own
+        question answered it. `what` names it in the note that says where it waits."""
+        if self.app.screen is self:
+            self.app.push_screen(modal, answered)
+            return
+        self.held = (modal, answered)
+        tab = next(((key, title) for key, mode, title in self.claudetto.tabs if mode == self.mode), None)
+        where = f"{tab[1]} ({tab[0]})" if tab else "its screen"
+        self.notify(f"{what} is ready: its question waits on {where}.")
+
+    @on(events.ScreenResume)
+    def ask_held(self) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            self.app.push_screen(*held)
 
     def refuse_read_only(self) -> bool:
         """True (and says why) when the app runs with --read-only."""

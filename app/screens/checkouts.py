@@ -301,7 +301,7 @@ class CheckoutsScreen(ClaudettoScreen):
                 self.release_worker(plan.path, False, frozenset(v.path for v in goes))
 
         title = f"{'Finish the release of' if cut else 'Release'} {name} ({fmt.size(plan.freed)})?"
-        self.app.push_screen(ConfirmModal(title, "\n".join(lines), yes="Release"), answered)
+        self.ask(ConfirmModal(title, "\n".join(lines), yes="Release"), answered, f"The release plan of {name}")
 
     # --- removal ----------------------------------------------------------------------------
 

@@ -315,4 +315,4 @@ class MemoryScreen(ClaudettoScreen):
                 self.index_worker(os.path.join(os.path.dirname(added.index), added.topic), dry_run=False,
                                   seen=added.seen, shown=added.line)
 
-        self.app.push_screen(ConfirmModal("Add this line to MEMORY.md?", body, yes="Add"), answered)
+        self.ask(ConfirmModal("Add this line to MEMORY.md?", body, yes="Add"), answered, "The index line to add")

@@ -308,8 +308,8 @@ class OutputsScreen(ClaudettoScreen):
                 self.query_one(WorkLine).running("sweeping…")
                 self.sweep_worker(plan)
 
-        self.app.push_screen(ConfirmModal(f"Full sweep (dry run): {len(plan.items)} to remove, "
-                                          f"{fmt.size(plan.total)}", body, yes="Sweep"), answered)
+        self.ask(ConfirmModal(f"Full sweep (dry run): {len(plan.items)} to remove, {fmt.size(plan.total)}", body,
+                              yes="Sweep"), answered, "The sweep's dry run")
 
     # --- filter, sort, browse --------------------------------------------------------------
 

@@ -1,0 +1,133 @@
+"""Red team, round twelve, on the dashboard as a person uses it: a question is asked on the
+screen whose key asked it, never on the one the person went to meanwhile (where a `y` meant
+for something else would answer it). Real sandbox, real git, real processes, the pilot."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from app.core.outputs import Judged, judge
+from app.sandbox import Sandbox
+from app.screens.checkouts import CheckoutsScreen
+from app.screens.confirm import ConfirmModal
+from app.screens.outputs import OutputsScreen
+from app.tui import ClaudettoApp
+from app.widgets.table import Table
+from tests.tui.conftest import goto, notes, settle, wait_for
+
+SIZE = (120, 36)
+
+
+class Gate:
+    """A judge that waits while the gate is shut: the sweep's dry run (or any judgement) takes
+    as long as the test says, as a real one takes seconds over many worktrees."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self.open.set()
+        self.waiting = threading.Event()
+
+    def shut(self) -> None:
+        self.open.clear()
+        self.waiting.clear()
+
+    def __call__(self) -> Judged:
+        if not self.open.is_set():
+            self.waiting.set()
+            self.open.wait(30)
+        return judge()
+
+
+def make_app(box: Sandbox, gate: Gate | None = None) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2, judge_outputs=gate)
+
+
+async def test_the_sweeps_question_waits_for_the_outputs_screen_and_a_y_elsewhere_sweeps_nothing(
+        box: Sandbox) -> None:
+    """`s` on Outputs starts the dry run (seconds on a real machine). The person goes to
+    Checkouts meanwhile and types there. The dry run's question came up on Checkouts, on top
+    of whatever the person was doing: a `y` meant for Checkouts' own question swept every
+    output the dry run listed, unseen. It waits for Outputs instead (a note says so), and is
+    asked there, whole, when the person comes back."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    gate = Gate()
+    app = make_app(box, gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        outputs = app.screen
+        assert isinstance(outputs, OutputsScreen)
+        gate.shut()
+        await pilot.press("s")
+        await wait_for(pilot, gate.waiting.is_set)
+        await goto(pilot, "checkouts")
+        await wait_for(pilot, lambda: app.screen.query_one("#checkouts", Table).row_count > 0)
+        gate.open.set()
+        await wait_for(pilot, lambda: not outputs.working)
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, CheckoutsScreen), type(app.screen)
+        await pilot.press("y")
+        await pilot.pause(0.2)
+        assert build_cache.exists()
+        assert any("dry run" in note and "Outputs" in note for note in notes(app)), notes(app)
+        await goto(pilot, "outputs")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "Full sweep" in app.screen.title_text
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is outputs
+    assert build_cache.exists()
+
+
+async def test_a_release_plan_ready_after_the_person_left_checkouts_asks_there_on_return(
+        box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`r` on bold-oak measures what a release would delete (node_modules: seconds when it is
+    big); the person goes to Outputs meanwhile, marks a row and presses `d` and `y` there.
+    Their `y` is for their own question, never for the release that came up in between."""
+    import app.core.release as release
+
+    gate = Gate()
+    real = release.release_checkout
+
+    def slow(path: str, *args: Any, **kwargs: Any) -> Any:
+        gate()
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(release, "release_checkout", slow)
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        table = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        checkouts = app.screen
+        assert table.move_to(str(checkout))
+        await pilot.pause()
+        gate.shut()
+        await pilot.press("r")
+        await wait_for(pilot, gate.waiting.is_set)
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        rows = app.screen.query_one("#outputs", Table)
+        assert rows.move_to(f"gc:{build_cache}")
+        await pilot.pause()
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        gate.open.set()
+        await wait_for(pilot, lambda: checkouts.held is not None)
+        assert "Remove 1 marked" in app.screen.title_text
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and not build_cache.exists())
+        assert (checkout / "node_modules").is_dir()
+        await goto(pilot, "checkouts")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert app.screen.title_text.startswith("Release bold-oak-a3f2")
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is checkouts
+    assert (checkout / "node_modules").is_dir()
