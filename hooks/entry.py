@@ -83,6 +83,7 @@ def run() -> None:
     import gc
 
     gc.disable()
+    own_app()
     if sys.flags.no_site:
         add_site_packages()
     finder = Cached.install()
@@ -90,6 +91,32 @@ def run() -> None:
     if finder is not None:
         finder.refresh()
     sys.exit(code)
+
+
+def own_app() -> None:
+    """`app` imported from claudetto's own folder, whatever PYTHONPATH names first.
+
+    `python -P -m hooks` (the contract's entry, and older settings entries) keeps the current
+    folder out but not PYTHONPATH, and a `.` there is common in a user's shell profile: a
+    project's own `app/` package would be imported instead of claudetto's, running the
+    project's code, and every hook would do nothing (no ledger entry, no record) without a
+    word. Once `app` is claudetto's, its submodules are found through its own `__path__`.
+    Free where it cannot happen: under `-I` (the entry setup writes) PYTHONPATH is ignored."""
+    if sys.flags.ignore_environment or "app" in sys.modules:
+        return
+    import os
+
+    here = globals().get("__file__")
+    if not os.environ.get("PYTHONPATH") or not isinstance(here, str):
+        return
+    root = os.path.dirname(os.path.dirname(os.path.abspath(here)))
+    sys.path.insert(0, root)
+    try:
+        import app  # noqa: F401 - bound in sys.modules before anything imports it from the path
+    except ImportError:
+        pass  # not beside hooks/ (an unusual layout): the path decides, as before
+    finally:
+        sys.path.remove(root)
 
 
 def stamp(st: "os.stat_result") -> tuple[int, int, int, int]:
