@@ -1,15 +1,13 @@
 """The session-start cleanup: probe folders, session folders, claudetto's gate logs and
-worktrees, each by its rule.
-
-The temp-folder rules are app/core/temp_folders.py; the worktree rules app/core/worktrees.py
+worktrees, each by its rule. The temp-folder rules are app/core/temp_folders.py; the worktree rules app/core/worktrees.py
 (five conditions). This module runs them and removes: one process, one deadline
 (SWEEP_TIMEOUT_MS), looked at between items; an item once started is finished with its
 journal line, and what was not reached stays as it was (`timed_out`). Folders and gate logs
 go through `removal.remove`; worktrees through `worktrees.remove_worktree`. At the moment of
 each removal the folder is looked at again (app/core/cleanup_guard.py: modified since it was
 judged, a session that started meanwhile, a process in it), and a folder holding unique git
-work (app/core/unique_work.py) is kept whatever its age. While a running session's file cannot be read, nothing a session may hold is removed
-(`in_use`): only probe folders go.
+work (app/core/unique_work.py) is kept whatever its age. While a running session's file
+cannot be read, nothing a session may hold is removed (`in_use`): only probe folders go.
 """
 
 from __future__ import annotations
@@ -91,6 +89,7 @@ class _Run:
         # one mount table for every measure of the run (the removal reads its own anew)
         self.mounts = mount_points()
         self.timed_out = False
+        self.cut_short = False  # an item left unmeasured within its share of the time
 
     def out_of_time(self) -> bool:
         if not self.timed_out and time.monotonic() >= self.deadline:
@@ -107,11 +106,16 @@ class _Run:
             worktrees_kept=[item for part in parts for item in part.kept],
             unknown_kept=sum(part.unknown for part in parts),
             verdicts=[v for part in parts for v in part.verdicts],
-            timed_out=self.timed_out, **counts,
+            timed_out=self.timed_out or self.cut_short, **counts,
         )
 
 
 # --- acting -------------------------------------------------------------------------------
+
+
+#: Of the time left, what a measure leaves to the items after it (at most half): one folder too
+#: slow to measure (thousands of folders deep) took all of it each time, and nothing after it went.
+RESERVE_S = 5.0
 
 
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
@@ -119,22 +123,28 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
     stats overlap the removal's unlinks); stops between items at the deadline. A dry run,
     with no removal to overlap, measures all at once on two readers (`scan_many`). A real run
     measures one ahead only: the repositories a measure finds are what the removal's last
-    check judges, so a measure stays as close to its removal as it can."""
+    check judges, so a measure stays as close to its removal as it can; one not done within
+    its share (`RESERVE_S`) leaves its item as it was (`timed_out`), and the next goes on."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def measure(batch: list[Verdict]) -> list[TreeSize]:
-        return scan_many([v.path for v in batch], budget_s=run.left_s(), mounts=run.mounts)
+    def measure(batch: list[Verdict], last: bool) -> list[TreeSize]:
+        left = run.left_s()
+        return scan_many([v.path for v in batch], budget_s=left if last else left - min(left / 2, RESERVE_S),
+                         mounts=run.mounts)
 
     batches = [items] if run.dry_run and items else [[item] for item in items]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
-        ahead = [pool.submit(measure, batch) for batch in batches[:1]]
+        ahead = [pool.submit(measure, batch, len(batches) == 1) for batch in batches[:1]]
         for i, batch in enumerate(batches):
             sizes = ahead.pop().result()
-            ahead += [pool.submit(measure, later) for later in batches[i + 1:i + 2]]
+            ahead += [pool.submit(measure, later, i + 2 == len(batches)) for later in batches[i + 1:i + 2]]
             for verdict, size in zip(batch, sizes, strict=True):
-                if run.out_of_time() or size.partial:  # the budget ran out: not started
+                if run.out_of_time() or (size.partial and run.dry_run):  # the budget ran out: not started
                     run.timed_out = True
                     break
+                if size.partial:  # not measured in its share: left as it was, the next one goes on
+                    run.cut_short = True
+                    continue
                 _remove_temp(run, tally, verdict, size)
             if run.timed_out:
                 break

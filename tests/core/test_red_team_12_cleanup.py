@@ -1,0 +1,93 @@
+"""Red team, round twelve: the session-start cleanup, liveness and the removal core.
+
+Found and fixed: one old session folder too slow to measure within the sweep's budget (a
+tree hundreds of folders deep past PATH_MAX, which the measuring walk reopens from the top
+at every folder) took all of SWEEP_TIMEOUT_MS at every cleanup, and every folder and gate
+log judged after it stayed for ever. A measure now leaves the items after it their share.
+
+Found, not fixed here (the measuring walk is app/core/scan_walk.py): such a folder itself is
+still never removed (xfail below).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from app.core import hygiene, paths
+from tests.support import SandboxEnv, set_mtime
+
+DAY = 86_400
+#: sorted first among the project folder's sessions, so it is measured before the others
+DEEP_ID = "00000000-0000-4000-8000-000000000000"
+LATER_ID = "ffffffff-0000-4000-8000-000000000000"
+LOG_ID = "11111111-0000-4000-8000-000000000000"
+LEVELS = 800  # of 255-byte names: ~200 KB of path, fifty times PATH_MAX
+LINKS = 5  # per level: entries that make the measuring walk look at the clock often enough
+
+
+def _deep_tree(top: Path, source: Path) -> Path:
+    """`top` holding a chain of LEVELS folders of 255-byte names (what a recursive copy into
+    itself leaves), each with LINKS hard links to `source` (cheap to make where a new file
+    is not; the links count of `source` then tells whether any of them went). Returns `top`."""
+    top.mkdir(parents=True)
+    source.write_bytes(b"s")
+    src = os.open(source.parent, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i in range(LEVELS):
+            name = f"{i:05d}" + "x" * 250
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            for k in range(LINKS):
+                os.link(source.name, f"f{k}", src_dir_fd=src, dst_dir_fd=fd)
+    finally:
+        os.close(fd)
+        os.close(src)
+    return top
+
+
+class Scene:
+    """An ended session's deep folder (sorted first), another ended session's plain folder
+    and an old gate log: all 31 days old."""
+
+    def __init__(self, sandbox: SandboxEnv) -> None:
+        project = sandbox.claude_tmp / "-home-me-proj"
+        self.source = sandbox.root / "source"
+        self.deep = _deep_tree(project / DEEP_ID, self.source)
+        self.later = project / LATER_ID
+        (self.later / "tasks").mkdir(parents=True)
+        (self.later / "tasks" / "b1.output").write_bytes(b"o" * 5000)
+        logs = paths.log_root() / "-home-me-proj"
+        logs.mkdir(parents=True)
+        self.log = logs / f"{LOG_ID}.log"
+        self.log.write_text("CLEANED folders=0 bytes=0 files=0 worktrees=0 probes=0\n")
+        for path in (self.later / "tasks" / "b1.output", self.later / "tasks", self.later, self.log, self.deep):
+            set_mtime(path, 31 * DAY)
+
+
+@pytest.fixture
+def scene(sandbox: SandboxEnv) -> Scene:
+    return Scene(sandbox)
+
+
+def test_a_folder_too_slow_to_measure_leaves_the_folders_and_logs_after_it_to_go(scene: Scene) -> None:
+    """Before: the deep folder's measure took the whole budget (it came back cut short, and
+    the cleanup stopped there), at every cleanup: the later folder and the log never went."""
+    report = hygiene.run_cleanup([], timeout_ms=2000)
+    assert not scene.later.exists() and not scene.log.exists()
+    assert (report.folders, report.files) == (1, 2)  # the later folder (its output) and the log
+    if scene.deep.exists():  # not measured in its share: whole, and the report says it stopped
+        assert report.timed_out and scene.source.stat().st_nlink == 1 + LEVELS * LINKS
+
+
+@pytest.mark.xfail(strict=True, reason="app/core/scan_walk.open_long reopens every folder past PATH_MAX from the "
+                   "top (quadratic in the depth), and looks at the clock every 512 entries only: not this "
+                   "round's file; see the round's report for the change")
+def test_a_deep_old_session_folder_goes_within_the_sweeps_budget(scene: Scene) -> None:
+    report = hygiene.run_cleanup([], timeout_ms=2000)
+    assert not scene.deep.exists() and not report.timed_out
