@@ -166,3 +166,19 @@ def test_a_comment_opener_inside_inline_code_hides_nothing(tree: str, sandbox: S
     path = memory_file(FRONT + body)
     supersede(str(path), 8, "routing moved to `app/routes.py`, marked with `<!--` slots")
     assert "Correction (" in path.read_text().split("\n")[8]
+
+
+def test_a_strike_mark_inside_inline_code_is_text_for_the_sweep_and_for_supersede(tree: str,
+                                                                                 sandbox: SandboxEnv) -> None:
+    body = ("- Struck facts are written `~~` around the text; the router is `src/legacy_router.py`.\n"
+            "- `a~~b` is a literal; ~~the old worker `src/old_worker.py`~~ the worker is `src/worker.py`.\n")
+    assert findings(tree, body) == {1: [("vanished_artifact", "src/legacy_router.py")],
+                                    2: [("vanished_artifact", "src/worker.py")]}
+    path = memory_file(FRONT + body)
+    supersede(str(path), 7, "the router is gone")
+    supersede(str(path), 9, "the worker is gone", expect=body.split("\n")[1])  # moved by the first
+    lines = path.read_text().split("\n")
+    assert lines[6] == "- ~~Struck facts are written `~~` around the text; the router is `src/legacy_router.py`.~~"
+    assert lines[8] == ("- ~~`a~~b` is a literal;~~ ~~the old worker `src/old_worker.py`~~ "
+                        "~~the worker is `src/worker.py`.~~")
+    assert check_texts({"notes.md": path.read_text()}, tree, "") == []

@@ -49,7 +49,6 @@ _PHRASE = re.compile("(?<= )(?:" + "|".join(map(re.escape, _PHRASE_KINDS)) + ")(
 _NOT_WORD = re.compile(r"[^a-z0-9'.-]+")
 URL = re.compile(r"[a-z][a-z0-9+.-]*://|\bwww\.", re.IGNORECASE)
 _STRUCK = re.compile(r"~~.*?~~")
-_COMMENT = re.compile(r"<!--.*?-->")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 
 
@@ -109,15 +108,31 @@ def fact_lines(text: str) -> list[FactLine]:
             continue
         if example_level:
             continue
-        line = _COMMENT.sub(" ", _STRUCK.sub(" ", line))
-        if "~~" in line:
+        unstruck = _unstruck(line)
+        if unstruck is None:
             continue
+        line = unstruck
         if line.strip():
             marks = line_marks(CODE_SPAN.sub(" ", line))
             if URL.search(line):
                 marks |= {"url"}
             facts.append(FactLine(number, line, marks))
     return facts
+
+
+def _unstruck(line: str) -> str | None:
+    """`line` with its struck spans cut out, or None when a strike runs on past its end. A
+    `~~` inside inline code is text (`` `~~` marks a strike ``): taken for a strike, it
+    silenced the line, or struck the wrong part of it."""
+    code = CODE_SPAN.sub(lambda m: "`" * len(m.group(0)), line)
+    kept, at = [], 0
+    for struck in _STRUCK.finditer(code):
+        kept.append(line[at:struck.start()])
+        at = struck.end()
+    if "~~" in code[at:]:
+        return None
+    kept.append(line[at:])
+    return " ".join(kept)
 
 
 def opens_comment(line: str) -> bool:

@@ -18,6 +18,7 @@ class NotStruck(Exception):
 
 LEAD = re.compile(r"(\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?)(#{1,6}\s+)?")
 _STRUCK = re.compile(r"(~~.*?~~)")
+_CODE = re.compile(r"(`+)(.+?)\1")
 #: a table's cell separator: a `|` outside inline code and not escaped (`\|`)
 _SEPARATOR = re.compile(r"(`+).*?\1|\\.|(\|)")
 _DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
@@ -42,8 +43,8 @@ def struck_text(rest: str) -> str | None:
     """`rest` struck through: each run of text not struck yet wrapped in `~~`, the struck
     runs and the blanks around the text kept; None when nothing is left to strike, or a
     `~~` is left open (where the strike ends cannot be told)."""
-    parts = _STRUCK.split(rest)
-    if "~~" in "".join(parts[0::2]):
+    parts = _struck_parts(rest)
+    if any("~~" in _CODE.sub(" ", part) for part in parts[0::2]):
         return None
     out = []
     for at, part in enumerate(parts):
@@ -55,6 +56,17 @@ def struck_text(rest: str) -> str | None:
         out.append(f"{part[:start]}~~{text}~~{part[start + len(text):]}")
     struck = "".join(out)
     return struck if struck != rest else None
+
+
+def _struck_parts(rest: str) -> list[str]:
+    """`rest` split as `_STRUCK.split` splits it (text, struck, text, ...), but a `~~` inside
+    inline code is text (`` `~~` ``), as the sweep reads it: no strike starts or ends there."""
+    code = _CODE.sub(lambda m: "`" * len(m.group(0)), rest)
+    parts, at = [], 0
+    for struck in _STRUCK.finditer(code):
+        parts += [rest[at:struck.start()], rest[struck.start():struck.end()]]
+        at = struck.end()
+    return [*parts, rest[at:]]
 
 
 def _struck_row(body: str, following: str | None, date: str, text: str) -> tuple[str, str]:
