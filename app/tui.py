@@ -50,7 +50,8 @@ class ClaudettoApp(App[None]):
     DEFAULT_MODE = "overview"
     COMMANDS = App.COMMANDS | {KeyCommands, SessionCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit", tooltip="Leave claudetto"),
+        # ctrl+c too, a terminal's reflex: Textual's own only said "Press [b]ctrl+q[/b]", markup and all
+        Binding("q,ctrl+c", "quit", "Quit", key_display="q", id="quit", tooltip="Leave claudetto"),
         Binding("question_mark", "help", "Help", key_display="?", id="help", tooltip="Every key and what it does"),
         *(Binding(key, f"switch_mode('{mode}')", title, show=False, id=mode, tooltip=what)
           for key, mode, _screen, title, what in SCREENS),

@@ -131,3 +131,17 @@ async def test_a_release_plan_ready_after_the_person_left_checkouts_asks_there_o
         await pilot.pause()
         assert app.screen is checkouts
     assert (checkout / "node_modules").is_dir()
+
+
+async def test_ctrl_c_leaves_the_dashboard_as_q_does(box: Sandbox) -> None:
+    """The terminal's reflex to leave: Textual's own ctrl+c stayed and said `Press
+    [b]ctrl+q[/b] to quit the app`, its markup shown as text (every notification is text
+    here). It ends the dashboard as `q` does (the demo's sandbox goes with it)."""
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.return_code is not None)
+        said = notes(app)
+    assert app.return_code == 0
+    assert not any("[b]" in note for note in said), said
