@@ -1,6 +1,7 @@
 """Red team, round twelve: memory hygiene (seed 003) and the edit ledger (seed 000), both ways.
 
-Misses: a test named by its pytest node id (`tests/test_api.py::test_create`) was never
+Misses: pins only a requirements file taken in by `-r`/`-c` states (`-r dev.txt`: a name
+no requirements file has) were never read; a test named by its pytest node id (`tests/test_api.py::test_create`) was never
 checked, its file gone or the test renamed away (the `:` made it a pointer); an Edit of a CRLF memory file (Claude's Edit tool matches `old_string` against the
 text read as LF and writes the endings back) or of one holding typographic quotes (the tool
 takes `"` for `“`) landed unjudged, a relative date and a broken frontmatter with it; a
@@ -97,6 +98,12 @@ TREE = {
     "prisma/migrations/20240301120000_add_posts/migration.sql": "create table posts ();\n",
     "prisma/migrations/migration_lock.toml": 'provider = "postgresql"\n',
     "tests/test_api.py": "class TestUsers:\n    def test_create(self):\n        pass\n",
+    "requirements.txt": "-r deps/dev.txt\n--requirement=deps/../lint.txt\nrequests==2.31.0\n",
+    "deps/dev.txt": "-c ../pins.txt\npytest==8.1.1\n",
+    "lint.txt": "ruff==0.4.4\n",
+    "pins.txt": "urllib3<2\n",
+    "node_modules/x/requirements.txt": "-r ../../ignored.txt\n",
+    "ignored.txt": "ruff==0.3.0\n",                      # taken in only from node_modules: not read
 }
 
 
@@ -182,3 +189,16 @@ def test_a_strike_mark_inside_inline_code_is_text_for_the_sweep_and_for_supersed
     assert lines[8] == ("- ~~`a~~b` is a literal;~~ ~~the old worker `src/old_worker.py`~~ "
                         "~~the worker is `src/worker.py`.~~")
     assert check_texts({"notes.md": path.read_text()}, tree, "") == []
+
+
+def test_a_requirements_file_taken_in_by_another_states_the_builds_pins(tree: str) -> None:
+    """`-r deps/dev.txt` in requirements.txt: pip installs what dev.txt pins, but only files
+    named like requirements were read, so its pins never contradicted a memory."""
+    body = ("- pytest 7.4.4 runs the tests.\n"          # deps/dev.txt
+            "- ruff 0.3.0 lints.\n"                       # lint.txt, by the long form
+            "- urllib3 2.2.1 pools connections.\n"        # pins.txt, a constraint of dev.txt
+            "- pytest 8.1.1 runs the tests.\n"            # as the build says: silent
+            "- requests 2.31.0 fetches.\n")
+    assert findings(tree, body) == {1: [("stale_version_pin", "pytest 7.4.4")],
+                                    2: [("stale_version_pin", "ruff 0.3.0")],
+                                    3: [("stale_version_pin", "urllib3 2.2.1")]}

@@ -11,6 +11,7 @@ spec it cannot read is left out, as `pins` does.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 
@@ -34,6 +35,20 @@ def is_requirements(relative: str) -> bool:
     if not dot or ext not in ("txt", "in") or stem.lower() in ("readme", "license", "notes"):
         return False
     return "requirements" in stem or stem.startswith("constraints") or folder.rsplit("/", 1)[-1] == "requirements"
+
+
+def requirement_includes(relative: str, text: str) -> list[str]:
+    """The files a requirements file takes in (`-r dev.txt`, `-c constraints.txt`, pip's
+    long forms too), relative to the tree as pip reads them: from the including file's
+    folder. Their specs are the build's as much as the including file's."""
+    folder = relative.rpartition("/")[0]
+    found = []
+    for match in re.finditer(r"^[ \t]*(?:-[rc]|--requirement|--constraint)(?:[ \t]*=[ \t]*|[ \t]+|(?=[^\s=-]))(\S+)",
+                             text, re.MULTILINE):
+        target = posixpath.normpath(posixpath.join(folder, match.group(1)))
+        if not target.startswith(("../", "/")) and target != "..":
+            found.append(target)
+    return found
 
 
 def is_manifest(name: str) -> bool:

@@ -18,6 +18,7 @@ from app.core.memory.manifests import (
     is_manifest,
     is_requirements,
     manifest_entries,
+    requirement_includes,
 )
 from app.core.memory.services import may_mean_the_service
 from app.core.memory.tree import PRUNED, Tree, read_text
@@ -370,10 +371,17 @@ def read_pins(tree: Tree) -> dict[str, list[Pin]]:
     """Every build file's specs in the tree, by dependency key."""
     names = tree.files if tree.files is not None else [n for n in BUILD_FILES if os.path.isfile(os.path.join(tree.root, n))]
     pins: dict[str, list[Pin]] = {}
-    for relative in [n for n in names if is_build_file(n)][:BUILD_FILES_MAX]:
+    queue = [n for n in names if is_build_file(n)][:BUILD_FILES_MAX]
+    read = set(queue)
+    for relative in queue:  # grows by the files a requirements file takes in (`-r dev.txt`)
         text = read_text(os.path.join(tree.root, relative), BUILD_FILE_BYTES_MAX)
         if text is None:
             continue
         for pin in build_pins(relative, text):
             pins.setdefault(dependency_key(pin.name), []).append(pin)
+        if relative.endswith((".txt", ".in")) and len(read) < BUILD_FILES_MAX:
+            more = [n for n in requirement_includes(relative, text) if n not in read
+                    and not any(part in PRUNED or part == "vendor" for part in n.split("/")[:-1])]
+            read.update(more)
+            queue += more
     return pins
