@@ -22,7 +22,7 @@ KEPT_BECAUSE = {
     "no_project": "its registry entry names no project",
     "live": "another live session is working inside it",
     "young": "its modification time is in the future",
-    "not_a_worktree": "git does not list it as a worktree of its project",
+    "not_a_worktree": "git does not list it as a worktree of its project, or its .git names another entry",
     "dirty": "uncommitted, untracked or git-ignored files inside, or work git status does not show (see the log)",
     "unmerged": "commits that are on no other branch or remote",
     "not_removed": "git did not remove it (locked?)",

@@ -197,7 +197,12 @@ def parse_worktree_list(text: str, sep: str = "\0") -> dict[str, GitWorktree]:
         if branch is not None and branch.startswith("refs/heads/"):
             branch = branch[len("refs/heads/"):]
         real = os.path.realpath(fields["worktree"])
-        found[real] = GitWorktree(real, fields.get("HEAD"), branch, "locked" in fields, "prunable" in fields)
+        # Two entries naming one folder: `git worktree remove` would forget the first it finds,
+        # not necessarily the one the folder's `.git` names and the rules judged. Neither is
+        # taken for the folder's (prunable: the worktree rules keep it, `not_a_worktree`).
+        twice = real in found
+        found[real] = GitWorktree(real, fields.get("HEAD"), branch, "locked" in fields,
+                                  twice or "prunable" in fields)
     return found
 
 

@@ -6,7 +6,7 @@ kept with the first reason that fails:
 
 - `live`: a live session's cwd is inside it;
 - `young`: it is not older than `cleanupPeriodDays` (its own modification time);
-- `not_a_worktree`: git does not list it as a linked worktree of the project;
+- `not_a_worktree`: git does not list it as a worktree, or its `.git` names another entry;
 - `dirty`, `unmerged`, `not_removed`: `unique_work` on the folder, which judges the worktree
   itself (a changed, untracked, secret-looking or ignored-outside-regenerable file; a commit on
   no other branch and no remote; locked) and every repository inside it;
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core import git, processes, unique_work
+from app.core import git, processes, unique_work, worktree_entry
 from app.core.age import is_old
 from app.core.git import GitWorktree
 from app.core.paths import inside
@@ -142,7 +142,8 @@ def _first_checks(path: str | os.PathLike[str], project: str | os.PathLike[str],
         return verdict("keep", "not_a_worktree", st.st_mtime)
     known = git.worktree_list(project) if listing is None else listing
     entry = known.get(real)
-    if entry is None or entry.prunable or real == os.path.realpath(project):
+    if (entry is None or entry.prunable or real == os.path.realpath(project)
+            or not worktree_entry.names_its_entry(real)):  # the entry judged is the one deleted
         return verdict("keep", "not_a_worktree", st.st_mtime)
     if processes.first_inside(real, processes.judging_paths_in_use()):
         return verdict("keep", "in_use", st.st_mtime)  # a shell cd-ed there, a dev server

@@ -1,0 +1,166 @@
+"""Red team, round twelve: session checkouts and the worktree rule, both ways.
+
+The loss found: a folder under `.claude/worktrees/` whose `.git` names another worktree's
+entry (the folder replaced by a copy of another checkout, a `.git` file copied over) was
+judged through the entry its `.git` names, while the removal made git forget the entry that
+names the folder: the commit only that entry's HEAD held went dangling. Now such a folder is
+`not_a_worktree` (app/core/worktree_entry.py). The git states and files tried this round
+that held are tested too (they document what held): a shallow project, an orphan branch, a
+branch renamed in the checkout, a branch merged into an unpushed local main, a `build` that
+is a file, a pip `-e git+` clone in `.venv`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core import worktrees
+from app.core.worktree_entry import names_its_entry
+from tests.support import git, make_repo, set_mtime
+
+OLD = 40 * 86_400
+PERIOD = 30 * 86_400
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project pushed to its remote, ignoring node_modules."""
+    proj = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(proj, "remote", "add", "origin", str(origin))
+    git(proj, "push", "-q", "-u", "origin", "main")
+    return proj
+
+
+def worktree(proj: Path, name: str, *extra: str) -> Path:
+    path = proj / ".claude" / "worktrees" / name
+    git(proj, "worktree", "add", "-q", *(extra or ("-b", f"worktree-{name}")), str(path))
+    return path
+
+
+def judge(tree: Path, proj: Path) -> tuple[str, str]:
+    set_mtime(tree, OLD)
+    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
+    return verdict.action, verdict.reason
+
+
+def commit(tree: Path, name: str, text: str) -> str:
+    (tree / name).write_text(text)
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", name)
+    return git(tree, "rev-parse", "HEAD")
+
+
+# --- the loss: the entry judged is the entry deleted -------------------------------------
+
+
+def test_a_folder_whose_git_file_names_another_entry_keeps_the_commit_its_own_entry_holds(project: Path) -> None:
+    a = worktree(project, "a", "--detach")
+    b = worktree(project, "b")
+    git(a, "commit", "-q", "--allow-empty", "-m", "the only copy of my notes")
+    only = git(a, "rev-parse", "HEAD")
+    (a / ".git").write_text((b / ".git").read_text())  # a's folder now reads as b's checkout
+
+    assert judge(a, project) == ("keep", "not_a_worktree")
+    done = worktrees.remove_worktree(a, project, live_cwds=[], period_s=PERIOD)
+
+    assert done.status == "kept" and a.is_dir()
+    assert f"{a} {only[:7]}" in " ".join(git(project, "worktree", "list").split())  # git's entry holds it
+
+
+def test_a_second_entry_naming_the_same_folder_is_never_forgotten_unjudged(project: Path) -> None:
+    """Git's `worktree remove` forgets the first entry naming the folder (here a copy of its
+    admin folder, detached on a commit nothing else holds), not the one its `.git` names."""
+    a = worktree(project, "a")
+    entry = Path(git(a, "rev-parse", "--absolute-git-dir"))
+    shutil.copytree(entry, entry.parent / "0")
+    only = git(project, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "only here")
+    (entry.parent / "0" / "HEAD").write_text(only + "\n")
+
+    assert judge(a, project) == ("keep", "not_a_worktree")
+    worktrees.remove_worktree(a, project, live_cwds=[], period_s=PERIOD)
+
+    assert a.is_dir() and (entry.parent / "0" / "HEAD").read_text().strip() == only
+
+
+def test_pointers_written_relative_both_ways_still_name_the_entry(project: Path) -> None:
+    """git 2.48's `worktree.useRelativePaths` writes both pointers relative: still the same
+    entry (a check that only read absolute ones would keep every such checkout for ever)."""
+    a = worktree(project, "a")
+    entry = Path(git(a, "rev-parse", "--absolute-git-dir"))
+    (a / ".git").write_text(f"gitdir: {os.path.relpath(entry, a)}\n")
+    (entry / "gitdir").write_text(os.path.relpath(a / ".git", entry) + "\n")
+    assert names_its_entry(str(a))
+    (entry / "gitdir").write_text(str(project / ".claude" / "worktrees" / "elsewhere" / ".git") + "\n")
+    assert not names_its_entry(str(a))
+
+
+def test_an_old_merged_worktree_with_only_node_modules_still_goes(project: Path) -> None:
+    a = worktree(project, "a")
+    (a / "node_modules" / "pkg").mkdir(parents=True)
+    (a / "node_modules" / "pkg" / "index.js").write_text("x\n")
+    set_mtime(a, OLD)
+    done = worktrees.remove_worktree(a, project, live_cwds=[], period_s=PERIOD)
+    assert done.status == "removed" and not a.exists()
+    assert done.branch_deleted and not git(project, "branch", "--list", "worktree-a")
+
+
+# --- what held (each passed at once) --------------------------------------------------------
+
+
+def test_a_commit_on_a_shallow_projects_checkout_is_unmerged_and_a_plain_one_goes(tmp_path: Path) -> None:
+    source = make_repo(tmp_path / "src", files={"a.txt": "a\n"})
+    commit(source, "b.txt", "b\n")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "-b", "main", f"file://{source}", str(shallow))
+    plain = worktree(shallow, "plain")
+    worked = worktree(shallow, "worked")
+    commit(worked, "c.txt", "c\n")
+    assert judge(plain, shallow) == ("remove", "age")
+    assert judge(worked, shallow) == ("keep", "unmerged")
+
+
+def test_an_orphan_branch_and_a_renamed_branch_keep_their_commits(project: Path) -> None:
+    orphan = worktree(project, "orphan")
+    git(orphan, "checkout", "-q", "--orphan", "fresh-start")
+    git(orphan, "commit", "-q", "-m", "a history of its own")
+    renamed = worktree(project, "renamed")
+    commit(renamed, "renamed.txt", "work\n")
+    git(renamed, "branch", "-m", "feature")
+    assert judge(orphan, project) == ("keep", "unmerged")
+    assert judge(renamed, project) == ("keep", "unmerged")
+
+
+def test_commits_merged_into_the_local_main_it_tracks_are_on_another_branch(project: Path) -> None:
+    tracking = project / ".claude" / "worktrees" / "tracking"
+    git(project, "worktree", "add", "-q", "--track", "-b", "worktree-tracking", str(tracking), "main")
+    commit(tracking, "t.txt", "t\n")
+    git(project, "merge", "-q", "--ff-only", "worktree-tracking")  # main is not pushed
+    assert judge(tracking, project) == ("remove", "age")
+
+
+@pytest.mark.parametrize("ignored", [False, True])
+def test_a_file_named_build_is_work_not_a_build_folder(project: Path, ignored: bool) -> None:
+    a = worktree(project, "a")
+    if ignored:
+        with open(project / ".git" / "info" / "exclude", "a") as fh:
+            fh.write("build\n")
+    (a / "build").write_text("#!/bin/sh\nmake all\n")
+    assert judge(a, project) == ("keep", "dirty")
+
+
+def test_a_pip_editable_clone_in_the_venv_lets_the_checkout_go(tmp_path: Path, project: Path) -> None:
+    (project / ".gitignore").write_text("node_modules/\n.venv/\n")
+    git(project, "commit", "-q", "-am", "ignore the venv")
+    git(project, "push", "-q")
+    lib = make_repo(tmp_path / "lib", files={"m.py": "1\n"})
+    commit(lib, "n.py", "2\n")
+    a = worktree(project, "a")
+    git(tmp_path, "clone", "-q", "-b", "main", f"file://{lib}", str(a / ".venv" / "src" / "lib"))
+    git(a / ".venv" / "src" / "lib", "checkout", "-q", "HEAD~1")  # pip checks out the pinned commit
+    assert judge(a, project) == ("remove", "age")
