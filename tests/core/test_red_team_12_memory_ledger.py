@@ -9,6 +9,11 @@ Prisma migration folder (`migrations/<timestamp>_<name>/migration.sql`) was no m
 a line naming a monorepo's root `db/migration` by its path could not single it out from the
 services' folders. What held is kept as tests too.
 
+Held (tests that passed at once, kept as documentation): the ledger tells changes in the
+order of the edits (a file edited again moves last), a file renamed by `git mv` is told
+once under the name the model edited (the contract's one line; `claudetto ledger` says
+deleted), and a relative `file_path` is taken from the payload's `cwd`, not the project.
+
 The lint runs in-process where its reading of the edit is the point, and once through
 `python -P -m hooks` as Claude runs PreToolUse; the sweep's checks run in-process on one
 repository shared by the module (read only)."""
@@ -21,12 +26,12 @@ from typing import Any
 
 import pytest
 
-from app.core import paths
+from app.core import ledger, paths
 from app.core.memory import SupersedeRefused, check_texts, supersede
 from app.core.memory_lint import lint_write
 from tests.core.test_memory import FRONT
 from tests.core.test_red_team_11_memory_ledger import findings
-from tests.support import SandboxEnv, make_repo, run_hook
+from tests.support import SandboxEnv, git, make_repo, run_hook
 
 # --- the write lint: an Edit judged on the file as Claude's Edit tool changes it ---------------
 
@@ -202,3 +207,42 @@ def test_a_requirements_file_taken_in_by_another_states_the_builds_pins(tree: st
     assert findings(tree, body) == {1: [("stale_version_pin", "pytest 7.4.4")],
                                     2: [("stale_version_pin", "ruff 0.3.0")],
                                     3: [("stale_version_pin", "urllib3 2.2.1")]}
+
+
+# --- the ledger (held) ---------------------------------------------------------------------------
+
+SID = "5f0c2b1e-8a7d-4c3b-9e2f-1a0b9c8d7e6f"
+
+
+def post_edit(file_path: str, cwd: Path, tool: str = "Edit") -> None:
+    assert ledger.record_edit({"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(cwd),
+                               "tool_name": tool, "tool_input": {"file_path": file_path},
+                               "tool_response": {"filePath": file_path}})
+
+
+def told() -> list[str]:
+    return ledger.prompt_lines({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": "/",
+                                "prompt": "go on"}, lambda lines: None)
+
+
+def notice(path: Path) -> str:
+    return f"The user or a tool changed `{path}` after the last edit of `main`."
+
+
+def test_changes_are_told_in_the_order_of_the_edits_and_a_git_mv_once(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", files={"a.py": "a\n", "b.py": "b\n", "c.py": "c\n", "d.py": "d\n"})
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    post_edit(str(repo / "a.py"), repo)
+    post_edit("../proj/b.py", elsewhere)               # relative to the payload's cwd
+    post_edit("c.py", repo, tool="Write")
+    post_edit(str(repo / "a.py"), repo)                 # edited again: now the newest
+    post_edit(str(repo / "d.py"), repo)
+    assert told() == []
+    for name in ("c.py", "a.py", "b.py"):
+        (repo / name).write_text(name + " changed\n")
+    git(repo, "mv", "d.py", "e.py")
+    assert told() == [notice(repo / n) for n in ("b.py", "c.py", "a.py", "d.py")]
+    assert told() == []
+    gone = {f.path: (f.changed, f.deleted, f.told) for f in ledger.ledger_files()}
+    assert gone[str(repo / "d.py")] == (True, True, True)
