@@ -156,6 +156,7 @@ def make_project(m: Machine) -> None:
     (m.project / "hooks" / "entry.py").write_text(body + "def run():\n    raise SystemExit(4)\n")
     (m.project / "startup.py").write_text(f"open({str(marks / 'startup')!r}, 'w').write('run')\n")
     (m.project / "README.md").write_text("# shop\n")
+    (m.project / "package-lock.json").write_text('{"lockfileVersion": 3}\n')
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
         done = m.run(["git", *argv], cwd=m.project, env=m.plain_env())
         assert done.returncode == 0, done
@@ -227,6 +228,34 @@ def run_setup(m: Machine) -> None:
     got["settings"] = json.loads(got["setup_bytes"])
 
 
+def wait_until(check: Any, seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def run_release(m: Machine, cmd: dict[str, str], sid: str) -> None:
+    """Seed 002 through the installed hooks: the session's checkout is released when it ends
+    (scratch deleted, .tmp/ kept, by a detached process), and the resumed session, started
+    from the launch directory, is told what went and how to reinstall it."""
+    got, p = m.got, m.project
+    got["create2"] = m.hook(cmd["WorktreeCreate"], session_payload(m, "WorktreeCreate", sid, p, name="bold-oak-a3f2"), p)
+    checkout = got["checkout2"] = p / ".claude" / "worktrees" / "bold-oak-a3f2"
+    if checkout.is_dir():
+        (checkout / "node_modules" / "left-pad").mkdir(parents=True)
+        (checkout / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1;\n" * 200)
+        (checkout / ".tmp").mkdir()
+        (checkout / ".tmp" / "report.txt").write_text("the session's report\n")
+    got["end"] = m.hook(cmd["SessionEnd"], session_payload(m, "SessionEnd", sid, checkout, reason="prompt_input_exit"),
+                        checkout if checkout.is_dir() else p)
+    got["released"] = wait_until(lambda: not (checkout / "node_modules").exists())
+    got["resume"] = m.hook(cmd["SessionStart"], session_payload(m, "SessionStart", sid, p, source="resume"), p)
+    got["end_again"] = m.hook(cmd["SessionEnd"], session_payload(m, "SessionEnd", sid, p, reason="other"), p)
+
+
 def run_hooks(m: Machine) -> None:
     """One session's events, each through the command setup wrote for it."""
     got, p = m.got, m.project
@@ -265,11 +294,20 @@ def run_hooks(m: Machine) -> None:
     got["remove"] = m.hook(cmd["WorktreeRemove"], session_payload(
         m, "WorktreeRemove", sid, p, worktree_path=str(checkout)), p)
     got["bad"] = [m.hook(cmd[e], b"{not json", p) for e in ("SessionStart", "PostToolUse", "UserPromptSubmit")]
-    got["end"] = m.hook(cmd["SessionEnd"], session_payload(m, "SessionEnd", sid, p, reason="prompt_input_exit"), p)
+    got["create_bad"] = [m.hook(cmd["WorktreeCreate"], session_payload(m, "WorktreeCreate", sid, p, name=name), p)
+                         for name in ("a/../b", ".git", "x" * 65)]
+    no_session = session_payload(m, "WorktreeCreate", sid, p, name="calm-river-7c1d")
+    del no_session["session_id"]
+    got["create_no_session"] = m.hook(cmd["WorktreeCreate"], no_session, p)
+    got["create_dirty"] = m.hook(cmd["WorktreeCreate"], session_payload(m, "WorktreeCreate", sid, p, name="wip"), p)
+    dirty = got["dirty"] = p / ".claude" / "worktrees" / "wip"
+    if dirty.is_dir():
+        (dirty / "mine.txt").write_text("unsaved work\n")
+    got["remove_dirty"] = m.hook(cmd["WorktreeRemove"], session_payload(m, "WorktreeRemove", sid, p,
+                                                                       worktree_path=str(dirty)), p)
+    run_release(m, cmd, sid)
     log = Path(os.path.realpath(m.utmp)) / "claudetto" / slug(p) / f"{sid}.log"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and "CLEANED " not in (log.read_text() if log.exists() else ""):
-        time.sleep(0.1)
+    wait_until(lambda: "CLEANED " in (log.read_text() if log.exists() else ""))
     got["log"] = log.read_text() if log.exists() else ""
 
 
@@ -278,10 +316,11 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
     base = tmp_path_factory.mktemp("install")
     home = base / "my home 'q'"  # no `"`: pip's launcher of a console script cannot quote one
     m = Machine(base=base, home=home, bin=home / "src" / "claudetto venv" / "bin",
-                config=home / ".claude $USER cfg", utmp=base / "utmp", project=home / "code" / "my \"shop\" $HOME 'x'",
+                config=home / ".claude $USER cfg", utmp=base / "tmp link", project=home / "code" / "my \"shop\" $HOME 'x'",
                 env={})
-    for folder in (home / "src", m.utmp, base / "wheelhouse", base / "fakebin"):
+    for folder in (home / "src", base / "utmp", base / "wheelhouse", base / "fakebin"):
         folder.mkdir(parents=True)
+    m.utmp.symlink_to(base / "utmp")  # the temp root through a link, as /tmp is on macOS
     install(m.bin.parent, base / "wheelhouse")
     fakebin = base / "fakebin"
     for name in ("python3", "python"):
@@ -429,10 +468,45 @@ def test_worktree_create_prints_the_path_last_and_remove_exits_0_once_it_is_gone
     assert not checkout.exists()
 
 
+def one_line_failure(done: subprocess.CompletedProcess[bytes]) -> bool:
+    err = done.stderr.decode()
+    return done.returncode != 0 and done.stdout.strip() == b"" and err.endswith("\n") and err.count("\n") == 1 \
+        and "Traceback" not in err
+
+
+def test_worktree_create_fails_loud_in_one_line_on_a_name_claude_refuses_or_without_session_id(
+        machine: Machine) -> None:
+    assert all(one_line_failure(done) for done, _ in machine.got["create_bad"]), machine.got["create_bad"]
+    assert one_line_failure(machine.got["create_no_session"][0]), machine.got["create_no_session"]
+    assert sorted(os.listdir(machine.project / ".claude" / "worktrees")) == ["bold-oak-a3f2", "wip"]
+
+
+def test_worktree_remove_keeps_a_dirty_checkout_with_exit_1_and_one_line_naming_it(machine: Machine) -> None:
+    assert machine.got["create_dirty"][0].returncode == 0, machine.got["create_dirty"]
+    done, _ = machine.got["remove_dirty"]
+    assert one_line_failure(done) and done.returncode == 1, done
+    assert done.stderr.decode().startswith(f"claudetto: kept {machine.got['dirty']}: dirty"), done.stderr
+    assert (machine.got["dirty"] / "mine.txt").read_text() == "unsaved work\n"
+
+
 def test_session_end_prints_nothing_within_claudes_budget(machine: Machine) -> None:
     done, seconds = machine.got["end"]
     assert quiet(done), done
     assert seconds < 1.5
+
+
+def test_session_end_releases_the_checkout_detached_and_the_resumed_session_is_told(machine: Machine) -> None:
+    got = machine.got
+    checkout = got["checkout2"]
+    assert got["create2"][0].returncode == 0, got["create2"]
+    assert got["released"] is True
+    assert (checkout / ".tmp" / "report.txt").read_text() == "the session's report\n"
+    assert (checkout / "README.md").is_file()  # the checkout stays for a later session
+    text = context(got["resume"][0], "SessionStart")
+    assert f"({checkout})" in text and "node_modules" in text, text
+    assert "`npm ci` (package-lock.json)" in text, text
+    assert "deploy.md" in text  # the memory finding too, in the same context
+    assert quiet(got["end_again"][0]) and got["end_again"][1] < 1.5
 
 
 def test_bad_input_through_the_installed_command_exits_0_and_prints_nothing(machine: Machine) -> None:
