@@ -164,3 +164,10 @@ def test_a_pip_editable_clone_in_the_venv_lets_the_checkout_go(tmp_path: Path, p
     git(tmp_path, "clone", "-q", "-b", "main", f"file://{lib}", str(a / ".venv" / "src" / "lib"))
     git(a / ".venv" / "src" / "lib", "checkout", "-q", "HEAD~1")  # pip checks out the pinned commit
     assert judge(a, project) == ("remove", "age")
+
+
+def test_an_empty_folder_holds_no_file_and_keeps_nothing(project: Path) -> None:
+    """Seed 000 counts files: git shows no empty folder, and there is nothing in it to lose."""
+    a = worktree(project, "a")
+    (a / "later" / "empty").mkdir(parents=True)
+    assert judge(a, project) == ("remove", "age")
