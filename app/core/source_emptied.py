@@ -44,7 +44,7 @@ def gone_from_source(copy: str, source: str) -> str | None:
     held = clone_held(copy, source)
     if held is not None:
         return None if held else source
-    missing = [name for name in mine if name not in theirs]
+    missing = in_no_commit(copy, source, [name for name in mine if name not in theirs])
     if not missing:
         return None
     shared = [birth_time(os.path.join(copy, name)) for name in mine if name in theirs]
@@ -57,8 +57,9 @@ def gone_from_source(copy: str, source: str) -> str | None:
 
 
 def clone_held(copy: str, source: str) -> bool | None:
-    """None when `copy` is no clone of `source` (no `.git` folder at its top, or its origin is
-    elsewhere: a `cp -r` of a project keeps the project's own remote); else whether the
+    """None when `copy` is no clone of `source` (no `.git` folder at its top, or neither its
+    origin nor its first reflog line names the source: a `cp -r` of a project keeps the
+    project's own remote and reflog); else whether the
     repository at `source` still reaches every commit a ref of the clone names (git failing: no)."""
     from app.core import git
 
@@ -66,9 +67,9 @@ def clone_held(copy: str, source: str) -> bool | None:
     if os.path.islink(own) or not os.path.isdir(own):
         return None
     origin = git.run(["config", "--get", "remote.origin.url"], git_dir=own)
-    url = origin.text.strip() if origin.ok else ""
-    url = url[len("file://"):] if url.startswith("file://") else url
-    if not url.startswith("/") or os.path.realpath(url) != os.path.realpath(source):
+    urls = [origin.text.strip() if origin.ok else "", _cloned_from(own)]
+    urls = [url[len("file://"):] if url.startswith("file://") else url for url in urls]
+    if not any(url.startswith("/") and os.path.realpath(url) == os.path.realpath(source) for url in urls):
         return None
     theirs = _git_dir(source)
     refs = git.run(["for-each-ref", "--format=%(objectname)"], git_dir=own)
@@ -80,6 +81,47 @@ def clone_held(copy: str, source: str) -> bool | None:
     # reachable from the source's refs: a commit its branch dropped (a reset) goes at its next `git gc`
     lost = git.run(["rev-list", "--max-count=1", *tips, "--not", "--all"], git_dir=theirs)
     return lost.ok and not lost.text.strip()
+
+
+def in_no_commit(copy: str, source: str, names: list[str]) -> list[str]:
+    """The `names` at the top of a copied checkout that its source's repository does not hold: a
+    `cp -r ~/proj "$TMPDIR/p"` whose source then removed `old.py` in a commit (`git rm`) still
+    holds it, tracked at a commit the source reaches, unchanged, nothing untracked or ignored in
+    it: git keeps it in the source's history, and the copy is no only copy. All of `names` when
+    the copy is no checkout, its HEAD is no commit the source reaches, or git fails."""
+    from app.core import git
+
+    own = os.path.join(copy, ".git")
+    if not names or os.path.islink(own) or not os.path.isdir(own):
+        return names
+    head = git.run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], git_dir=own)
+    if not head.ok or not head.text.strip():
+        return names
+    lost = git.run(["rev-list", "--max-count=1", head.text.strip(), "--not", "--all"], git_dir=_git_dir(source))
+    if not lost.ok or lost.text.strip():
+        return names
+    specs = [":(literal)" + name for name in names]
+    tracked = git.run(["ls-tree", "-z", "--name-only", "HEAD", "--", *specs], git_dir=own)
+    changed = git.run(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=all",
+                       "--", *specs], git_dir=own, work_tree=copy)
+    if not tracked.ok or not changed.ok:
+        return names
+    # a rename's second entry has no status letters: each entry counts both ways (more kept, never less)
+    touched = {cut.split("/", 1)[0] for entry in changed.text.split("\0") for cut in (entry, entry[3:]) if cut}
+    held = set(tracked.text.split("\0")) - touched
+    return [name for name in names if name not in held]
+
+
+def _cloned_from(git_dir: str) -> str:
+    """Where git cloned the repository from, as the first line of its HEAD reflog says
+    (`clone: from /srv/tool.git`, made absolute by git), or "": the origin's url may have been
+    pointed elsewhere since (`git remote set-url origin git@host:team/tool.git` after cloning a
+    local mirror for speed) or the remote renamed, and the clone is still the source's."""
+    from app.core.repository_rules import small_text
+
+    first = small_text(os.path.join(git_dir, "logs", "HEAD"), 4096).partition("\n")[0]
+    said = first.partition("\t")[2]
+    return said[len("clone: from "):].strip() if said.startswith("clone: from ") else ""
 
 
 def _git_dir(source: str) -> str:
