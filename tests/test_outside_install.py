@@ -20,11 +20,13 @@ command string setup wrote, through `sh -c`, JSON on stdin.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -131,12 +133,19 @@ class Machine:
         return {**{k: v for k, v in self.env.items() if not k.startswith("PYTHON")}, **more}
 
     def hook(self, command: str, payload: dict[str, Any] | bytes, cwd: Path) -> tuple[subprocess.CompletedProcess[bytes], float]:
-        """The hook as Claude runs it: the command string through `sh -c`, the event on stdin."""
+        """The hook as Claude runs it: the command string through `sh -c` in a process group of its
+        own, the event on stdin; once it exits, its group is killed, as when Claude exits after
+        SessionEnd (what must go on, the cleanup, the sweep, a release, is detached from it)."""
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         start = time.monotonic()
-        done = self.run(["sh", "-c", command], cwd=cwd, stdin=data,
-                        env={**self.env, "CLAUDE_PROJECT_DIR": str(self.project)})
-        return done, time.monotonic() - start
+        proc = subprocess.Popen(["sh", "-c", command], cwd=str(cwd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                env={**self.env, "CLAUDE_PROJECT_DIR": str(self.project)})
+        out, err = proc.communicate(data, timeout=60)
+        seconds = time.monotonic() - start
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), seconds
 
 
 def make_project(m: Machine) -> None:
@@ -393,6 +402,23 @@ def test_setup_writes_the_contracts_events_and_matchers_and_no_timeout(machine: 
         assert re.search(r" -[IP]\b", hook["command"]), hook  # the project's own packages stay out
 
 
+def test_the_plugins_hooks_json_names_the_same_events_and_matchers_as_setup(machine: Machine) -> None:
+    """The two install routes run the same hooks: the plugin's hooks.json (as the wheel ships it)
+    and setup's entries agree on every event and matcher, and neither asks for a timeout."""
+    shipped = next(machine.bin.parent.glob("lib/python3*/site-packages/hooks/hooks.json"))
+    plugin = json.loads(shipped.read_text())["hooks"]
+    written = machine.got["settings"]["hooks"]
+
+    def matchers(hooks: dict[str, Any], event: str, ours: bool) -> list[str]:
+        return [e.get("matcher", "") for e in hooks[event]
+                if not ours or any(h["command"].endswith("# claudetto") for h in e["hooks"])]
+
+    assert set(plugin) == set(EVENTS)
+    for event in EVENTS:
+        assert matchers(plugin, event, False) == matchers(written, event, True), event
+        assert all("timeout" not in h for e in plugin[event] for h in e["hooks"]), event
+
+
 def test_setup_uninstall_gives_the_file_back_byte_for_byte_with_a_backup(machine: Machine, tmp_path: Path) -> None:
     """Run last on the machine's settings (the hooks above ran first, in the fixture)."""
     settings = machine.config / "settings.json"
@@ -565,6 +591,21 @@ def test_a_settings_file_that_is_not_json_is_refused_and_left_as_it_is(machine: 
         done = machine.cli(*args, env=config_env(machine, config))
         assert one_line_refusal(done), (args, done)
     assert os.listdir(config) == ["settings.json"] and (config / "settings.json").read_bytes() == text
+
+
+@pytest.mark.parametrize("text", [b"", b"\n", b"  \n\n", "\ufeff".encode()], ids=["empty", "newline", "blank", "bom"])
+def test_setup_then_uninstall_gives_a_blank_settings_file_back_byte_for_byte(machine: Machine, tmp_path: Path,
+                                                                             text: bytes) -> None:
+    """A settings.json made by `touch` reads as no settings; the uninstall left `{}` in its place."""
+    config = tmp_path / "cfg"
+    config.mkdir()
+    settings = config / "settings.json"
+    settings.write_bytes(text)
+    os.utime(settings, (time.time() - 60, time.time() - 60))  # not a save of Claude's under way
+    made = doc(machine.cli("setup", "--json", env=config_env(machine, config)))
+    assert made["changed"] is True and Path(made["backup"]).read_bytes() == text
+    assert doc(machine.cli("setup", "--uninstall", "--json", env=config_env(machine, config)))["changed"] is True
+    assert settings.read_bytes() == text
 
 
 def test_an_unreadable_settings_file_is_refused_and_left_as_it_is(machine: Machine, tmp_path: Path) -> None:

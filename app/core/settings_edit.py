@@ -223,7 +223,8 @@ def restored_text(candidates: list[Path], raw: str, new: dict[str, Any], edited:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, encoding="utf-8", newline="") as fh:
                 text = fh.read()
-            old = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=_unique)
+            body = text.removeprefix("\ufeff")  # blank, as setup reads it: no settings
+            old = json.loads(body, object_pairs_hook=_unique) if body.strip() else {}
         except (OSError, ValueError, RecursionError):
             continue
         if not isinstance(old, dict):

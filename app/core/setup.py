@@ -282,7 +282,7 @@ def _setup(link: Path, target: Path, uninstall: bool, dry_run: bool, python: str
         text = _new_text(raw, before, new, link, uninstall, python)
     if changed and not dry_run:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~umask()
-        if raw:
+        if st is not None:  # an empty file too: the uninstall gives back the bytes it finds
             backup = keep_backup(link, raw, st)
         try:
             write_keeping_form(target, text, mode, st, expect=raw)
@@ -309,8 +309,9 @@ def _new_text(raw: str, before: dict[str, Any], new: dict[str, Any], link: Path,
     edited = edited_text(raw, before, new, layout.indent, layout.newline)
     if not uninstall:
         return edited or text
-    return restored_text(backups(link), raw, new, edited,
-                         lambda old_text, old: _installed(old_text, old, link, python)) or edited or text
+    restored = restored_text(backups(link), raw, new, edited,
+                             lambda old_text, old: _installed(old_text, old, link, python))
+    return restored if restored is not None else edited or text  # "" too: the file was empty
 
 
 def _installed(raw: str, settings: dict[str, Any], link: Path, python: str | None) -> str | None:
