@@ -20,10 +20,12 @@ happened to a folder meanwhile is seen here, where `removal.remove` has moved it
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 
 from app.core import sessions
+from app.core.fd_removal import DIR_FLAGS
 from app.core.other_vcs import MARKS
 from app.core.verdict import Reason, Verdict
 
@@ -71,25 +73,51 @@ def repositories_in(top: str) -> tuple[str, ...] | None:
     system's working copy marker, or are a bare repository (`HEAD` beside `objects/` and
     `refs/`), as the measuring walk notes them, found
     by the names and types of the entries alone: a fifth of that walk's time, which stats
-    every file. None when a folder cannot be listed (too deep for its path, unreadable):
-    the caller then walks it the measuring way, which reads those too. Symlinks are not
-    followed; a mount inside never reaches here (the removal keeps such a folder first)."""
+    every file. None when a folder cannot be listed (unreadable, or named by a path too long
+    to open whose parent is not the folder listed just before): the caller then walks it the
+    measuring way, which reads those too. A folder past PATH_MAX is opened from its parent,
+    still open (a chain thousands of folders deep, as a recursive copy into itself leaves,
+    took a second walk from the top for each). Symlinks are not followed; a mount inside
+    never reaches here (the removal keeps such a folder first)."""
     found: list[str] = []
     stack = [top]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-            folders = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
-        except OSError:
-            return None
-        names = {entry.name for entry in entries}
-        if ".git" in names or not MARKS.isdisjoint(names) or ("HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
-                               and os.path.basename(folder) != ".git"):
-            found.append(folder)
-        stack.extend(f"{folder}/{name}" for name in folders)
+    held = ("", -1)  # the folder listed last, still open: most often the parent of the next
+    try:
+        while stack:
+            folder = stack.pop()
+            try:
+                fd = _open_folder(folder, held)
+            except OSError:
+                return None
+            if held[1] >= 0:
+                os.close(held[1])
+            held = (folder, fd)
+            try:
+                with os.scandir(fd) as listing:
+                    entries = list(listing)
+                folders = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
+            except OSError:
+                return None
+            names = {entry.name for entry in entries}
+            if ".git" in names or not MARKS.isdisjoint(names) or (
+                    "HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
+                    and os.path.basename(folder) != ".git"):
+                found.append(folder)
+            stack.extend(f"{folder}/{name}" for name in folders)
+    finally:
+        if held[1] >= 0:
+            os.close(held[1])
     return tuple(sorted(found))
+
+
+def _open_folder(folder: str, held: tuple[str, int]) -> int:
+    """`folder` opened (never through a symlink); from `held` when its path is too long."""
+    try:
+        return os.open(folder, DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG or held[1] < 0 or os.path.dirname(folder) != held[0]:
+            raise
+    return os.open(os.path.basename(folder), DIR_FLAGS, dir_fd=held[1])
 
 
 def changed_since_judged(verdict: Verdict, where: str) -> bool:

@@ -5,6 +5,10 @@ tree hundreds of folders deep past PATH_MAX, which the measuring walk reopens fr
 at every folder) took all of SWEEP_TIMEOUT_MS at every cleanup, and every folder and gate
 log judged after it stayed for ever. A measure now leaves the items after it their share.
 
+The removal's last check (app/core/cleanup_guard.py `repositories_in`) could not open such a
+folder by its path and walked the whole tree again the measuring way, as slowly, with no
+budget at all: it now opens each folder past PATH_MAX from its parent, still open.
+
 Found, not fixed here (the measuring walk is app/core/scan_walk.py): such a folder itself is
 still never removed (xfail below).
 """
@@ -17,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.core import hygiene, paths
+from app.core.cleanup_guard import repositories_in
 from tests.support import SandboxEnv, set_mtime
 
 DAY = 86_400
@@ -91,3 +96,22 @@ def test_a_folder_too_slow_to_measure_leaves_the_folders_and_logs_after_it_to_go
 def test_a_deep_old_session_folder_goes_within_the_sweeps_budget(scene: Scene) -> None:
     report = hygiene.run_cleanup([], timeout_ms=2000)
     assert not scene.deep.exists() and not report.timed_out
+
+
+def test_the_last_check_finds_a_repository_at_the_bottom_of_a_deep_folder_without_a_second_walk(
+        sandbox: SandboxEnv) -> None:
+    """Before: None (a path too long to open), and the check fell back on a second quadratic walk."""
+    top = _deep_tree(sandbox.root / "deep", sandbox.root / "source")
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(LEVELS):
+            name = next(n for n in os.listdir(fd) if not n.startswith("f"))
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.mkdir(".git", dir_fd=fd)
+    finally:
+        os.close(fd)
+    found = repositories_in(str(top))
+    assert found is not None and len(found) == 1
+    assert found[0].count("/") == str(top).count("/") + LEVELS and found[0].endswith(f"{LEVELS - 1:05d}" + "x" * 250)
