@@ -14,6 +14,7 @@ from typing import Any
 
 from app.core import paths
 from app.core.log import log
+from app.core.manifest_paths import manifest_paths
 from app.core.output_shape import born_after
 from app.core.paths import inside
 from app.core.recorder import KINDS, normal_records
@@ -350,7 +351,7 @@ def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
 
 
 class OutsideNames:
-    """What the user's places name (`outside_names`, `venv_homes`, `repository_rules.borrowers`), each place read
+    """What the user's places name (`outside_names`, `venv_homes`, `manifest_paths`, `repository_rules.borrowers`), each place read
     once for the sweep that holds this (the dashboard's removal reads them anew)."""
 
     def __init__(self) -> None:
@@ -367,7 +368,8 @@ class OutsideNames:
         """The file outside the output `real` that links to, installs from or names as a
         submodule's url a path at or inside it (`ln -s`, `pip install -e`), or None. Logged."""
         places = self._places(records)
-        self._names.update((p, [*outside_names([p]), *venv_homes(p)]) for p in places if p not in self._names)
+        self._names.update((p, [*outside_names([p]), *venv_homes(p), *manifest_paths(p)]) for p in places
+                           if p not in self._names)
         found = next((file for place in places for file, said in self._names[place]
                       if inside(said, real) and not inside(file, real)), None)
         if found is not None:

@@ -265,3 +265,40 @@ def test_a_record_time_in_the_future_keeps_no_week_old_temp_folder(sandbox: Sand
     folder = temp_folder(project)
     entries = week_later(sandbox.state, folder, record_shift=365 * DAY)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+MANIFESTS = {
+    "go.mod": "module example.com/proj\n\ngo 1.22\n\nrequire example.com/lib v1.2.0\n\nreplace example.com/lib => {lib}\n",
+    "package.json": '{{"name": "proj", "dependencies": {{"lib": "file:{lib}"}}}}\n',
+    "Cargo.toml": '[package]\nname = "proj"\n\n[dependencies]\nlib = {{ path = "{lib}" }}\n',
+    "requirements.txt": "requests==2.32.3\n-e {lib}\n",
+    "pyproject.toml": '[project]\nname = "proj"\n\n[tool.uv.sources]\nlib = {{ path = "{lib}", editable = true }}\n',
+}
+
+
+@pytest.mark.parametrize("manifest", sorted(MANIFESTS))
+def test_a_dependency_the_projects_manifest_takes_from_a_temp_folder_keeps_it(sandbox: SandboxEnv,
+                                                                              manifest: str) -> None:
+    """A session clones a library into a temp folder to try a fix and points the project at it:
+    `go mod edit -replace example.com/lib=$d/lib`, `npm install $d/lib` (`file:`), a Cargo path
+    dependency, `-e $d/lib` in `requirements.txt`, a uv path source. The project now builds from
+    the folder; nothing in it is unique and nothing runs, and a week later the build failed: it
+    was removed by age."""
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    (folder / "lib").mkdir()
+    (folder / "lib" / "lib.txt").write_text("the library\n")
+    (project / manifest).write_text(MANIFESTS[manifest].format(lib=folder / "lib"))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_manifest_naming_another_folder_keeps_no_temp_folder(sandbox: SandboxEnv) -> None:
+    """The control: the project's `go.mod` replaces a module by a folder beside the output, whose
+    name starts alike (`/tmp/tmp.X-lib`), and by one in the home: the output goes."""
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    (project / "go.mod").write_text(f"module example.com/proj\n\nreplace example.com/a => {folder}-lib\n"
+                                    f"replace example.com/b => {sandbox.home}/lib\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries

@@ -1,0 +1,32 @@
+"""The folders a project's dependency manifests take code from by absolute path.
+
+To try a fix in a library, a session clones it into a temp folder and points the project at
+the clone: `go mod edit -replace example.com/lib=/tmp/tmp.X/lib`, `npm install /tmp/tmp.X/lib`
+(`"file:/tmp/tmp.X/lib"` in `package.json`), a Cargo or uv path dependency, `-e /tmp/tmp.X/lib`
+in `requirements.txt`. Nothing in the temp folder is unique and nothing runs from it, yet the
+project builds from it: removed, the next build fails. So the GC reads the manifests at the top
+of the user's places (the home's folders, the known projects, the recording sessions' projects)
+and keeps an output any absolute path in them leads into (`gc_records.OutsideNames`, `in_use`).
+A relative path (`../lib`) names a folder beside the project, not an output in the temp folder.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: The files that name where a project's dependencies come from, at the top of a project.
+MANIFESTS = ("go.mod", "go.work", "package.json", "Cargo.toml", ".cargo/config.toml", "pyproject.toml",
+             "requirements.txt", "requirements-dev.txt", "Pipfile", "Gemfile", "composer.json",
+             "pubspec.yaml", "settings.gradle", "settings.gradle.kts")
+#: An absolute path as a word of a manifest: after a space, a quote, `=>`, `file:` or `link:`.
+_WORD = r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\{}\[\]]+"
+
+
+def manifest_paths(place: str) -> list[tuple[str, str]]:
+    """(manifest, real path) for each absolute path the dependency manifests at the top of
+    `place` name (`MANIFESTS`; a file missing or unreadable names none)."""
+    import re  # not at the top: gc_records, which imports this, is read by a hook now and then
+
+    from app.core.repository_rules import paths_named
+
+    return paths_named([os.path.join(place, name) for name in MANIFESTS], re.compile(_WORD))
