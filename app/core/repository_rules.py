@@ -22,6 +22,7 @@ from app.core.git import output as git
 from app.core.main_copy import copy_of_main
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
+from app.core.swallowed_source import swallowed_source
 from app.core.untracked_output import untracked_output
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
@@ -80,13 +81,13 @@ def _status(repo: Repository) -> str:
     # only its recorded commit counts (once moved aside, git could not look inside it anyway).
     out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
                "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    ignored = ""
-    for code, entry in status_entries(out):  # a wholly untracked regenerable folder is output too
+    entries = status_entries(out)
+    for code, entry in entries:  # a wholly untracked regenerable folder is output too
         if not (code == "!!" and (ignored_ok(repo.work_tree, entry) or copy_of_main(repo.git_dir, repo.work_tree, entry))
                 or code == "??" and untracked_output(repo.work_tree, entry)):
             return "dirty"
-        ignored = "ignored"
-    return ignored
+    nested = [entry for code, entry in entries if code == "!!" and "/" in entry.rstrip("/")]  # source named like output?
+    return "dirty" if nested and swallowed_source(repo.git_dir, repo.work_tree, nested) else "ignored" if entries else ""
 
 
 def ignored_ok(work_tree: str, entry: str) -> bool:
@@ -146,8 +147,7 @@ def _secret_ignored(repo: Repository) -> bool:
     specs = [f":(glob,icase)**/{pattern}" for pattern in SECRET_PATTERNS]
     out = git(["ls-files", "-z", "--others", "--", *specs],  # no excludes: ignored and untracked
               git_dir=repo.git_dir, work_tree=repo.work_tree)
-    # an entry ending in `/` is a repository nested inside: git does not look into it, the
-    # walk found it and it is judged on its own
+    # an entry ending in `/`: a nested repository git does not look into, judged on its own
     return any(name and not name.endswith("/") and not _installed(name.split("/"))
                and not copy_of_main(repo.git_dir, repo.work_tree, name) for name in out.split("\0"))
 

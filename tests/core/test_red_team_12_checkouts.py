@@ -171,3 +171,51 @@ def test_an_empty_folder_holds_no_file_and_keeps_nothing(project: Path) -> None:
     a = worktree(project, "a")
     (a / "later" / "empty").mkdir(parents=True)
     assert judge(a, project) == ("remove", "age")
+
+
+# --- the loss: source in a folder named like build output, swallowed by its ignore pattern ---
+
+
+@pytest.fixture
+def maven(tmp_path: Path) -> Path:
+    """A Java project whose `target/` ignore pattern also names its package `acme/target`,
+    whose classes were added with `git add -f`; `build/` keeps a tracked placeholder."""
+    proj = make_repo(tmp_path / "maven", files={
+        ".gitignore": "target/\nbuild/*\n!build/.gitkeep\n*.class\n", "build/.gitkeep": "",
+        "src/acme/Main.java": "class Main {}\n", "tools/gen/Gen.java": "class Gen {}\n"})
+    (proj / "src" / "acme" / "target").mkdir()
+    (proj / "src" / "acme" / "target" / "Aim.java").write_text("class Aim {}\n")
+    (proj / "tools" / "gen" / "dist").mkdir()
+    (proj / "tools" / "gen" / "dist" / "README").write_text("generated here\n")
+    git(proj, "add", "-f", "src/acme/target/Aim.java", "tools/gen/dist/README")
+    git(proj, "commit", "-q", "-m", "the target package")
+    return proj
+
+
+def test_a_new_class_in_a_package_the_target_pattern_ignores_keeps_the_checkout(maven: Path) -> None:
+    a = worktree(maven, "a")
+    (a / "src" / "acme" / "target" / "Tracker.java").write_text("class Tracker { /* a day of work */ }\n")
+    assert git(a, "status", "--porcelain") == ""  # the user's git status: clean
+    assert judge(a, maven) == ("keep", "dirty")
+    done = worktrees.remove_worktree(a, maven, live_cwds=[], period_s=PERIOD)
+    assert done.status == "kept" and (a / "src" / "acme" / "target" / "Tracker.java").exists()
+
+
+def test_build_output_beside_a_tracked_placeholder_or_in_a_target_folder_still_goes(maven: Path) -> None:
+    a = worktree(maven, "a")
+    (a / "build" / "app.jar").write_text("jar\n")  # build/* ignores it; build/ itself is not ignored
+    (a / "target" / "classes").mkdir(parents=True)
+    (a / "target" / "classes" / "Main.class").write_text("cafebabe\n")
+    (a / "tools" / "gen" / "dist" / "out.class").write_text("cafebabe\n")
+    assert judge(a, maven) == ("remove", "age")
+
+
+def test_output_in_an_ignored_folder_whose_only_tracked_file_is_a_placeholder_goes(tmp_path: Path) -> None:
+    proj = make_repo(tmp_path / "proj", files={".gitignore": "coverage/\n", "README.md": "x\n"})
+    (proj / "coverage").mkdir()
+    (proj / "coverage" / ".gitkeep").write_text("")
+    git(proj, "add", "-f", "coverage/.gitkeep")
+    git(proj, "commit", "-q", "-m", "keep the coverage folder")
+    a = worktree(proj, "a")
+    (a / "coverage" / "lcov.info").write_text("TN:\n")
+    assert judge(a, proj) == ("remove", "age")
