@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
@@ -23,7 +24,7 @@ class TotalsBar(Static):
     """`claudetto  1 2 3 Outputs 4 5 6  ● 2 live ○ 1 stale  reclaimable 50 MiB  kept 9 MiB`."""
 
     DEFAULT_CSS = """
-    TotalsBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    TotalsBar { height: 1; background: $panel; color: $text; padding: 0 1; link-style: none; }
     """
 
     def __init__(self, current: str, **kwargs: Any) -> None:
@@ -45,10 +46,12 @@ class TotalsBar(Static):
         store = app.store
         tabs = Text()
         for key, mode, title in app.tabs:
+            # a click on a tab shows its screen: a person with a mouse needs no key for it
+            click = Style.from_meta({"@click": f"app.switch_mode({mode!r})"})
             if mode == self.current:
-                tabs.append(f" {key} {title} ", style="reverse bold")
+                tabs.append(f" {key} {title} ", style=Style.parse("reverse bold") + click)
             else:
-                tabs.append(f" {key}{' ' + title if named else ''} ", style="dim")
+                tabs.append(f" {key}{' ' + title if named else ''} ", style=Style(dim=True) + click)
         parts: list[Part] = [(9, tabs)]
         if wide:
             parts.insert(0, (1, Text("claudetto", style="bold")))

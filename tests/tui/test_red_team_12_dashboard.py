@@ -145,3 +145,18 @@ async def test_ctrl_c_leaves_the_dashboard_as_q_does(box: Sandbox) -> None:
         said = notes(app)
     assert app.return_code == 0
     assert not any("[b]" in note for note in said), said
+
+
+async def test_a_click_on_a_screens_tab_in_the_header_shows_that_screen(box: Sandbox) -> None:
+    """With a mouse alone, the header's `1 … 6` were text: the screens were reached only
+    through the palette. A click on a tab shows its screen, from any screen."""
+    from app.widgets.totals import TotalsBar
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app, sizes=False)
+        for mode, key in (("checkouts", "4"), ("memory", "6"), ("overview", "1"), ("outputs", "3")):
+            bar = app.screen.query_one(TotalsBar)
+            line = bar.render_line(0).text
+            await pilot.click(TotalsBar, offset=(line.index(f" {key} ") + 2, 0))
+            await wait_for(pilot, lambda mode=mode: app.current_mode == mode)  # type: ignore[misc]
