@@ -593,10 +593,14 @@ def test_a_settings_file_that_is_not_json_is_refused_and_left_as_it_is(machine: 
     assert os.listdir(config) == ["settings.json"] and (config / "settings.json").read_bytes() == text
 
 
-@pytest.mark.parametrize("text", [b"", b"\n", b"  \n\n", "\ufeff".encode()], ids=["empty", "newline", "blank", "bom"])
-def test_setup_then_uninstall_gives_a_blank_settings_file_back_byte_for_byte(machine: Machine, tmp_path: Path,
-                                                                             text: bytes) -> None:
-    """A settings.json made by `touch` reads as no settings; the uninstall left `{}` in its place."""
+@pytest.mark.parametrize("text", [b"", b"\n", b"  \n\n", "\ufeff".encode(), b'{\n  "hooks": {\n    "PreToolUse": []\n  }\n}\n',
+                                  b'{\n  "hooks": null,\n  "theme": "dark"\n}\n'],
+                         ids=["empty", "newline", "blank", "bom", "empty-list-of-an-event", "null-hooks"])
+def test_setup_then_uninstall_gives_a_blank_or_sparse_file_back_byte_for_byte(machine: Machine, tmp_path: Path,
+                                                                              text: bytes) -> None:
+    """A settings.json made by `touch` reads as no settings, and a `"hooks"` that is null or holds
+    an empty list of one of claudetto's events is filled by the install: the uninstall left `{}`,
+    or the settings without `"hooks"`, in their place."""
     config = tmp_path / "cfg"
     config.mkdir()
     settings = config / "settings.json"

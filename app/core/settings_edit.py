@@ -211,13 +211,15 @@ BACKUPS_READ = 4
 
 def restored_text(candidates: list[Path], raw: str, new: dict[str, Any], edited: str | None,
                   installed: Callable[[str, dict[str, Any]], str | None]) -> str | None:
-    """At an uninstall, the text of setup's newest backup (`candidates`, newest first) that
-    reads as `new`, the settings without claudetto's entries (or differs only by a `"hooks":
-    {}` the install filled), when the file is still what the install made of that backup
-    (`installed(text, settings)` gives `raw` back): the file as it was before setup, byte for
-    byte, where the edit cannot give it back (a file on one line is written whole at the
-    install; an empty `"hooks"` left empty is taken away). A file the user changed since keeps
-    those changes: the edit stands (None), unless there is none (`edited` None)."""
+    """At an uninstall, the text of setup's newest backup (`candidates`, newest first) when the
+    file is still what the install made of that backup (`installed(text, settings)` gives `raw`
+    back; None for a backup that holds claudetto's entries itself, the file before an upgrade):
+    the file as it was before setup, byte for byte, where the edit cannot give it back (a file
+    on one line is written whole at the install; a `"hooks"` that was empty, null, or held an
+    empty list of one of claudetto's events is filled by the install, and the edit would take
+    it away). A file the user changed since keeps those changes: the edit stands (None),
+    unless there is none (`edited` None) and a backup reads as `new`, the settings without
+    claudetto's entries."""
     for path in candidates[:BACKUPS_READ]:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -229,11 +231,7 @@ def restored_text(candidates: list[Path], raw: str, new: dict[str, Any], edited:
             continue
         if not isinstance(old, dict):
             continue
-        same = _same(old, new)
-        if not same and not (old.get("hooks") == {} and "hooks" not in new
-                             and _same({k: v for k, v in old.items() if k != "hooks"}, new)):
-            continue
-        if (edited is None and same) or installed(text, old) == raw:
+        if (edited is None and _same(old, new)) or installed(text, old) == raw:
             return text
     return None
 

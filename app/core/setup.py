@@ -315,8 +315,11 @@ def _new_text(raw: str, before: dict[str, Any], new: dict[str, Any], link: Path,
 
 
 def _installed(raw: str, settings: dict[str, Any], link: Path, python: str | None) -> str | None:
-    """The text an install now would make of `raw` (which reads as `settings`), as `_setup` makes it."""
-    new, _had = rewrite(copy.deepcopy(settings), hook_command(python))
+    """The text an install now would make of `raw` (which reads as `settings`), as `_setup` makes
+    it; None when `settings` hold an entry of claudetto's already (not the file before setup)."""
+    new, had = rewrite(copy.deepcopy(settings), hook_command(python))
+    if had:
+        return None
     layout = layout_of(raw)
     try:
         return edited_text(raw, settings, new, layout.indent, layout.newline) or render(new, layout, link)
