@@ -73,6 +73,7 @@ class OutputsScreen(ClaudettoScreen):
         self.roots: list[tuple[str, str]] = []
         self.shown_at = 0.0
         self.filled = False  # the first judgement and its sizes are in
+        self.wanted: str | None = None  # a row to put the cursor on once it is listed (`open_row`)
 
     def above_table(self) -> ComposeResult:
         yield Input(placeholder="filter: text in path, kind, session or verdict (escape closes)", id="filter")
@@ -121,6 +122,8 @@ class OutputsScreen(ClaudettoScreen):
                 for key, v in store.rows.items() if self.matches(v)}
         if table.sync(rows, self.cells).moved("size", "age", "kind"):
             self.sort_rows()
+        if self.wanted is not None and table.move_to(self.wanted):
+            self.wanted = None
         self.query_one(EmptyState).display = store.found_nothing
         if store.problems:
             self.notify("\n".join(store.problems), title="Could not judge everything", severity="warning")
@@ -328,6 +331,14 @@ class OutputsScreen(ClaudettoScreen):
         box.value = text
         box.display = bool(text)
         self.show_rows()
+
+    def open_row(self, key: str) -> None:
+        """Show one row (filtered by its path), the cursor on it: the filter alone also shows
+        the paths inside it, and the cursor stayed where it was, on another row space marks."""
+        verdict = self.store.rows.get(key)
+        if verdict is not None:
+            self.wanted = key
+            self.filter_text(verdict.path)
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:

@@ -181,15 +181,15 @@ class OverviewScreen(ClaudettoScreen):
         if focused.id == "growing":
             self.open_session(key)
         elif focused.id == "biggest" and key in self.store.rows:
-            self.open_output(self.store.rows[key].path)
+            self.open_output(key)
 
-    def open_output(self, path: str) -> None:
+    def open_output(self, key: str) -> None:
         from app.screens.outputs import OutputsScreen
 
         self.app.switch_mode("outputs")
         screen = self.app.screen
         if isinstance(screen, OutputsScreen):
-            screen.filter_text(path)
+            screen.open_row(key)
 
     def open_session(self, file: str) -> None:
         from app.screens.sessions import SessionsScreen

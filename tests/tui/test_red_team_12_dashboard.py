@@ -160,3 +160,40 @@ async def test_a_click_on_a_screens_tab_in_the_header_shows_that_screen(box: San
             line = bar.render_line(0).text
             await pilot.click(TotalsBar, offset=(line.index(f" {key} ") + 2, 0))
             await wait_for(pilot, lambda mode=mode: app.current_mode == mode)  # type: ignore[misc]
+
+
+async def test_an_item_opened_from_the_overview_is_the_row_space_marks_on_outputs(box: Sandbox) -> None:
+    """The person had the cursor on `tmp.BuildCache/objects` (a GC record of its own) on
+    Outputs, then picks tmp.BuildCache among the Overview's biggest items and opens it. The
+    filter (its path) shows both rows, and the cursor stayed on the child: the space that
+    followed marked another path than the one opened. The cursor is on the item opened."""
+    import os
+
+    from app.core.removal import resolve_parents
+    from tests.support import add_record, set_mtime
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    objects = build_cache / "objects"
+    objects.mkdir()
+    (objects / "pack.bin").write_bytes(os.urandom(64 * 1024))
+    set_mtime(objects, 10 * 86400)
+    set_mtime(build_cache, 10 * 86400)
+    add_record("stale-recorder", objects)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        keys = {v.path: k for k, v in app.store.rows.items()}
+        parent, child = keys[resolve_parents(build_cache)], keys[resolve_parents(objects)]
+        assert app.screen.query_one("#outputs", Table).move_to(child)
+        await goto(pilot, "overview")
+        biggest = app.screen.query_one("#biggest", Table)
+        biggest.focus()
+        assert biggest.move_to(parent)
+        await pilot.pause()
+        await pilot.press("o")
+        await wait_for(pilot, lambda: app.current_mode == "outputs")
+        await pilot.pause(0.1)
+        assert app.screen.query_one("#outputs", Table).cursor_key() == parent
+        await pilot.press("space")
+        assert app.store.marked == {parent}
