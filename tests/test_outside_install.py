@@ -370,6 +370,7 @@ def test_setup_dry_run_writes_nothing_and_setup_adds_one_entry_per_event_with_on
     made = doc(got["setup"])
     assert made["changed"] is True and sorted(made["events"]) == sorted(EVENTS)
     assert made["temp_install"] is None and made["settings"] == str(machine.config / "settings.json")
+    assert made["other_worktree_hooks"] == []
     backups = [n for n in got["setup_files"] if n not in ("settings.json", "projects")]
     assert len(backups) == 1 and re.fullmatch(r"settings\.json\.bak-\d{8}-\d{6}", backups[0])
     assert made["backup"] == str(machine.config / backups[0])
@@ -610,6 +611,22 @@ def test_setup_then_uninstall_gives_a_blank_or_sparse_file_back_byte_for_byte(ma
     assert made["changed"] is True and Path(made["backup"]).read_bytes() == text
     assert doc(machine.cli("setup", "--uninstall", "--json", env=config_env(machine, config)))["changed"] is True
     assert settings.read_bytes() == text
+
+
+def test_setup_names_another_worktree_tools_create_hook_it_adds_beside(machine: Machine, tmp_path: Path) -> None:
+    """FACTS: every WorktreeCreate hook replaces Claude's own creation, and all of an event's
+    hooks run at once: a worktree tool's hook (seed 002's `quest worktree hook`) beside
+    claudetto's makes each worktree twice. Setup added its entry without a word."""
+    config = tmp_path / "cfg"
+    config.mkdir()
+    theirs = {"type": "command", "command": "quest worktree hook"}
+    (config / "settings.json").write_text(json.dumps({"hooks": {"WorktreeCreate": [{"hooks": [theirs]}]}}, indent=2))
+    env = config_env(machine, config)
+    made = doc(machine.cli("setup", "--json", env=env))
+    assert made["other_worktree_hooks"] == [{"file": str(config / "settings.json"), "command": "quest worktree hook"}]
+    told = machine.cli("setup", env=env)
+    assert told.returncode == 0 and b"another WorktreeCreate hook (quest worktree hook)" in told.stdout, told
+    assert json.loads((config / "settings.json").read_text())["hooks"]["WorktreeCreate"][0]["hooks"] == [theirs]
 
 
 def test_an_unreadable_settings_file_is_refused_and_left_as_it_is(machine: Machine, tmp_path: Path) -> None:

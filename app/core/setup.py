@@ -46,6 +46,7 @@ from app.core.setup_report import describe as describe
 from app.core.setup_report import (
     hooks_disabled_in,
     managed_block,
+    other_worktree_creators,
     plugin_enabled,
     project_entries,
     temp_install,
@@ -88,6 +89,8 @@ class SetupResult:
     disabled_in: tuple[str, ...] = ()
     #: the temp folder the entries' interpreter or claudetto's folder lies in, if one does
     temp_install: str | None = None
+    #: (file, command) of each other WorktreeCreate hook Claude would run beside claudetto's
+    other_creators: tuple[tuple[str, str], ...] = ()
 
 
 def package_root() -> str:
@@ -330,7 +333,7 @@ def _installed(raw: str, settings: dict[str, Any], link: Path, python: str | Non
 def _notes(target: Path, new: dict[str, Any], python: str | None) -> dict[str, Any]:
     """What keeps the entries just written from running, or from running once (setup_report)."""
     return {"plugin_enabled": plugin_enabled(new), "managed_block": managed_block(),
-            "disabled_in": hooks_disabled_in(target, new),
+            "disabled_in": hooks_disabled_in(target, new), "other_creators": other_worktree_creators(target, new),
             "temp_install": temp_install(os.path.abspath(python or sys.executable), package_root())}
 
 

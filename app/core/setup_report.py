@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import paths
+from app.core.log import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -92,6 +93,29 @@ def _runs_claudetto(path: str) -> bool:
         for e in entries if isinstance(e, dict) and isinstance(e.get("hooks"), list) for h in e["hooks"])
 
 
+def other_worktree_creators(user_file: Path, settings: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(file, command) of each WorktreeCreate hook that is not claudetto's, in the user's settings
+    (as setup leaves them) and the current project's settings files. Claude runs every
+    WorktreeCreate hook at once, and each one replaces Claude's own creation: another worktree
+    tool's hook beside claudetto's makes a second checkout of every `--worktree`, one of which
+    nobody tracks, or fails the creation. Setup still writes its entry (the user may mean to
+    drop the other) but names each one."""
+    from app.core.setup import is_ours
+
+    found: list[tuple[str, str]] = []
+    files: list[tuple[str, dict[str, Any] | None]] = [(str(user_file), settings)]
+    files += [(path, _read(path)) for path in dict.fromkeys(_project_files()) if os.path.realpath(path) != str(user_file)]
+    for path, data in files:
+        hooks = data.get("hooks") if data is not None else None
+        entries = hooks.get("WorktreeCreate") if isinstance(hooks, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            for hook in inner if isinstance(inner, list) else []:
+                if isinstance(hook, dict) and not is_ours(hook):
+                    found.append((path, str(hook.get("command", hook.get("type", "?")))))
+    return tuple(found)
+
+
 def managed_block() -> str | None:
     """The managed (policy) settings key under which Claude runs no hook of the user's
     settings: `allowManagedHooksOnly` or `disableAllHooks`, or None. Setup still writes the
@@ -125,6 +149,7 @@ def setup_json(result: SetupResult) -> dict[str, Any]:
         "also_in": list(result.also_in),
         "disabled_in": list(result.disabled_in),
         "temp_install": result.temp_install,
+        "other_worktree_hooks": [{"file": path, "command": command} for path, command in result.other_creators],
     }
 
 
@@ -154,6 +179,9 @@ def _plugin_note(result: SetupResult) -> str:
                  "fails on every event; put claudetto in a lasting folder and run setup from there")
     for path in result.disabled_in:
         note += f"\nnote: {path} sets disableAllHooks, so Claude runs none of these hooks (nor any other) where it applies"
+    for path, command in result.other_creators:
+        note += (f"\nnote: {path} has another WorktreeCreate hook ({printable(command[:80])}); Claude runs both, "
+                 "and each would make every worktree its own way: keep one")
     for path in result.also_in:
         note += f"\nnote: {path} runs claudetto's hooks too (an entry of claudetto's, or its plugin enabled), so each would run twice; keep one"
     if not result.plugin_enabled:
