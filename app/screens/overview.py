@@ -42,6 +42,7 @@ class OverviewScreen(ClaudettoScreen):
 
     CSS_PATH = "overview.tcss"
     plans: tuple[Fit, Fit]  # the biggest items' and the live sessions' columns
+    filled = False  # the first judgement and its sizes are in: the biggest items' cursor stays on its item
     BINDINGS = [
         Binding("o", "open", "Open", id="overview-open",
                 tooltip="Show the highlighted item on Outputs, or the session on Sessions (or enter)"),
@@ -116,7 +117,10 @@ class OverviewScreen(ClaudettoScreen):
         table.sync({f"{v.rule}:{v.path}": (v, store.size(v)) for v in biggest}, self.biggest_cells)
         order = [f"{v.rule}:{v.path}" for v in biggest]
         if table.keys_in_order() != order:
-            table.order({key: at for at, key in enumerate(order)}.__getitem__)
+            # once the list is in, the cursor stays on the item read, whatever grew past it:
+            # on the first row it stayed put, on another item that `o` then opened
+            table.order({key: at for at, key in enumerate(order)}.__getitem__, stay=self.filled)
+        self.filled = self.filled or (store.judged and not store.progress.running)
         self.show_growing()
 
     def biggest_cells(self, _key: str, row: tuple[Verdict, int | None]) -> list[Text]:

@@ -197,3 +197,34 @@ async def test_an_item_opened_from_the_overview_is_the_row_space_marks_on_output
         assert app.screen.query_one("#outputs", Table).cursor_key() == parent
         await pilot.press("space")
         assert app.store.marked == {parent}
+
+
+async def test_the_biggest_item_read_on_the_overview_is_the_one_o_opens_after_a_new_order(box: Sandbox) -> None:
+    """The person reads the Overview's top item, then a judgement comes in where
+    tmp.BuildCache grew past it. The cursor stayed on the first row, now another item: `o`
+    opened tmp.BuildCache, where the next space marked it. It stays on the item read."""
+    import os
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        table = app.screen.query_one("#biggest", Table)
+        table.focus()
+        await wait_for(pilot, lambda: table.row_count > 0)
+        assert table.cursor_row == 0
+        read = table.cursor_key()
+        assert read is not None and read != f"gc:{build_cache}"
+        top_size = app.store.size(app.store.rows[read]) or 0
+        when = os.stat(build_cache).st_mtime
+        with open(build_cache / "grown.bin", "wb") as fh:
+            fh.write(b"\1" * (top_size + (1 << 20)))
+        os.utime(build_cache, (when, when))  # still old: still removable
+        app.store.refresh()
+        await wait_for(pilot, lambda: table.keys_in_order()[0] == f"gc:{build_cache}", timeout=20)
+        await pilot.pause()
+        assert table.cursor_key() == read
+        await pilot.press("o")
+        await wait_for(pilot, lambda: app.current_mode == "outputs")
+        await pilot.pause(0.1)
+        assert app.screen.query_one("#outputs", Table).cursor_key() == read
