@@ -162,10 +162,11 @@ class MemoryScreen(ClaudettoScreen):
 
     def show_rows(self) -> None:
         table = self.query_one("#findings", Table)
+        listed = table.row_count > 0  # a finding read stays under the cursor when one comes in above it
         table.sync(self.findings, self.cells)
         order = list(self.findings)  # by project, file and line
         if table.keys_in_order() != order:
-            table.order({key: at for at, key in enumerate(order)}.__getitem__)
+            table.order({key: at for at, key in enumerate(order)}.__getitem__, stay=listed)
         if (was := self.cursor_on) is not None and finding_key(was) not in self.findings:
             # a line added above it moved the finding (its key names the line): the cursor
             # follows the same fact to its new line instead of landing on another finding

@@ -106,13 +106,16 @@ class SessionsScreen(ClaudettoScreen):
         table = self.query_one("#sessions", Table)
         tick = self.now() // 30  # ages move on every 30 s, not on every poll
         by_file = {s.file: s for s in self.store.sessions}
+        listed = table.row_count > 0  # a list the person reads: its cursor stays on its session
         table.sync({file: (s, tick) for file, s in by_file.items()}, self.cells)
 
         def rank(file: str) -> tuple[bool, int, str]:
             return not by_file[file].live, -(by_file[file].updated_at or 0), file
 
         if table.keys_in_order() != sorted(by_file, key=rank):
-            table.order(rank)
+            # a live session's update time moves each second: on the first row the cursor
+            # stayed put, and another session slid under it (and under `o`)
+            table.order(rank, stay=listed)
         if table.move_to(self.wanted):
             self.wanted = None
         self.show_owned()

@@ -228,3 +228,32 @@ async def test_the_biggest_item_read_on_the_overview_is_the_one_o_opens_after_a_
         await wait_for(pilot, lambda: app.current_mode == "outputs")
         await pilot.pause(0.1)
         assert app.screen.query_one("#outputs", Table).cursor_key() == read
+
+
+async def test_the_session_read_on_the_first_row_is_the_one_o_opens_after_another_updates(box: Sandbox) -> None:
+    """Sessions sort live first, then the latest update first, and a live session's update
+    time moves all the time. The person reads the top session; the other live one updates:
+    it took the first row and the cursor with it, and `o` opened that one's outputs."""
+    import json
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "sessions")
+        table = app.screen.query_one("#sessions", Table)
+        await wait_for(pilot, lambda: table.row_count >= 3)
+        assert table.cursor_row == 0
+        read = table.cursor_key()
+        assert read is not None
+        other = next(s for s in app.store.sessions if s.live and s.file != read)
+        with open(other.file, encoding="utf-8") as fh:
+            record = json.load(fh)
+        record["updatedAt"] = max(s.updated_at or 0 for s in app.store.sessions) + 60_000
+        with open(other.file, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+        await wait_for(pilot, lambda: table.keys_in_order()[0] == other.file, timeout=10)
+        await pilot.pause()
+        assert table.cursor_key() == read
+        session_id = next(s.session_id for s in app.store.sessions if s.file == read)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: app.current_mode == "outputs")
+        assert app.screen.filter == session_id  # type: ignore[attr-defined]
