@@ -257,3 +257,28 @@ async def test_the_session_read_on_the_first_row_is_the_one_o_opens_after_anothe
         await pilot.press("o")
         await wait_for(pilot, lambda: app.current_mode == "outputs")
         assert app.screen.filter == session_id  # type: ignore[attr-defined]
+
+
+async def test_the_finding_read_on_the_first_row_stays_under_the_cursor_when_one_comes_in_above(
+        box: Sandbox) -> None:
+    """The person reads the first finding; Claude meanwhile writes `A.md` with a stale pin,
+    and the sweep (`r`) lists it first. The cursor kept the first row, now A.md's line:
+    `u` would have asked to strike a line the person had not read."""
+    from app.core.paths import project_slug
+
+    memory = box.config / "projects" / project_slug(box.project) / "memory"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "memory")
+        table = app.screen.query_one("#findings", Table)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        assert table.cursor_row == 0
+        read = table.cursor_key()
+        (memory / "A.md").write_text("---\nname: A\ndescription: a\ntype: project\n---\n"
+                                     "The shop runs on Flask 2.2.5.\n", encoding="utf-8")
+        with open(memory / "MEMORY.md", "a", encoding="utf-8") as fh:
+            fh.write("- [A](A.md) — a\n")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "A.md" in (table.keys_in_order()[0]), timeout=20)
+        await pilot.pause()
+        assert table.cursor_key() == read
