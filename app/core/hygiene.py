@@ -39,6 +39,11 @@ if TYPE_CHECKING:
     _Judging = tuple[Path, float, Future[worktrees.Judged | None] | None]
 
 
+#: Of the time left, what a measure leaves to the items after it (at most half): one folder too
+#: slow to measure (thousands of folders deep) took all of it each time, and nothing after it went.
+RESERVE_S = 5.0
+
+
 @dataclass(frozen=True)
 class CleanupReport:
     """What one cleanup did (or, with `dry_run`, would do). Counts follow CONTRACT `clean`."""
@@ -96,8 +101,9 @@ class _Run:
             self.timed_out = True
         return self.timed_out
 
-    def left_s(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
+    def left_s(self, share: bool = False) -> float:  # with `share`: what one measure may take
+        left = max(0.0, self.deadline - time.monotonic())
+        return left - min(left / 2, RESERVE_S) if share else left
 
     def report(self, *parts: _Tally) -> CleanupReport:
         counts = {key: sum(part.counts[key] for part in parts) for key in parts[0].counts}
@@ -113,24 +119,17 @@ class _Run:
 # --- acting -------------------------------------------------------------------------------
 
 
-#: Of the time left, what a measure leaves to the items after it (at most half): one folder too
-#: slow to measure (thousands of folders deep) took all of it each time, and nothing after it went.
-RESERVE_S = 5.0
-
-
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
     """Each folder or gate log through removal.remove, the next one measured meanwhile (its
     stats overlap the removal's unlinks); stops between items at the deadline. A dry run,
     with no removal to overlap, measures all at once on two readers (`scan_many`). A real run
     measures one ahead only: the repositories a measure finds are what the removal's last
-    check judges, so a measure stays as close to its removal as it can; one not done within
-    its share (`RESERVE_S`) leaves its item as it was (`timed_out`), and the next goes on."""
+    check judges, so a measure stays as close to its removal as it can; one not done in its
+    share (`RESERVE_S`) leaves its item as it was (`timed_out`), and the next goes on."""
     from concurrent.futures import ThreadPoolExecutor
 
     def measure(batch: list[Verdict], last: bool) -> list[TreeSize]:
-        left = run.left_s()
-        return scan_many([v.path for v in batch], budget_s=left if last else left - min(left / 2, RESERVE_S),
-                         mounts=run.mounts)
+        return scan_many([v.path for v in batch], budget_s=run.left_s(share=not last), mounts=run.mounts)
 
     batches = [items] if run.dry_run and items else [[item] for item in items]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
@@ -216,7 +215,7 @@ def _judge_all(run: _Run, pool: ThreadPoolExecutor,
     def judge(path: Path) -> worktrees.Judged | None:
         if run.out_of_time():
             return None  # not reached
-        return worktrees.judge_removal(path, project, cwds, period, listing, run.left_s())
+        return worktrees.judge_removal(path, project, cwds, period, listing, run.left_s(share=True))
 
     return project, listing, [(path, period, None if run.live.unsure else pool.submit(judge, path))
                               for path in entries]
@@ -241,9 +240,11 @@ def _act_on_worktrees(run: _Run, tally: _Tally, project: Path, listing: dict[str
             log(f"hygiene: worktree {path} not judged: {type(exc).__name__}: {exc}")
             tally.kept.append((str(path), "not_removed"))
             continue
-        if done.status == "timeout":  # not started: left as it was
-            run.timed_out = True
-            break
+        if done.status == "timeout":  # not measured in its share: left as it was, the next one goes on
+            run.cut_short = True
+            if run.out_of_time():
+                break
+            continue
         tally.verdicts.append(done.verdict)
         if done.status in ("removed", "dry_run"):
             tally.counts["worktrees"] += 1

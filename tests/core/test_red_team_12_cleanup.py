@@ -24,7 +24,8 @@ import pytest
 
 from app.core import hygiene, paths
 from app.core.cleanup_guard import repositories_in
-from tests.support import SandboxEnv, set_mtime
+from tests.core.test_worktrees import GITIGNORE, add_worktree, age
+from tests.support import SandboxEnv, make_repo, set_mtime
 
 DAY = 86_400
 #: sorted first among the project folder's sessions, so it is measured before the others
@@ -123,3 +124,20 @@ def test_the_last_check_finds_a_repository_at_the_bottom_of_a_deep_folder_withou
     found = repositories_in(str(top))
     assert found is not None and len(found) == 1
     assert found[0].count("/") == str(top).count("/") + 100 and found[0].endswith("00099" + "x" * 250)
+
+
+def test_a_worktree_too_slow_to_measure_leaves_the_worktrees_after_it_to_go(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Before: the removals wait for the judgements in order; the deep one's measure took the
+    whole budget, came back `timeout`, and the cleanup stopped there: `b-plain` never went."""
+    repo = make_repo(tmp_path / "proj", files={"README.md": "hello\n", ".gitignore": GITIGNORE})
+    deep, plain = add_worktree(repo, "a-deep"), add_worktree(repo, "b-plain")
+    _deep_tree(deep / "node_modules" / "deep", tmp_path / "source")  # git-ignored, regenerable
+    try:
+        age(deep)
+        age(plain)
+        report = hygiene.run_cleanup([repo], current_cwd=str(tmp_path), timeout_ms=3000)
+        assert not plain.exists() and report.worktrees >= 1
+        assert not deep.exists() or report.timed_out  # measured in its share it goes too, else whole
+    finally:
+        _drop(deep)
