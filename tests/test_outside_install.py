@@ -588,6 +588,7 @@ def test_a_settings_file_that_is_not_json_is_refused_and_left_as_it_is(machine: 
     config = tmp_path / "cfg"
     config.mkdir()
     (config / "settings.json").write_bytes(text)
+    os.utime(config / "settings.json", (time.time() - 60, time.time() - 60))  # no save of Claude's under way
     for args in (("setup",), ("setup", "--dry-run"), ("setup", "--uninstall")):
         done = machine.cli(*args, env=config_env(machine, config))
         assert one_line_refusal(done), (args, done)
@@ -787,7 +788,12 @@ def test_help_of_each_command_exits_0_on_stdout(empty: Empty, key: str) -> None:
     done = empty.got[f"help_{key}"]
     command = "gc" if key == "gc_script" else key
     assert (done.returncode, done.stderr) == (0, b""), done
-    assert done.stdout.decode().startswith(f"usage: claudetto {command}".rstrip()), done.stdout[:200]
+    text = done.stdout.decode()
+    assert text.startswith(f"usage: claudetto {command}".rstrip()), done.stdout[:200]
+    if not command:  # the contract's every command is offered
+        assert all(re.search(rf"^\s+{name}\s", text, re.M) for name in COMMANDS), text
+    for flag in ("--json", "--dry-run") if command in ("gc", "clean", "release", "supersede", "setup") else ():
+        assert flag in text, (command, flag)
 
 
 @pytest.mark.parametrize("key", [*sorted(USAGE_RUNS), "gc_script"])
