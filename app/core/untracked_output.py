@@ -14,6 +14,12 @@ A new file inside a folder that holds tracked files (`?? build/gen.sh` beside a 
 such a folder may hold that nothing makes again is judged as for an ignored one: a secret
 (`repository_rules._secret_ignored` lists untracked and ignored files alike), a repository of
 its own or another system's working copy (the walk in app/core/unique_work.py).
+
+Four of the names are also names people give their own folders: a Python subpackage
+`mypkg/build/`, a Java package `acme/target/`, a `coverage/` module. A tool writes its output
+folder at the project's top, or beside the file that sets the build up (`packages/web/dist/`
+beside `packages/web/package.json`); a new `build/` a session wrote deeper, in a folder
+holding no such file, is new source: `dirty`, as git status shows it.
 """
 
 from __future__ import annotations
@@ -31,4 +37,30 @@ def untracked_output(work_tree: str, entry: str) -> bool:
         return False  # inside a folder git tracks files of: the project's own
     if not entry.endswith("/") and not os.path.islink(os.path.join(work_tree, *parts)):
         return False  # a single new file
+    nested_shared = parts[-1] in SHARED_NAMES and len(parts) > 1 and entry.endswith("/")
+    if nested_shared and not _beside_setup(work_tree, parts[:-1]):
+        return False  # a new package or module with an output folder's name
     return ignored_ok(work_tree, entry)
+
+
+#: The regenerable names people also give folders of their own source.
+SHARED_NAMES = frozenset({"build", "dist", "target", "coverage"})
+#: Files that set a build up, beside which tools write those folders.
+SETUP_FILES = frozenset({
+    "package.json", "pyproject.toml", "setup.py", "setup.cfg", "Cargo.toml", "pom.xml", "build.gradle",
+    "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "go.mod", "Makefile", "makefile", "GNUmakefile",
+    "CMakeLists.txt", "meson.build", "composer.json", "Gemfile", "mix.exs", "build.sbt", "build.xml", "deno.json",
+    "tsconfig.json", "angular.json", "project.clj", "stack.yaml", "dune-project", "build.zig", "pubspec.yaml",
+    "Package.swift", "tox.ini", "noxfile.py"})
+SETUP_PREFIXES = ("vite.config.", "webpack.config.", "rollup.config.", "next.config.", "nuxt.config.",
+                  "svelte.config.", "astro.config.", "jest.config.", "vitest.config.", "karma.conf.", "tsup.config.")
+SETUP_SUFFIXES = (".csproj", ".fsproj", ".vbproj", ".sln", ".cabal", ".gemspec")
+
+
+def _beside_setup(work_tree: str, parent: list[str]) -> bool:
+    """Whether the folder `parent` (parts below the work tree) holds a file that sets a build up."""
+    try:
+        names = os.listdir(os.path.join(work_tree, *parent))
+    except OSError:
+        return False
+    return any(n in SETUP_FILES or n.startswith(SETUP_PREFIXES) or n.endswith(SETUP_SUFFIXES) for n in names)

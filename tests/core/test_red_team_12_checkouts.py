@@ -6,8 +6,13 @@ judged through the entry its `.git` names, while the removal made git forget the
 names the folder: the commit only that entry's HEAD held went dangling. Now such a folder is
 `not_a_worktree` (app/core/worktree_entry.py). The git states and files tried this round
 that held are tested too (they document what held): a shallow project, an orphan branch, a
-branch renamed in the checkout, a branch merged into an unpushed local main, a `build` that
-is a file, a pip `-e git+` clone in `.venv`.
+branch renamed in the checkout, a branch merged into an unpushed local main, a branch checked
+out in two places, a `build` that is a file, a pip `-e git+` clone in `.venv`, an empty folder.
+
+The second loss: an ignore pattern for build output (`target/`) that also names a folder of
+the project's source (a Java package `acme/target`, its classes added with `git add -f`) hid a
+new class from `git status`, and the class went with the checkout
+(app/core/swallowed_source.py); output beside a placeholder still goes.
 """
 
 from __future__ import annotations
@@ -144,6 +149,17 @@ def test_commits_merged_into_the_local_main_it_tracks_are_on_another_branch(proj
     assert judge(tracking, project) == ("remove", "age")
 
 
+def test_a_branch_checked_out_in_two_places_keeps_its_commits_and_stays(project: Path, tmp_path: Path) -> None:
+    a = worktree(project, "a")
+    commit(a, "a.txt", "work\n")
+    git(project, "worktree", "add", "-q", "-f", str(tmp_path / "second"), "worktree-a")  # the same branch
+    assert judge(a, project) == ("keep", "unmerged")
+    git(project, "merge", "-q", "--ff-only", "worktree-a")
+    done = worktrees.remove_worktree(a, project, live_cwds=[], period_s=PERIOD)
+    assert done.status == "removed" and not done.branch_deleted  # git keeps a branch checked out elsewhere
+    assert git(tmp_path / "second", "symbolic-ref", "--short", "HEAD") == "worktree-a"
+
+
 @pytest.mark.parametrize("ignored", [False, True])
 def test_a_file_named_build_is_work_not_a_build_folder(project: Path, ignored: bool) -> None:
     a = worktree(project, "a")
@@ -219,3 +235,30 @@ def test_output_in_an_ignored_folder_whose_only_tracked_file_is_a_placeholder_go
     a = worktree(proj, "a")
     (a / "coverage" / "lcov.info").write_text("TN:\n")
     assert judge(a, proj) == ("remove", "age")
+
+
+# --- the third loss: a new package named like an output folder, untracked ------------------
+
+
+@pytest.fixture
+def unignored(tmp_path: Path) -> Path:
+    """A project that ignores nothing, with a Python package and a web package."""
+    return make_repo(tmp_path / "unignored", files={
+        "README.md": "x\n", "src/mypkg/__init__.py": "", "packages/web/package.json": "{}\n",
+        "packages/web/index.js": "1\n"})
+
+
+def test_a_new_subpackage_named_build_is_source_not_output(unignored: Path) -> None:
+    a = worktree(unignored, "a")
+    (a / "src" / "mypkg" / "build").mkdir()
+    (a / "src" / "mypkg" / "build" / "__init__.py").write_text("def make(): ...  # a day of work\n")
+    assert git(a, "status", "--porcelain") == "?? src/mypkg/build/"
+    assert judge(a, unignored) == ("keep", "dirty")
+
+
+def test_output_folders_at_the_top_and_beside_a_package_json_still_go(unignored: Path) -> None:
+    a = worktree(unignored, "a")
+    for folder in ("build", "packages/web/dist", "packages/web/coverage", "node_modules"):
+        (a / folder).mkdir(parents=True)
+        (a / folder / "out.js").write_text("1\n")
+    assert judge(a, unignored) == ("remove", "age")
