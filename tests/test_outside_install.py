@@ -262,6 +262,7 @@ def run_release(m: Machine, cmd: dict[str, str], sid: str) -> None:
                         checkout if checkout.is_dir() else p)
     got["released"] = wait_until(lambda: not (checkout / "node_modules").exists())
     got["resume"] = m.hook(cmd["SessionStart"], session_payload(m, "SessionStart", sid, p, source="resume"), p)
+    got["resume_again"] = m.hook(cmd["SessionStart"], session_payload(m, "SessionStart", sid, p, source="resume"), p)
     got["end_again"] = m.hook(cmd["SessionEnd"], session_payload(m, "SessionEnd", sid, p, reason="other"), p)
 
 
@@ -533,6 +534,8 @@ def test_session_end_releases_the_checkout_detached_and_the_resumed_session_is_t
     assert f"({checkout})" in text and "node_modules" in text, text
     assert "`npm ci` (package-lock.json)" in text, text
     assert "deploy.md" in text  # the memory finding too, in the same context
+    again = context(got["resume_again"][0], "SessionStart")
+    assert "deploy.md" in again and "node_modules" not in again, again  # the note is told once
     assert quiet(got["end_again"][0]) and got["end_again"][1] < 1.5
 
 
