@@ -313,9 +313,9 @@ def work_lost(item: Item, where: str | None = None, outside: gc_records.OutsideN
     """`dirty`/`unmerged`/`not_removed` when removing `item` would lose unique git work: a
     repository or worktree in it (found by the sweep's one walk) with work nowhere else, or
     whose objects a repository outside borrows (`unmerged`); and `dirty` when it is or holds a
-    secret-looking file outside every repository (a key generated in a temp folder is lost with
-    it). `where`: the folder now (moved aside); `outside`: the sweep's `OutsideNames`."""
-    from app.core.secret_files import first_secret
+    secret-looking file outside every repository, not a copy a recorded source still holds (a key
+    generated there is lost with it: `secret_copies`). `where`: the folder now; `outside`: `OutsideNames`."""
+    from app.core.secret_copies import unique_secret
     from app.core.unique_work import unique_work
 
     repos = item.tree.repos if item.tree is not None and not item.tree.partial else None  # partial: it walks
@@ -329,7 +329,7 @@ def work_lost(item: Item, where: str | None = None, outside: gc_records.OutsideN
             return "dirty"  # a folder in it cannot be read: what it holds cannot be judged
     here = where or item.path
     lost = unique_work(here, repos, original=item.path)
-    if lost is None and first_secret(here, [os.path.basename(item.path)]) is not None:
+    if lost is None and unique_secret(here, [os.path.basename(item.path)], item.records) is not None:
         lost = "dirty"
     if lost in ("dirty", "unmerged") and gc_records.still_at_source(item.records, here):
         lost = None  # a copy its source still holds unchanged: nothing of it is lost

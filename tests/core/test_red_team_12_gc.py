@@ -302,3 +302,43 @@ def test_a_manifest_naming_another_folder_keeps_no_temp_folder(sandbox: SandboxE
                                     f"replace example.com/b => {sandbox.home}/lib\n")
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+@pytest.mark.parametrize("how", ["cp", "cp_then_call"])
+def test_a_temp_folder_given_an_unchanged_copy_of_the_projects_env_goes(sandbox: SandboxEnv, how: str) -> None:
+    """`d=$(mktemp -d) && cp .env "$d/" && cd "$d" && ...` so a tool finds its settings there
+    (in the call that made the folder, or a later one): the `.env` is the project's own, still
+    there unchanged. A secret-looking file kept the folder `dirty` for good."""
+    project = pushed_project(sandbox.home)
+    (project / ".env").write_text("API_TOKEN=abc\n")
+    if how == "cp":
+        folder = Path(call('d=$(mktemp -d) && cp .env "$d/" && echo "$d"', project).strip())
+    else:
+        folder = temp_folder(project)
+        call(f"cp {project}/.env {folder}/ && echo done", project)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
+
+
+SECRET_CHANGES = {  # (the session's call, what the user does later in the project)
+    "edited in the copy": ('cp .env "$d/" && echo "API_TOKEN=rotated" >> "$d/.env"', ""),
+    "a key made beside it": ('cp .env "$d/" && echo "-----BEGIN OPENSSH PRIVATE KEY-----" > "$d/id_ed25519"', ""),
+    "made there, then copied there": ('echo "SECRET=only here" > "$d/.env" && cp "$d/.env" "$d/.env.bak"', ""),
+    "its source removed since": ('cp .env "$d/"', "rm .env"),
+    "its source changed since": ('cp .env "$d/"', "echo API_TOKEN=new > .env"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(SECRET_CHANGES))
+def test_a_temp_folder_with_a_secret_no_source_holds_is_kept(sandbox: SandboxEnv, change: str) -> None:
+    """The other side: a secret edited in the copy, a key generated beside the copy, a secret made
+    in the folder and copied within it (its source lies in the output itself), or a copy whose
+    source the user removed or changed since: the folder holds the only copy of a secret. Kept."""
+    project = pushed_project(sandbox.home)
+    (project / ".env").write_text("API_TOKEN=abc\n")
+    in_call, later = SECRET_CHANGES[change]
+    folder = Path(call(f'd=$(mktemp -d) && {in_call} && echo "$d"', project).strip())
+    if later:
+        bash(later, project)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
