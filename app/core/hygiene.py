@@ -121,11 +121,11 @@ class _Run:
 
 def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
     """Each folder or gate log through removal.remove, the next one measured meanwhile (its
-    stats overlap the removal's unlinks); stops between items at the deadline. A dry run,
-    with no removal to overlap, measures all at once on two readers (`scan_many`). A real run
-    measures one ahead only: the repositories a measure finds are what the removal's last
-    check judges, so a measure stays as close to its removal as it can; one not done in its
-    share (`RESERVE_S`) leaves its item as it was (`timed_out`), and the next goes on."""
+    stats overlap the removal's unlinks); stops between items at the deadline. A dry run, with
+    no removal to overlap, measures all at once (`scan_many`, two readers), in a share too. A
+    real run measures one ahead only: the repositories a measure finds are what the removal's
+    last check judges, so a measure stays as close to its removal as it can; one not done in
+    its share (`RESERVE_S`) leaves its item as it was (`timed_out`), and the next goes on."""
     from concurrent.futures import ThreadPoolExecutor
 
     def measure(batch: list[Verdict], last: bool) -> list[TreeSize]:
@@ -133,12 +133,12 @@ def _remove_temps(run: _Run, tally: _Tally, items: list[Verdict]) -> None:
 
     batches = [items] if run.dry_run and items else [[item] for item in items]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hygiene-scan") as pool:
-        ahead = [pool.submit(measure, batch, len(batches) == 1) for batch in batches[:1]]
+        ahead = [pool.submit(measure, batch, len(batches) == 1 and not run.dry_run) for batch in batches[:1]]
         for i, batch in enumerate(batches):
             sizes = ahead.pop().result()
             ahead += [pool.submit(measure, later, i + 2 == len(batches)) for later in batches[i + 1:i + 2]]
             for verdict, size in zip(batch, sizes, strict=True):
-                if run.out_of_time() or (size.partial and run.dry_run):  # the budget ran out: not started
+                if run.out_of_time():  # the budget ran out: not started
                     run.timed_out = True
                     break
                 if size.partial:  # not measured in its share: left as it was, the next one goes on

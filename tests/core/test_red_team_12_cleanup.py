@@ -3,7 +3,8 @@
 Found and fixed: one old session folder too slow to measure within the sweep's budget (a
 tree hundreds of folders deep past PATH_MAX, which the measuring walk reopens from the top
 at every folder) took all of SWEEP_TIMEOUT_MS at every cleanup, and every folder and gate
-log judged after it stayed for ever. A measure now leaves the items after it their share. The
+log judged after it stayed for ever (and `clean --dry-run` said none of them would go). A
+measure now leaves the items after it their share. The
 same held for worktrees: one such worktree kept every worktree listed after it, in every project.
 
 The removal's last check (app/core/cleanup_guard.py `repositories_in`) could not open such a
@@ -113,6 +114,17 @@ def test_a_folder_too_slow_to_measure_leaves_the_folders_and_logs_after_it_to_go
         assert report.timed_out and scene.source.stat().st_nlink == 1 + LEVELS * LINKS
         assert (report.folders, report.files) == (1, 2)  # the later folder (its output) and the log
     else:  # a machine fast enough measured it in its share: gone whole, and counted
+        assert (report.folders, report.files) == (2, 2 + LEVELS * LINKS)
+
+
+def test_the_dry_run_counts_what_the_real_run_removes_past_a_folder_too_slow_to_measure(scene: Scene) -> None:
+    """Before: the dry run's one measure ran to the deadline and stopped at the deep folder:
+    it said nothing would go, while `clean` removed the later folder and the log."""
+    report = hygiene.run_cleanup([], dry_run=True, timeout_ms=2000)
+    assert scene.later.exists() and scene.log.exists()
+    if report.timed_out:  # the deep one not measured in its share: left out, the others counted
+        assert (report.folders, report.files) == (1, 2)
+    else:
         assert (report.folders, report.files) == (2, 2 + LEVELS * LINKS)
 
 
