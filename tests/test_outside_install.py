@@ -65,11 +65,14 @@ def slug(path: Path | str) -> str:
 def pack_wheel(out: Path) -> Path:
     """claudetto's wheel as hatchling packs it (pyproject: packages app and hooks, console
     scripts from [project.scripts]), made without the build backend."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    toml = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    project = toml["project"]
     name, version = project["name"], project["version"]
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z", "--", "app", "hooks"],
                             cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
-    files = sorted(p for p in listed if p and (ROOT / p).is_file())
+    forced = toml["tool"]["hatch"]["build"]["targets"]["wheel"].get("force-include", {})
+    assert all(source == target for source, target in forced.items()), forced  # packed where they are
+    files = sorted({p for p in listed if p and (ROOT / p).is_file()} | set(forced))
     info = f"{name}-{version}.dist-info"
     scripts = "".join(f"{k} = {v}\n" for k, v in project["scripts"].items())
     extra = {f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
@@ -561,10 +564,9 @@ def test_python_p_m_hooks_with_a_pythonpath_naming_a_project_app_runs_claudettos
     assert machine.got["pythonpath_hook_ran"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="console scripts import `app.cli` from sys.path: a PYTHONPATH naming a "
-                   "project with its own app/ package runs the project's code and ends in a traceback "
-                   "(the fix needs a console-script target in pyproject.toml that binds claudetto's own app first)")
 def test_the_console_script_with_a_pythonpath_naming_a_project_app_runs_claudettos_own(machine: Machine) -> None:
+    """A console script imports its target from sys.path, PYTHONPATH first: the project's own
+    app/ ran, and ended in a traceback, until the scripts' target became claudetto_cli."""
     done = machine.got["pythonpath_cli"]
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done
     assert json.loads(done.stdout)["sessions"] == [] and not machine.got["pythonpath_ran"]
