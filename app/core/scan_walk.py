@@ -99,36 +99,69 @@ def walk(top: str, tally: Tally, stack: list[str], dev: int | None, deadline: fl
     done = tally.files + tally.folders
     step = min(BUDGET_CHECK, every) if limit is None else max(1, min(BUDGET_CHECK, every, limit))
     next_yield, next_check = done + every, done + step
-    while True:
-        if not stack and (refill is None or not refill(stack)):
-            return "done"
-        if pause_at is not None and (tally.files + tally.folders >= pause_at or len(stack) >= pause_at // 4):
-            return "paused"
-        if spread is not None and len(stack) >= spread:
-            return "paused"
-        folder = stack.pop() if spread is None else stack.pop(0)
-        try:
-            fd = os.open(folder, DIR_FLAGS)
-        except OSError as exc:
-            fd = open_long(top, folder, exc)
+    # The folder read last stays open: depth first, the next folder is mostly its child, and
+    # past PATH_MAX a child opened from it costs one open, not a walk down from the top (which
+    # made a tree thousands of folders deep quadratic, and its measure took the whole budget).
+    held: list[tuple[str, int]] = []
+    try:
+        while True:
+            if not stack and (refill is None or not refill(stack)):
+                return "done"
+            if _pause_here(tally, stack, pause_at, spread):
+                return "paused"
+            folder = stack.pop() if spread is None else stack.pop(0)
+            fd = _open_folder(top, folder, held)
             if fd < 0:
                 tally.errors += 1
                 continue
-        try:
-            for chunk in _listing(fd, folder, tally, step):
-                tally_names(tally, fd, folder, chunk, stack, dev)
-                done = tally.files + tally.folders
-                if done >= next_check:
-                    next_check = done + step
-                    if _over(deadline, limit, done):
-                        return "partial"
-                if done >= next_yield:  # on the cadence of `every`, whatever the chunks
-                    next_yield += every * ((done - next_yield) // every + 1)
-                    yield ScanProgress(top, tally.files, tally.folders, tally.blocks * 512)
-        except OSError:  # the folder could not be listed, or not to its end: the rest is lost
-            tally.errors += 1
-        finally:
-            os.close(fd)
+            if len(folder) >= LONG_PATH and _over(deadline, None, 0):  # reached the long way: look now
+                os.close(fd)
+                return "partial"
+            if held:
+                os.close(held.pop()[1])
+            held.append((folder, fd))
+            try:
+                for chunk in _listing(fd, folder, tally, step):
+                    tally_names(tally, fd, folder, chunk, stack, dev)
+                    done = tally.files + tally.folders
+                    if done >= next_check:
+                        next_check = done + step
+                        if _over(deadline, limit, done):
+                            return "partial"
+                    if done >= next_yield:  # on the cadence of `every`, whatever the chunks
+                        next_yield += every * ((done - next_yield) // every + 1)
+                        yield ScanProgress(top, tally.files, tally.folders, tally.blocks * 512)
+            except OSError:  # the folder could not be listed, or not to its end: the rest is lost
+                tally.errors += 1
+    finally:
+        for _, open_fd in held:
+            os.close(open_fd)
+
+
+def _pause_here(tally: Tally, stack: list[str], pause_at: int | None, spread: int | None) -> bool:
+    if pause_at is not None and (tally.files + tally.folders >= pause_at or len(stack) >= pause_at // 4):
+        return True
+    return spread is not None and len(stack) >= spread
+
+
+#: A path this long may have been opened the long way (`open_long`): the clock is looked at
+#: after each such open, not only every BUDGET_CHECK entries.
+LONG_PATH = 4096
+
+
+def _open_folder(top: str, folder: str, held: list[tuple[str, int]]) -> int:
+    """`folder` opened: by its path; past PATH_MAX from the folder read last when it is the
+    parent (as `open_long` would, one name further), else from the top down; -1 when it
+    cannot be."""
+    try:
+        return os.open(folder, DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and held and os.path.dirname(folder) == held[0][0]:
+            try:
+                return os.open(os.path.basename(folder), DIR_FLAGS, dir_fd=held[0][1])
+            except OSError:
+                return -1
+        return open_long(top, folder, exc)
 
 
 def open_long(top: str, folder: str, failed: OSError) -> int:
