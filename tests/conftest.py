@@ -128,33 +128,81 @@ def pytest_configure_node(node: object) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Costliest first. Under xdist the sorted tests are dealt out like cards: the scheduler
-    gives each worker one contiguous share of the collection, and each share should start
-    with its part of the long tests, not one worker get all of them in a row."""
+    """Costliest first. Under xdist each worker starts with one contiguous share of the
+    collection: the shares are packed here so that each holds whole units and about a third
+    of the cost, each in its own costliest-first order."""
     worker = getattr(config, "workerinput", None)
     cost = worker.get("claudetto_durations", {}) if worker is not None else _read_durations()
     # A module whose tests share a module-scoped fixture (a day built once, a corpus) stays in
-    # one block, costed as a whole: scattered among the others, its fixture was built again at
-    # each return to the module (ten builds of 5 s where one does).
+    # one block, costed as a whole, on one worker: scattered among the others, or dealt out to
+    # every worker, its fixture was built again at each return to the module (ten builds of
+    # 5 s where one does).
+    shared = _modules_with_shared_fixtures(items)
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
-        units.setdefault(_unit(item), []).append(item)
+        units.setdefault(_unit(item, shared), []).append(item)
     for members in units.values():
         members.sort(key=lambda item: -cost.get(item.nodeid, 0.0))
     ordered = sorted(units.values(), key=lambda members: -sum(cost.get(i.nodeid, 0.0) for i in members))
-    items[:] = [item for members in ordered for item in members]  # stable: the rest in file order
     workers = int(worker.get("workercount", 1)) if worker is not None else 1
-    if workers > 1:
-        items[:] = [item for share in range(workers) for item in items[share::workers]]
+    shares = _pack(ordered, cost, workers) if workers > 1 else [ordered]
+    items[:] = [item for share in shares for members in share for item in members]
 
 
-def _unit(item: pytest.Item) -> str:
+def _share_sizes(count: int, workers: int) -> list[int]:
+    """How many tests the work-stealing scheduler first sends each worker, in order: the
+    pending tests divided evenly among the workers still to serve."""
+    sizes = []
+    for k in range(workers):
+        sizes.append(count // (workers - k))
+        count -= sizes[-1]
+    return sizes
+
+
+def _pack(units: list[list[pytest.Item]], cost: dict[str, float],
+          workers: int) -> list[list[list[pytest.Item]]]:
+    """The units in `workers` shares of exactly the scheduler's sizes, each unit whole, each
+    share's cost as even as a greedy fill makes it (the units of many tests first, while
+    every share has room for them; then the single tests, costliest first, to the cheapest
+    share with room). A unit too big for any share's room is cut where it must be."""
+    sizes = _share_sizes(sum(len(u) for u in units), workers)
+    shares: list[list[list[pytest.Item]]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    for members in sorted(units, key=lambda u: len(u) == 1):  # stable: costliest first in each kind
+        while members:
+            rooms = [k for k in range(workers) if sizes[k] > 0]
+            fits = [k for k in rooms if sizes[k] >= len(members)] or rooms
+            k = min(fits, key=lambda k: load[k])
+            part, members = members[:sizes[k]], members[sizes[k]:]
+            shares[k].append(part)
+            sizes[k] -= len(part)
+            load[k] += sum(cost.get(i.nodeid, 0.0) for i in part)
+    for share in shares:  # the costliest first in each share; the cheap tail is what others steal
+        share.sort(key=lambda part: -sum(cost.get(i.nodeid, 0.0) for i in part))
+    return shares
+
+
+def _modules_with_shared_fixtures(items: list[pytest.Item]) -> set[str]:
+    """The modules that define a fixture of module scope (or wider than a test) themselves:
+    a test may reach it through request.getfixturevalue, which its fixture list does not show."""
+    if not items:
+        return set()
+    manager = items[0].session._fixturemanager
+    every = getattr(manager, "_arg2fixturedefs", {})
+    return {d.baseid for defs in every.values() for d in defs
+            if d.scope in ("module", "class", "package") and d.baseid and d.baseid.endswith(".py")}
+
+
+def _unit(item: pytest.Item, shared: set[str]) -> str:
     """The module's id when the test uses a fixture of module scope (or wider than the test,
-    narrower than the session), else the test's own."""
+    narrower than the session), or its module defines one, else the test's own."""
+    module = item.nodeid.split("::", 1)[0]
+    if module in shared:
+        return module
     info = getattr(item, "_fixtureinfo", None)
     for defs in (info.name2fixturedefs.values() if info is not None else ()):
         if defs and defs[-1].scope in ("module", "class", "package"):
-            return item.nodeid.split("::", 1)[0]
+            return module
     return item.nodeid
 
 
