@@ -173,11 +173,6 @@ def lost_source(records: list[OutputRecord], folder: str | None = None) -> str |
     return None
 
 
-#: How much of a copy is compared with its source before the answer is "not the same" (kept).
-SAME_MAX_ENTRIES = 50_000
-SAME_MAX_BYTES = 256 << 20
-
-
 def still_at_source(records: list[OutputRecord], folder: str) -> bool:
     """A `cp -r` copy whose source still holds every entry of it unchanged (same type, same
     bytes, same link target): whatever makes the copy look like work (a checkout's untracked
@@ -185,7 +180,9 @@ def still_at_source(records: list[OutputRecord], folder: str) -> bool:
     nothing. Anything the copy gained or changed since (an edit, a commit, a new linked
     worktree: all write into it), a source that is gone or past the bounds of the comparison,
     or a repository elsewhere that borrows the copy's objects (which never writes into it)
-    answers False: the usual rules judge it."""
+    answers False: the usual rules judge it. A regenerable folder the copy built (`dist/`,
+    `node_modules/`) is no change (`copy_compare.same_tree`)."""
+    from app.core.copy_compare import same_tree
     from app.core.unique_refs import borrowed
 
     for record in records:
@@ -193,48 +190,9 @@ def still_at_source(records: list[OutputRecord], folder: str) -> bool:
         source = evidence.get("source")
         if (record.kind == "copy" and isinstance(source, str) and source.startswith("/")
                 and not paths.inside(source, folder) and not paths.inside(folder, source)
-                and _same_tree(folder, source)):
+                and same_tree(folder, source)):
             return not borrowed(lambda lent: paths.inside(lent, folder))
     return False
-
-
-def _same_tree(copy: str, source: str) -> bool:
-    """Every entry below `copy` is at the same place below `source`, the same (see
-    `still_at_source`); the source may hold more. False past the bounds or on any error."""
-    import filecmp
-    import stat
-
-    budget = [SAME_MAX_ENTRIES, SAME_MAX_BYTES]
-    pending = [""]
-    try:
-        if not stat.S_ISDIR(os.lstat(source).st_mode):
-            return False
-        while pending:
-            rel = pending.pop()
-            with os.scandir(os.path.join(copy, rel)) as listing:
-                entries = list(listing)
-            for entry in entries:
-                budget[0] -= 1
-                mine = entry.stat(follow_symlinks=False)
-                name = os.path.join(rel, entry.name)
-                theirs = os.lstat(os.path.join(source, name))
-                if budget[0] < 0 or stat.S_IFMT(mine.st_mode) != stat.S_IFMT(theirs.st_mode):
-                    return False
-                if stat.S_ISDIR(mine.st_mode):
-                    pending.append(name)
-                elif stat.S_ISLNK(mine.st_mode):
-                    if os.readlink(entry.path) != os.readlink(os.path.join(source, name)):
-                        return False
-                elif not stat.S_ISREG(mine.st_mode):
-                    return False  # a socket, a FIFO: not a copy's plain content
-                else:
-                    budget[1] -= mine.st_size
-                    if budget[1] < 0 or mine.st_size != theirs.st_size or not filecmp.cmp(
-                            entry.path, os.path.join(source, name), shallow=False):
-                        return False
-    except (OSError, ValueError):
-        return False
-    return True
 
 
 def user_state(records: list[OutputRecord], folder: str) -> bool:

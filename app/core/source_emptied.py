@@ -29,6 +29,7 @@ def gone_from_source(copy: str, source: str) -> str | None:
     that the folder `source` no longer has, as a path in the source (or the source itself,
     when it is no folder now); None when there is none, or when the copy is no folder (a
     file's copy: its source's presence is all that is asked)."""
+    from app.core.copy_compare import plain_regenerable
     from app.core.created import birth_time
     from app.core.output_shape import SLACK_S  # file systems round times (FAT: 2 s)
 
@@ -44,7 +45,9 @@ def gone_from_source(copy: str, source: str) -> str | None:
     held = clone_held(copy, source)
     if held is not None:
         return None if held else source
-    missing = in_no_commit(copy, source, [name for name in mine if name not in theirs])
+    # a build's output the copy made (`dist/`, `node_modules/`) is no name the source lost
+    missing = in_no_commit(copy, source, [name for name in mine if name not in theirs
+                                          and not plain_regenerable(os.path.join(copy, name))])
     if not missing:
         return None
     shared = [birth_time(os.path.join(copy, name)) for name in mine if name in theirs]

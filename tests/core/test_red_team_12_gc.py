@@ -342,3 +342,44 @@ def test_a_temp_folder_with_a_secret_no_source_holds_is_kept(sandbox: SandboxEnv
         bash(later, project)
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def built_copy(sandbox: SandboxEnv, build: str) -> Path:
+    """`cp -r ~/proj /tmp/proj-build && cd /tmp/proj-build && <build>`, the project's git-ignored
+    `.env` (still there, unchanged) copied with it."""
+    project = pushed_project(sandbox.home)
+    (project / ".gitignore").write_text(".env\ndist/\nnode_modules/\n")
+    git(project, "add", ".gitignore")
+    git(project, "commit", "-q", "-m", "ignore")
+    git(project, "push", "-q")
+    (project / ".env").write_text("API_TOKEN=abc\n")
+    copy = Path(os.path.realpath(sandbox.user_tmp)) / "proj-build"
+    call(f"cp -r {project} {copy} && cd {copy} && {build}", project)
+    return copy
+
+
+def test_a_copy_of_a_project_with_its_ignored_env_built_in_goes(sandbox: SandboxEnv) -> None:
+    """The build added `dist/` and `node_modules/`: the copy is no longer the same tree as its
+    source, and `dist` was born with the copy, so it looked like a name the source had lost.
+    What a build adds is regenerable; nothing in the copy is unique. It was kept `dirty` for good."""
+    copy = built_copy(sandbox, "mkdir -p dist node_modules/left-pad && echo built > dist/app.js && "
+                               "echo '{}' > node_modules/left-pad/package.json")
+    entries = week_later(sandbox.state, copy)
+    assert entries[str(copy)] == ("removed", "age"), entries
+
+
+BUILDS = {
+    "a key the build wrote": "mkdir dist && echo key > dist/release.keystore",
+    "a package checkout with its own commit": "mkdir -p node_modules && git init -q node_modules/pkg && "
+                                              "git -C node_modules/pkg commit -q --allow-empty -m only-here",
+    "an edit beside the build": "mkdir dist && echo built > dist/app.js && echo '# edit' >> main.py",
+}
+
+
+@pytest.mark.parametrize("build", sorted(BUILDS))
+def test_a_built_copy_holding_more_than_a_build_makes_is_kept(sandbox: SandboxEnv, build: str) -> None:
+    """The other side: a secret-looking file in the build's folder, a repository with a commit of
+    its own in `node_modules`, or an edit of a tracked file beside the build: kept."""
+    copy = built_copy(sandbox, BUILDS[build])
+    entries = week_later(sandbox.state, copy)
+    assert entries[str(copy)][0] == "kept", entries
