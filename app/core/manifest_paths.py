@@ -4,7 +4,10 @@ To try a fix in a library, a session clones it into a temp folder and points the
 the clone: `go mod edit -replace example.com/lib=/tmp/tmp.X/lib`, `npm install /tmp/tmp.X/lib`
 (`"file:/tmp/tmp.X/lib"` in `package.json`), a Cargo or uv path dependency, `-e /tmp/tmp.X/lib`
 in `requirements.txt`. Nothing in the temp folder is unique and nothing runs from it, yet the
-project builds from it: removed, the next build fails. So the GC reads the manifests at the top
+project builds from it: removed, the next build fails. So does a project whose containers
+bind-mount a folder of it (`volumes: - /tmp/tmp.X/pgdata:/var/lib/postgresql/data` in
+`compose.yaml`: the database lives there, and its processes are another user's, unseen by
+rule 4) or whose editor runs its interpreter (`python.defaultInterpreterPath`). So the GC reads the manifests at the top
 of the user's places (the home's folders, the known projects, the recording sessions' projects)
 and keeps an output any absolute path in them leads into (`gc_records.OutsideNames`, `in_use`).
 A relative path (`../lib`) names a folder beside the project, not an output in the temp folder.
@@ -17,7 +20,9 @@ import os
 #: The files that name where a project's dependencies come from, at the top of a project.
 MANIFESTS = ("go.mod", "go.work", "package.json", "Cargo.toml", ".cargo/config.toml", "pyproject.toml",
              "requirements.txt", "requirements-dev.txt", "Pipfile", "Gemfile", "composer.json",
-             "pubspec.yaml", "settings.gradle", "settings.gradle.kts")
+             "pubspec.yaml", "settings.gradle", "settings.gradle.kts", ".npmrc",
+             # what runs the project: its containers' bind mounts, its editor's interpreter
+             "compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml", ".vscode/settings.json")
 #: An absolute path as a word of a manifest: after a space, a quote, `=>`, `file:` or `link:`.
 _WORD = r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\{}\[\]]+"
 

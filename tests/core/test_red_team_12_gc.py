@@ -273,6 +273,8 @@ MANIFESTS = {
     "Cargo.toml": '[package]\nname = "proj"\n\n[dependencies]\nlib = {{ path = "{lib}" }}\n',
     "requirements.txt": "requests==2.32.3\n-e {lib}\n",
     "pyproject.toml": '[project]\nname = "proj"\n\n[tool.uv.sources]\nlib = {{ path = "{lib}", editable = true }}\n',
+    "compose.yaml": "services:\n  db:\n    image: postgres:16\n    volumes:\n      - {lib}:/var/lib/postgresql/data\n",
+    ".vscode/settings.json": '{{"python.defaultInterpreterPath": "{lib}/bin/python"}}\n',
 }
 
 
@@ -281,13 +283,15 @@ def test_a_dependency_the_projects_manifest_takes_from_a_temp_folder_keeps_it(sa
                                                                               manifest: str) -> None:
     """A session clones a library into a temp folder to try a fix and points the project at it:
     `go mod edit -replace example.com/lib=$d/lib`, `npm install $d/lib` (`file:`), a Cargo path
-    dependency, `-e $d/lib` in `requirements.txt`, a uv path source. The project now builds from
-    the folder; nothing in it is unique and nothing runs, and a week later the build failed: it
-    was removed by age."""
+    dependency, `-e $d/lib` in `requirements.txt`, a uv path source; or a database's data folder
+    its `compose.yaml` mounts, the interpreter its editor runs. The project now builds (or runs)
+    from the folder; nothing in it is unique and nothing runs that rule 4 can see, and a week
+    later the build failed: it was removed by age."""
     project = pushed_project(sandbox.home)
     folder = temp_folder(project)
     (folder / "lib").mkdir()
     (folder / "lib" / "lib.txt").write_text("the library\n")
+    (project / manifest).parent.mkdir(exist_ok=True)
     (project / manifest).write_text(MANIFESTS[manifest].format(lib=folder / "lib"))
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
