@@ -23,7 +23,7 @@ from app.core.main_copy import copy_of_main
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
 from app.core.swallowed_source import swallowed_source
-from app.core.untracked_output import untracked_output
+from app.core.untracked_output import output_folder, untracked_output
 
 # Hook code may import this module: no dataclasses, typing or collections at run time.
 
@@ -102,7 +102,7 @@ def ignored_ok(work_tree: str, entry: str) -> bool:
     if any(p in REGENERABLE for p in parts[:-1]):
         return True
     full = os.path.join(work_tree, *parts)
-    if parts[-1] in REGENERABLE and (os.path.isdir(full) or os.path.islink(full)):
+    if output_folder(work_tree, parts):  # not a package of source so named
         return True
     if any(tagged_cache(os.path.join(work_tree, *parts[:n])) for n in range(1, len(parts) + 1)):
         return True
@@ -111,7 +111,8 @@ def ignored_ok(work_tree: str, entry: str) -> bool:
     for top, dirs, files in os.walk(full):
         if files:
             return False
-        dirs[:] = [d for d in dirs if d not in REGENERABLE and not tagged_cache(os.path.join(top, d))]
+        below = os.path.relpath(top, work_tree).split(os.sep)
+        dirs[:] = [d for d in dirs if not output_folder(work_tree, [*below, d]) and not tagged_cache(os.path.join(top, d))]
         # os.walk lists symlinks to folders among dirs but never enters them: content.
         if any(os.path.islink(os.path.join(top, d)) for d in dirs):
             return False

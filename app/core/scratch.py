@@ -131,9 +131,11 @@ def regenerable_folders(checkout: str) -> list[str]:
     """The regenerable folders at any depth of `checkout` (relative, sorted), never looking
     inside `.git`, `.tmp`, a regenerable folder, `.claude/worktrees`, a symlink, another
     file system or another repository (a folder holding a `.git`: neither it nor anything in
-    it is this checkout's scratch)."""
+    it is this checkout's scratch). A package of source with an output folder's name
+    (`src/mypkg/build/__init__.py`: `untracked_output.new_source`) is no tool's output."""
     from app.core.other_vcs import holds_mark
     from app.core.unique_work import REGENERABLE
+    from app.core.untracked_output import new_source
 
     try:
         dev = os.lstat(checkout).st_dev
@@ -159,9 +161,9 @@ def regenerable_folders(checkout: str) -> list[str]:
             child = f"{rel}/{entry.name}" if rel else entry.name
             if os.path.lexists(os.path.join(entry.path, ".git")) or holds_mark(entry.path):
                 continue  # a submodule, a nested clone (git's or another system's): its own files
-            if entry.name in REGENERABLE:
+            if entry.name in REGENERABLE and not new_source(checkout, child.split("/")):
                 found.append(child)
-            elif child != ".claude/worktrees":
+            elif child != ".claude/worktrees":  # a package of source named like output: looked into
                 pending.append(child)
     return sorted(found)
 

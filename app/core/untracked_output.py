@@ -18,8 +18,10 @@ its own or another system's working copy (the walk in app/core/unique_work.py).
 Four of the names are also names people give their own folders: a Python subpackage
 `mypkg/build/`, a Java package `acme/target/`, a `coverage/` module. A tool writes its output
 folder at the project's top, or beside the file that sets the build up (`packages/web/dist/`
-beside `packages/web/package.json`); a new `build/` a session wrote deeper, in a folder
-holding no such file, is new source: `dirty`, as git status shows it.
+beside `packages/web/package.json`), and never writes source files at its top; a `build/`
+deeper, in a folder holding no such file, with an `__init__.py` or a `.java` file in it, is
+a package a session wrote (`new_source`): `dirty`, ignored (Python's usual `.gitignore` names
+`build/` and `dist/` anywhere) or untracked. A `static/dist/` of bundles still goes.
 """
 
 from __future__ import annotations
@@ -37,10 +39,32 @@ def untracked_output(work_tree: str, entry: str) -> bool:
         return False  # inside a folder git tracks files of: the project's own
     if not entry.endswith("/") and not os.path.islink(os.path.join(work_tree, *parts)):
         return False  # a single new file
-    nested_shared = parts[-1] in SHARED_NAMES and len(parts) > 1 and entry.endswith("/")
-    if nested_shared and not _beside_setup(work_tree, parts[:-1]):
-        return False  # a new package or module with an output folder's name
     return ignored_ok(work_tree, entry)
+
+
+def output_folder(work_tree: str, parts: list[str]) -> bool:
+    """Whether the folder `parts` (below the work tree; or a link so named) is a regenerable
+    folder a tool made, ignored or untracked: named like one, and not a package of the
+    project's own source (`new_source`)."""
+    from app.core.repository_rules import REGENERABLE
+
+    full = os.path.join(work_tree, *parts)
+    if parts[-1] not in REGENERABLE or not (os.path.isdir(full) or os.path.islink(full)):
+        return False
+    return os.path.islink(full) or not new_source(work_tree, parts)
+
+
+def new_source(work_tree: str, parts: list[str]) -> bool:
+    """Whether a folder with a regenerable name is a package of source a session wrote: one of
+    the shared names, below the top, beside no file that sets a build up, holding source files
+    directly (`__init__.py`, `.java`, `.go`...; no tool writes them there)."""
+    if parts[-1] not in SHARED_NAMES or len(parts) < 2 or _beside_setup(work_tree, parts[:-1]):
+        return False
+    try:
+        names = os.listdir(os.path.join(work_tree, *parts))
+    except OSError:
+        return True  # unsure: keep
+    return any(n.endswith(SOURCE_SUFFIXES) and not n.endswith(".d.ts") for n in names)
 
 
 #: The regenerable names people also give folders of their own source.
@@ -55,6 +79,10 @@ SETUP_FILES = frozenset({
 SETUP_PREFIXES = ("vite.config.", "webpack.config.", "rollup.config.", "next.config.", "nuxt.config.",
                   "svelte.config.", "astro.config.", "jest.config.", "vitest.config.", "karma.conf.", "tsup.config.")
 SETUP_SUFFIXES = (".csproj", ".fsproj", ".vbproj", ".sln", ".cabal", ".gemspec")
+#: Files people write and build tools read, never write into their output folder's top.
+SOURCE_SUFFIXES = (".py", ".pyx", ".java", ".kt", ".scala", ".groovy", ".go", ".rs", ".c", ".h", ".cc", ".cpp",
+                   ".hpp", ".rb", ".php", ".swift", ".cs", ".fs", ".ts", ".tsx", ".jsx", ".vue", ".svelte",
+                   ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".zig", ".nim", ".lua", ".jl", ".r")
 
 
 def _beside_setup(work_tree: str, parent: list[str]) -> bool:

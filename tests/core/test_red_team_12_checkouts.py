@@ -237,7 +237,7 @@ def test_output_in_an_ignored_folder_whose_only_tracked_file_is_a_placeholder_go
     assert judge(a, proj) == ("remove", "age")
 
 
-# --- the third loss: a new package named like an output folder, untracked ------------------
+# --- the third loss: a new package named like an output folder, untracked or ignored -------
 
 
 @pytest.fixture
@@ -256,9 +256,41 @@ def test_a_new_subpackage_named_build_is_source_not_output(unignored: Path) -> N
     assert judge(a, unignored) == ("keep", "dirty")
 
 
-def test_output_folders_at_the_top_and_beside_a_package_json_still_go(unignored: Path) -> None:
+def test_output_folders_at_the_top_beside_a_package_json_or_holding_bundles_still_go(unignored: Path) -> None:
     a = worktree(unignored, "a")
-    for folder in ("build", "packages/web/dist", "packages/web/coverage", "node_modules"):
+    for folder in ("build", "packages/web/dist", "packages/web/coverage", "node_modules", "src/mypkg/dist"):
         (a / folder).mkdir(parents=True)
         (a / folder / "out.js").write_text("1\n")
+    (a / "build" / "__init__.py").write_text("")  # at the top: the build's own
     assert judge(a, unignored) == ("remove", "age")
+
+
+@pytest.mark.parametrize("folder", ["src/mypkg/build", "src/mypkg/dist", "src/main/java/acme/target"])
+def test_a_new_package_a_broad_ignore_pattern_hides_is_source(tmp_path: Path, folder: str) -> None:
+    """Python's usual `.gitignore` names `build/` and `dist/` anywhere, Maven's `target/`."""
+    proj = make_repo(tmp_path / "proj", files={".gitignore": "build/\ndist/\ntarget/\n*.pyc\n",
+                                               "src/mypkg/__init__.py": "", "static/app.js": "1\n"})
+    a = worktree(proj, "a")
+    (a / folder).mkdir(parents=True)
+    (a / folder / ("Aim.java" if "java" in folder else "__init__.py")).write_text("# a day of work\n")
+    (a / "static" / "dist").mkdir()
+    (a / "static" / "dist" / "bundle.js").write_text("1\n")  # a bundler's output, nested: goes
+    assert git(a, "status", "--porcelain") == ""
+    assert judge(a, proj) == ("keep", "dirty")
+    shutil.rmtree(a / folder)
+    assert judge(a, proj) == ("remove", "age")
+
+
+def test_a_release_leaves_a_new_package_named_build_and_takes_its_pycache(tmp_path: Path) -> None:
+    """The release's default scratch (regenerable folders at any depth) never takes a package
+    of source so named: it ran at every session end."""
+    from app.core.scratch import scratch_plan
+
+    proj = make_repo(tmp_path / "proj", files={".gitignore": "build/\n__pycache__/\nnode_modules/\n",
+                                               "src/mypkg/__init__.py": ""})
+    a = worktree(proj, "a")
+    for rel in ("src/mypkg/build/__init__.py", "src/mypkg/build/__pycache__/x.pyc", "build/lib/mypkg/__init__.py",
+                "node_modules/d/i.js"):
+        (a / rel).parent.mkdir(parents=True, exist_ok=True)
+        (a / rel).write_text("x\n")
+    assert scratch_plan(str(a), str(proj)) == (["build", "node_modules", "src/mypkg/build/__pycache__"], [])
