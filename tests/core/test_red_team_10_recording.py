@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -68,6 +68,47 @@ def other_disk(tmp_path: Path) -> Iterator[Path]:
     place = Path(tempfile.mkdtemp(dir="/dev/shm"))
     yield place
     shutil.rmtree(place, ignore_errors=True)
+
+
+#: How long before a call its window starts: what was born earlier is no output of the call.
+BEFORE_WINDOW_S = 3.5
+#: The folders the tests below take, by the one file each holds: made when the module starts.
+EARLIER = {"thesis.tex": 7, "draft.md": 1}
+
+
+@pytest.fixture(scope="module")
+def made_earlier(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], Path]:
+    """The user's folder holding one (empty) file, made before the call's window:
+    `take(path, name)` puts one at `path`. The folders are made together when the module
+    starts and moved in by a rename, which keeps their birth time and their file's (the
+    call's window is judged by them): one wait of BEFORE_WINDOW_S for the whole module, not
+    one a test. Where the file system reports no birth time the ctime decides, and a rename
+    moves it: each folder is then made in place and waited for, as the tests did before."""
+    from app.core.created import birth_time
+
+    pool = tmp_path_factory.mktemp("made-earlier")
+    made = time.time()
+    ready: dict[str, list[Path]] = {}
+    for name, count in EARLIER.items():
+        for i in range(count):
+            folder = pool / f"{name}-{i}"
+            folder.mkdir()
+            (folder / name).touch()
+            ready.setdefault(name, []).append(folder)
+    births = birth_time(str(pool)) is not None
+
+    def take(path: Path, name: str) -> Path:
+        if births and ready.get(name):
+            os.rename(ready[name].pop(), path)
+            until = made + BEFORE_WINDOW_S
+        else:
+            path.mkdir()
+            (path / name).touch()
+            until = time.time() + BEFORE_WINDOW_S
+        time.sleep(max(0.0, until - time.time()))
+        return path
+
+    return take
 
 
 # --- an unprinted mktemp folder whose own folder the command removed in another spelling --------
@@ -279,22 +320,21 @@ def test_a_write_into_a_user_folder_in_the_temp_folder_records_only_the_file(
     "touch {x} && cp -rt {x} {src}",
     "install -d {x} && cp -r -- {src} {x}",
 ])
-def test_a_user_folder_the_session_fills_is_never_its_output(sandbox: SandboxEnv, tmp_path: Path,
-                                                             command: str) -> None:
+def test_a_user_folder_the_session_fills_is_never_its_output(sandbox: SandboxEnv, tmp_path: Path, command: str,
+                                                             made_earlier: Callable[[Path, str], Path]) -> None:
     """`mkdir -p` of a folder the user made, then a copy, an rsync, an unpack into it: the
     folder was the user's before and stays so; at most what the call made inside is an
     output. (Held when written.)"""
-    x = sandbox.user_tmp / "mine"
-    x.mkdir()
-    (x / "thesis.tex").write_text("the user's only copy\n")
-    set_mtime(x / "thesis.tex", OLD)
-    set_mtime(x, OLD)
     src = tmp_path / "src"
     src.mkdir()
     (src / "a.txt").write_text("a\n")
     subprocess.run(["tar", "-czf", str(tmp_path / "a.tgz"), "src"], cwd=tmp_path, check=True)
     subprocess.run(["zip", "-qr", str(tmp_path / "a.zip"), "src"], cwd=tmp_path, check=True)
-    time.sleep(3.5)  # the user made it before the call: its birth lies before the call's window
+    # the user made it before the call: its birth lies before the call's window
+    x = made_earlier(sandbox.user_tmp / "mine", "thesis.tex")
+    (x / "thesis.tex").write_text("the user's only copy\n")
+    set_mtime(x / "thesis.tex", OLD)
+    set_mtime(x, OLD)
     run_and_record(command.format(x=x, src=src, archive=tmp_path / "a.tgz", zip=tmp_path / "a.zip"), tmp_path)
     assert str(x) not in recorded()
     a_week_later(sandbox, x)
@@ -382,15 +422,14 @@ def test_a_mktemp_in_a_shell_given_its_own_tmpdir_never_takes_a_folder_of_the_us
     assert (theirs / "results.csv").exists(), entries
 
 
-def test_a_clone_that_failed_on_a_user_folder_records_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
+def test_a_clone_that_failed_on_a_user_folder_records_nothing(sandbox: SandboxEnv, tmp_path: Path,
+                                                              made_earlier: Callable[[Path, str], Path]) -> None:
     """`git clone URL "$TMPDIR/x" || git -C "$TMPDIR/x" pull` fails on the user's own folder of
     that name (its response an error string, as Claude gives a failed call): the call made
     nothing, and the folder is never an output. (Held when written.)"""
     origin = make_repo(tmp_path / "origin")
-    mine = sandbox.user_tmp / "x"
-    mine.mkdir()
+    mine = made_earlier(sandbox.user_tmp / "x", "draft.md")  # made before the call's window
     (mine / "draft.md").write_text("the user's\n")
-    time.sleep(3.5)  # made before the call's window
     command = f"git clone -q {origin} {mine}"
     done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode != 0
