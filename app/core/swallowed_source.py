@@ -2,8 +2,9 @@
 
 The worktree rule (seed 000) lets the files of the folders a tool makes again (node_modules,
 .venv, __pycache__, dist, build, target, .next, coverage) go with their checkout, whether git
-ignores them or not. A folder of that name holding tracked files is not one a tool makes: it
-is part of the project, which an ignore pattern written for build output names too. Maven's
+ignores them or not. A `build`, `dist`, `target` or `coverage` folder holding tracked files is
+not one a tool makes: it is part of the project, which an ignore pattern written for build
+output names too. (A node_modules with a patched package force-added is still npm's.) Maven's
 `target/` in `.gitignore` also ignores the Java package `src/main/java/acme/target/`, whose
 classes were added with `git add -f`; a new class a session writes there is ignored, `git
 status` calls the checkout clean, and the class would go with it. Such a file is work: the
@@ -34,11 +35,14 @@ def swallowed_source(git_dir: str, work_tree: str, entries: list[str]) -> str | 
     files; None when there is none. Two git processes at most, none without such a folder.
     Raises GitFailed."""
     from app.core.repository_rules import REGENERABLE
+    from app.core.untracked_output import SHARED_NAMES
 
     homes: dict[str, list[str]] = {}
     for entry in entries:
         parts = [p for p in entry.rstrip("/").split("/") if p]
-        homes[entry] = ["/".join(parts[:n + 1]) for n, part in enumerate(parts[:-1]) if part in REGENERABLE]
+        # node_modules, .venv, __pycache__, .next are a tool's whatever was force-added inside
+        tools = any(part in REGENERABLE - SHARED_NAMES for part in parts[:-1])
+        homes[entry] = [] if tools else ["/".join(parts[:n + 1]) for n, p in enumerate(parts[:-1]) if p in SHARED_NAMES]
     folders = sorted({folder for found in homes.values() for folder in found})
     if not folders:
         return None

@@ -294,3 +294,15 @@ def test_a_release_leaves_a_new_package_named_build_and_takes_its_pycache(tmp_pa
         (a / rel).parent.mkdir(parents=True, exist_ok=True)
         (a / rel).write_text("x\n")
     assert scratch_plan(str(a), str(proj)) == (["build", "node_modules", "src/mypkg/build/__pycache__"], [])
+
+
+def test_installs_beside_a_force_added_patched_package_in_node_modules_go(tmp_path: Path) -> None:
+    proj = make_repo(tmp_path / "proj", files={".gitignore": "node_modules/\n", "index.js": "1\n"})
+    (proj / "node_modules" / "patched").mkdir(parents=True)
+    (proj / "node_modules" / "patched" / "index.js").write_text("fixed\n")
+    git(proj, "add", "-f", "node_modules/patched/index.js")
+    git(proj, "commit", "-q", "-m", "vendor a patched package")
+    a = worktree(proj, "a")
+    (a / "node_modules" / "left-pad" / "dist").mkdir(parents=True)
+    (a / "node_modules" / "left-pad" / "dist" / "index.js").write_text("1\n")
+    assert judge(a, proj) == ("remove", "age")
