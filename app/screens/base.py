@@ -21,7 +21,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
 from app.widgets.detail import DetailPane, DetailPlan
@@ -146,22 +146,31 @@ class ClaudettoScreen(Screen[None]):
 
     def ask(self, modal: ModalScreen[Any], answered: Any, what: str) -> None:
         """Ask `modal` on this screen. A question that comes from a worker (a dry run takes
-        seconds) while the person is on another screen waits for this one: pushed there, it
-        came up on top of whatever they were doing, and a `y` meant for that screen's own
-        question answered it. `what` names it in the note that says where it waits."""
-        if self.app.screen is self:
-            self.app.push_screen(modal, answered)
-            return
+        seconds) waits while the person is elsewhere: on another screen, under a dialog, or
+        typing in a text box of this one. Pushed at once it came up on top of what they were
+        doing, and a `y` meant for that (another question, a word typed in the filter)
+        answered it unread. `what` names it in the note that says where it waits."""
         self.held = (modal, answered)
+        if self.ask_held():
+            return
+        if self.app.screen is self:
+            self.notify(f"{what} is ready: it asks when you leave the text box.")
+            return
         tab = next(((key, title) for key, mode, title in self.claudetto.tabs if mode == self.mode), None)
         where = f"{tab[1]} ({tab[0]})" if tab else "its screen"
         self.notify(f"{what} is ready: its question waits on {where}.")
 
     @on(events.ScreenResume)
-    def ask_held(self) -> None:
+    @on(events.DescendantBlur)
+    @on(events.DescendantFocus)
+    def ask_held(self) -> bool:
+        """Ask the held question when this screen is shown and nothing is being typed in it;
+        whether it was asked."""
+        if self.held is None or self.app.screen is not self or isinstance(self.focused, Input):
+            return False
         held, self.held = self.held, None
-        if held is not None:
-            self.app.push_screen(*held)
+        self.app.push_screen(*held)
+        return True
 
     def refuse_read_only(self) -> bool:
         """True (and says why) when the app runs with --read-only."""

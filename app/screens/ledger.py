@@ -97,10 +97,11 @@ class LedgerScreen(ClaudettoScreen):
         table = self.query_one("#ledger", Table)
         tick = self.now() // 30
         shown = {key: row for key, row in self.rows.items() if row.file.changed or not self.changed_only}
+        listed = table.row_count > 0  # the file read stays under the cursor when another changes
         table.sync({key: (*row.shown, tick) for key, row in shown.items()}, self.cells)
         order = list(shown)  # changed first, then the latest edit first
         if table.keys_in_order() != order:
-            table.order({key: at for at, key in enumerate(order)}.__getitem__)
+            table.order({key: at for at, key in enumerate(order)}.__getitem__, stay=listed)
         self.show_detail()
 
     def detail(self, key: str) -> Text | None:

@@ -282,3 +282,33 @@ async def test_the_finding_read_on_the_first_row_stays_under_the_cursor_when_one
         await wait_for(pilot, lambda: "A.md" in (table.keys_in_order()[0]), timeout=20)
         await pilot.pause()
         assert table.cursor_key() == read
+
+
+async def test_the_sweeps_question_waits_while_the_person_types_in_the_filter(box: Sandbox) -> None:
+    """`s`, and while the dry run runs the person filters (`/`, typing). The question came up
+    mid-word and took the focus: the next `y` typed (in `yarn`, `pyc`…) swept unread. It is
+    asked once the filter box is left (enter), and the letters stay the filter's."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    gate = Gate()
+    app = make_app(box, gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        outputs = app.screen
+        assert isinstance(outputs, OutputsScreen)
+        gate.shut()
+        await pilot.press("s")
+        await wait_for(pilot, gate.waiting.is_set)
+        await pilot.press("slash", "t", "m", "p")
+        gate.open.set()
+        await wait_for(pilot, lambda: not outputs.working)
+        await pilot.pause(0.1)
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        assert app.screen is outputs and outputs.filter == "tmpy"
+        assert build_cache.exists()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "Full sweep" in app.screen.title_text
+        await pilot.press("n")
+    assert build_cache.exists()
