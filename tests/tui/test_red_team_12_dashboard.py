@@ -155,7 +155,7 @@ async def test_a_click_on_a_screens_tab_in_the_header_shows_that_screen(box: San
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app, sizes=False)
-        for mode, key in (("checkouts", "4"), ("memory", "6"), ("overview", "1"), ("outputs", "3")):
+        for mode, key in (("ledger", "5"), ("overview", "1")):
             bar = app.screen.query_one(TotalsBar)
             line = bar.render_line(0).text
             await pilot.click(TotalsBar, offset=(line.index(f" {key} ") + 2, 0))
