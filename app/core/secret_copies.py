@@ -45,13 +45,21 @@ def unique_secret(top: str, parts: list[str], records: list[OutputRecord]) -> st
 
 
 def _sources(records: list[OutputRecord]) -> list[str]:
-    """The absolute local paths the calls that made or filled the output copied from."""
+    """The absolute local paths the calls that made or filled the output copied from, but for
+    those in the temp folder or a worktrees folder that the hook did not find to be the user's
+    (`evidence.user_sources`): another output, which may go in the same sweep (two temp folders
+    that copied a secret back and forth would each count the other as its source)."""
+    from app.core import paths
+
+    tmp = paths.user_tmp_str()
     found: list[str] = []
     for record in records:
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
-        more = evidence.get("sources")
+        more, theirs = evidence.get("sources"), evidence.get("user_sources")
         found += [s for s in [evidence.get("source"), *(more if isinstance(more, list) else ())]
-                  if isinstance(s, str) and s.startswith("/") and "\0" not in s]
+                  if isinstance(s, str) and s.startswith("/") and "\0" not in s and (
+                      isinstance(theirs, list) and s in theirs
+                      or not paths.inside(s, tmp) and "/.claude/worktrees/" not in s)]
     return list(dict.fromkeys(found))
 
 

@@ -387,3 +387,16 @@ def test_a_built_copy_holding_more_than_a_build_makes_is_kept(sandbox: SandboxEn
     copy = built_copy(sandbox, BUILDS[build])
     entries = week_later(sandbox.state, copy)
     assert entries[str(copy)][0] == "kept", entries
+
+
+def test_two_temp_folders_that_copied_a_secret_back_and_forth_are_kept(sandbox: SandboxEnv) -> None:
+    """A key made in one temp folder, copied to a second, and the second's copied back over the
+    first (`cp "$b/id_ed25519" "$a/"`): each names the other as its source, and both would go in
+    one sweep. A source that is itself an output is no copy kept elsewhere: both stay."""
+    project = pushed_project(sandbox.home)
+    first = temp_folder(project)
+    second = temp_folder(project)
+    call(f'echo "-----BEGIN OPENSSH PRIVATE KEY-----" > {first}/id_ed25519 && cp {first}/id_ed25519 {second}/ && '
+         f'cp {second}/id_ed25519 {first}/', project)
+    entries = week_later(sandbox.state, first, second)
+    assert entries[str(first)] == ("kept", "dirty") and entries[str(second)] == ("kept", "dirty"), entries
