@@ -255,3 +255,59 @@ def gc_entries() -> dict[str, tuple[str, str]]:
     result = run_cli("gc", "--json")
     assert result.returncode == 0, result.stderr
     return {e["path"]: (e["status"], e["reason"]) for e in json.loads(result.stdout)["entries"]}
+
+
+def ended_session_checkout(repo: Path, name: str, session: str) -> Path:
+    """A session checkout that WorktreeCreate made and its session's SessionEnd (an ending for
+    good) then let go of, released: for tests of what comes after (a later release, a
+    listing), made in this process by the calls those hooks make, the release as its
+    detached job runs it. Four Python processes a checkout fewer: the two hooks, the detached
+    release and the SessionEnd's GC sweep (no record to sweep: these sessions made no output).
+    The events themselves go through `python -P -m hooks` in tests/hooks/test_checkouts.py;
+    here too whenever a Claude runs above this process (the hooks would name it)."""
+    from app.core import log
+    from app.core.checkouts import create_checkout, names
+    from app.core.claude_process import claude_process
+    from app.core.release import _child_main
+    from app.core.reopen import reopen
+
+    if claude_process(os.getpid()) is not None:
+        return _ended_by_hooks(repo, name, session)
+    context = dict(log._context)
+    try:
+        log.bind(str(repo), session)  # as the hook entry binds its log
+        made = create_checkout(str(repo), name, session, None)
+        if made.kind == "session":
+            reopen(made.path, session)
+        path = Path(made.path)
+        log.bind(str(path), session)
+        if names(session, None):
+            order = {"paths": [], "session": session, "cwd": str(path), "mark": True,
+                     "reason": "prompt_input_exit", "process": None}
+            assert _child_main([json.dumps(order)]) == 0
+    finally:
+        log._context.update(context)
+    from app.core import checkouts
+
+    assert (checkouts.registry().get(str(path)) or {}).get("state") == "released", checkouts.registry()
+    return path
+
+
+def _ended_by_hooks(repo: Path, name: str, session: str) -> Path:
+    """`ended_session_checkout` through the hooks, as Claude runs them."""
+    import time
+
+    from app.core import checkouts
+
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": session, "cwd": str(repo), "name": name},
+                    cwd=repo)
+    assert made.returncode == 0, made.stderr
+    path = Path(made.stdout.decode().strip().splitlines()[-1])
+    ended = run_hook({"hook_event_name": "SessionEnd", "session_id": session, "cwd": str(path),
+                      "reason": "prompt_input_exit"}, cwd=path)
+    assert ended.returncode == 0
+    deadline = time.monotonic() + 30
+    while (checkouts.registry().get(str(path)) or {}).get("state") != "released":
+        assert time.monotonic() < deadline, checkouts.registry()
+        time.sleep(0.05)
+    return path

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.hooks import test_checkouts
-from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook
+from tests.support import SandboxEnv, ended_session_checkout, git, make_repo, run_cli, run_hook
 
 claudes = test_checkouts.claudes  # the stand-in Claude: a real process with its sessions file
 
@@ -45,15 +45,7 @@ def wait_released(path: Path) -> None:
 
 def session_checkout(repo: Path, name: str = "work", session: str = SID) -> Path:
     """A checkout WorktreeCreate made for a session that then ended for good (released once)."""
-    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": session, "cwd": str(repo), "name": name},
-                    cwd=repo)
-    assert made.returncode == 0, made.stderr
-    path = Path(made.stdout.decode().strip().splitlines()[-1])
-    ended = run_hook({"hook_event_name": "SessionEnd", "session_id": session, "cwd": str(path),
-                      "reason": "prompt_input_exit"}, cwd=path)
-    assert ended.returncode == 0
-    wait_released(path)
-    return path
+    return ended_session_checkout(repo, name, session)
 
 
 def declare(base: Path, scratch: object) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.hooks.test_checkouts import Claude
-from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook
+from tests.support import SandboxEnv, ended_session_checkout, git, make_repo, run_cli, run_hook
 
 SID = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 
@@ -27,15 +27,7 @@ def repo(tmp_path: Path) -> Path:
 
 def session_checkout(repo: Path, name: str = "work") -> Path:
     """A checkout WorktreeCreate made for a session that then ended for good."""
-    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": SID, "cwd": str(repo), "name": name},
-                    cwd=repo)
-    assert made.returncode == 0, made.stderr
-    path = Path(made.stdout.decode().strip().splitlines()[-1])
-    ended = run_hook({"hook_event_name": "SessionEnd", "session_id": SID, "cwd": str(path),
-                      "reason": "prompt_input_exit"}, cwd=path)
-    assert ended.returncode == 0
-    wait_released(path)
-    return path
+    return ended_session_checkout(repo, name, SID)
 
 
 def wait_released(path: Path) -> None:
