@@ -4,8 +4,9 @@ newline, a link out of the checkout, an entry that is itself a link), the config
 branch or a session leaves it (huge, a link elsewhere, committed by a branch the user never
 merged), regenerable folders that hold what nothing regenerates, and checkouts of two
 projects with one name. Driven as Claude and a user drive them: WorktreeCreate and
-SessionEnd through `python -P -m hooks`, `claudetto release` and `claudetto worktrees` in a
-subprocess, real git, real symlinks.
+SessionEnd through `python -P -m hooks` where they are what a test is about (a checkout
+that only sets the scene is made by the same core calls in-process), `claudetto release`
+and `claudetto worktrees` in a subprocess, real git, real symlinks.
 """
 
 from __future__ import annotations
