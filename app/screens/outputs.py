@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -55,7 +55,8 @@ class OutputsScreen(ClaudettoScreen):
         Binding("u", "unmark_all", "Unmark", id="unmark", tooltip="Clear every mark"),
         Binding("r", "app.rejudge", "Refresh", id="outputs-refresh", tooltip="Judge every output again"),
         Binding("s", "sweep", "Sweep", show=False, id="sweep", tooltip="The full sweep (GC + cleanup), dry run first"),
-        Binding("slash", "filter", "Filter", show=False, key_display="/", id="filter",
+        # priority: answered as it is typed, so the keys typed right behind it go to the box
+        Binding("slash", "filter", "Filter", show=False, key_display="/", id="filter", priority=True,
                 tooltip="Show only rows matching a text"),
         Binding("escape", "cancel", "Cancel", show=False, id="cancel", tooltip="Stop measuring, or close the filter"),
         Binding("z", "sort('size')", "Sort by size", show=False, id="sort-size", tooltip="Largest first (again: reversed)"),
@@ -318,8 +319,13 @@ class OutputsScreen(ClaudettoScreen):
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
+        if self.focused is box:  # a `/` typed in the filter is its text (paths hold them), in its turn
+            box.post_message(events.Key("slash", "/"))
+            return
         box.display = True
-        box.focus()
+        # now, not later (`focus()` waits its turn behind the keys already typed): the letters
+        # of `/dirty` typed fast went past the box, to the table and this screen's keys
+        self.set_focus(box)
 
     def filter_text(self, text: str) -> None:
         """Show only the rows matching `text` (the filter box shows it)."""

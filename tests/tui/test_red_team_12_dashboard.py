@@ -312,3 +312,38 @@ async def test_the_sweeps_question_waits_while_the_person_types_in_the_filter(bo
         assert "Full sweep" in app.screen.title_text
         await pilot.press("n")
     assert build_cache.exists()
+
+
+def burst(app: ClaudettoApp, *keys: str) -> None:
+    """Keys as a fast typist's terminal delivers them: queued together, before the app has
+    acted on the first (the pilot's press waits for each; fingers do not)."""
+    from textual import events
+
+    chars = {"slash": "/", "space": " "}
+    for key in keys:
+        app.post_message(events.Key(key, chars.get(key, key if len(key) == 1 else None)))
+
+
+async def test_a_filter_typed_in_one_burst_is_text_not_a_removal(box: Sandbox) -> None:
+    """A row marked, then `/dirty` typed fast (as fingers do, or a paste): `/` asked to focus
+    the filter box later, so the letters behind it went to the table's screen: `d` asked to
+    remove the marked row and the `y` of the word answered yes. Every letter is the filter's."""
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        outputs = app.screen
+        assert isinstance(outputs, OutputsScreen)
+        assert outputs.query_one("#outputs", Table).move_to(f"gc:{build_cache}")
+        await pilot.pause()
+        await pilot.press("space")
+        burst(app, "slash", "d", "i", "r", "t", "y")
+        await pilot.pause(0.3)
+        assert app.screen is outputs, type(app.screen)
+        assert outputs.filter == "dirty"
+        assert not outputs.working
+        burst(app, "ctrl+a", "u", "t", "m", "p", "slash", "t")  # a path's `/` is the filter's too
+        await pilot.pause(0.3)
+        assert outputs.filter == "dirtyutmp/t", outputs.filter
+    assert build_cache.exists()
