@@ -400,3 +400,17 @@ def test_two_temp_folders_that_copied_a_secret_back_and_forth_are_kept(sandbox: 
          f'cp {second}/id_ed25519 {first}/', project)
     entries = week_later(sandbox.state, first, second)
     assert entries[str(first)] == ("kept", "dirty") and entries[str(second)] == ("kept", "dirty"), entries
+
+
+@pytest.mark.xfail(strict=True, reason="`~/.bash_aliases` (sourced by Ubuntu's `.bashrc`) is not among the home's "
+                                       "start-up files read (repository_rules.STARTUP_FILES, not this slice's)")
+def test_an_alias_in_the_users_bash_aliases_keeps_the_tool_it_runs(sandbox: SandboxEnv) -> None:
+    """`alias fmt=/tmp/tmp.X/bin/fmt` written to `~/.bash_aliases` by a session that built a tool
+    in a temp folder: every new shell runs it from there."""
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    (folder / "bin").mkdir()
+    (folder / "bin" / "fmt").write_text("#!/bin/sh\n")
+    (sandbox.home / ".bash_aliases").write_text(f"alias fmt={folder}/bin/fmt\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
