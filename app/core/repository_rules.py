@@ -341,10 +341,10 @@ def outside_names(places: list[str]) -> list[tuple[str, str]]:
 
 
 #: The files a login or interactive shell, git or the user's session reads at start, in the home.
-STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
-                 ".config/fish/config.fish", ".pam_environment", ".gitconfig", ".config/git/config")
-#: In the home, what starts programs at login: systemd user units, desktop autostart entries.
-STARTUP_FOLDERS = (".config/systemd/user", ".config/autostart")
+STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".profile", ".zshrc", ".zshenv", ".zprofile",
+                 ".zlogin", ".zshrc.local", ".config/fish/config.fish", ".pam_environment", ".gitconfig", ".config/git/config")
+#: In the home, what starts programs at login: systemd user units, desktop autostart entries, fish's snippets.
+STARTUP_FOLDERS = (".config/systemd/user", ".config/autostart", ".config/fish/conf.d")
 #: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
 PROJECT_FILES = (".envrc", ".env", ".mcp.json")
 

@@ -402,8 +402,6 @@ def test_two_temp_folders_that_copied_a_secret_back_and_forth_are_kept(sandbox: 
     assert entries[str(first)] == ("kept", "dirty") and entries[str(second)] == ("kept", "dirty"), entries
 
 
-@pytest.mark.xfail(strict=True, reason="`~/.bash_aliases` (sourced by Ubuntu's `.bashrc`) is not among the home's "
-                                       "start-up files read (repository_rules.STARTUP_FILES, not this slice's)")
 def test_an_alias_in_the_users_bash_aliases_keeps_the_tool_it_runs(sandbox: SandboxEnv) -> None:
     """`alias fmt=/tmp/tmp.X/bin/fmt` written to `~/.bash_aliases` by a session that built a tool
     in a temp folder: every new shell runs it from there."""
