@@ -70,8 +70,6 @@ def test_declared_scratch_through_a_link_never_takes_tracked_work(repo: Path) ->
     assert (checkout / "src" / "core" / "mod.py").read_text() == "A = 2  # uncommitted work\n", done
 
 
-@pytest.mark.xfail(strict=True, reason="CONTRACT 'Declared scratch' and tests/core/test_release.py take a "
-                   "regenerable folder git merely lists untracked as scratch (see the round-four report)")
 def test_a_regenerable_folder_git_does_not_ignore_holds_new_work_and_stays(repo: Path) -> None:
     """A new package named `build` (or `dist`, `target`) the session wrote and did not commit
     yet: git shows it as untracked, so it is work, not output."""

@@ -372,10 +372,10 @@ def test_a_folder_moved_in_from_another_disk_keeps_the_temp_folder(
     assert (folder / "proj" / "notes.txt").exists(), entries
 
 
-@pytest.mark.xfail(strict=True, reason="a mv from another disk into an older temp output, a call later, is not "
-                                       "seen: mv is no trigger word, and the moved files are born anew")
 def test_a_folder_moved_in_from_another_disk_a_call_later_keeps_the_temp_folder(
         sandbox: SandboxEnv, tmp_path: Path, other_disk: Path) -> None:
+    """A call later, `mv` alone: it is a trigger word, so the move is read and marks the older
+    output `moved_in` (the moved files are born anew: no time shows where they came from)."""
     project = other_disk / "proj"
     project.mkdir()
     (project / "notes.txt").write_text("years of notes, kept nowhere else\n")
