@@ -18,6 +18,12 @@ from app.tui import ClaudettoApp
 from app.widgets.table import Table
 from tests.tui.conftest import goto, notes, settle, wait_for
 
+
+def title_of(app: ClaudettoApp) -> str:
+    """The title of the dialog shown (a ConfirmModal's)."""
+    screen: Any = app.screen
+    return str(screen.title_text)
+
 SIZE = (120, 36)
 
 
@@ -58,8 +64,8 @@ async def test_the_sweeps_question_waits_for_the_outputs_screen_and_a_y_elsewher
     async with app.run_test(size=SIZE) as pilot:
         await goto(pilot, "outputs")
         await settle(pilot, app)
-        outputs = app.screen
-        assert isinstance(outputs, OutputsScreen)
+        assert isinstance(app.screen, OutputsScreen)
+        outputs: Any = app.screen
         gate.shut()
         await pilot.press("s")
         await wait_for(pilot, gate.waiting.is_set)
@@ -75,7 +81,7 @@ async def test_the_sweeps_question_waits_for_the_outputs_screen_and_a_y_elsewher
         assert any("dry run" in note and "Outputs" in note for note in notes(app)), notes(app)
         await goto(pilot, "outputs")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        assert "Full sweep" in app.screen.title_text
+        assert "Full sweep" in title_of(app)
         await pilot.press("n")
         await pilot.pause()
         assert app.screen is outputs
@@ -104,7 +110,7 @@ async def test_a_release_plan_ready_after_the_person_left_checkouts_asks_there_o
         await goto(pilot, "checkouts")
         table = app.screen.query_one("#checkouts", Table)
         await wait_for(pilot, lambda: table.row_count > 0)
-        checkouts = app.screen
+        checkouts: Any = app.screen
         assert table.move_to(str(checkout))
         await pilot.pause()
         gate.shut()
@@ -119,14 +125,14 @@ async def test_a_release_plan_ready_after_the_person_left_checkouts_asks_there_o
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         gate.open.set()
         await wait_for(pilot, lambda: checkouts.held is not None)
-        assert "Remove 1 marked" in app.screen.title_text
+        assert "Remove 1 marked" in title_of(app)
         await pilot.press("y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and not build_cache.exists())
         assert (checkout / "node_modules").is_dir()
         await goto(pilot, "checkouts")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        assert app.screen.title_text.startswith("Release bold-oak-a3f2")
+        assert title_of(app).startswith("Release bold-oak-a3f2")
         await pilot.press("n")
         await pilot.pause()
         assert app.screen is checkouts
@@ -294,8 +300,8 @@ async def test_the_sweeps_question_waits_while_the_person_types_in_the_filter(bo
     async with app.run_test(size=SIZE) as pilot:
         await goto(pilot, "outputs")
         await settle(pilot, app)
-        outputs = app.screen
-        assert isinstance(outputs, OutputsScreen)
+        assert isinstance(app.screen, OutputsScreen)
+        outputs: Any = app.screen
         gate.shut()
         await pilot.press("s")
         await wait_for(pilot, gate.waiting.is_set)
@@ -309,7 +315,7 @@ async def test_the_sweeps_question_waits_while_the_person_types_in_the_filter(bo
         assert build_cache.exists()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        assert "Full sweep" in app.screen.title_text
+        assert "Full sweep" in title_of(app)
         await pilot.press("n")
     assert build_cache.exists()
 
@@ -333,8 +339,8 @@ async def test_a_filter_typed_in_one_burst_is_text_not_a_removal(box: Sandbox) -
     async with app.run_test(size=SIZE) as pilot:
         await goto(pilot, "outputs")
         await settle(pilot, app)
-        outputs = app.screen
-        assert isinstance(outputs, OutputsScreen)
+        assert isinstance(app.screen, OutputsScreen)
+        outputs: Any = app.screen
         assert outputs.query_one("#outputs", Table).move_to(f"gc:{build_cache}")
         await pilot.pause()
         await pilot.press("space")
