@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import uuid
 from pathlib import Path
@@ -28,6 +29,11 @@ def clean(*args: str, cwd: Path) -> dict[str, Any]:
     assert done.returncode == 0 and done.stderr == "", done
     doc: dict[str, Any] = json.loads(done.stdout)
     return doc
+
+
+def slug(path: Path) -> str:
+    """Claude's project folder name, as CLAUDE_CODE_FACTS spells it (paths under 200 characters)."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
 
 
 def folder(path: Path, age_s: float, files: int = 1) -> Path:
@@ -225,3 +231,38 @@ def test_a_worktree_failing_several_conditions_is_named_by_the_first_in_the_seed
     assert kept == {"live": "live", "young-dirty": "young", "young-plain": "young",
                     "dirty-unmerged": "dirty"}
     assert all(p.exists() for p in (live, young_dirty, young_plain, dirty_unmerged))
+
+
+# --- "Older than cleanupPeriodDays": Claude's layered settings, each project its own -------------
+
+
+def test_session_folders_follow_their_projects_layered_cleanup_period(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """The user's settings say 3 days, one project's settings.local.json 50 (the last layer
+    Claude reads wins): that project's session folders keep 50 days, the others 3."""
+    (sandbox.config / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 3}))
+    project = make_repo(tmp_path / "long", files={"README.md": "hello\n"})
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 1}))
+    (project / ".claude" / "settings.local.json").write_text(json.dumps({"cleanupPeriodDays": 50}))
+    mine = folder(sandbox.claude_tmp / slug(project) / str(uuid.uuid4()), 10 * DAY)
+    mine_older = folder(sandbox.claude_tmp / slug(project) / str(uuid.uuid4()), 51 * DAY)
+    other = folder(sandbox.claude_tmp / "-elsewhere" / str(uuid.uuid4()), 4 * DAY)
+    doc = clean(cwd=project)
+    assert mine.exists() and not mine_older.exists() and not other.exists()
+    assert doc["cleaned"]["folders"] == 2
+
+
+def test_session_start_writes_its_report_to_the_contracts_log_path(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`<realpath(Claude's temp root)>/claudetto/<project slug>/<session id>.log`, spelled out
+    here rather than asked of the program, for a project whose path holds a space and dots."""
+    project = make_repo(tmp_path / "my proj.v2", files={"README.md": "hello\n"})
+    sid = str(uuid.uuid4())
+    done = run_hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": str(project),
+                     "source": "startup", "transcript_path": "/none.jsonl"}, cwd=project)
+    assert done.returncode == 0 and done.stdout == b""
+    log = Path(os.path.realpath(sandbox.claude_tmp_root)) / "claudetto" / slug(project) / f"{sid}.log"
+    deadline = time.monotonic() + 30
+    while not (log.exists() and "UNKNOWN_KEPT" in log.read_text()):
+        assert time.monotonic() < deadline, sorted(str(p) for p in log.parent.parent.rglob("*"))
+        time.sleep(0.05)
+    assert "CLEANED folders=0 bytes=0 files=0 worktrees=0 probes=0" in log.read_text()
