@@ -21,6 +21,7 @@ from app.core.gc_records import OutsideNames, drop_records, read_records
 from app.core.gc_roots import fresh
 from app.core.gc_rules import Facts, Item, in_use, judge, place, replaced, work_lost
 from app.core.log import log, log_lines, printable
+from app.core.pending_outputs import settle_claims
 from app.core.state import StateBusy, locked
 from app.core.verdict import Reason, Verdict, settled
 
@@ -137,6 +138,7 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
         return _run(True, facts_now, None)
     try:
         with locked(paths.gc_dir() / "sweep", wait_s=LOCK_WAIT_S):
+            settle_claims()  # a background call's outputs that appeared become records first
             return _run(False, facts_now, trash, _before_remove)
     except StateBusy as exc:
         raise GcBusy(*exc.args) from None

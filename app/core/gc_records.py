@@ -119,7 +119,12 @@ def read_records(session: str | None = None, *, links: bool = False) -> list[Out
     found: list[OutputRecord] = []
     for sid, name in files:
         data = normal_records(_read_file(name), sid)
-        for raw in data["records"]:
+        raws = data["records"]
+        if data.get("pending"):  # a background call's outputs that appeared since (app/core/pending_outputs.py)
+            from app.core.pending_outputs import appeared
+
+            raws = [*raws, *appeared(data, str(data.get("session") or sid))]
+        for raw in raws:
             record = _as_record(raw, str(data.get("session") or sid), sid)
             if record is None:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
@@ -215,35 +220,35 @@ def user_state(records: list[OutputRecord], folder: str) -> bool:
 def drop_records(records: list[OutputRecord]) -> None:
     """Drop these records (of paths the GC removed, found missing or skipped) from their
     files, through the state store; a file left with no record goes."""
-    from app.core.state import update_json
-
     files: dict[str, set[str]] = {}
     for record in records:  # from the file it was read from, whatever session it names
         files.setdefault(record.stem or record.session, set()).add(record.path)
     known = dict(records_files())
     for session, gone in files.items():
-        path = known.get(session) or paths.gc_records_file_str(session)
 
         def change(data: Any, gone: set[str] = gone, session: str = session) -> Any:
             data = normal_records(data, session)
             data["records"] = [r for r in data["records"] if r.get("path") not in gone]
             return data
 
-        try:
-            after = update_json(path, change, lambda: {"records": []})
-        except OSError as exc:
-            log(f"gc: cannot drop records in {path}: {exc}")
-            continue
-        if isinstance(after, dict) and after.get("records") == []:
-            _remove_empty(path)
+        change_records(known.get(session) or paths.gc_records_file_str(session), change, "drop records")
 
 
-def _remove_empty(path: str) -> None:
-    """A records file with no record left goes, under its lock (a new record may race in)."""
-    from app.core.state import remove_json_if
+def change_records(path: str, change: Any, what: str) -> None:
+    """Change one records file through the state store (logged when it cannot); a file left
+    with no record and no pending claim (app/core/pending_outputs.py) goes, under its lock
+    (a new record may race in)."""
+    from app.core.state import remove_json_if, update_json
 
     try:
-        remove_json_if(path, lambda data: isinstance(data, dict) and data.get("records") == [])
+        after = update_json(path, change, lambda: {"records": []})
+    except OSError as exc:
+        log(f"gc: cannot {what} in {path}: {exc}")
+        return
+    if not isinstance(after, dict) or after.get("records") != [] or after.get("pending"):
+        return
+    try:
+        remove_json_if(path, lambda data: isinstance(data, dict) and data.get("records") == [] and not data.get("pending"))
     except (OSError, ValueError) as exc:
         log(f"gc: left {path}: {exc}")
 

@@ -60,12 +60,8 @@ def scratch_of_write(file_path: str) -> str | None:
 
 
 def _stdout_of(response: Any) -> str:
-    if isinstance(response, str):
-        return response
-    if isinstance(response, dict):
-        out = response.get("stdout")
-        return out if isinstance(out, str) else ""
-    return ""
+    out = response.get("stdout") if isinstance(response, dict) else response
+    return out if isinstance(out, str) else ""
 
 
 def record_outputs(payload: dict[str, Any]) -> None:
@@ -118,6 +114,10 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
         from app.core.created import lstat_mtime, window_s
 
         window = window_s(tool_input, payload.get("duration_ms"))
+        if tool_input.get("run_in_background") is True:  # it makes them after this hook: claims
+            from app.core.pending_outputs import claim_later
+
+            named, unprinted = claim_later(payload, named, unprinted, window, (claims, origins, sources, flags), notes), []
         if unprinted:
             from app.core.mktemp import unprinted_paths
 

@@ -338,8 +338,6 @@ def test_an_interrupted_clone_records_what_it_made(sandbox: SandboxEnv, tmp_path
     assert recorded() == [str(clone)]
 
 
-@pytest.mark.xfail(strict=True, reason="a background call (run_in_background) is recorded when it starts: "
-                   "what it makes after that is never recorded and stays for ever")
 def test_a_clone_made_by_a_background_call_is_recorded(sandbox: SandboxEnv, tmp_path: Path) -> None:
     origin = make_repo(tmp_path / "origin")
     clone = sandbox.user_tmp / "c"
