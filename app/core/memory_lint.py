@@ -303,14 +303,17 @@ def added_lines(old: str, new: str) -> list[tuple[int, str]]:
 def _verdict(name: str, is_index: bool, old: str, new: str) -> str | None:
     problems: list[str] = []
     fenced = fenced_lines(new)
-    added = [(n, line) for n, line in added_lines(old, new) if n not in fenced]
+    every_added = added_lines(old, new)
+    added = [(n, line) for n, line in every_added if n not in fenced]
     if is_index:
         if new.lstrip("\ufeff").startswith("---"):
             problems.append(f"{INDEX_NAME} is an index of one-line pointers (`- [Title](topic.md) — one-line "
                             "hook`) and takes no frontmatter: remove the `---` block (the frontmatter belongs "
                             "in each topic file)")
         body_from = (frontmatter(new) or ({}, 0))[1]
-        bad = index_problems([(n, line) for n, line in added if n > body_from])
+        # a fenced block is no pointer either: code or prose behind fences is content Claude
+        # loads with the index every session, in the wrong territory all the same
+        bad = index_problems([(n, line) for n, line in every_added if n > body_from])
         if bad:
             problems.append(f"{INDEX_NAME} stays an index of one-line pointers "
                             "(`- [Title](topic.md) — one-line hook`), no paragraphs: " + "; ".join(bad)

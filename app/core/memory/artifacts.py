@@ -56,6 +56,8 @@ _SYMBOL = re.compile(r"^_*[A-Za-z][A-Za-z0-9_]*$")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:[:-]\d+)?|#L\d+(?:-L?\d+)?)$")
 #: a name scoped with `::` (Rust, C++, Ruby, PHP): `crate::router::LegacyRouter`, `Foo::bar()`
 _SCOPED = re.compile(r"_*[A-Za-z]\w*(?:::_*[A-Za-z]\w*)+(?:\(\))?")
+#: a method written as Ruby, Javadoc and JSDoc write it, `LegacyRouter#dispatch`: it names its class
+_METHOD_REF = re.compile(r"(_*[A-Za-z]\w*)#_*[A-Za-z]\w*[!?]?(?:\(\))?")
 #: a migration file's name (`V28__add_orders.sql`, `0013_add_orders.py`): on a line about the
 #: next migration it names a file not made yet, so its absence is the fact, not rot
 _MIGRATION_NAME = re.compile(r"V\d+(?:[._]\d+)*__\S*|\d+[_-][A-Za-z]\S*")
@@ -99,8 +101,9 @@ def _in_tree(token: str, root: str) -> str | None:
     token = token.strip()
     if len(token) < 3 or token.startswith("-") or any(c.isspace() for c in token):
         return None
-    if _SCOPED.fullmatch(token):
-        return token.removesuffix("()")  # `LegacyRouter::new()`: a symbol, not a `host:port` or `C:` path
+    scoped = _scoped(token)
+    if scoped is not None:
+        return scoped
     if "…" in token or "..." in token or URL.search(token):
         return None
     if any(c in token for c in _ODD):
@@ -113,6 +116,15 @@ def _in_tree(token: str, root: str) -> str | None:
     if token.startswith(("~", "@", "..")) or re.match(r"^[A-Za-z]:", token) or ":" in token:
         return None
     return _below(token, root)
+
+
+def _scoped(token: str) -> str | None:
+    """A symbol written with its scope or one of its methods: `LegacyRouter::new()` (not a
+    `host:port` or a `C:` path), `LegacyRouter#dispatch` (its class)."""
+    if _SCOPED.fullmatch(token):
+        return token.removesuffix("()")
+    method = _METHOD_REF.fullmatch(token)
+    return method.group(1) if method else None
 
 
 def _without_stop(token: str) -> str:

@@ -94,6 +94,7 @@ def fact_lines(text: str) -> list[FactLine]:
     facts: list[FactLine] = []
     example_level = 0
     in_comment = False
+    struck_above = ""  # the struck text of the last line that had prose: what a correction below corrects
     for number, raw in enumerate(lines, start=1):
         if number in skip:
             continue
@@ -111,6 +112,10 @@ def fact_lines(text: str) -> list[FactLine]:
         unstruck = _unstruck(line)
         if unstruck is None:
             continue
+        if struck_above and CORRECTION.match(unstruck):
+            unstruck = _without_names_of(unstruck, struck_above)
+        if line.strip():
+            struck_above = _struck(line)
         line = unstruck
         if line.strip():
             marks = line_marks(CODE_SPAN.sub(" ", line))
@@ -118,6 +123,29 @@ def fact_lines(text: str) -> list[FactLine]:
                 marks |= {"url"}
             facts.append(FactLine(number, line, marks))
     return facts
+
+
+#: a line that corrects the struck one above it, as `supersede` writes it ("Correction
+#: (2026-11-30): …", also as a table row) or as a dated note ("2026-11-30: …")
+CORRECTION = re.compile(r"\s*(?:[-*+>|]\s*|\d+[.)]\s+)*(?:\**correct(?:ion|ed)\b|\(?\d{4}-\d{2}-\d{2}\b)",
+                        re.IGNORECASE)
+
+
+def _struck(line: str) -> str:
+    """The struck text of a line (`~~…~~`), "" when it has none."""
+    code = CODE_SPAN.sub(lambda m: "`" * len(m.group(0)), line)
+    return " ".join(line[m.start() + 2:m.end() - 2] for m in _STRUCK.finditer(code))
+
+
+def _without_names_of(line: str, struck: str) -> str:
+    """A correction's line without the backticked names the struck line above it names. The
+    correction says what became of them (`` `src/legacy_router.py` is now `src/router.py` ``):
+    that old name is the history the strike keeps, and checked again it re-raised the very
+    finding the correction answers, so the auditor was never silenced."""
+    def old(name: str) -> bool:
+        return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", struck) is not None
+
+    return CODE_SPAN.sub(lambda m: " " if old(m.group(2).strip()) else m.group(0), line)
 
 
 def _unstruck(line: str) -> str | None:
