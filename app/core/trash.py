@@ -265,14 +265,14 @@ def kept_name(name: str, token: str) -> str:
 def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "") -> None:
     """Move an entry out of the trash again (a swap, or a guard that said keep), never
     clobbering what took its place: then it goes beside it as `<name>.claudetto-kept-<id>`.
-    It never stays in the trash, where the purge would take it."""
-    drop_origin(trash_fd, slot)
-    try:
-        os.link(slot, name, src_dir_fd=trash_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
-        os.unlink(slot, dir_fd=trash_fd)
+    It never stays in the trash, where the purge would take it.
+
+    Its note of origin goes only once it is out: a process killed between the two leaves it
+    pending with its way back, which the next purge takes (dropped first, a kill there left
+    a kept folder in the trash with no way back, never purged and never seen again)."""
+    if _back_by_link(trash_fd, slot, parent_fd, name):
+        drop_origin(trash_fd, slot)
         return
-    except OSError:
-        pass
     for candidate in (name, kept_name(name, token or os.urandom(4).hex())):
         try:  # a folder cannot be hard-linked: rename back unless the name was taken again
             os.stat(candidate, dir_fd=parent_fd, follow_symlinks=False)
@@ -285,6 +285,7 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
             os.rename(slot, candidate, src_dir_fd=trash_fd, dst_dir_fd=parent_fd)
         except OSError:
             continue
+        drop_origin(trash_fd, slot)
         if candidate != name:
             log(f"removal: {name!r} was taken meanwhile; the kept entry is now {candidate!r}")
         return
@@ -292,6 +293,32 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
     try:
         os.makedirs(keep, mode=0o700, exist_ok=True)
         os.rename(slot, os.path.join(keep, slot), src_dir_fd=trash_fd)
+        drop_origin(trash_fd, slot)
         log(f"removal: {name!r} could not go back; it is kept in {keep / slot}")
-    except OSError as exc:
+    except OSError as exc:  # its note stays: the next purge tries again to put it back
         log(f"removal: {name!r} could not go back ({exc}); it is still in the trash as {slot}")
+
+
+def _back_by_link(trash_fd: int, slot: str, parent_fd: int, name: str) -> bool:
+    """A file put back by a hard link, then its trash name unlinked. When `name` already is
+    that same file (a put-back killed between the link and the unlink), only the trash name
+    goes: a second name `<name>.claudetto-kept-<id>` for it would be a copy of nothing."""
+    try:
+        os.link(slot, name, src_dir_fd=trash_fd, dst_dir_fd=parent_fd, follow_symlinks=False)
+    except FileExistsError:
+        try:
+            here = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            there = os.stat(slot, dir_fd=trash_fd, follow_symlinks=False)
+        except OSError:
+            return False
+        if stat.S_ISDIR(there.st_mode) or (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
+            return False
+    except OSError:
+        return False
+    try:
+        os.unlink(slot, dir_fd=trash_fd)
+    except FileNotFoundError:
+        pass  # another put-back of it (a purge and a release settling at once) took it
+    except OSError:
+        return False
+    return True
