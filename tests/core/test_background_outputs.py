@@ -12,9 +12,12 @@ whose start time the test moves back in the records file: time passing, not a fo
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,29 +34,21 @@ OLD = 8 * 86_400
 #: A call's window looks back this far (the hook's slack and the clock's): a folder born
 #: longer ago predates every call of the module.
 _BEFORE_ANY_CALL_S = 3.2
-
-
-@pytest.fixture(scope="module")
-def _born_early(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
-    """A folder made when the module starts (a birth time cannot be set back), so that by the
-    test that needs it, it predates that test's call without a wait of its own."""
-    folder = tmp_path_factory.mktemp("born-early") / "theirs"
-    folder.mkdir()
-    (folder / "notes.txt").write_text("the user's\n")
-    return folder, time.time()
-
-
-@pytest.fixture(autouse=True)
-def _module_start(_born_early: tuple[Path, float]) -> None:
-    """Every test asks for it, so the folder is made before the first test of the module."""
+#: The user's folder, made when the module is collected (a birth time cannot be set back), so
+#: that by the test that needs it, long after in a whole run, it predates that test's call
+#: with no wait; gone at exit whether that test ran or not.
+_BORN_EARLY = Path(tempfile.mkdtemp(prefix="bg-outputs-born-early-"))
+_BORN_AT = time.time()
+atexit.register(shutil.rmtree, _BORN_EARLY, True)
+(_BORN_EARLY / "theirs").mkdir()
+(_BORN_EARLY / "theirs" / "notes.txt").write_text("the user's\n")
 
 
 @pytest.fixture
-def old_folder(_born_early: tuple[Path, float]) -> Path:
-    folder, made = _born_early
-    while time.time() - made < _BEFORE_ANY_CALL_S:  # only when this test runs first
+def old_folder() -> Path:
+    while time.time() - _BORN_AT < _BEFORE_ANY_CALL_S:  # only in a run of this test alone
         time.sleep(0.2)
-    return folder
+    return _BORN_EARLY / "theirs"
 
 
 def background(command: str, cwd: Path) -> dict[str, Any]:
@@ -148,6 +143,20 @@ def test_a_background_output_goes_by_age_once_recorded(sandbox: SandboxEnv, tmp_
     os.utime(build, (time.time() - OLD, time.time() - OLD))
     assert by_path(gc.sweep())[str(build)] == ("removed", "age")
     assert not build.exists() and not paths.gc_records_file("s1").exists()
+
+
+def test_a_background_copy_keeping_old_times_is_young_by_its_record(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`cp -a` gives the copy its source's old mtime: its age counts from its record, as a
+    foreground copy's does, not from the eight-day-old mtime."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "a.txt").write_text("a\n")
+    os.utime(source, (time.time() - OLD, time.time() - OLD))
+    copy = sandbox.user_tmp / "b"
+    run_in_background(f"cp -a {source} {copy}", tmp_path)
+    assert copy.stat().st_mtime < time.time() - OLD + 60
+    assert by_path(gc.sweep())[str(copy)] == ("kept", "young")
+    assert by_path(gc.sweep())[str(copy)] == ("kept", "young")  # and again, from the stored record
 
 
 def test_an_unprinted_mktemp_of_a_background_call_waits_for_its_window(sandbox: SandboxEnv,
