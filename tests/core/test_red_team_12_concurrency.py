@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -265,3 +266,58 @@ def test_a_started_line_outside_every_root_is_only_reported(sandbox: SandboxEnv)
     assert (precious / "work.txt").read_text() == "mine"
     assert [e["result"] for e in lines(precious)] == ["started", "interrupted"]
     assert json.loads(paths.journal_file().read_text().splitlines()[-1])["result"] == "interrupted"
+
+
+# --- a root on a third file system: its trash is `.claudetto-trash` inside the root ----------------
+
+@pytest.fixture
+def third_fs(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs mounted in the sandbox (neither CLAUDETTO_HOME's nor Claude's temp file system);
+    skipped where this user may not mount."""
+    place = tmp_path / "third"
+    place.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(place)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield place
+    finally:
+        subprocess.run(["umount", "-l", str(place)], check=False)
+
+
+def test_killed_on_a_third_file_system_comes_back_or_goes_once(sandbox: SandboxEnv, third_fs: Path) -> None:
+    """(Held.) A root on a file system of its own: the trash is `.claudetto-trash` in the root,
+    listed in trash-places.json before anything is moved there. Killed before its line, the
+    cleanup's settling puts it back whole; killed after it, the purge takes it, one line."""
+    kept, gone = third_fs / "tmp.kept", third_fs / "tmp.gone"
+    for folder in (kept, gone):
+        (folder / "sub").mkdir(parents=True)
+        for rel in ("a", "b", "sub/c"):
+            (folder / rel).write_text(rel * 100)
+    killed(kept, third_fs, "after_rename")
+    killed(gone, third_fs, "after_line")
+    assert not kept.exists() and not gone.exists()
+    assert sorted(os.listdir(third_fs / ".claudetto-trash"))  # both there, pending
+    settle_leftovers()
+    purge_trash(wait_s=1.0)
+    assert whole(kept)
+    assert not lines(kept)
+    assert not gone.exists() and len(lines(gone, "removed")) == 1
+    assert os.listdir(third_fs / ".claudetto-trash") == []
+
+
+@pytest.mark.xfail(strict=True, reason="list_worktrees lists the root's trash: a change in app/core/worktrees.py")
+def test_a_worktrees_folder_on_a_third_file_system_lists_no_trash(sandbox: SandboxEnv, third_fs: Path) -> None:
+    """MISS (open: worktrees.py is another slice's). A project on a file system of its own: the
+    removal of one of its `.claude/worktrees/*` makes the trash `.claude/worktrees/.claudetto-trash`
+    (the root's), and every listing after it took that for a checkout: `claudetto worktrees`
+    showed it, and each cleanup reported `WORKTREES_KEPT not_a_worktree` for it, for ever."""
+    from app.core import removal, worktrees
+
+    project = third_fs / "proj"
+    old = worktrees.worktrees_dir(project) / "agent-a1234567"
+    (old / "build").mkdir(parents=True)
+    (old / "build" / "out.o").write_bytes(b"o" * 512)
+    done = removal.remove(old, worktrees.worktrees_dir(project), "worktree", kind="worktree", trash=False)
+    assert done.status == "removed"
+    assert worktrees.list_worktrees(project) == []
