@@ -146,3 +146,20 @@ def test_session_start_names_ten_findings_then_counts_the_rest(tmp_path: Path) -
     assert rows[0].startswith(f"claudetto: 11 remembered facts in {folder} may be out of date.")
     assert len(rows) == 12 and rows[10].startswith("- notes.md:16: `src/gone_step_9.py`")
     assert rows[11] == "(and 1 more finding: `claudetto memory` lists them all)"
+
+
+# --- "that isn't on disk", "once `V28__*.sql` exists on disk" -------------------------------------
+
+
+def test_a_file_deleted_from_disk_but_not_yet_committed_is_gone(tmp_path: Path) -> None:
+    """The index still lists a file removed from the working tree; the seed asks what is on
+    disk. The router path is no longer on disk nor mentioned: vanished. V28, deleted (its
+    migration abandoned), no longer makes V27 the stale latest, nor "next is V28" a thing
+    that already happened."""
+    repo = make_repo(tmp_path / "shop", files={**TREE, "src/legacy_router.py": "x = 1\n",
+                                               **{f"db/migration/V{n}__step.sql": "" for n in range(1, 29)}})
+    (repo / "src" / "legacy_router.py").unlink()
+    (repo / "db" / "migration" / "V28__step.sql").unlink()
+    memory_of(repo, "- The router is `src/legacy_router.py`.\n- latest is `V27`\n- next is `V28`\n"
+                    "- The old router file was `legacy_router.py`; see `src/router.py`.\n")
+    assert findings(repo) == [("notes.md", 7, "vanished_artifact", "src/legacy_router.py")]

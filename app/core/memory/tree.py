@@ -84,8 +84,9 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     if not os.path.lexists(os.path.join(root, ".git")):
         return Tree(root, _walk(root), None)
     deadline = time.monotonic() + timeout_s
-    out = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], "ls-files", deadline, (0,))
-    files = sorted({n for n in os.fsdecode(out).split("\0") if n}) if out is not None else None
+    args = ["ls-files", "-z", "-t", "--cached", "--deleted", "--others", "--exclude-standard"]
+    out = _git(root, args, "ls-files", deadline, (0,))
+    files = on_disk(os.fsdecode(out)) if out is not None else None
     nested = files is not None and os.path.isfile(os.path.join(root, ".gitmodules"))
     if nested and files is not None:
         files = _with_submodules(root, files, deadline)
@@ -106,6 +107,15 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
             _grep_submodules(tree, wanted, deadline)
     _read_folders_had(tree, probes, deadline)
     return tree
+
+
+def on_disk(listing: str) -> list[str]:
+    """The files of a tagged `git ls-files -t` listing, less those deleted from the working
+    tree (tag `R`) and not committed yet: a migration or a file removed from disk is gone
+    ("exists on disk", "isn't on disk"), though the index still lists it."""
+    tagged = [entry.split(" ", 1) for entry in listing.split("\0") if entry[1:2] == " "]
+    deleted = {name for tag, name in tagged if tag == "R"}
+    return sorted({name for _tag, name in tagged if name not in deleted})
 
 
 #: at most this many gone first folders are looked up in the history, in one `git log`
