@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 from app.commands import KeyCommands, SessionCommands
 from app.core.outputs import Judged, judge
 from app.data.store import Store
+from app.screens import confirm
 from app.screens.checkouts import CheckoutsScreen
 from app.screens.help import HelpScreen
 from app.screens.ledger import LedgerScreen
@@ -59,8 +60,11 @@ class ClaudettoApp(App[None]):
     ]
 
     def __init__(self, *, read_only: bool = False, clock: Callable[[], float] | None = None,
-                 judge_outputs: Callable[[], Judged] | None = None, poll_s: float = 1.0) -> None:
+                 judge_outputs: Callable[[], Judged] | None = None, poll_s: float = 1.0,
+                 confirm_guard_s: float | None = None) -> None:
+        """`confirm_guard_s`: how long a question takes no answer once shown (app/screens/confirm.py)."""
         super().__init__()
+        self.confirm_guard_s = confirm.GUARD_S if confirm_guard_s is None else confirm_guard_s
         self.read_only = read_only
         self.clock = clock or time.time
         self.poll_s = poll_s

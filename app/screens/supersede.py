@@ -11,9 +11,9 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from app.screens.confirm import AnswerButton, GuardedModal
 from app.widgets.plain import visible
 
 
@@ -36,8 +36,10 @@ class CorrectionInput(Input):
         event.prevent_default()  # Input's own handler would paste the first line again
 
 
-class SupersedeModal(ModalScreen[str | None]):
-    """Strike line N of a memory file and add a dated correction: asks for the correction."""
+class SupersedeModal(GuardedModal[str | None]):
+    """Strike line N of a memory file and add a dated correction: asks for the correction.
+    An enter or a click too soon after it shows writes nothing (`GuardedModal`): the
+    correction may be filled in already (the index fix), and must be read first."""
 
     DEFAULT_CSS = """
     SupersedeModal { align: center middle; }
@@ -74,8 +76,9 @@ class SupersedeModal(ModalScreen[str | None]):
             yield CorrectionInput(value=visible(self.correction), placeholder="the correction: what is true now",
                                   id="correction")
             with Horizontal(id="buttons"):
-                yield Button("Supersede (enter)", variant="warning", id="write")
-                yield Button("Cancel (esc)", variant="primary", id="cancel")
+                yield AnswerButton("Supersede (enter)", variant="warning", id="write")
+                yield AnswerButton("Cancel (esc)", variant="primary", id="cancel")
+            yield self.too_soon_note()
 
     def on_mount(self) -> None:
         self.query_one("#correction", Input).focus()
@@ -83,6 +86,8 @@ class SupersedeModal(ModalScreen[str | None]):
     @on(Input.Submitted, "#correction")
     @on(Button.Pressed, "#write")
     def write(self) -> None:
+        if self.early("press enter"):
+            return
         correction = " ".join(self.query_one("#correction", Input).value.split())
         if visible(correction) != correction:  # not pasted (a paste draws them): said while the text is here
             self.notify("The correction holds a control character; write it as plain text.", severity="warning")
@@ -98,4 +103,5 @@ class SupersedeModal(ModalScreen[str | None]):
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        if not self.early("press escape"):
+            self.dismiss(None)

@@ -29,6 +29,7 @@ from app.core.sessions import proc_start_time
 from app.sandbox import Sandbox, build_sandbox
 from app.sandbox.build import _Builder
 from app.sandbox.content import CHILD, growing_output
+from app.screens import confirm
 from tests.support import make_sandbox
 
 
@@ -56,6 +57,15 @@ _share_parsed_css()
 # the key of each screen (app/tui.py SCREENS)
 KEYS = {"overview": "1", "sessions": "2", "outputs": "3", "checkouts": "4", "ledger": "5", "memory": "6"}
 SCALE = 0.25
+#: How long a question takes no answer in these tests (app/screens/confirm.py GUARD_S): each
+#: answer waits for it as a person would (`answer`), briefly; test_typeahead_guard.py runs the
+#: real one.
+TEST_GUARD_S = 0.05
+
+
+@pytest.fixture(autouse=True)
+def short_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(confirm, "GUARD_S", TEST_GUARD_S)
 
 
 def point_at(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,3 +204,17 @@ async def goto(pilot: Any, mode: str) -> None:
 def notes(app: Any) -> list[str]:
     """The notifications the app showed, oldest first."""
     return [n.message for n in app._notifications]  # noqa: SLF001 - what the user saw
+
+
+async def answerable(pilot: Any, timeout: float = 30.0) -> Any:
+    """Wait for a question (a ConfirmModal or a SupersedeModal) that takes an answer now: shown,
+    painted and past its guard, as when a person has read it. Returns it."""
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, confirm.GuardedModal) and pilot.app.screen.answerable(),
+                   timeout)
+    return pilot.app.screen
+
+
+async def answer(pilot: Any, *keys: str, timeout: float = 30.0) -> None:
+    """Answer the question on screen with `keys`, once it takes an answer (`answerable`)."""
+    await answerable(pilot, timeout)
+    await pilot.press(*keys)
