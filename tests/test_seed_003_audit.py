@@ -163,3 +163,14 @@ def test_a_file_deleted_from_disk_but_not_yet_committed_is_gone(tmp_path: Path) 
     memory_of(repo, "- The router is `src/legacy_router.py`.\n- latest is `V27`\n- next is `V28`\n"
                     "- The old router file was `legacy_router.py`; see `src/router.py`.\n")
     assert findings(repo) == [("notes.md", 7, "vanished_artifact", "src/legacy_router.py")]
+
+
+# --- "added prose must not use relative dates" ---------------------------------------------------
+
+
+def test_a_relative_date_in_emphasis_is_still_prose(sandbox: SandboxEnv) -> None:
+    """Markdown's `_last week_` is the phrase in italics (its underscores are word characters:
+    no word edge showed it); inside a name, `last_week_report`, they are the name."""
+    reason = pre_tool(sandbox, "build.md", {"content": FRONT + "- The deploy broke _last week_.\n"})
+    assert reason is not None and '"last week" (line 7)' in reason
+    assert pre_tool(sandbox, "build.md", {"content": FRONT + "- Reports go to last_week_report.csv.\n"}) is None

@@ -176,6 +176,9 @@ def relative_dates(line: str) -> list[str]:
     prose = re.sub(r"~~.*?~~", " ", re.sub(r"(`+).*?\1", " ", line))
     # an address is a name, not prose: `…/d/today-errors`, `[notes](standup-today.md)`
     prose = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\]\([^)\s]*\)", " ", prose, flags=re.IGNORECASE)
+    # `_last week_` is emphasis: its underscores are word characters, so no word edge showed
+    # the date (inside a name, `last_week_report`, they stay)
+    prose = re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", prose)
     return [" ".join(match.group(0).split()) for match in _pattern.finditer(prose)]
 
 
