@@ -266,3 +266,20 @@ def test_session_start_writes_its_report_to_the_contracts_log_path(sandbox: Sand
         assert time.monotonic() < deadline, sorted(str(p) for p in log.parent.parent.rglob("*"))
         time.sleep(0.05)
     assert "CLEANED folders=0 bytes=0 files=0 worktrees=0 probes=0" in log.read_text()
+
+
+# --- "UNKNOWN_KEPT counts the entries of the claude-<uid> folder that no rule names" ----------
+
+
+def test_a_folder_that_is_no_projects_counts_as_one_unknown_entry(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """Claude names a project's folder after its absolute path (`-home-me-proj`). A folder of
+    another name holding no session folder is one entry of `claude-<uid>` that no rule names,
+    empty or not; one that holds a session folder is still searched (its old one goes)."""
+    mystery = folder(sandbox.claude_tmp / "mystery", 40 * DAY, files=0)
+    notes = folder(sandbox.claude_tmp / "notes", 40 * DAY, files=3)
+    session = folder(sandbox.claude_tmp / "proj" / str(uuid.uuid4()), 40 * DAY)
+    (sandbox.claude_tmp / "proj" / "readme.txt").write_text("?")
+    doc = clean(cwd=tmp_path)
+    assert mystery.exists() and len(list(notes.iterdir())) == 3 and not session.exists()
+    assert doc["unknown_kept"] == 3  # mystery/, notes/ and proj/readme.txt
+    assert (doc["cleaned"]["folders"], doc["cleaned"]["files"]) == (1, 1)

@@ -6,8 +6,9 @@
 | session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live (`by_session`) |
 | gate logs | `<tmp>/claudetto/<slug or unknown>/<uuid>.*` | the same as session folders (`by_session`) |
 
-Anything else directly in `claude-<uid>/` (Claude's `plugin-tool-staging/` included: no
-project folder) or in one of its project folders is no rule's: it is counted (`unknown`)
+Anything else directly in `claude-<uid>/` (Claude's `plugin-tool-staging/` included, and a
+folder whose name is no project slug and that holds no session folder: no project folder,
+`project_folder`) or in one of its project folders is no rule's: it is counted (`unknown`)
 and kept; claudetto's own `.claudetto-trash` (there when `claude-<uid>` is a file system of
 its own) is neither. A root that is not a real folder of this user (a symlink,
 another user's) is not judged at all (`trusted_root`). app/core/hygiene.py removes.
@@ -71,7 +72,7 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
             continue  # claudetto's own trash (the folder on a file system of its own): no one's entry
         if entry.name.startswith(PROBE_PREFIX):
             yield _unless_in_use(judgement, entry, probe(entry, st, tmp, judgement.now))
-        elif stat.S_ISDIR(st.st_mode) and entry.name not in NOT_PROJECTS:
+        elif stat.S_ISDIR(st.st_mode) and entry.name not in NOT_PROJECTS and project_folder(entry):
             project_folders.append(entry)
         else:
             judgement.unknown += 1
@@ -85,6 +86,18 @@ def _claude_temp(tmp: Path, judgement: TempJudgement) -> Iterator[Verdict]:
                 judgement.unknown += 1
                 continue
             yield by_session(judgement, entry, st, "session_folder", entry.name, period, tmp)
+
+
+def project_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether a folder directly in `claude-<uid>/` is a project's: Claude names one after the
+    project's absolute path (a slug, `-home-me-proj`, always starting with `-`); a folder of
+    another name is one only while it holds a session's folder. Any other (`mystery/`, empty
+    or holding notes) is one entry no rule names: counted once, as the seed counts the
+    entries of `claude-<uid>`, and nothing in it is any rule's."""
+    if entry.name.startswith("-"):
+        return True
+    return any(_SESSION_FOLDER.fullmatch(child.name) and child.is_dir(follow_symlinks=False)
+               for child in scandir(Path(entry.path)))
 
 
 def _gate_logs(logs: Path, judgement: TempJudgement) -> Iterator[Verdict]:
