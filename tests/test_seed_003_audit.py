@@ -174,3 +174,15 @@ def test_a_relative_date_in_emphasis_is_still_prose(sandbox: SandboxEnv) -> None
     reason = pre_tool(sandbox, "build.md", {"content": FRONT + "- The deploy broke _last week_.\n"})
     assert reason is not None and '"last week" (line 7)' in reason
     assert pre_tool(sandbox, "build.md", {"content": FRONT + "- Reports go to last_week_report.csv.\n"}) is None
+
+
+def test_a_kebab_case_feature_flag_the_tree_no_longer_reads_fires(tmp_path: Path) -> None:
+    """"path/class/flag": a flag service's key is kebab-case (`new-checkout-flow`); on a line
+    that calls it a flag it is checked like `ENABLE_NEW_CHECKOUT`. One the code still reads,
+    or a `--fast-path` option that spells it, holds; on other lines kebab-case stays a word."""
+    repo = make_repo(tmp_path / "shop", files={"src/flags.py": "FLAGS = ['fast-path']\nparser.add('--dry-run-all')\n"})
+    memory_of(repo, "- The feature flag `new-checkout-flow` gates checkout.\n"
+                    "- The flag `fast-path` speeds up the router.\n"
+                    "- The toggle `dry-run-all` skips writes.\n"
+                    "- Deploys use the `blue-green` strategy.\n")
+    assert findings(repo) == [("notes.md", 7, "vanished_artifact", "new-checkout-flow")]

@@ -189,7 +189,9 @@ def _symbol_part(token: str) -> str | None:
 _FLAG_WORD = re.compile(r"\b(?:feature[- ])?(?:flag|toggle)s?\b", re.IGNORECASE)
 #: a line that also speaks of the environment: its CONSTANT_CASE names are variables after all
 _ENV_WORD = re.compile(r"\b(?:env|envs|environment|env[- ]?vars?|variables?|secrets?)\b", re.IGNORECASE)
-_FLAG_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+#: a flag's own name: CONSTANT_CASE, or a flag service's kebab-case key (`new-checkout-flow`),
+#: which names no symbol elsewhere; grepped whole, so a `--new-checkout-flow` option still holds it
+_FLAG_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 
 
 def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
