@@ -1,0 +1,61 @@
+"""Whether a path that is not there is gone, or only held by a removal still checking it.
+
+A removal moves a folder into the trash BEFORE its last check (app/core/removal.py): for that
+moment the folder is missing where it was, yet its last check may keep it and put it back.
+A second remover that takes "missing" for "gone" acts on a folder that comes back: WorktreeRemove
+told Claude the checkout was removed and had git forget it (the checkout came back with no git
+entry: its HEAD and index gone), the GC dropped the record of an output that came back recorded
+nowhere. The pending entry in the trash says it: its note of origin names the path.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from app.core.log import log
+from app.core.paths import resolve_parents
+from app.core.trash import ORIGIN, PENDING, read_origin, safe_parent, trash_places
+
+#: How often a caller that waits looks again.
+_POLL_S = 0.05
+
+
+def in_flight(path: str, *, wait_s: float = 0.0) -> bool:
+    """Whether a removal still checking it holds `path` in a trash, waiting up to `wait_s` for
+    it to finish. A pending entry left by a removal that was killed is settled first (back where
+    it was when it was never journaled, else handed to the purge), so what remains pending is a
+    running removal's: the path may come back, so it is not gone. False when nothing holds it."""
+    from app.core.purge import settle_leftovers
+
+    settle_leftovers()
+    key = resolve_parents(path)
+    deadline = time.monotonic() + wait_s
+    while _held(key):
+        if time.monotonic() >= deadline:
+            log(f"removal: {path} is held by another removal still checking it")
+            return True
+        time.sleep(_POLL_S)
+    return False
+
+
+def _held(key: str) -> bool:
+    """Whether a pending entry's note of origin in any trash names `key`."""
+    for place in trash_places():
+        if not safe_parent(place):
+            continue
+        try:
+            fd = os.open(place, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            with os.scandir(fd) as it:
+                notes = [entry.name for entry in it if entry.name.startswith(PENDING) and entry.name.endswith(ORIGIN)]
+            if any(read_origin(fd, note.removesuffix(ORIGIN)) == key for note in notes):
+                return True
+        except OSError as exc:  # unsure: held (a folder taken for gone may come back)
+            log(f"removal: cannot look at {place}: {exc}")
+            return True
+        finally:
+            os.close(fd)
+    return False
