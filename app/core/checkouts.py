@@ -3,8 +3,8 @@ own creation would (app/core/worktree_create.py), their registry `checkouts.json
 holds each one. A *session checkout* is held by the sessions that made it or started in it.
 Its record keeps each session (`sessions`: id -> running) and its Claude process
 (`processes`: id -> [pid, start]): one process outlives its ids (`/clear`, `/resume`).
-Claude's throwaway names (`agent-a<hex>`, `wf_…`, `wf-<n>`, `bridge-*`, `job-<name>-<8
-hex>`, `bg-<name>-<8 hex>`) are recorded for WorktreeRemove, never as a session's.
+Claude's throwaway names (`agent-*`, `wf_*`, `wf-<n>`; `bridge-*`, `job-…`, `bg-…` when no
+session asks) are recorded for WorktreeRemove, never as a session's.
 SessionStart claims (`claim`), SessionEnd lets go (`session_ended`), `holders` says who
 still holds a checkout, app/core/release.py frees its scratch when nobody does, and
 app/core/worktree_remove.py removes it. Claude's startup sweep removes throwaway worktrees

@@ -43,9 +43,9 @@ __all__ = ["REGENERABLE"]  # one list, in unique_work; still importable from her
 
 RULE = "worktree"
 
-_AGENT = re.compile(r"^agent-a[0-9a-f]{7,}$")
-# Claude's throwaway checkouts besides a subagent's: workflows (`wf_<hex>-<hex>-<n>`, `wf-<n>`).
-_WORKFLOW = re.compile(r"^(wf_[0-9a-f]+-[0-9a-f]+-\d+|wf-\d+)$")
+# Subagents' `agent-*` and workflows' `wf_*` (legacy `wf-<n>`), the whole prefix: never a session's.
+_AGENT = re.compile(r"^agent-.")
+_WORKFLOW = re.compile(r"^(wf_.|wf-\d+$)")
 # Remote control's `bridge-*`, `job-<name>-<8 hex>` and `--bg`'s `bg-<name>-<8 hex>`: a session
 # checkout when a session asks for one (the release covers them), else nobody's.
 _BACKGROUND = re.compile(r"^(bridge-.+|job-.+-[0-9a-f]{8}|bg-.+-[0-9a-f]{8})$")
@@ -67,7 +67,7 @@ def list_worktrees(project: str | os.PathLike[str]) -> list[Path]:
 
 
 def worktree_kind(name: str, branch: str | None = None, session_id: str | None = "") -> str:
-    """`agent` (`agent-a<hex>`), `workflow` (`wf_<hex>-<hex>-<n>`, `wf-<n>`; and `bridge-*`,
+    """`agent` (`agent-*`), `workflow` (`wf_*`, `wf-<n>`; and `bridge-*`,
     `job-<name>-<8 hex>`, `bg-<name>-<8 hex>` made for no session: `session_id` None), `session`
     (Claude's `--worktree NAME`: on branch `worktree-NAME`), else `manual`."""
     if _AGENT.match(name):
