@@ -186,3 +186,21 @@ def test_a_kebab_case_feature_flag_the_tree_no_longer_reads_fires(tmp_path: Path
                     "- The toggle `dry-run-all` skips writes.\n"
                     "- Deploys use the `blue-green` strategy.\n")
     assert findings(repo) == [("notes.md", 7, "vanished_artifact", "new-checkout-flow")]
+
+
+# --- "`MEMORY.md` lines pointing at files that no longer exist" ----------------------------------
+
+
+def test_an_index_line_pointing_at_a_dangling_link_points_at_a_file_that_no_longer_exists(
+        tmp_path: Path) -> None:
+    """`deploy.md` is a link to a note deleted since: the name is there, the file is not, and
+    Claude's read of it fails as for a missing one. A link to a file that is there holds."""
+    repo = make_repo(tmp_path / "shop", files=TREE)
+    folder = memory_of(repo, "- fine\n", index="- [Notes](notes.md) — facts\n- [Deploy](deploy.md) — how we deploy\n"
+                                               "- [Ops](ops.md) — how it runs\n")
+    kept = tmp_path / "notes-elsewhere"
+    kept.mkdir()
+    (kept / "ops.md").write_text(FRONT + "- steps\n")
+    (folder / "ops.md").symlink_to(kept / "ops.md")
+    (folder / "deploy.md").symlink_to(kept / "deploy.md")
+    assert findings(repo) == [("MEMORY.md", 2, "index_missing_file", "deploy.md")]

@@ -64,7 +64,14 @@ def target_missing(folder: str, target: str) -> bool:
     """Whether an index link's target (relative to the memory `folder`) names nothing: the
     test of `index_missing_file`, asked again before such a line is struck (Claude may have
     written the file since the sweep)."""
-    return not os.path.lexists(target_path(folder, target))
+    try:
+        os.stat(target_path(folder, target))
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        # a link left dangling is a pointer at nothing too: Claude's read of it fails the same
+        return True
+    except OSError:
+        return False  # there, but out of reach (a loop, no permission): not known to be gone
+    return False
 
 
 def loaded_lines(text: str) -> int:
