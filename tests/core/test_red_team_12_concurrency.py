@@ -33,6 +33,8 @@ from tests.support import ROOT, SandboxEnv, add_record, recorded, set_mtime
 #: mid_put_back   its last check keeps the folder; killed as the note of its origin goes
 #: file_link      a file whose journal line cannot be written (kept: `journal`); killed between
 #:                its link back and the unlink
+#: step:<k>       removes, purging here, killed at its k-th step that changes the disk (a rename,
+#:                unlink, rmdir or write); step:0 prints how many steps a whole removal takes
 #: gated          waits at its last check until `<gate>/go` exists, then removes
 #: gated_keep     the same, then keeps it (`dirty`): it goes back where it was
 _CHILD = r"""
@@ -70,8 +72,20 @@ elif mode in ("gated", "gated_keep"):
         while not os.path.exists(os.path.join(gate, "go")):
             time.sleep(0.01)
         return "dirty" if mode == "gated_keep" else None
+steps = [0]
+if mode.startswith("step:"):
+    last = int(mode[5:])
+    def counted(call):
+        def step(*args, **kwargs):
+            steps[0] += 1
+            if steps[0] == last:
+                die()
+            return call(*args, **kwargs)
+        return step
+    for name in ("rename", "unlink", "rmdir", "write"):
+        setattr(os, name, counted(getattr(os, name)))
 result = removal.remove(path, root, "red-team", kind="temp", guard=guard, trash=kind)
-print(result.status, result.reason, result.bytes)
+print(result.status, result.reason, result.bytes, steps[0])
 """
 
 
@@ -387,3 +401,41 @@ def test_in_flight_tells_a_held_path_from_a_gone_one(sandbox: SandboxEnv, tmp_pa
     assert not in_flight(str(folder))
     assert whole(folder)
     assert not in_flight(str(root / "never-there"))
+
+
+def test_killed_at_random_steps_whole_or_gone_with_one_line(sandbox: SandboxEnv) -> None:
+    """(Held.) A removal of a folder of 40 files killed at seeded random steps of its own (each
+    rename, unlink, rmdir and write it makes, from the note of origin to the last rmdir of the
+    purge): after the cleanup's settling and one purge, each folder is whole where it was with
+    no `removed` line, or gone with exactly one."""
+    import random
+
+    root = Path(os.path.realpath(sandbox.user_tmp))
+
+    def build(name: str) -> Path:
+        folder = root / name
+        (folder / "d").mkdir(parents=True)
+        for i in range(40):
+            (folder / "d" / f"f{i}").write_bytes(b"x")
+        return folder
+
+    probe = build("tmp.probe")
+    out, _ = remover(probe, root, "step:0").communicate(timeout=30)
+    total = int(out.split()[-1])
+    assert not probe.exists() and total > 40
+    draw = random.Random(12)
+    moments = sorted({1, 2, 3, 4, 5, *draw.sample(range(6, total + 1), 2)})  # the first five: each hand-over
+    folders = []
+    for k in moments:
+        folder = build(f"tmp.step{k}")
+        killed(folder, root, f"step:{k}")
+        folders.append(folder)
+    settle_leftovers()
+    purge_trash(wait_s=1.0)
+    for k, folder in zip(moments, folders, strict=True):
+        removed = lines(folder, "removed")
+        if folder.exists():
+            assert len(os.listdir(folder / "d")) == 40 and not removed, k
+        else:
+            assert len(removed) == 1, k
+    assert trash_names() == []
