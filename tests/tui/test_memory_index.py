@@ -15,7 +15,7 @@ from app.screens.confirm import ConfirmModal
 from app.screens.supersede import SupersedeModal
 from app.tui import ClaudettoApp
 from app.widgets.table import Table
-from tests.tui.conftest import goto, notes, wait_for
+from tests.tui.conftest import answer, goto, notes, wait_for
 from tests.tui.test_snapshots import SIZES, built, loaded, ready, snapbox  # noqa: F401 - fixtures used by name
 from tests.tui.test_snapshots import make_app as snapshot_app
 
@@ -51,7 +51,7 @@ async def test_i_adds_the_index_line_and_the_finding_goes(box: Sandbox) -> None:
         body = await ask_to_list(pilot, app)
         assert LINE in body and "as line 4" in body
         assert index.read_text() == before  # asking writes nothing
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: index.read_text() != before)
         await wait_for(pilot, lambda: app.screen.swept is not None and not unlisted(app))  # type: ignore[attr-defined]
         assert "MEMORY.md line 4 now lists old-notes.md." in notes(app)
@@ -70,7 +70,7 @@ async def test_i_on_a_dangling_line_strikes_it_through_supersede(box: Sandbox) -
         assert findings.move_to(gone)
         await pilot.press("i")
         await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
-        await pilot.press("enter")  # the correction is written for you
+        await answer(pilot, "enter")  # the correction is written for you
         await wait_for(pilot, lambda: app.screen.swept is not None and not any(  # type: ignore[attr-defined]
             f.kind == "index_missing_file" for f in app.screen.findings.values()))  # type: ignore[attr-defined]
     today = time.strftime("%Y-%m-%d")
@@ -85,7 +85,7 @@ async def test_no_writes_nothing(box: Sandbox) -> None:
     app = ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await ask_to_list(pilot, app)
-        await pilot.press("n")
+        await answer(pilot, "n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmModal))
         await pilot.pause(0.3)
         assert unlisted(app)
@@ -99,7 +99,7 @@ async def test_an_index_changed_while_the_dialog_was_open_is_left_alone(box: San
     async with app.run_test(size=SIZE) as pilot:
         await ask_to_list(pilot, app)
         index.write_text(changed)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: any("changed since the line was shown" in n for n in notes(app)))
     assert index.read_text() == changed
 

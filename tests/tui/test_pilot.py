@@ -22,7 +22,7 @@ from app.screens.outputs import OutputsScreen
 from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
-from tests.tui.conftest import goto, notes, settle, wait_for
+from tests.tui.conftest import answer, goto, notes, settle, wait_for
 
 SIZE = (120, 36)
 
@@ -71,7 +71,7 @@ async def test_mark_confirm_removes_from_disk(box: Sandbox) -> None:
         # the confirmation lists what goes in the table's order (largest first here)
         listed = [line for line in body.splitlines() if "BuildCache" in line or STALE[:8] in line]
         assert ("BuildCache" in listed[0]) == (app.store.rows[order[0]].path == str(build_cache))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: not old_folder.exists() and not build_cache.exists())
         await wait_for(pilot, lambda: work_line(app).text.startswith("freed "))
         line = work_line(app)
@@ -94,11 +94,11 @@ async def test_cancel_removes_nothing(box: Sandbox) -> None:
         await pilot.press("space", "d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert app.screen.focused is not None and app.screen.focused.id == "no"  # default No
-        await pilot.press("enter")  # enter on the focused default: No
+        await answer(pilot, "enter")  # enter on the focused default: No
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen))
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("escape")
+        await answer(pilot, "escape")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen))
         await pilot.pause(0.3)
         assert build_cache.is_dir()
@@ -125,7 +125,7 @@ async def test_a_removal_that_raises_is_shown_and_the_next_one_runs(box: Sandbox
         await pilot.press("space", "d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         broken[0] = True  # the removal judges again first: that is where it raises
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "failed" in work_line(app).text)
         assert "the disk went away" in work_line(app).text
         assert any("the disk went away" in n for n in notes(app))
@@ -139,7 +139,7 @@ async def test_a_removal_that_raises_is_shown_and_the_next_one_runs(box: Sandbox
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert not any("already running" in n for n in notes(app))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: not build_cache.exists())
 
 
@@ -357,7 +357,7 @@ async def test_sweep_shows_dry_run_then_removes(box: Sandbox) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert "dry run" in app.screen.title_text  # type: ignore[attr-defined]
         assert build_cache.is_dir()  # the dry run removed nothing
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: not build_cache.exists())
         await wait_for(pilot, lambda: "freed" in work_line(app).text)
     assert (box.user_tmp / "tmp.LiveCache0").is_dir()

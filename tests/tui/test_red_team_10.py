@@ -26,7 +26,7 @@ from app.widgets.progress import WorkLine
 from app.widgets.table import Table
 from tests.cli.test_demo_cleanup import BIN, TMUX, Tmux, wait_until
 from tests.support import git
-from tests.tui.conftest import goto, wait_for
+from tests.tui.conftest import answer, answerable, goto, wait_for
 
 SIZE = (120, 36)
 
@@ -62,7 +62,7 @@ async def answer_yes(pilot: Any, app: ClaudettoApp) -> str:
     """Yes, then the line the screen ends with."""
     from app.screens.checkouts import CheckoutsScreen
 
-    await pilot.press("y")
+    await answer(pilot, "y")
     await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                    and (": removed" in app.screen.query_one(WorkLine).text
                         or ": kept" in app.screen.query_one(WorkLine).text), timeout=60)
@@ -206,6 +206,7 @@ async def test_a_doubled_yes_removes_the_checkout_once_and_acts_on_nothing_else(
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
         await ask_removal(pilot, app, checkout)
+        await answerable(pilot)
         burst(app, "y", "y", "y")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                        and ": removed" in app.screen.query_one(WorkLine).text, timeout=60)
@@ -230,7 +231,7 @@ async def test_enter_held_on_the_yes_button_removes_once_and_the_app_keeps_runni
     async with app.run_test(size=SIZE) as pilot:
         await ask_removal(pilot, app, checkout)
         app.screen.query_one("#yes", Button).focus()
-        await pilot.pause()
+        await answerable(pilot)
         burst(app, "enter", "enter", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                        and ": removed" in app.screen.query_one(WorkLine).text, timeout=60)
@@ -362,7 +363,7 @@ async def test_a_release_whose_scratch_became_a_link_to_home_deletes_nothing_of_
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         os.rename(scratch, moved)
         os.symlink(box.home, scratch)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                        and "releas" in app.screen.query_one(WorkLine).text
                        and "…" not in app.screen.query_one(WorkLine).text, timeout=60)
@@ -420,7 +421,7 @@ async def test_a_worktree_marked_on_the_outputs_screen_and_changed_before_the_ye
         await pilot.press("space", "d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         make_change(checkout)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and "freed" in app.screen.query_one(WorkLine).text, timeout=60)
         line = app.screen.query_one(WorkLine).text

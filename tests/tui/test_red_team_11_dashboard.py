@@ -21,7 +21,7 @@ from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
 from tests.support import git, run_hook
-from tests.tui.conftest import goto, settle, wait_for
+from tests.tui.conftest import answer, answerable, goto, settle, wait_for
 
 SIZE = (120, 36)
 STALE_SESSION = "9b3e7d21-6a4f-4e8b-b2c5-7d1f0e9a3c42"  # the sandbox's stale session (notes)
@@ -81,7 +81,7 @@ async def remove_on_outputs(pilot: Any, app: ClaudettoApp, key: str) -> None:
     await pilot.pause()
     await pilot.press("space", "d")
     await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-    await pilot.press("y")
+    await answer(pilot, "y")
     await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
 
 
@@ -108,7 +108,7 @@ async def test_two_rows_of_one_path_are_one_item_asked_once_and_removed_once(box
         body = cast(ConfirmModal, app.screen).body
         assert f"Remove 1 item, {fmt.size(size)}:" in body
         assert body.count("gc-made") == 1
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and "freed" in work_text(app), timeout=60)
         line = work_text(app)
@@ -129,7 +129,7 @@ async def test_a_doubled_yes_on_the_outputs_question_removes_once(box: Sandbox) 
         assert table.move_to(f"gc:{build_cache}")
         await pilot.pause()
         await pilot.press("space", "d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await answerable(pilot)  # read, then a held `y`
         burst(app, "y", "y", "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and "freed" in work_text(app), timeout=60)
@@ -263,7 +263,7 @@ async def test_resizing_while_a_removal_runs_removes_what_was_asked_once_and_ref
             await pilot.press("space")
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         await pilot.resize_terminal(60, 20)
@@ -375,7 +375,7 @@ async def test_the_question_is_made_again_for_a_narrower_terminal_not_wrapped(bo
         assert len(listed) == 2 and all("KiB" in line or "MiB" in line for line in listed), lines
         shown = str(modal.query_one("#body", Static).render())
         assert all(line in shown.splitlines() for line in items), shown
-        await pilot.press("n")
+        await answer(pilot, "n")
 
 
 async def test_a_live_sessions_worktree_judged_twice_is_one_of_its_outputs(box: Sandbox) -> None:
@@ -477,7 +477,7 @@ async def test_a_release_on_checkouts_is_seen_on_outputs(box: Sandbox) -> None:
         await wait_for(pilot, lambda: "release would delete" in str(app.screen.query_one(DetailPane).render()))
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "released" in app.screen.query_one(WorkLine).text, timeout=60)
         assert not (checkout / "node_modules").exists()
         await wait_for(pilot, lambda: key in app.store.rows and (app.store.size(app.store.rows[key]) or 0) < before,
@@ -510,7 +510,7 @@ async def test_a_row_marked_while_a_removal_runs_stays_marked_for_the_next(box: 
         await pilot.press("space", "d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         holding.set()
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and bool(app.screen.working))
         outputs = cast(OutputsScreen, app.screen)
         assert table.move_to(f"gc:{copy}")
@@ -526,4 +526,4 @@ async def test_a_row_marked_while_a_removal_runs_stays_marked_for_the_next(box: 
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         body = str(app.screen.query_one("#body", Static).render())
         assert "webshop-copy" in body and "tmp.BuildCache" not in body
-        await pilot.press("n")
+        await answer(pilot, "n")

@@ -16,7 +16,7 @@ from app.screens.confirm import ConfirmModal
 from app.screens.outputs import OutputsScreen
 from app.tui import ClaudettoApp
 from app.widgets.table import Table
-from tests.tui.conftest import goto, notes, settle, wait_for
+from tests.tui.conftest import answer, goto, notes, settle, wait_for
 
 
 def title_of(app: ClaudettoApp) -> str:
@@ -82,7 +82,7 @@ async def test_the_sweeps_question_waits_for_the_outputs_screen_and_a_y_elsewher
         await goto(pilot, "outputs")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert "Full sweep" in title_of(app)
-        await pilot.press("n")
+        await answer(pilot, "n")
         await pilot.pause()
         assert app.screen is outputs
     assert build_cache.exists()
@@ -126,14 +126,14 @@ async def test_a_release_plan_ready_after_the_person_left_checkouts_asks_there_o
         gate.open.set()
         await wait_for(pilot, lambda: checkouts.held is not None)
         assert "Remove 1 marked" in title_of(app)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and not build_cache.exists())
         assert (checkout / "node_modules").is_dir()
         await goto(pilot, "checkouts")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert title_of(app).startswith("Release bold-oak-a3f2")
-        await pilot.press("n")
+        await answer(pilot, "n")
         await pilot.pause()
         assert app.screen is checkouts
     assert (checkout / "node_modules").is_dir()
@@ -316,7 +316,7 @@ async def test_the_sweeps_question_waits_while_the_person_types_in_the_filter(bo
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert "Full sweep" in title_of(app)
-        await pilot.press("n")
+        await answer(pilot, "n")
     assert build_cache.exists()
 
 

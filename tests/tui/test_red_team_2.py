@@ -15,7 +15,7 @@ from app.screens.outputs import OutputsScreen
 from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
-from tests.tui.conftest import goto, settle, wait_for
+from tests.tui.conftest import answer, goto, settle, wait_for
 
 SIZE = (120, 36)
 
@@ -38,7 +38,7 @@ async def mark_then(pilot, app: ClaudettoApp, path: Path) -> None:
 
 
 async def confirm_and_finish(pilot, app: ClaudettoApp) -> None:
-    await pilot.press("y")
+    await answer(pilot, "y")
     await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
     await pilot.pause(0.3)
 
@@ -107,7 +107,7 @@ async def test_a_session_started_in_a_checkout_between_the_release_plan_and_the_
         record = {"pid": claude.pid, "sessionId": "resumed-in-the-checkout", "cwd": str(checkout),
                   "status": "busy", "procStart": proc_start_time(claude.pid)}
         (box.config / "sessions" / f"{claude.pid}.json").write_text(json.dumps(record))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "releasing" not in app.screen.query_one(WorkLine).text
                        and app.screen.query_one(WorkLine).text != "")
         await pilot.pause(0.5)

@@ -18,7 +18,7 @@ from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
 from tests.support import git
-from tests.tui.conftest import goto, settle, wait_for
+from tests.tui.conftest import answer, goto, settle, wait_for
 
 SIZE = (120, 36)
 
@@ -49,7 +49,7 @@ async def test_the_sweep_removes_nothing_its_dry_run_listed_as_kept(box: Sandbox
         waiting = box.children[1]  # the live session that made tmp.LiveCache0 ends
         waiting.kill()
         waiting.wait()
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: not build_cache.exists())
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
     assert (live_cache / "blob.bin").exists()
@@ -75,7 +75,7 @@ async def test_a_repository_made_inside_after_the_listing_keeps_the_folder(box: 
         (work / "idea.py").write_text("print('a day of work')\n")
         git(work, "add", "idea.py")
         git(work, "commit", "-q", "-m", "wip")
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
         await pilot.pause(0.3)
         assert "0 items; 1 kept" in work_text(app), work_text(app)
@@ -103,10 +103,10 @@ async def test_a_release_deletes_only_the_scratch_its_question_listed(box: Sandb
         assert "node_modules" in body and "build" not in body
         (checkout / "build").mkdir()
         (checkout / "build" / "deploy-notes.md").write_text("how to ship it, by hand\n")
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal) and "build" in app.screen.body)
         assert (checkout / "node_modules").is_dir()  # nothing went on the first yes
-        await pilot.press("n")
+        await answer(pilot, "n")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy)
     assert (checkout / "build" / "deploy-notes.md").read_text() == "how to ship it, by hand\n"
     assert (checkout / "node_modules").is_dir()
@@ -125,7 +125,7 @@ async def test_a_release_goes_ahead_when_nothing_more_would_go(box: Sandbox) -> 
         assert listing.move_to(str(checkout))
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen)
                        and "released" in app.screen.query_one(WorkLine).text)
     assert not (checkout / "node_modules").exists()
@@ -174,7 +174,7 @@ async def test_a_parent_and_its_child_marked_together_go_once_and_are_counted_on
         before = len(journal.read_entries())
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working)
         await pilot.pause(0.3)
         line = work_text(app)

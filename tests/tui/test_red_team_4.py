@@ -23,7 +23,7 @@ from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
 from tests.support import set_mtime
-from tests.tui.conftest import goto, settle, wait_for
+from tests.tui.conftest import answer, goto, settle, wait_for
 
 SIZE = (120, 36)
 # a folder name a user (or a tool) can make: markup, an action, an escape, a second line
@@ -108,7 +108,7 @@ async def test_a_marked_folder_with_a_newline_is_one_line_of_the_question_and_of
         body = str(app.screen.query_one("#body").render())
         assert "fswatch-probe-Zz␊  1.0 GiB  temp  notes" in body
         assert not any(line.startswith("  1.0 GiB") for line in body.splitlines())
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: not os.path.lexists(probe))
         await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
         assert "\n" not in app.screen.query_one(WorkLine).text
@@ -140,7 +140,7 @@ async def test_a_folder_moved_into_a_marked_name_while_asked_is_not_removed(box:
         await mark_and_ask(pilot, app, probe)
         probe.rename(probe.with_name("fswatch-probe-Ab3k9Q.old"))
         precious.rename(probe)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
         assert "replaced" in app.screen.query_one(WorkLine).text
     assert (probe / "thesis.tex").read_text() == "years of work\n"
@@ -164,7 +164,7 @@ async def test_the_sweep_removes_no_folder_moved_into_a_listed_name(box: Sandbox
         assert "fswatch-probe-Ab3k9Q" in str(app.screen.query_one("#body").render()).split("Kept")[0]
         probe.rename(probe.with_name("fswatch-probe-Ab3k9Q.old"))
         precious.rename(probe)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "freed" in app.screen.query_one(WorkLine).text)
     assert (probe / "thesis.tex").read_text() == "years of work\n"
 
@@ -205,7 +205,7 @@ async def test_a_supersede_on_a_memory_file_changed_under_the_viewer_asks_nothin
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
         assert str(app.screen.query_one("#struck").render()) == "The shop runs on Flask 2.2.5."
-        await pilot.press("escape")
+        await answer(pilot, "escape")
     assert stack.read_text() == "# Updated by Claude\n" + before
 
 
@@ -227,9 +227,10 @@ async def say_yes_to_anything(pilot, app: ClaudettoApp, screen: object) -> None:
         if app.screen is screen:
             return
         if isinstance(app.screen, ConfirmModal):
-            await pilot.press("y")
+            await answer(pilot, "y")
         elif isinstance(app.screen, SupersedeModal):
-            await pilot.press(*"true now", "enter")
+            await pilot.press(*"true now")
+            await answer(pilot, "enter")
         else:
             await pilot.press("escape")
         await pilot.pause(0.2)
@@ -299,7 +300,7 @@ async def test_quitting_while_a_removal_runs_leaves_each_item_whole_or_gone_and_
         app.store.marked.update(marked)
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y", "q")
+        await answer(pilot, "y", "q")
     await asyncio.get_running_loop().shutdown_default_executor()  # the removal's thread has ended
     journal = Path(box.env["CLAUDETTO_HOME"]) / "journal.jsonl"
     lines = [json.loads(line) for line in journal.read_text().splitlines()] if journal.exists() else []
@@ -339,7 +340,7 @@ async def test_the_question_lists_every_marked_path_and_says_which_the_filter_hi
         assert len(going.split("\n\n")[0].splitlines()[2:]) == len(marked)  # one line each
         for probe in extra:
             assert probe.name in going
-        await pilot.press("n")
+        await answer(pilot, "n")
 
 
 async def test_keys_typed_into_the_filter_are_text_not_removals(box: Sandbox) -> None:

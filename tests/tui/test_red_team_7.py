@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from app.sandbox import Sandbox
-from app.screens.confirm import ConfirmModal
+from app.screens.confirm import ConfirmModal, GuardedModal
 from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
 from tests.support import run_cli
-from tests.tui.conftest import goto, settle, wait_for
+from tests.tui.conftest import answer, answerable, goto, settle, wait_for
 
 SIZE = (120, 36)
 NOBODY = 65534  # another user: the tests run as root (chown needs it), as round six's core does
@@ -81,7 +81,7 @@ async def test_a_marked_folder_another_user_took_is_kept_and_said_so_not_toasted
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         os.chown(path, NOBODY, NOBODY)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: removal_ended(app))
         note = last_note(app)
         assert note.severity == "warning" and note.title == "Nothing removed", (note.title, note.message)
@@ -110,7 +110,7 @@ async def test_a_marked_record_the_gc_no_longer_owns_is_not_called_missing_while
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         os.chown(path, NOBODY, NOBODY)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: removal_ended(app))
         note = last_note(app)
     assert os.path.isdir(path)
@@ -145,7 +145,7 @@ async def test_a_release_that_kept_scratch_another_user_took_says_what_stayed(bo
         await ask_release(pilot, app, checkout)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         os.chown(checkout / "node_modules", NOBODY, NOBODY)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                        and "released" in app.screen.query_one(WorkLine).text)
         line = app.screen.query_one(WorkLine).text
@@ -194,7 +194,7 @@ async def test_a_release_running_in_another_process_is_said_busy_and_nothing_goe
         async with app.run_test(size=SIZE) as pilot:
             await ask_release(pilot, app, checkout)
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-            await pilot.press("y")
+            await answer(pilot, "y")
             await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                            and "another release" in app.screen.query_one(WorkLine).text)
             assert last_note(app).severity == "warning"
@@ -230,7 +230,8 @@ async def open_supersede(pilot: Any, app: ClaudettoApp) -> None:
 
 
 async def refused_note(pilot: Any, app: ClaudettoApp) -> Any:
-    await pilot.press(*"Flask 3.0 now", "enter")
+    await pilot.press(*"Flask 3.0 now")
+    await answer(pilot, "enter")
     await wait_for(pilot, lambda: any(n.title == "Nothing changed" for n in app._notifications))  # noqa: SLF001
     return next(n for n in app._notifications if n.title == "Nothing changed")  # noqa: SLF001
 
@@ -283,7 +284,7 @@ async def test_the_release_question_lists_scratch_another_user_owns_as_kept(box:
         await ask_release(pilot, app, checkout)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         body = app.screen.body  # type: ignore[attr-defined]
-        await pilot.press("n")
+        await answer(pilot, "n")
     assert "kept (outside_root): node_modules" in body, body
 
 
@@ -303,7 +304,7 @@ async def test_quitting_while_a_release_runs_leaves_it_finished_or_not_started_a
     async with app.run_test(size=SIZE) as pilot:
         await ask_release(pilot, app, checkout)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y", "q")
+        await answer(pilot, "y", "q")
     await asyncio.get_running_loop().shutdown_default_executor()  # the release's thread has ended
     state = (checkouts.registry().get(str(checkout)) or {}).get("state")
     journal = Path(box.env["CLAUDETTO_HOME"]) / "journal.jsonl"
@@ -332,6 +333,8 @@ async def test_nothing_at_all_every_screen_and_key_answers_and_the_overview_agre
             await pilot.press("space", "d", "s", "u", "i", "c", "f", "o", "b", "enter", "tab", "home", "end")
             await pilot.pause(0.3)
             while app.screen.is_modal:
+                if isinstance(app.screen, GuardedModal):
+                    await answerable(pilot)
                 await pilot.press("escape")
                 await pilot.pause(0.1)
         assert isinstance(app.screen, type(app.screen)) and app.is_running
@@ -416,7 +419,7 @@ async def test_a_checkout_removal_refused_for_another_users_folder_keeps_the_row
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         os.chown(checkout, NOBODY, NOBODY)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                        and "kept" in app.screen.query_one(WorkLine).text)
         note = last_note(app)
@@ -477,9 +480,9 @@ async def test_keys_pressed_while_each_screen_reads_again_change_nothing_unasked
             for _ in range(10):
                 await pilot.pause(0.1)
                 if isinstance(app.screen, ConfirmModal):
-                    await pilot.press("n")
+                    await answer(pilot, "n")
                 elif isinstance(app.screen, SupersedeModal):
-                    await pilot.press("escape")
+                    await answer(pilot, "escape")
         await settle(pilot, app)
         errors = [n.message for n in app._notifications if n.severity == "error"]  # noqa: SLF001
     assert errors == []

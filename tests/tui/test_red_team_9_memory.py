@@ -16,7 +16,7 @@ from app.screens.memory import MemoryScreen
 from app.screens.supersede import SupersedeModal
 from app.tui import ClaudettoApp
 from app.widgets.table import Table
-from tests.tui.conftest import goto, notes, wait_for
+from tests.tui.conftest import answer, goto, notes, wait_for
 from tests.tui.test_memory_index import index_of
 from tests.tui.test_red_team_7 import make_app, open_supersede, stack_md
 
@@ -47,7 +47,7 @@ async def test_a_pasted_correction_of_several_lines_is_written_whole(box: Sandbo
         await open_supersede(pilot, app)
         field = await paste(pilot, app, "The shop runs on Flask 3.0.\nSee pyproject.toml,\r\n\tsince the upgrade.")
         assert field.value == "The shop runs on Flask 3.0. See pyproject.toml, since the upgrade."
-        await pilot.press("enter")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: "Correction (" in stack.read_text())
     today = time.strftime("%Y-%m-%d")
     assert f"~~{PIN}~~\nCorrection ({today}): The shop runs on Flask 3.0. See pyproject.toml, since the upgrade.\n" \
@@ -63,10 +63,10 @@ async def test_a_correction_too_long_for_its_line_is_said_in_the_dialog_and_kept
     async with app.run_test(size=SIZE) as pilot:
         await open_supersede(pilot, app)
         field = await paste(pilot, app, "y" * 10_000)
-        await pilot.press("enter")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: any("10000 characters" in n for n in notes(app)))
         assert isinstance(app.screen, SupersedeModal) and len(field.value) == 10_000
-        await pilot.press("escape")
+        await answer(pilot, "escape")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen))
         await pilot.pause(0.3)
     assert stack.read_bytes() == before
@@ -95,7 +95,7 @@ async def test_a_dangling_first_index_line_behind_a_bom_is_struck(box: Sandbox) 
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
         await open_index_strike(pilot, app)
-        await pilot.press("enter")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: "~~" in index.read_text(encoding="utf-8"))
         assert not any("changed" in n for n in notes(app))
     written = index.read_bytes()
@@ -112,10 +112,10 @@ async def test_an_index_correction_is_held_to_one_pointer_line(box: Sandbox) -> 
     async with app.run_test(size=SIZE) as pilot:
         await open_index_strike(pilot, app)
         await paste(pilot, app, " and more" * 30)
-        await pilot.press("enter")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: any("this line takes at most" in n for n in notes(app)))
         assert isinstance(app.screen, SupersedeModal)
-        await pilot.press("escape")
+        await answer(pilot, "escape")
         await pilot.pause(0.3)
     assert index.read_bytes() == before
 
@@ -125,7 +125,8 @@ async def test_escape_right_after_enter_writes_the_correction_once(box: Sandbox)
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
         await open_supersede(pilot, app)
-        await pilot.press(*"Flask 3.0", "enter", "escape", "escape")
+        await pilot.press(*"Flask 3.0")
+        await answer(pilot, "enter", "escape", "escape")
         await wait_for(pilot, lambda: "Correction (" in stack.read_text())
         await wait_for(pilot, lambda: not any(f.kind == "stale_version_pin"
                                               for f in memory_screen(app).findings.values()))
@@ -181,7 +182,8 @@ async def test_500_findings_on_an_80x24_terminal(box: Sandbox) -> None:
         for part in ("#correction", "#write", "#cancel"):
             region = app.screen.query_one(part).region
             assert region.height > 0 and region.bottom <= 24 and region.right <= 80, (part, region)
-        await pilot.press(*"gone", "enter")
+        await pilot.press(*"gone")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: "~~Step 499 is in `src/gone_step_499.py`.~~" in many.read_text())
     assert many.read_text().splitlines()[506].startswith("- Correction (")
 
@@ -203,7 +205,7 @@ async def test_the_correction_written_for_a_long_dangling_name_fits_its_index_li
         await pilot.press("i")
         await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
         assert app.screen.query_one("#correction", Input).value == f"`{name}` no longer exists."
-        await pilot.press("enter")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: f"~~[Long]({name}) — gone~~" in index.read_text())
     assert index.read_text().splitlines()[1].endswith(f": `{name}` no longer exists.")
 

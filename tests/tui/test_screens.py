@@ -20,7 +20,7 @@ from app.tui import ClaudettoApp
 from app.widgets.charts import DayBars
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
-from tests.tui.conftest import goto, notes, settle, wait_for
+from tests.tui.conftest import answer, goto, notes, settle, wait_for
 
 SIZE = (120, 36)
 
@@ -58,7 +58,7 @@ async def test_release_end_to_end_deletes_the_scratch_and_keeps_tmp(box: Sandbox
         body = str(app.screen.query_one("#body").render())
         assert "node_modules" in body and ".tmp/ stays" in body
         assert (checkout / "node_modules").is_dir()  # the dry run deleted nothing
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: not (checkout / "node_modules").exists())
         await wait_for(pilot, lambda: "released" in app.screen.query_one(WorkLine).text)
         await wait_for(pilot, lambda: "released" in str(listing.get_row(str(checkout))))
@@ -99,7 +99,7 @@ async def test_removal_refused_on_a_dirty_worktree(box: Sandbox) -> None:
         old = os.lstat(clean).st_mtime
         (clean / "new-work.txt").write_text("not committed anywhere\n")
         os.utime(clean, (old, old))  # still old: only the new file makes it worth keeping
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "kept" in app.screen.query_one(WorkLine).text)
         assert "changed, untracked or secret" in app.screen.query_one(WorkLine).text
     assert (dirty / "notes.txt").read_text() == "half done\n"
@@ -121,7 +121,7 @@ async def test_supersede_end_to_end(box: Sandbox) -> None:
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
         await pilot.press(*"The shop runs on Flask 3.0.")
-        await pilot.press("enter")
+        await answer(pilot, "enter")
         await wait_for(pilot, lambda: "~~" in stack.read_text())
         await wait_for(pilot, lambda: not any(f.kind == "stale_version_pin"
                                               for f in app.screen.findings.values()))  # type: ignore[attr-defined]
@@ -144,14 +144,14 @@ async def test_index_drift_strikes_the_dangling_line(box: Sandbox) -> None:
         await pilot.press("i")  # asks with the line it would add; no leaves the index alone
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert "- [Old notes](old-notes.md) — unlisted" in str(app.screen.query_one("#body").render())
-        await pilot.press("escape")
+        await answer(pilot, "escape")
         await wait_for(pilot, lambda: app.screen is screen)
         assert index.read_text() == before
         gone = next(k for k, f in screen.findings.items() if f.kind == "index_missing_file")  # type: ignore[attr-defined]
         assert findings.move_to(gone)
         await pilot.press("i")
         await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
-        await pilot.press("enter")  # the correction is written for you
+        await answer(pilot, "enter")  # the correction is written for you
         await wait_for(pilot, lambda: "~~[Deploy](deploy.md) — the deploy steps~~" in index.read_text())
     assert "`deploy.md` no longer exists" in index.read_text().splitlines()[2]
 
@@ -239,7 +239,7 @@ async def test_finish_a_release_that_was_cut_short(box: Sandbox) -> None:
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert app.screen.title_text.startswith("Finish the release of quiet-fern-2b9e")  # type: ignore[attr-defined]
-        await pilot.press("y")
+        await answer(pilot, "y")
         await wait_for(pilot, lambda: "released" in str(listing.get_row(str(checkout))))
     assert not (checkout / "node_modules").exists() and (checkout / ".tmp" / "notes.md").is_file()
     assert checkouts.registry()[str(checkout)]["state"] == "released"
