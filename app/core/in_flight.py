@@ -21,14 +21,17 @@ from app.core.trash import ORIGIN, PENDING, read_origin, safe_parent, trash_plac
 _POLL_S = 0.05
 
 
-def in_flight(path: str, *, wait_s: float = 0.0) -> bool:
+def in_flight(path: str, *, wait_s: float = 0.0, settle: bool = True) -> bool:
     """Whether a removal still checking it holds `path` in a trash, waiting up to `wait_s` for
     it to finish. A pending entry left by a removal that was killed is settled first (back where
     it was when it was never journaled, else handed to the purge), so what remains pending is a
-    running removal's: the path may come back, so it is not gone. False when nothing holds it."""
-    from app.core.purge import settle_leftovers
+    running removal's: the path may come back, so it is not gone. False when nothing holds it.
+    `settle=False` for a caller that settled them once already (a sweep asking for each of
+    thousands of missing records)."""
+    if settle:
+        from app.core.purge import settle_leftovers
 
-    settle_leftovers()
+        settle_leftovers()
     key = resolve_parents(path)
     deadline = time.monotonic() + wait_s
     while _held(key):

@@ -439,3 +439,32 @@ def test_killed_at_random_steps_whole_or_gone_with_one_line(sandbox: SandboxEnv)
         else:
             assert len(removed) == 1, k
     assert trash_names() == []
+
+
+@pytest.mark.xfail(strict=True, reason="the GC takes a recorded path held by a removal for missing: "
+                                      "app/core/gc_rules.py must ask in_flight() first")
+def test_gc_while_the_dashboard_checks_a_recorded_folder_keeps_its_record(sandbox: SandboxEnv,
+                                                                          tmp_path: Path) -> None:
+    """MISS (open: gc_rules.py is another slice's). The dashboard's approved removal of a
+    recorded temp folder waits at its last check, the folder pending in the trash, and keeps
+    it (a session started in it). `claudetto gc` meanwhile found the path missing and dropped
+    its record: the folder came back recorded nowhere, never swept again."""
+    from app.core import gc
+
+    folder, root = temp_folder(sandbox, "tmp.dash")
+    add_record("s1", folder, when=time.time())
+    set_mtime(folder, 9 * 86_400)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    dashboard = remover(folder, root, "gated_keep", gate)
+    try:
+        wait_for(gate / "ready")
+        gc.sweep()
+        (gate / "go").touch()
+        out, _ = dashboard.communicate(timeout=30)
+    finally:
+        if dashboard.poll() is None:
+            dashboard.kill()
+            dashboard.wait()
+    assert out.split()[:2] == ["kept", "dirty"] and whole(folder)
+    assert recorded("s1") == [str(folder)]
