@@ -190,6 +190,23 @@ def test_confirm_modal(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int
     assert snap_compare(make_app(snapbox), terminal_size=size, run_before=before)
 
 
+def test_confirm_modal_after_a_key_typed_ahead(snapbox: Sandbox, snap_compare: Any) -> None:
+    """`d` and `y` typed together: the dialog says the `y` was too soon, and the list still
+    fits with the title and the buttons at 80x24."""
+    from textual import events
+
+    async def before(pilot: Any) -> None:
+        await ready(pilot, "outputs")
+        await pilot.press("space", "space")
+        for key in ("d", "y"):  # queued together, as fast fingers send them
+            pilot.app.post_message(events.Key(key, key))
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "ConfirmModal"
+                       and pilot.app.screen.query_one("#too-soon").has_class("-said"))
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(snapbox), terminal_size=(80, 24), run_before=before)
+
+
 @SIZES
 def test_help(snapbox: Sandbox, snap_compare: Any, size: tuple[int, int]) -> None:
     async def before(pilot: Any) -> None:

@@ -166,3 +166,25 @@ async def test_d_and_y_typed_together_remove_nothing_until_the_question_is_read(
         await answerable(pilot)
         await pilot.press("y")
         await wait_for(pilot, lambda: not stale.exists())
+
+
+async def test_a_question_shown_again_from_under_another_screen_is_guarded_again() -> None:
+    """Read once, then covered (help, the palette) and shown again: a key pressed right as it
+    comes back is meant for what covered it, and answers nothing."""
+    from app.screens.help import HelpScreen
+
+    answers: list[bool | None] = []
+    app = guarded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        modal = ConfirmModal("Remove 1 marked (4.0 KiB)?", "/tmp/x")
+        app.push_screen(modal, answers.append)
+        await answerable(pilot)
+        app.push_screen(HelpScreen())
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        app.pop_screen()
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.screen is modal and answers == []
+        await answerable(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: answers == [True])
