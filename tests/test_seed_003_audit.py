@@ -204,3 +204,22 @@ def test_an_index_line_pointing_at_a_dangling_link_points_at_a_file_that_no_long
     (folder / "ops.md").symlink_to(kept / "ops.md")
     (folder / "deploy.md").symlink_to(kept / "deploy.md")
     assert findings(repo) == [("MEMORY.md", 2, "index_missing_file", "deploy.md")]
+
+
+# --- "the per-project memory directory under ~/.claude/projects/<slug>/memory/" ------------------
+
+
+def test_a_project_named_through_a_symlink_is_swept_in_its_real_memory(tmp_path: Path) -> None:
+    """Claude names memory after its working folder as getcwd gives it, symlinks resolved:
+    `claudetto memory ~/work/shop` (a link to the checkout) found no memory and said all was
+    well."""
+    repo = make_repo(tmp_path / "shop", files=TREE)
+    memory_of(repo, "- The router is `src/legacy_router.py`.\n")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "shop").symlink_to(repo)
+    result = run_cli("memory", "--json", str(tmp_path / "work" / "shop" / "src"))
+    assert result.returncode == 0, result.stderr
+    assert [(r["project"], r["line"], r["token"]) for r in json.loads(result.stdout)["findings"]] == [
+        (str(repo), 7, "src/legacy_router.py")]
+    text = run_cli("memory", str(tmp_path / "work" / "shop"))
+    assert "1 finding in " in text.stdout and "no memory folder" not in text.stdout

@@ -84,7 +84,12 @@ class Finding:
 
 def memory_dir(project: str) -> str:
     """`<config>/projects/<slug>/memory` of a project: the slug of its main repository's
-    root, as Claude's auto memory uses (all worktrees of a repository share one memory)."""
+    root, as Claude's auto memory uses (all worktrees of a repository share one memory).
+    A project named through a symlink has it under its real path's slug (`_project_memory`)."""
+    return _project_memory(project)[1]
+
+
+def _memory_dir_as_named(project: str) -> str:
     main = paths.main_repo_root(project)
     return os.path.join(str(paths.projects_dir()), paths.project_slug(os.fspath(main) if main else project), "memory")
 
@@ -108,8 +113,7 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = Tr
     line by line. Reads only: it never writes into memory. `remember`: keep the text of the
     lines it names in claudetto's state, for a later supersede by bare number (the dashboard
     supersedes with the line's text and reads without it: `--read-only` writes nothing)."""
-    root = paths.git_root_str(project) or os.path.abspath(project)
-    folder = memory_dir(root)
+    root, folder = _project_memory(project)
     if not os.path.isdir(folder):
         return []
     texts: dict[str, str] = {}
@@ -132,6 +136,21 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = Tr
     if remember:
         _remember_listed(folder, texts, states, findings)
     return findings
+
+
+def _project_memory(project: str) -> tuple[str, str]:
+    """The project's root and memory folder. Claude names memory after its working folder as
+    the system gives it, symlinks resolved (`getcwd`): a project named through a link
+    (`~/work/shop` -> `/data/shop`) has its memory under the real path's slug."""
+    root = paths.git_root_str(project) or os.path.abspath(project)
+    folder = _memory_dir_as_named(root)
+    if not os.path.isdir(folder):
+        real = os.path.realpath(project)
+        real_root = paths.git_root_str(real) or real
+        real_folder = _memory_dir_as_named(real_root)
+        if real_root != root and os.path.isdir(real_folder):
+            return real_root, real_folder
+    return root, folder
 
 
 def _remember_listed(folder: str, texts: dict[str, str], states: dict[str, tuple[int, int, int]],
@@ -266,9 +285,8 @@ def session_start_context(payload: dict[str, object]) -> str:
         log(f"memory: SessionStart without a usable cwd ({str(cwd)[:200]!r}), no memory check")
         return ""
     try:
-        root = paths.git_root_str(cwd) or cwd
-        findings = sweep(root, timeout_s=SESSION_GIT_TIMEOUT_S)
-        return context_text(findings, memory_dir(root))
+        findings = sweep(cwd, timeout_s=SESSION_GIT_TIMEOUT_S)
+        return context_text(findings, _project_memory(cwd)[1])
     except Exception as exc:  # noqa: BLE001 - a memory check never stops a session
         log(f"memory: SessionStart check failed: {type(exc).__name__}: {exc}")
         return ""
