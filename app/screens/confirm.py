@@ -24,6 +24,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -53,10 +54,11 @@ class GuardedModal(ModalScreen[Answer]):
         # Textual stamps every input event with `time.monotonic()` (perf_counter on Windows)
         self.shown_at: float | None = None  # when the dialog was last painted; None until it is
         self.last_early = -math.inf  # the last input dropped as too early
+        self.said = ""  # what the dialog says of the last input dropped
 
     def too_soon_note(self) -> Static:
         """Where the dialog says an input came too soon (hidden until one did)."""
-        return Static("", id="too-soon", markup=False)
+        return Static(self.said, id="too-soon", markup=False, classes="-said" if self.said else "")
 
     @on(events.ScreenResume)
     def guard_again(self) -> None:
@@ -89,8 +91,12 @@ class GuardedModal(ModalScreen[Answer]):
         now = time.monotonic()
         if not self.too_soon(now if at is None else min(at, now)):
             return False
-        note = self.query_one("#too-soon", Static)
-        note.update(f"Read first: {again} again. The last one came before the question could be read.")
+        self.said = f"Read first: {again} again. The last one came before the question could be read."
+        try:
+            note = self.query_one("#too-soon", Static)
+        except NoMatches:  # not composed yet (the key came with the question): said once it is
+            return True
+        note.update(self.said)
         note.add_class("-said")
         self.noted()
         return True

@@ -188,3 +188,18 @@ async def test_a_question_shown_again_from_under_another_screen_is_guarded_again
         await answerable(pilot)
         await pilot.press("y")
         await wait_for(pilot, lambda: answers == [True])
+
+
+async def test_a_yes_that_reaches_the_question_before_it_is_built_answers_nothing() -> None:
+    """A key typed on the screen below reaches the bindings of the question pushed meanwhile,
+    before the question is even built: no answer, no error, and the note shows once it is."""
+    answers: list[bool | None] = []
+    app = guarded_app()
+    async with app.run_test(size=SIZE) as pilot:
+        modal = ConfirmModal("Remove 1 marked (4.0 KiB)?", "/tmp/x")
+        app.push_screen(modal, answers.append)
+        assert await app.run_action("answer(True)", modal)  # as the binding of `y` would, at once
+        await painted(pilot)
+        await pilot.pause(0.1)
+        assert app.screen is modal and answers == [] and app.is_running
+        assert "Read first: press y again" in note(app)
