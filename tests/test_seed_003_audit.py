@@ -223,3 +223,29 @@ def test_a_project_named_through_a_symlink_is_swept_in_its_real_memory(tmp_path:
         (str(repo), 7, "src/legacy_router.py")]
     text = run_cli("memory", str(tmp_path / "work" / "shop"))
     assert "1 finding in " in text.stdout and "no memory folder" not in text.stdout
+
+
+# --- "strike it through and append a dated correction in the same file": MEMORY.md too ----------
+
+
+def test_claude_may_strike_a_dangling_pointer_and_date_its_correction_in_the_index(sandbox: SandboxEnv) -> None:
+    """SessionStart asks Claude to strike a wrong line and add a dated correction below it,
+    and an index line at a gone file is one (`claudetto supersede` writes the same line). The
+    lint refused that correction as "no pointer" unless it named a `.md` file: the two rules
+    of the seed locked each other. One line below the strike, at most 200 characters, passes;
+    a paragraph there, or a correction under no strike, is still no pointer."""
+    folder = sandbox.config / "projects" / "-home-u-shop" / "memory"
+    folder.mkdir(parents=True)
+    pointer = "- [Deploy](deploy.md) — how we deploy\n"
+    (folder / "MEMORY.md").write_text("# Memory\n" + pointer)
+    struck = "- ~~[Deploy](deploy.md) — how we deploy~~\n"
+    assert pre_tool(sandbox, "MEMORY.md", {
+        "old_string": pointer,
+        "new_string": struck + "- Correction (2026-11-02): the deploy steps now live in the ops notes.\n"}) is None
+    reason = pre_tool(sandbox, "MEMORY.md", {
+        "old_string": pointer,
+        "new_string": struck + "- Correction (2026-11-02): " + "the deploy steps moved; " * 9 + "\n"})
+    assert reason is not None and "line 3 is 2" in reason
+    reason = pre_tool(sandbox, "MEMORY.md", {
+        "old_string": pointer, "new_string": pointer + "- Correction (2026-11-02): the deploy steps moved.\n"})
+    assert reason is not None and "line 3 is no pointer" in reason

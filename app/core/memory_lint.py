@@ -34,6 +34,9 @@ INDEX_NAME = "MEMORY.md"
 INDEX_LINE_MAX = 200
 #: a memory file past this is not one Claude wrote through its tools: not judged
 READ_MAX = 4 * 1024 * 1024
+#: a line that corrects the struck one above it, as `supersede` writes it ("Correction
+#: (2026-11-30): …", also as a table row) or as a dated note ("2026-11-30: …")
+CORRECTION_PATTERN = r"\s*(?:[-*+>|]\s*|\d+[.)]\s+)*(?:\**correct(?:ion|ed)\b|\(?\d{4}-\d{2}-\d{2}\b)"
 
 _FRONTMATTER_TEMPLATE = ("---\nname: <short name>\ndescription: <one line: what this memory is for>\n"
                          "metadata:\n  type: <user|feedback|project|reference>\n---")
@@ -182,13 +185,18 @@ def relative_dates(line: str) -> list[str]:
     return [" ".join(match.group(0).split()) for match in _pattern.finditer(prose)]
 
 
-def index_problems(lines: list[tuple[int, str]]) -> list[str]:
+def index_problems(lines: list[tuple[int, str]], corrections: frozenset[int] = frozenset()) -> list[str]:
     """Index lines that are no one-line pointer (a list item naming a topic file, a heading,
-    or a blank line), each as a phrase naming its line."""
+    or a blank line), each as a phrase naming its line. `corrections`: the numbers of the
+    lines that correct a struck pointer right above them (`correction_lines`): one line each,
+    as the seed asks of every wrong fact ("strike it through and append a dated correction in
+    the same file"), so not refused for naming no topic file."""
     import re
 
     problems: list[str] = []
     for number, line in lines:
+        if number in corrections and len(line.strip()) <= INDEX_LINE_MAX:
+            continue
         text = line.lstrip("\ufeff").strip()  # an editor's BOM opens line 1: no text of its own
         if not text:
             continue
@@ -202,6 +210,23 @@ def index_problems(lines: list[tuple[int, str]]) -> list[str]:
         if item is None or not re.search(r"\]\([^)]+\)|[\w./-]+\.md\b", item.group(1)):
             problems.append(f"line {number} is no pointer (\"{shown}\")")
     return problems
+
+
+def correction_lines(text: str) -> frozenset[int]:
+    """The numbers of the lines of `text` that open as a dated correction (CORRECTION_PATTERN)
+    right below a line with struck text (blank lines between allowed)."""
+    import re
+
+    pattern = re.compile(CORRECTION_PATTERN, re.IGNORECASE)
+    found: set[int] = set()
+    above = ""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if re.search(r"~~.+?~~", above) and pattern.match(line):
+            found.add(number)
+        above = line
+    return frozenset(found)
 
 
 # --- one write ------------------------------------------------------------------------------
@@ -316,7 +341,7 @@ def _verdict(name: str, is_index: bool, old: str, new: str) -> str | None:
         body_from = (frontmatter(new) or ({}, 0))[1]
         # a fenced block is no pointer either: code or prose behind fences is content Claude
         # loads with the index every session, in the wrong territory all the same
-        bad = index_problems([(n, line) for n, line in every_added if n > body_from])
+        bad = index_problems([(n, line) for n, line in every_added if n > body_from], correction_lines(new))
         if bad:
             problems.append(f"{INDEX_NAME} stays an index of one-line pointers "
                             "(`- [Title](topic.md) — one-line hook`), no paragraphs: " + "; ".join(bad)

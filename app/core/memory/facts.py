@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.memory_lint import fenced_lines, frontmatter
+from app.core.memory_lint import CORRECTION_PATTERN, fenced_lines, frontmatter
 
 #: The words that make a line something other than a plain statement about this tree, by
 #: what they mark. A line that has one is not checked by the checks that filter on it: a
@@ -127,8 +127,7 @@ def fact_lines(text: str) -> list[FactLine]:
 
 #: a line that corrects the struck one above it, as `supersede` writes it ("Correction
 #: (2026-11-30): …", also as a table row) or as a dated note ("2026-11-30: …")
-CORRECTION = re.compile(r"\s*(?:[-*+>|]\s*|\d+[.)]\s+)*(?:\**correct(?:ion|ed)\b|\(?\d{4}-\d{2}-\d{2}\b)",
-                        re.IGNORECASE)
+CORRECTION = re.compile(CORRECTION_PATTERN, re.IGNORECASE)
 
 
 def _struck(line: str) -> str:
