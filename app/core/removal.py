@@ -36,6 +36,7 @@ from app.core.fd_removal import (
     empty_dir,
     open_parent,
 )
+from app.core.in_flight import last_look
 from app.core.journal import report_unfinished, unfinished_removals
 from app.core.log import log
 from app.core.paths import resolve_parents as _resolved
@@ -381,8 +382,8 @@ def _commit_or_put_back(job: _Removing, trash_fd: int, slot: str, parent_fd: int
     """The guard asked again where the entry now is (`where`), then its journal line; a keep,
     or Ctrl-C before the line is written, puts it back where it was at once."""
     try:
-        # a mount made since the first check moved with the folder: it is never emptied
-        reason = None if where is None else "in_use" if mounts.mounts_inside(where) else job.ask(where)
+        # a mount made since the first check, or another removal's hold on a folder inside
+        reason = None if where is None else last_look(where, job.target) or job.ask(where)
         if reason is not None:
             raise Kept(reason)
         job.commit(trashed)

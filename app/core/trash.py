@@ -270,6 +270,11 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
     Its note of origin goes only once it is out: a process killed between the two leaves it
     pending with its way back, which the next purge takes (dropped first, a kill there left
     a kept folder in the trash with no way back, never purged and never seen again)."""
+    if _parent_moved(trash_fd, slot, parent_fd):
+        # another removal moved its folder away meanwhile (into the trash, judged without
+        # it): put back in there, the purge of that folder would take it too
+        _keep_aside(trash_fd, slot, name, "its folder was moved away meanwhile")
+        return
     if _back_by_link(trash_fd, slot, parent_fd, name):
         drop_origin(trash_fd, slot)
         return
@@ -289,14 +294,36 @@ def put_back(trash_fd: int, slot: str, parent_fd: int, name: str, token: str = "
         if candidate != name:
             log(f"removal: {name!r} was taken meanwhile; the kept entry is now {candidate!r}")
         return
+    _keep_aside(trash_fd, slot, name, "could not go back")
+
+
+def _parent_moved(trash_fd: int, slot: str, parent_fd: int) -> bool:
+    """Whether the folder `parent_fd` is no longer at the parent of the path the entry's note
+    names (unsure, or no note: False, as before notes were read here)."""
+    origin = read_origin(trash_fd, slot)
+    if origin is None:
+        return False
+    try:
+        here = os.fstat(parent_fd)
+        there = os.lstat(os.path.dirname(origin))
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino)
+
+
+def _keep_aside(trash_fd: int, slot: str, name: str, why: str) -> None:
+    """A kept entry that cannot go back where it was: into `CLAUDETTO_HOME/kept/`, whole, never
+    purged; failing that it stays pending with its note, which the next purge acts on."""
     keep = paths.claudetto_home() / "kept"
     try:
         os.makedirs(keep, mode=0o700, exist_ok=True)
         os.rename(slot, os.path.join(keep, slot), src_dir_fd=trash_fd)
         drop_origin(trash_fd, slot)
-        log(f"removal: {name!r} could not go back; it is kept in {keep / slot}")
-    except OSError as exc:  # its note stays: the next purge tries again to put it back
-        log(f"removal: {name!r} could not go back ({exc}); it is still in the trash as {slot}")
+        log(f"removal: {name!r} {why}; it is kept in {keep / slot}")
+    except OSError as exc:
+        log(f"removal: {name!r} {why} ({exc}); it is still in the trash as {slot}")
 
 
 def _back_by_link(trash_fd: int, slot: str, parent_fd: int, name: str) -> bool:

@@ -37,6 +37,7 @@ from tests.support import ROOT, SandboxEnv, add_record, recorded, set_mtime
 #:                unlink, rmdir or write); step:0 prints how many steps a whole removal takes
 #: gated          waits at its last check until `<gate>/go` exists, then removes
 #: gated_keep     the same, then keeps it (`dirty`): it goes back where it was
+#: gated_rename   waits between opening the parent and its rename, then keeps it (`in_use`)
 _CHILD = r"""
 import os, signal, sys, time
 from app.core import removal, trash
@@ -72,6 +73,15 @@ elif mode in ("gated", "gated_keep"):
         while not os.path.exists(os.path.join(gate, "go")):
             time.sleep(0.01)
         return "dirty" if mode == "gated_keep" else None
+if mode == "gated_rename":  # opened its parent, then waits before its rename; then keeps it
+    into_trash = removal.to_trash
+    def late_to_trash(*args, **kwargs):
+        open(os.path.join(gate, "ready"), "w").close()
+        while not os.path.exists(os.path.join(gate, "go")):
+            time.sleep(0.01)
+        return into_trash(*args, **kwargs)
+    removal.to_trash = late_to_trash
+    guard = lambda _where: "in_use"
 steps = [0]
 if mode.startswith("step:"):
     last = int(mode[5:])
@@ -468,3 +478,79 @@ def test_gc_while_the_dashboard_checks_a_recorded_folder_keeps_its_record(sandbo
             dashboard.wait()
     assert out.split()[:2] == ["kept", "dirty"] and whole(folder)
     assert recorded("s1") == [str(folder)]
+
+
+def _nested(sandbox: SandboxEnv, tmp_path: Path, mode: str) -> tuple[Path, Path, subprocess.Popen[str], Path]:
+    """A temp folder holding `sub`, whose removal (the child, `mode`) is at its gate."""
+    outer, root = temp_folder(sandbox, "tmp.outer")
+    inner = outer / "sub"
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    child = remover(inner, root, mode, gate)
+    wait_for(gate / "ready")
+    return outer, inner, child, gate
+
+
+def _finish(child: subprocess.Popen[str], gate: Path) -> str:
+    (gate / "go").touch()
+    try:
+        out, _ = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return out
+
+
+def test_a_folder_whose_inside_another_removal_checks_is_kept(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """LOSS (fixed). The removal of `T/sub` waits at its last check, `sub` pending in the trash
+    (a process works in it: it will be kept). The removal of `T` meanwhile judged T without
+    `sub`, moved it to the trash for the detached purge, and then `sub` went back into T, in
+    the trash: the purge deleted the folder its own last check had kept. A folder something
+    inside of which another removal holds is not judged whole: kept, `in_use`."""
+    from app.core import removal
+
+    outer, inner, child, gate = _nested(sandbox, tmp_path, "gated_keep")
+    done = removal.remove(outer, outer.parent, "red-team", kind="temp", trash=True, spawn=False)
+    out = _finish(child, gate)
+    purge_trash(wait_s=1.0)
+    assert out.split()[:2] == ["kept", "dirty"]
+    assert (done.status, done.reason) == ("kept", "in_use")
+    assert (inner / "c").read_text() == "sub/c" * 100 and whole(outer)
+
+
+def test_a_kept_folder_whose_parent_went_meanwhile_is_never_purged(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """LOSS (fixed). The removal of `T/sub` opened T, then waited before its rename; the removal
+    of `T` judged, journaled and handed T to the detached purge. `sub` was then moved out of T
+    (in the trash), kept by its last check, and put back into T, where the purge took it. A
+    kept entry whose parent is no longer where it was goes to `CLAUDETTO_HOME/kept/`, whole."""
+    from app.core import removal
+
+    outer, inner, child, gate = _nested(sandbox, tmp_path, "gated_rename")
+    done = removal.remove(outer, outer.parent, "red-team", kind="temp", trash=True, spawn=False)
+    out = _finish(child, gate)
+    purge_trash(wait_s=1.0)
+    assert done.status == "removed" and not outer.exists()
+    assert out.split()[:2] == ["kept", "in_use"]
+    kept = list((paths.claudetto_home() / "kept").iterdir())
+    assert len(kept) == 1 and (kept[0] / "c").read_text() == "sub/c" * 100
+
+
+def test_a_pending_entry_from_inside_keeps_its_folder_for_a_day_only(sandbox: SandboxEnv) -> None:
+    """A pending entry from inside a folder keeps that folder (`in_use`) while it may still go
+    back; one a day old is no removal's any more (one that can never go back, its own folder
+    gone, would keep the folder around it for ever: plain garbage never removed)."""
+    from app.core import removal
+
+    root = Path(os.path.realpath(sandbox.user_tmp))
+    trash = paths.trash_dir()
+    trash.mkdir(parents=True, exist_ok=True)
+    for age_s, name in ((60, "tmp.held"), (2 * 86_400, "tmp.stale")):
+        folder, _ = temp_folder(sandbox, name)
+        slot = f".pending-{time.time_ns() - age_s * 10**9}-{os.getpid()}-abc123"
+        (trash / slot).mkdir()
+        (trash / f"{slot}.origin").write_bytes(os.fsencode(folder / "gone" / "x"))
+    held = removal.remove(root / "tmp.held", root, "red-team", kind="temp", trash=False)
+    stale = removal.remove(root / "tmp.stale", root, "red-team", kind="temp", trash=False)
+    assert (held.status, held.reason) == ("kept", "in_use") and whole(root / "tmp.held")
+    assert stale.status == "removed" and not (root / "tmp.stale").exists()
