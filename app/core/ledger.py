@@ -141,20 +141,28 @@ def agent_of(payload: Mapping[str, Any]) -> str:
 
 def record_edit(payload: Mapping[str, Any]) -> bool:
     """PostToolUse of an edit tool: store (or refresh) the file's entry. Never raises for bad
-    input: a missing path or session, or an unreadable file, is logged and leaves no entry."""
+    input: a missing path or an unreadable file is logged and leaves no entry (a missing
+    session is `NO_SESSION`'s)."""
     tool = payload.get("tool_name")
     path = edited_path(payload)
     if path is None:
         log(f"ledger: {tool} without a usable path, no entry")
         return False
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not session:
-        log(f"ledger: {tool} of {path} without a session_id, no entry")
-        return False
+    session = session_of(payload)
     if failed(payload.get("tool_response")):
         log(f"ledger: {tool} of {path} failed and did not change it, no entry")
         return False
     return record_file(path, agent_of(payload), session)
+
+
+#: The session of an event that names none (Claude always does; a hand-made or older payload
+#: may not): its edits are recorded, not lost, and told at a prompt that names none either.
+NO_SESSION = "no-session"
+
+
+def session_of(payload: Mapping[str, Any]) -> str:
+    session = payload.get("session_id")
+    return session if isinstance(session, str) and session else NO_SESSION
 
 
 def record_file(path: str, agent: str, session: str) -> bool:
@@ -215,10 +223,7 @@ def prompt_lines(payload: Mapping[str, Any], deliver: Callable[[list[str]], None
 
     A subagent's prompt gets nothing and marks nothing: the lines are the main thread's,
     which would otherwise never hear of a change a subagent was told of."""
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not session:
-        log("ledger: prompt without a session_id, nothing checked")
-        return []
+    session = session_of(payload)
     if is_subagent(payload):
         return []
     return check_session(session, deliver)

@@ -198,13 +198,33 @@ def test_bad_edit_payloads_leave_no_entry_and_are_logged(tmp_path: Path) -> None
         {**base, "tool_input": "not an object"},
         {**base, "tool_input": {"file_path": str(tmp_path / "missing.txt")}},
         {**base, "tool_input": {"file_path": str(tmp_path)}},
-        {**base, "session_id": None, "tool_input": {"file_path": __file__}},
     ]
     for payload in bad:
         result = run_hook(payload, cwd=tmp_path)
         assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
     assert not paths.ledger_file().exists()
     assert log_text().count("no entry") == len(bad)
+
+
+def test_an_edit_without_a_session_id_is_recorded_and_told_at_a_prompt_without_one(tmp_path: Path) -> None:
+    """Claude always sends `session_id`; a hand-made or older payload may not: its edit is no
+    lost record. It is told at a prompt that names no session either, never to a session's."""
+    edited = tmp_path / "f.txt"
+    edited.write_text("one\n")
+    for session in (None, ""):
+        payload: dict[str, Any] = {"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(tmp_path),
+                                   "tool_name": "Write", "tool_input": {"file_path": str(edited), "content": "one\n"}}
+        if session is None:
+            del payload["session_id"]
+        assert run_hook(payload, cwd=tmp_path).returncode == 0
+    assert list(json.loads(paths.ledger_file().read_text())["files"]) == [str(edited)]
+    edited.write_text("two\n")
+    prompt: dict[str, Any] = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path), "prompt": "go on"}
+    assert run_hook({**prompt, "session_id": SID}, cwd=tmp_path).stdout == b""  # not this session's edit
+    told = run_hook(prompt, cwd=tmp_path)
+    line = json.loads(told.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert line == f"The user or a tool changed `{edited}` after the last edit of `main`."
+    assert run_hook(prompt, cwd=tmp_path).stdout == b""  # once per change
 
 
 HEAVY = {"fnv_c", "_cffi_backend", "git", "textual", "dataclasses", "pathlib", "json"}
