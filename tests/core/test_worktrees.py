@@ -218,8 +218,9 @@ def test_missing_path(repo: Path) -> None:
 def test_worktree_kind() -> None:
     assert worktrees.worktree_kind("agent-a1b2c3d4") == "agent"
     assert worktrees.worktree_kind("agent-a1b2c3d4e5f6a7b8") == "agent"
-    assert worktrees.worktree_kind("agent-a1b2c3d") == "manual"  # 6 hex digits: not an agent
-    assert worktrees.worktree_kind("agent-xyz1234") == "manual"
+    assert worktrees.worktree_kind("agent-a1b2c3d") == "agent"  # seed 002: any `agent-*` is a subagent's
+    assert worktrees.worktree_kind("agent-xyz1234") == "agent"
+    assert worktrees.worktree_kind("agentx") == "manual"
     assert worktrees.worktree_kind("wf_ab12-cd34-3") == "workflow"
     assert worktrees.worktree_kind("wf-12") == "workflow"
     # Claude's other throwaway checkouts: made for no session

@@ -178,7 +178,7 @@ def test_remote_control_and_background_checkouts_are_a_sessions_when_one_asks(
     assert (entry["kind"], entry["sessions"]) == ("workflow", {})
 
 
-@pytest.mark.parametrize("name", ["job-nightly-1a2b3c4", "bg-x-NOTHEX12", "bridge", "agent-a1b2c3d"])
+@pytest.mark.parametrize("name", ["job-nightly-1a2b3c4", "bg-x-NOTHEX12", "bridge"])
 def test_near_misses_are_session_checkouts(name: str, sandbox: SandboxEnv, clone: Path) -> None:
     assert create(clone, name, session_id=None).returncode != 0
     ours = made(clone, name)
