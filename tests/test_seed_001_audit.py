@@ -321,12 +321,6 @@ def test_rule4_without_claude_config_dir_the_sessions_are_in_home_dot_claude(
     assert got[str(mine)][:2] == ("kept", "live") and got[str(theirs)][:2] == ("removed", "age")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "conflict: a TMPDIR that holds the home (a test sandbox: TMPDIR=tmp_path, HOME=tmp_path/home) "
-    "is refused as a whole by gc_roots.root_refused, so nothing recorded in it ever goes; "
-    "tests/core/test_gc_roots.py::test_a_temp_root_above_the_home_is_refused_and_logged_once "
-    "pins the refusal (a root equal to the home is the case that loses work; one above it could "
-    "stay a root with the home and Claude's config folder left out of it)"))
 def test_rule2_a_temp_folder_that_holds_the_home_is_still_the_users_temp_folder(
         sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TMPDIR", str(sandbox.root))  # sb/: the home, the config folder beside it

@@ -29,10 +29,18 @@ def resolve_parents(path: PathLike) -> str:
 
 
 def no_root(root_real: str) -> bool:
-    """Whether a real path is too wide to be any removal's root: `/`, the home, or a folder
-    above the home (each holds every project of the user). The sweeps refuse such roots on
-    their own; this keeps a caller that passes one from removing anything under it."""
-    return paths.inside(os.path.realpath(paths.home_str()), root_real)
+    """Whether a real path is too wide to be any removal's root: `/` or the home (each holds
+    every project of the user). The sweeps refuse such roots on their own; this keeps a caller
+    that passes one from removing anything under it. A folder above the home may be a root (a
+    TMPDIR set above it, as a sandbox does), but never for the home or anything in it
+    (`users_home`)."""
+    return root_real == "/" or root_real == os.path.realpath(paths.home_str())
+
+
+def users_home(target: str, root_real: str) -> bool:
+    """Whether `target` (parents resolved) is, holds or lies in the home that `root_real` holds."""
+    home = os.path.realpath(paths.home_str())
+    return paths.strictly_inside(home, root_real) and (paths.inside(target, home) or paths.inside(home, target))
 
 
 def containment(path: PathLike, root: PathLike) -> str | None:
@@ -60,6 +68,8 @@ def containment(path: PathLike, root: PathLike) -> str | None:
             if (strictly_inside(lexical, os.path.abspath(root_text))
                     or strictly_inside(lexical, root_real)):
                 return "escapes_root"
+            return "outside_root"
+        if users_home(target, root_real):
             return "outside_root"
         st = os.lstat(target)
     except (FileNotFoundError, NotADirectoryError):

@@ -6,8 +6,9 @@ calls every Write inside it a scratch output, so a temp root that would make the
 files "outputs" is refused as a whole (logged once), and a few places inside an accepted root
 are never outputs, whatever a record says:
 
-- a temp root is never `/`, the home, Claude's config folder, a folder above one of them, nor a
-  relative TMPDIR (`root_refused`);
+- a temp root is never `/`, the home, Claude's config folder, nor a relative TMPDIR
+  (`root_refused`); in a root above the home or the config folder, they and all they hold are
+  no outputs (`users_place`);
 - nor a folder in a git checkout (TMPDIR set to the project, `TMPDIR=$PWD` in a wrapper): the
   project's new, not yet committed files would be outputs. A checkout whose top is the home
   (a dotfiles repository) is the one exception: its temp folders are temp folders (a project
@@ -81,14 +82,30 @@ def _gc_roots(cwd: str) -> list[str]:
 
 
 def root_refused(root: str) -> bool:
-    """A GC root is never `/`, the home, Claude's config folder, nor a folder above one of them: some set
-    TMPDIR to their home on a machine with a small /tmp, and every project there would be an "output"."""
+    """A GC root is never `/`, the home, nor Claude's config folder: some set TMPDIR to their home on
+    a machine with a small /tmp, and every project there would be an "output". A folder above the
+    home or the config folder (a sandbox's TMPDIR that holds its HOME) is a root, with them and all
+    they hold never outputs (`users_place`)."""
     real = os.path.realpath(root)
+    if real == "/":
+        _log_refused(root, "it is the file system's root")
+        return True
     for name, place in (("the home", paths.home_str()), ("Claude's config folder", paths.config_dir_str())):
-        if inside(os.path.realpath(place), real):
-            _log_refused(root, f"it is {name} or a folder above it")
+        if os.path.realpath(place) == real:
+            _log_refused(root, f"it is {name}")
             return True
     return False
+
+
+def users_place(real: str, root: str | None) -> bool:
+    """Whether the real path is or holds the home or Claude's config folder, or lies in one of them
+    when `root` holds it (TMPDIR set above the home): never an output. A root inside the home
+    (`TMPDIR=$HOME/tmp`) is the user's temp folder like any other."""
+    places = per_sweep(("users",), lambda: (os.path.realpath(paths.home_str()),
+                                            os.path.realpath(paths.config_dir_str())))
+    top = os.path.realpath(root) if root else None
+    return any(inside(place, real) or (top is not None and strictly_inside(place, top) and inside(real, place))
+               for place in places)
 
 
 def _in_a_checkout(root: str) -> bool:
@@ -126,9 +143,12 @@ def shared_temp(root: str) -> bool:
     return per_sweep(("shared", root), look)
 
 
-def own_place(real: str) -> bool:
+def own_place(real: str, root: str | None = None) -> bool:
     """Whether the real path is, holds or lies in claudetto's own state, or is or holds Claude's temp
-    folder, one of its project or session folders, or claudetto's log folder: never an output."""
+    folder, one of its project or session folders, or claudetto's log folder, or is the user's
+    (`users_place`, in `root`): never an output."""
+    if users_place(real, root):
+        return True
     state, logs, claude = per_sweep(("own",), lambda: (
         os.path.realpath(paths.claudetto_home_str()),
         os.path.realpath(os.path.join(paths.claude_tmp_root_str(), "claudetto")),

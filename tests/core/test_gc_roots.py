@@ -1,5 +1,5 @@
-"""The GC's roots and holders: a temp root that is the home (or above it, or relative) is no
-root; a recorded path a session checkout's holder needs, or that is or holds a known
+"""The GC's roots and holders: a temp root that is the home (or `/`, or relative) is no root,
+one above the home keeps the home out; a recorded path a session checkout's holder needs, or that is or holds a known
 project, is kept. Real folders, real sessions, real git."""
 
 from __future__ import annotations
@@ -34,15 +34,30 @@ def refusals_logged(sandbox: SandboxEnv, root: Path | str) -> int:
                for log in Path(sandbox.claude_tmp_root).rglob("*.log"))
 
 
-def test_a_temp_root_above_the_home_is_refused_and_logged_once(
+def test_a_temp_root_above_the_home_is_a_root_and_the_home_is_never_an_output(
         sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TMPDIR holding HOME (a sandbox laid out so, TMPDIR=/home): its outputs go as anywhere;
+    the home, what it holds, and a folder holding it are never outputs, whatever a record says."""
     monkeypatch.setenv("TMPDIR", str(sandbox.root))  # the home and everything beside it below it
     one, two = old_folder(sandbox.root / "one"), old_folder(sandbox.home / "code" / "two")
     add_record("s1", one)
     add_record("s1", two)
-    assert entries() == {str(one): ("skip", "outside_root"), str(two): ("skip", "outside_root")}
-    assert one.is_dir() and two.is_dir()
-    assert refusals_logged(sandbox, sandbox.root) == 1
+    add_record("s1", sandbox.home)
+    got = entries()
+    assert got[str(one)] == ("removed", "age") and not one.exists(), got
+    assert got[str(two)][0] != "removed" and got[str(sandbox.home)][0] != "removed", got
+    assert two.is_dir() and sandbox.home.is_dir()
+    assert refusals_logged(sandbox, sandbox.root) == 0
+
+
+def test_the_home_as_temp_root_is_refused_and_logged_once(sandbox: SandboxEnv,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(sandbox.home))
+    out = old_folder(sandbox.home / "out")
+    add_record("s1", out)
+    assert entries() == {str(out): ("skip", "outside_root")} and out.is_dir()
+    entries()
+    assert refusals_logged(sandbox, sandbox.home) == 1
 
 
 def test_the_file_system_root_as_temp_root_is_refused(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,10 +67,23 @@ def test_the_file_system_root_as_temp_root_is_refused(sandbox: SandboxEnv, monke
     assert entries() == {str(out): ("skip", "outside_root")} and out.is_dir()
 
 
-def test_a_temp_root_above_claudes_config_folder_is_refused(
+def test_a_temp_root_above_claudes_config_folder_is_a_root_and_the_config_folder_never_an_output(
         sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(sandbox.user_tmp / "claude-config"))
-    out = old_folder(sandbox.user_tmp / "out")
+    config = sandbox.user_tmp / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    out, held = old_folder(sandbox.user_tmp / "out"), old_folder(config / "projects" / "old")
+    add_record("s1", out)
+    add_record("s1", held)
+    got = entries()
+    assert got[str(out)] == ("removed", "age") and not out.exists(), got
+    assert got[str(held)][0] != "removed" and held.is_dir(), got
+
+
+def test_claudes_config_folder_as_temp_root_is_refused(sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = sandbox.user_tmp / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("TMPDIR", str(config))
+    out = old_folder(config / "out")
     add_record("s1", out)
     assert entries() == {str(out): ("skip", "outside_root")} and out.is_dir()
 

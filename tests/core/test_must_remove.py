@@ -614,11 +614,10 @@ def test_session_start_gc_removes_a_recorded_worktree_that_was_merged(world: Wor
     assert not path.exists() and str(path) not in git(world.proj, "worktree", "list")
 
 
-@pytest.mark.xfail(strict=True, reason="over-keep, not fixed: a TMPDIR above the home is refused as a "
-                   "root (pinned by tests/core/test_gc_roots.py), so a harness whose HOME lies in /tmp "
-                   "keeps every temp output")
 def test_gc_removes_temp_outputs_when_the_home_lies_in_the_temp_folder(
         world: World, sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A harness whose HOME lies in its TMPDIR: a temp root above the home is a root (the home
+    and what it holds are never outputs), so its outputs go."""
     home = sandbox.user_tmp / "harness" / "home"
     (home / ".claude").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))

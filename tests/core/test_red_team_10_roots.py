@@ -165,14 +165,23 @@ def test_a_tmpdir_with_a_trailing_slash_is_the_same_root(
 
 
 @pytest.mark.parametrize("value", ["", "relative/tmp"])
-def test_an_empty_or_relative_tmpdir_takes_nothing_of_the_sandbox(
+def test_an_empty_or_relative_tmpdir_takes_nothing_of_the_home(
         sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    """Held: an empty TMPDIR is /tmp (the sandbox's outputs are outside it), a relative one is
-    no root at all."""
+    """An empty TMPDIR is /tmp, which holds this sandbox and its home: an old output in it
+    goes, the home and what it holds never; a relative one is no root at all."""
     monkeypatch.setenv("TMPDIR", value)
     out = old_folder(sandbox.user_tmp / "tmp.Ab12")
+    mine = old_folder(sandbox.home / "tmp.Cd34")
     add_record("s1", out)
-    assert gc_json() == {str(out): ("skip", "outside_root")} and out.is_dir()
+    add_record("s1", mine)
+    got = gc_json()
+    if value:
+        assert got == {str(out): ("skip", "outside_root"), str(mine): ("skip", "outside_root")}
+        assert out.is_dir()
+    else:
+        assert got[str(out)] == ("removed", "age") and not out.exists(), got
+        assert got[str(mine)][0] != "removed", got
+    assert mine.is_dir()
 
 
 def test_a_tmpdir_naming_a_file_is_no_root_and_no_traceback(
