@@ -314,7 +314,7 @@ def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
     MAX_COPIED: stored with each output of the command, whose target may not be known
     (`cp -r ~/proj "$d"/`): gone later, what was copied may be the only copy left."""
     from app.core.bash_outputs import home_spelled
-    from app.core.shell_words import absolute_path
+    from app.core.shell_words import absolute_path, matched_now
 
     found: dict[str, None] = {}
     seen: set[tuple[str, str | None]] = set()
@@ -329,8 +329,8 @@ def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
         word = paths.home_str() + word[5:] if word.startswith("$HOME") and word[5:6] in ("", "/") else word
         path = absolute_path(base, word, resolved)
         if path is not None:
-            found[os.path.normpath(path)] = None
-    return list(found)
+            found.update(dict.fromkeys(matched_now(os.path.normpath(path), MAX_COPIED)))
+    return list(found)[:MAX_COPIED]
 
 
 def _scratch_with_evidence(path: str, payload: dict[str, Any],

@@ -231,3 +231,14 @@ def clone_lender(args: list[str], source: str | None) -> str | None:
             return value if eq else args[i + 1] if i + 1 < len(args) else None
     shared = any(a == "--shared" or a[:1] == "-" and a[1:2] != "-" and "s" in a for a in args)
     return source if shared else None
+
+
+def matched_now(path: str, most: int) -> list[str]:
+    """A path the shell expanded (`cp ~/proj/*.md "$d"/`) as the names it matches now (at most
+    `most`), while a cp's sources are all still there; as written when none match (a mv took
+    them): a source that cannot be found counts as gone, which keeps what it went into."""
+    if not any(c in path for c in "*?["):
+        return [path]
+    import glob
+
+    return sorted(glob.glob(path))[:most] or [path]
