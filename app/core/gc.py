@@ -22,6 +22,7 @@ from app.core.gc_roots import fresh
 from app.core.gc_rules import Facts, Item, in_use, judge, place, replaced, work_lost
 from app.core.log import log, log_lines, printable
 from app.core.pending_outputs import settle_claims
+from app.core.purge import settle_leftovers
 from app.core.state import StateBusy, locked
 from app.core.verdict import Reason, Verdict, settled
 
@@ -139,6 +140,7 @@ def sweep(*, dry_run: bool = False, current_session: str | None = None,
     try:
         with locked(paths.gc_dir() / "sweep", wait_s=LOCK_WAIT_S):
             settle_claims()  # a background call's outputs that appeared become records first
+            settle_leftovers()  # a killed sweep's folder in the trash comes back before it reads as missing
             return _run(False, facts_now, trash, _before_remove)
     except StateBusy as exc:
         raise GcBusy(*exc.args) from None

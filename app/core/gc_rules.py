@@ -51,13 +51,13 @@ from app.core.created import MAX_INNER_ENTRIES, output_moved_in
 from app.core.gc_records import OutputRecord, lost_source, read_records, user_state
 from app.core.gc_roots import fresh, gc_roots, inside_any, own_place, per_sweep, shared_temp
 from app.core.gc_roots import git_top as _git_top
+from app.core.in_flight import in_flight
 from app.core.output_shape import not_as_recorded
 from app.core.paths import inside, strictly_inside
 from app.core.verdict import Action, Reason
 
 _USED = ("live", "in_use")
-#: Entries looked at again for one moved in at the removal (the judgement: MAX_INNER_ENTRIES).
-GUARD_ENTRIES = 1_000
+GUARD_ENTRIES = 1_000  #: entries looked at again for one moved in at the removal (judging: MAX_INNER_ENTRIES)
 #: At most this many entries of one output are looked at for one moved in (~4.5 s); past it, kept.
 MAX_LOOKED = 1_000_000
 
@@ -155,8 +155,8 @@ def recorded() -> list[Item]:
 
 def place(item: Item) -> None:
     """Rules 2 and 3: the root the path lies in, or skip (or missing)."""
-    if not os.path.lexists(item.path):
-        item.set("missing", "missing")
+    if not os.path.lexists(item.path):  # or held in a removal's trash, and may come back
+        item.set(*(("keep", "in_use") if in_flight(item.path, settle=False) else ("missing", "missing")))
         return
     why: list[str] = []
     for cwd in dict.fromkeys(r.cwd for r in item.records):

@@ -54,6 +54,10 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
     if there is None:
         return kept("not_removed", "cannot look at it (permissions)")
     if there:
+        from app.core.in_flight import in_flight
+
+        if in_flight(path, wait_s=1.0):  # a cleanup holds it in its trash, and may put it back
+            return kept("not_removed", "another removal is checking it")
         if key is not None:
             _forget(key, entries[key])
         log(f"hook: WorktreeRemove {path}: already gone")

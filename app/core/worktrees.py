@@ -1,21 +1,19 @@
 """THE worktree rules: when a `<project>/.claude/worktrees/*` checkout may go, and how it goes.
 
-The session-start cleanup, `claudetto worktrees`, checkout releases and the dashboard all
-judge a worktree here. A worktree goes only when all five conditions hold; otherwise it is
-kept with the first reason that fails:
+The session-start cleanup, `claudetto worktrees`, checkout releases and the dashboard all judge a
+worktree here. It goes only when all five conditions hold; else it is kept with the first that fails:
 
 - `live`: a live session's cwd is inside it;
 - `young`: it is not older than `cleanupPeriodDays` (its own modification time);
 - `not_a_worktree`: git does not list it as a worktree, or its `.git` names another entry;
-- `dirty`, `unmerged`, `not_removed`: `unique_work` on the folder, which judges the worktree
-  itself (a changed, untracked, secret-looking or ignored-outside-regenerable file; a commit on
-  no other branch and no remote; locked) and every repository inside it;
+- `dirty`, `unmerged`, `not_removed`: `unique_work` on the folder, which judges the worktree itself (a
+  changed, untracked, secret-looking or ignored-outside-regenerable file; a commit on no other branch
+  and no remote; locked) and every repository inside it;
 - `not_removed` also when the removal itself is refused (a mount point inside, a swap).
 
 It goes through `removal.remove`, never `git worktree remove` (which deletes git-ignored files
-such as a `.env` written after the judgement, silently): the folder is renamed aside, judged
-once more where it now is (`_guard`), and only then deleted, or put back. Git runs through
-app/core/git.py.
+such as a `.env` written after the judgement, silently): the folder is renamed aside, judged once
+more where it now is (`_guard`), and only then deleted, or put back. Git runs through app/core/git.py.
 """
 
 from __future__ import annotations
@@ -57,13 +55,15 @@ def worktrees_dir(project: str | os.PathLike[str]) -> Path:
 
 
 def list_worktrees(project: str | os.PathLike[str]) -> list[Path]:
-    """Every entry of `<project>/.claude/worktrees/`, sorted by name (none when it is missing)."""
+    """Every entry of `<project>/.claude/worktrees/` by name (none when it is missing), but the trash
+    a removal makes there on a file system of its own."""
+    from app.core.trash import ROOT_TRASH_NAME
+
     folder = worktrees_dir(project)
     try:
-        names = sorted(os.listdir(folder))
+        return [folder / name for name in sorted(os.listdir(folder)) if name != ROOT_TRASH_NAME]
     except OSError:
         return []
-    return [folder / name for name in names]
 
 
 def worktree_kind(name: str, branch: str | None = None, session_id: str | None = "") -> str:

@@ -177,7 +177,6 @@ def test_kept_file_killed_between_link_and_unlink_comes_back_once(sandbox: Sandb
     assert not [name for name in trash_names() if not name.startswith(".")]
 
 
-@pytest.mark.xfail(strict=True, reason="gc.sweep does not settle leftovers first: a change in app/core/gc.py")
 def test_gc_after_a_gc_killed_past_its_rename_keeps_the_record(sandbox: SandboxEnv) -> None:
     """MISS (open: gc.py is another slice's). A GC killed right after it moved a recorded temp
     folder into the trash leaves it pending, with no journal line. The next sweep (the next
@@ -331,7 +330,6 @@ def test_killed_on_a_third_file_system_comes_back_or_goes_once(sandbox: SandboxE
     assert os.listdir(third_fs / ".claudetto-trash") == []
 
 
-@pytest.mark.xfail(strict=True, reason="list_worktrees lists the root's trash: a change in app/core/worktrees.py")
 def test_a_worktrees_folder_on_a_third_file_system_lists_no_trash(sandbox: SandboxEnv, third_fs: Path) -> None:
     """MISS (open: worktrees.py is another slice's). A project on a file system of its own: the
     removal of one of its `.claude/worktrees/*` makes the trash `.claude/worktrees/.claudetto-trash`
@@ -348,8 +346,6 @@ def test_a_worktrees_folder_on_a_third_file_system_lists_no_trash(sandbox: Sandb
     assert worktrees.list_worktrees(project) == []
 
 
-@pytest.mark.xfail(strict=True, reason="remove_checkout takes a checkout held by a removal for gone: "
-                                      "app/core/worktree_remove.py must ask in_flight() first")
 def test_worktree_remove_while_the_cleanup_checks_the_same_checkout(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """WorktreeRemove while the cleanup's last check holds the same checkout pending in the
     trash (a file found dirty there: it will go back). WorktreeRemove found the path gone:
@@ -451,8 +447,6 @@ def test_killed_at_random_steps_whole_or_gone_with_one_line(sandbox: SandboxEnv)
     assert trash_names() == []
 
 
-@pytest.mark.xfail(strict=True, reason="the GC takes a recorded path held by a removal for missing: "
-                                      "app/core/gc_rules.py must ask in_flight() first")
 def test_gc_while_the_dashboard_checks_a_recorded_folder_keeps_its_record(sandbox: SandboxEnv,
                                                                           tmp_path: Path) -> None:
     """MISS (open: gc_rules.py is another slice's). The dashboard's approved removal of a
