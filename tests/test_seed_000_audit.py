@@ -283,3 +283,25 @@ def test_a_folder_that_is_no_projects_counts_as_one_unknown_entry(sandbox: Sandb
     assert mystery.exists() and len(list(notes.iterdir())) == 3 and not session.exists()
     assert doc["unknown_kept"] == 3  # mystery/, notes/ and proj/readme.txt
     assert (doc["cleaned"]["folders"], doc["cleaned"]["files"]) == (1, 1)
+
+
+# --- "gate logs <tmp>/claudetto/*/<uuid>.*" --------------------------------------------------
+
+
+def test_an_old_gate_log_in_a_folder_of_any_name_goes_and_only_a_log_there(sandbox: SandboxEnv,
+                                                                            tmp_path: Path) -> None:
+    """The seed's `*`: a `<uuid>.log` 40 days old goes from a folder that is no project slug
+    too; there a `<uuid>.json` (a fixture of the user's) and anything in the trash beside the
+    logs stay. In a slug's folder every `<uuid>.*` is a gate log."""
+    logs = Path(os.path.realpath(sandbox.claude_tmp_root)) / "claudetto"
+    made: dict[str, Path] = {}
+    for name, where in (("log", "proj"), ("json", "proj"), ("err", "-home-me-proj"), ("log", "trash")):
+        file = logs / where / f"{uuid.uuid4()}.{name}"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text("old\n")
+        set_mtime(file, 40 * DAY)
+        made[f"{where}/{name}"] = file
+    report = clean(cwd=tmp_path)
+    assert not made["proj/log"].exists() and not made["-home-me-proj/err"].exists()
+    assert made["proj/json"].exists() and made["trash/log"].exists()
+    assert report["cleaned"]["files"] == 2

@@ -4,7 +4,7 @@
 |---|---|---|
 | probe folders | `claude-<uid>/fswatch-probe-*` | older than PROBE_MAX_AGE_MIN (`probe`) |
 | session folders | `claude-<uid>/*/<uuid>` | older than cleanupPeriodDays, not live (`by_session`) |
-| gate logs | `<tmp>/claudetto/<slug or unknown>/<uuid>.*` | the same as session folders (`by_session`) |
+| gate logs | `<tmp>/claudetto/*/<uuid>.*` (another folder than a slug's: `<uuid>.log`) | the same as session folders (`by_session`) |
 
 Anything else directly in `claude-<uid>/` (Claude's `plugin-tool-staging/` included, and a
 folder whose name is no project slug and that holds no session folder: no project folder,
@@ -101,21 +101,22 @@ def project_folder(entry: os.DirEntry[str]) -> bool:
 
 
 def _gate_logs(logs: Path, judgement: TempJudgement) -> Iterator[Verdict]:
-    """claudetto's logs, one folder per project slug (`-home-me-proj`, or `unknown`). A
-    `<tmp>/claudetto` of the user's own (a clone of claudetto itself, in /tmp) is no log
-    root, and a folder of another name no project's: a test fixture named `<uuid>.json`
-    there is no gate log, and it went with the rule."""
+    """claudetto's logs, one folder per project slug (`-home-me-proj`, or `unknown`): there
+    every `<uuid>.*` is a gate log (seed 000). A `<tmp>/claudetto` of the user's own (a clone
+    of claudetto itself, in /tmp) is no log root. In a folder of another name (the seed's `*`)
+    only a `<uuid>.log` is one: a test fixture named `<uuid>.json` there went with the rule."""
     if not trusted_root(logs) or os.path.lexists(logs / ".git"):
         return
     for folder in scandir(logs):
         st = _lstat(folder)
-        if st is None or not stat.S_ISDIR(st.st_mode) or not (folder.name.startswith("-") or folder.name == "unknown"):
-            continue
+        if st is None or not stat.S_ISDIR(st.st_mode) or folder.name == "trash" or folder.name.startswith("."):
+            continue  # the trash beside the logs holds what removals put there, pending
+        slug = folder.name.startswith("-") or folder.name == "unknown"
         period = judgement.period(folder.name)
         for entry in scandir(Path(folder.path)):
             match = _GATE_LOG.fullmatch(entry.name)
             st = _lstat(entry)
-            if match is not None and st is not None:
+            if match is not None and st is not None and (slug or entry.name.endswith(".log")):
                 yield by_session(judgement, entry, st, "gate_log", match.group(1), period, logs)
 
 
