@@ -37,10 +37,13 @@ def no_root(root_real: str) -> bool:
     return root_real == "/" or root_real == os.path.realpath(paths.home_str())
 
 
-def users_home(target: str, root_real: str) -> bool:
-    """Whether `target` (parents resolved) is, holds or lies in the home that `root_real` holds."""
-    home = os.path.realpath(paths.home_str())
-    return paths.strictly_inside(home, root_real) and (paths.inside(target, home) or paths.inside(home, target))
+def users_home(target: str, root_real: str, places: tuple[str, ...] | None = None) -> bool:
+    """THE rule of a root above the user's own places: whether `target` (parents resolved) is,
+    holds or lies in the home (or one of `places`, real paths) that `root_real` holds."""
+    for place in (os.path.realpath(paths.home_str()),) if places is None else places:
+        if strictly_inside(place, root_real) and (paths.inside(target, place) or paths.inside(place, target)):
+            return True
+    return False
 
 
 def containment(path: PathLike, root: PathLike) -> str | None:

@@ -101,11 +101,12 @@ def users_place(real: str, root: str | None) -> bool:
     """Whether the real path is or holds the home or Claude's config folder, or lies in one of them
     when `root` holds it (TMPDIR set above the home): never an output. A root inside the home
     (`TMPDIR=$HOME/tmp`) is the user's temp folder like any other."""
+    from app.core.containment import users_home
+
     places = per_sweep(("users",), lambda: (os.path.realpath(paths.home_str()),
                                             os.path.realpath(paths.config_dir_str())))
-    top = os.path.realpath(root) if root else None
-    return any(inside(place, real) or (top is not None and strictly_inside(place, top) and inside(real, place))
-               for place in places)
+    return any(inside(place, real) for place in places) or (
+        bool(root) and users_home(real, os.path.realpath(root or "/"), places))
 
 
 def _in_a_checkout(root: str) -> bool:
