@@ -166,3 +166,22 @@ def test_a_worktree_claude_was_started_in_is_no_project_of_the_users(sandbox: Sa
     (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(repo): {}, str(tree): {}}}))
     add_record("s1", tree, kind="worktree", cwd=repo)
     assert entries() == {str(tree): ("removed", "age")}
+
+
+def test_the_removal_core_refuses_the_home_and_all_in_it_under_a_root_above_it(sandbox: SandboxEnv) -> None:
+    """Whatever a caller passes: under a root above the home, the home, a folder in it, one
+    reached through a link into it and a folder holding it are no removal's; beside it, a
+    folder is. `/` and the home themselves are no root."""
+    from app.core import removal
+
+    work = sandbox.home / "work"
+    work.mkdir()
+    (sandbox.root / "link").symlink_to(sandbox.home)
+    beside = sandbox.root / "out"
+    beside.mkdir()
+    for path in (sandbox.home, work, sandbox.root / "link" / "work"):
+        assert removal.containment(path, sandbox.root) == "outside_root", path
+    assert removal.containment(sandbox.home, sandbox.root.parent) == "outside_root"
+    assert removal.containment(beside, sandbox.root) is None
+    assert removal.containment(work, sandbox.home) == "outside_root"
+    assert removal.containment(beside, "/") == "outside_root"
