@@ -31,6 +31,7 @@ class one_at_a_time:  # noqa: N801 - used like a function: `with one_at_a_time(w
         self.fd = -1
 
     def __enter__(self) -> None:
+        import errno
         import fcntl
 
         from app.core.state import StateBusy, open_regular
@@ -48,7 +49,11 @@ class one_at_a_time:  # noqa: N801 - used like a function: `with one_at_a_time(w
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self.fd = fd
                 return
-            except OSError:
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):  # no POSIX locks here (NFS without lockd)
+                    log(f"hygiene: cannot take the cleanup's lock ({exc}); running without it")
+                    os.close(fd)
+                    return
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     raise StateBusy("another cleanup is still running; try again when it ends") from None

@@ -30,9 +30,9 @@ login or memory (`dirty`), or commits, a stash or linked worktrees found nowhere
 holds unchanged (`gc_records.still_at_source`); so do a repository outside that borrows its
 objects (`unmerged`) and a link, an editable install or a submodule url of the user's that
 leads into it (`in_use`, `gc_records.OutsideNames`). Outside every root, a symlink, or a real
-path that escapes: `skip`; gone: `missing`. Rules 1 to 5 are `recorded`, `place`,
-`unused_of`, `without_unique_work`, `by_age` and `by_size`, run by `judge`; `in_use` and
-`work_lost` are asked again at each removal, where the folder now is, sessions read anew.
+path that escapes: `skip`; gone: `missing`. Rules 1 to 5 are `recorded`, `place`, `unused_of`,
+`without_unique_work`, `by_age` and `by_size`, run by `judge`; `in_use` and `work_lost` are asked
+again at each removal, where the folder now is, sessions read anew.
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ from app.core.verdict import Action, Reason
 
 _USED = ("live", "in_use")
 GUARD_ENTRIES = 1_000  #: entries looked at again for one moved in at the removal (judging: MAX_INNER_ENTRIES)
-#: At most this many entries of one output are looked at for one moved in (~4.5 s); past it, kept.
-MAX_LOOKED = 1_000_000
+MAX_LOOKED = 1_000_000  #: entries of one output looked at for one moved in at most (~4.5 s); past it, kept
 
 
 @dataclass
@@ -155,8 +154,9 @@ def recorded() -> list[Item]:
 
 def place(item: Item) -> None:
     """Rules 2 and 3: the root the path lies in, or skip (or missing)."""
-    if not os.path.lexists(item.path):  # or held in a removal's trash, and may come back
-        item.set(*(("keep", "in_use") if in_flight(item.path, settle=False) else ("missing", "missing")))
+    if not os.path.lexists(item.path):  # or held in a removal's trash, or put back since the look
+        item.set(*(("keep", "in_use") if in_flight(item.path, settle=False) or os.path.lexists(item.path)
+                   else ("missing", "missing")))
         return
     why: list[str] = []
     for cwd in dict.fromkeys(r.cwd for r in item.records):

@@ -2,16 +2,15 @@
 
 `remove(path, root, rule)` removes `path` only when THE containment rule allows it
 (app/core/containment.py), it stays on the root's file system and no mount point lies in it.
-At the moment of removal all of it is checked again, fd-relative (app/core/fd_removal.py):
-a parent or the target swapped for a symlink meanwhile stops it, nothing inside is followed
-or written through, no other file system is entered.
+At the moment of removal all of it is checked again, fd-relative (app/core/fd_removal.py): a parent
+or the target swapped for a symlink meanwhile stops it, nothing inside is followed or written
+through, no other file system is entered.
 
-Each step the guard of the next: the folder is renamed into the trash (app/core/trash.py;
-atomic, undoable); the caller's guard is asked again where it now is (a reason puts it
-back); the journal line is written (or it is put back: `journal`); only then is it purged:
-here (no other purge takes it meanwhile: `.purging-`), or, big, by a detached one.
-With no trash on its file system it goes in place after a `started` line (a kill is
-reported; a folder left half emptied keeps its old mtime, so it is judged again).
+Each step the guard of the next: the folder is renamed into the trash (app/core/trash.py; atomic,
+undoable); the caller's guard is asked again where it now is (a reason puts it back); the journal
+line is written (or it is put back: `journal`); only then is it purged: here (no other purge takes
+it meanwhile: `.purging-`), or, big, by a detached one. With no trash on its file system, in place
+after a `started` line (a kill is reported; a half-emptied folder keeps its old mtime: judged again).
 """
 
 from __future__ import annotations
@@ -307,7 +306,8 @@ def _remove_file(parent_fd: int, name: str, st: os.stat_result, trash: bool | No
     except FileNotFoundError:
         job.take_back()
         raise Refused("missing") from None
-    except IsADirectoryError:
+    except IsADirectoryError:  # swapped for a folder after the check: nothing went
+        job.take_back()
         raise Refused("changed") from None
     job.tally.files += 1
     job.tally.regular += stat.S_ISREG(st.st_mode)

@@ -31,6 +31,14 @@ class CheckoutRemoval:
     detail: str | None = None
 
 
+def _held_elsewhere(path: str) -> bool:
+    """A checkout gone from its place that a cleanup holds in its trash (it may put it back),
+    or that is back by the time the hold ended: it stays, and git keeps its entry."""
+    from app.core.in_flight import in_flight
+
+    return in_flight(path, wait_s=1.0) or folder_gone(path) is not True
+
+
 def remove_checkout(path: str, session_id: str | None, process: tuple[int, str | None] | None = None) -> CheckoutRemoval:
     """WorktreeRemove: remove a checkout claudetto registered, through the worktree rules.
 
@@ -54,9 +62,7 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
     if there is None:
         return kept("not_removed", "cannot look at it (permissions)")
     if there:
-        from app.core.in_flight import in_flight
-
-        if in_flight(path, wait_s=1.0):  # a cleanup holds it in its trash, and may put it back
+        if _held_elsewhere(path):
             return kept("not_removed", "another removal is checking it")
         if key is not None:
             _forget(key, entries[key])
