@@ -240,5 +240,6 @@ def matched_now(path: str, most: int) -> list[str]:
     if not any(c in path for c in "*?["):
         return [path]
     import glob
+    import itertools
 
-    return sorted(glob.glob(path))[:most] or [path]
+    return sorted(itertools.islice(glob.iglob(path), most)) or [path]  # never a whole tree listed

@@ -60,11 +60,26 @@ def new_source(work_tree: str, parts: list[str]) -> bool:
     directly (`__init__.py`, `.java`, `.go`...; no tool writes them there)."""
     if parts[-1] not in SHARED_NAMES or len(parts) < 2 or _beside_setup(work_tree, parts[:-1]):
         return False
+    return _holds_source(os.path.join(work_tree, *parts), SOURCE_DEPTH)
+
+
+#: How deep a package's own folders are looked into for its source (`acme/target/impl/Aim.java`).
+SOURCE_DEPTH = 4
+
+
+def _holds_source(folder: str, depth: int) -> bool:
+    """Source files in `folder`, or in a folder of it that holds only folders down to them (a
+    package of subpackages), `depth` levels at most."""
     try:
-        names = os.listdir(os.path.join(work_tree, *parts))
+        with os.scandir(folder) as listing:
+            entries = list(listing)
     except OSError:
         return True  # unsure: keep
-    return any(n.endswith(SOURCE_SUFFIXES) and not n.endswith(".d.ts") for n in names)
+    if any(e.name.endswith(SOURCE_SUFFIXES) and not e.name.endswith(".d.ts") for e in entries):
+        return True
+    folders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    only_folders = len(folders) == len(entries)
+    return depth > 0 and only_folders and any(_holds_source(f, depth - 1) for f in folders)
 
 
 #: The regenerable names people also give folders of their own source.

@@ -265,9 +265,11 @@ def test_output_folders_at_the_top_beside_a_package_json_or_holding_bundles_stil
     assert judge(a, unignored) == ("remove", "age")
 
 
-@pytest.mark.parametrize("folder", ["src/mypkg/build", "src/mypkg/dist", "src/main/java/acme/target"])
+@pytest.mark.parametrize("folder", ["src/mypkg/build", "src/mypkg/dist", "src/main/java/acme/target",
+                                    "src/main/java/acme/target/impl", "src/mypkg/build/sub"])
 def test_a_new_package_a_broad_ignore_pattern_hides_is_source(tmp_path: Path, folder: str) -> None:
-    """Python's usual `.gitignore` names `build/` and `dist/` anywhere, Maven's `target/`."""
+    """Python's usual `.gitignore` names `build/` and `dist/` anywhere, Maven's `target/`; a
+    package so named may hold only subpackages (`target/impl/Aim.java`)."""
     proj = make_repo(tmp_path / "proj", files={".gitignore": "build/\ndist/\ntarget/\n*.pyc\n",
                                                "src/mypkg/__init__.py": "", "static/app.js": "1\n"})
     a = worktree(proj, "a")

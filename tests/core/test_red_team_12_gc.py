@@ -412,3 +412,18 @@ def test_an_alias_in_the_users_bash_aliases_keeps_the_tool_it_runs(sandbox: Sand
     (sandbox.home / ".bash_aliases").write_text(f"alias fmt={folder}/bin/fmt\n")
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_copy_with_an_edit_in_a_build_folder_its_source_tracks_is_kept(sandbox: SandboxEnv) -> None:
+    """A Go layout's tracked `build/ci/Dockerfile`, edited in a `cp -r` copy: a regenerable name
+    the source also has is compared like any folder (only one a build added is passed over)."""
+    project = pushed_project(sandbox.home)
+    (project / "build" / "ci").mkdir(parents=True)
+    (project / "build" / "ci" / "Dockerfile").write_text("FROM scratch\n")
+    git(project, "add", "build")
+    git(project, "commit", "-q", "-m", "ci")
+    git(project, "push", "-q")
+    copy = Path(os.path.realpath(sandbox.user_tmp)) / "proj-edit"
+    call(f"cp -r {project} {copy} && echo 'RUN make' >> {copy}/build/ci/Dockerfile", project)
+    entries = week_later(sandbox.state, copy)
+    assert entries[str(copy)][0] == "kept" and "RUN make" in (copy / "build/ci/Dockerfile").read_text(), entries
