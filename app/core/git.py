@@ -136,6 +136,22 @@ def run(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | Non
     return Done(done.returncode, done.stdout, os.fsdecode(done.stderr))
 
 
+def check_ignore(paths: list[str], *, no_index: bool = False, git_dir: str | None = None,
+                 work_tree: str | None = None, cwd: str | None = None) -> list[str] | None:
+    """Which of `paths` (relative to the top) git's ignore rules name, in git's order; None
+    when git failed. check-ignore reads its paths as pathspecs and refuses the literal mode, so
+    each goes in behind `./`: a folder named `:(top)x` or `:!x` is that folder, not magic that
+    points elsewhere (its answer would have been another path's)."""
+    if not paths:
+        return []
+    line = ["check-ignore", *(["--no-index"] if no_index else []), "-z", "--stdin"]
+    done = run(line, git_dir=git_dir, work_tree=work_tree, cwd=cwd,
+               input=b"".join(b"./" + os.fsencode(path) + b"\0" for path in paths))
+    if done.returncode not in (0, 1):  # 1: none is ignored
+        return None
+    return [name.removeprefix("./") for name in done.text.split("\0") if name]
+
+
 def output(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | None = None,
            cwd: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """The stdout of a judging git command that must succeed; raises GitFailed when it

@@ -76,10 +76,10 @@ def _ignored_whole(git_dir: str, work_tree: str, folders: list[str]) -> set[str]
     files inside or not (`--no-index`: git would otherwise skip a folder holding them)."""
     if not folders:
         return set()
-    from app.core.git import GitFailed, run
+    from app.core.git import GitFailed, check_ignore
 
-    done = run(["check-ignore", "--no-index", "-z", "--stdin"], git_dir=git_dir, work_tree=work_tree,
-               input=b"".join(os.fsencode(folder) + b"\0" for folder in folders))  # paths, not pathspecs
-    if done.returncode not in (0, 1):  # 1: none is ignored
-        raise GitFailed(done.error)
-    return {name for name in done.text.split("\0") if name}
+    # --no-index: git would otherwise skip a folder holding tracked files
+    ignored = check_ignore(folders, no_index=True, git_dir=git_dir, work_tree=work_tree)
+    if ignored is None:
+        raise GitFailed(f"git check-ignore failed in {work_tree}")
+    return set(ignored)

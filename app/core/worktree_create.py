@@ -171,14 +171,14 @@ def copy_included(repo: str, target: str) -> int:
     candidates = [p for p in listed.text.split("\0") if p]
     if not candidates:
         return 0
-    ignored = git.run(["check-ignore", "-z", "--stdin"], cwd=repo, input=os.fsencode("\0".join(candidates)))
+    ignored = git.check_ignore(candidates, cwd=repo) or []
     try:
         top = os.open(target, DIR_FLAGS)
     except OSError as exc:
         log(f"checkouts: .worktreeinclude: cannot open the checkout {target} ({exc}); nothing copied")
         return 0
     try:
-        return sum(_copy_one(repo, top, rel) for rel in ignored.text.split("\0") if rel)
+        return sum(_copy_one(repo, top, rel) for rel in ignored)
     finally:
         os.close(top)
 
