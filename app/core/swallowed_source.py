@@ -19,8 +19,6 @@ tracked files are placeholders (`.gitkeep` added with `git add -f` under a `buil
 
 from __future__ import annotations
 
-import os
-
 #: Pathspecs taken literally: a folder named `[a]` is that folder, not a pattern.
 _LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 _BATCH = 500  # folders named in one git command line
