@@ -1,0 +1,78 @@
+"""Red team, round thirteen: memory hygiene (seed 003) and the edit ledger (seed 000), and the
+content check of a checkout whose user weakened git's stat check (`stat_blind`).
+
+Misses: a repository whose config says `trustctime =` (an empty value, which git reads as
+false) was taken for git's default check: a same-size edit with its mtime put back was
+invisible to git status and to claudetto, and the checkout could go with the only copy.
+The content check held up to 512 tracked files' blobs at once, whatever their size.
+
+Everything runs on real repositories and files in `tmp_path`."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core import stat_blind
+from app.core.secret_files import present_files, unseen_changes
+from tests.support import git, make_repo
+
+OLD_NS = 1_700_000_000_000_000_000
+
+
+# --- a checkout whose user weakened git's stat check ------------------------------------------
+
+
+def _edited_behind_status(tmp_path: Path, setting: str) -> Path:
+    """A repository with `setting` appended to its `[core]` section and a tracked file edited
+    keeping its size and mtime, a second after the index learned the file's old stat (git
+    compares whole seconds of ctime)."""
+    repo = make_repo(tmp_path / "repo", files={"config.yml": "mode: safe\n"})
+    config = repo / "config.yml"
+    os.utime(config, ns=(OLD_NS, OLD_NS))  # older than the index: not racy
+    git(repo, "update-index", "--refresh")
+    with open(repo / ".git" / "config", "a") as fh:
+        fh.write(f"[core]\n\t{setting}\n")
+    time.sleep(1.1)
+    config.write_text("mode: FAST\n")
+    os.utime(config, ns=(OLD_NS, OLD_NS))
+    return repo
+
+
+@pytest.mark.parametrize("setting", ["trustctime =", "trustctime = Off", "trustctime = 0x0"])
+def test_a_trustctime_git_reads_as_false_is_a_weakened_check(tmp_path: Path, setting: str) -> None:
+    """Git reads an empty boolean (`trustctime =`) as false, as it reads 0 and off: git status
+    is blind to the edit, and claudetto took the empty value for the default (true)."""
+    repo = _edited_behind_status(tmp_path, setting)
+    assert git(repo, "status", "--porcelain") == ""  # what the user's own git says
+    found = unseen_changes(str(repo / ".git"), str(repo))
+    assert found is not None and found.startswith("config.yml: ")
+
+
+@pytest.mark.parametrize("setting", ["trustctime", "trustctime = 1"])
+def test_a_trustctime_git_reads_as_true_is_the_default_check(tmp_path: Path, setting: str) -> None:
+    """(Held.) A bare key is true for git: git status sees the edit itself (ctime moved), and
+    the content is not compared."""
+    repo = _edited_behind_status(tmp_path, setting)
+    assert git(repo, "status", "--porcelain") == "M config.yml"
+    assert stat_blind._weakened(str(repo / ".git")) is False
+
+
+def test_the_content_check_holds_a_bounded_number_of_bytes_at_once(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blobs of a batch are in memory at once: batches are cut by bytes as well as by
+    count, and a file larger than a batch is one alone (still compared)."""
+    files = {f"data/{n:02}.bin": "x" * 400 for n in range(10)}
+    files["data/huge.bin"] = "y" * 5000
+    repo = make_repo(tmp_path / "repo", files=files)
+    monkeypatch.setattr(stat_blind, "_BATCH_BYTES", 1000)
+    staged = present_files(git(repo, "ls-files", "-s", "-z"), str(repo))
+    runs = stat_blind.batches(str(repo), staged)
+    assert sorted(item for run in runs for item in run) == sorted(staged)
+    for run in runs:
+        sizes = [(repo / name).stat().st_size for _, name in run]
+        assert sum(sizes) <= 1000 or len(run) == 1
+    assert len(runs) == 6 and [name for _, name in runs[-1]] == ["data/huge.bin"]
