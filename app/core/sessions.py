@@ -270,8 +270,9 @@ def _other_configs_sessions() -> list[Session]:
     `CLAUDE_CONFIG_DIR=~/.claude-work`; they share Claude's temp folder, which depends on the
     uid only), found in the environment of the running processes of the same home or of the
     same Claude temp root (`HOME=~/claude-home claude`), and of the default `~/.claude` (a
-    Claude started without the variable names no folder). Only what such
-    a session holds counts (its id, its cwd); an unreadable file there makes nothing unsure."""
+    Claude started without the variable names no folder). A file there that cannot be read
+    while the process its name gives runs (caught half rewritten) is unsure, as one of ours:
+    passed over, the old folder of the session that Claude resumed went."""
     seen = {os.path.realpath(paths.sessions_dir())}
     found: list[Session] = []
     from app.core.claude_process import config_dirs_of_processes
@@ -281,7 +282,7 @@ def _other_configs_sessions() -> list[Session]:
         folder = os.path.realpath(os.path.join(config, "sessions"))
         if folder not in seen:
             seen.add(folder)
-            found += [s for s in read_sessions(folder=Path(folder)) if not s.unreadable]
+            found += read_sessions(folder=Path(folder))
     return found
 
 
