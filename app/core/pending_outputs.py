@@ -76,8 +76,11 @@ def claim_later(payload: dict[str, Any], named: list[tuple[str, str]], unprinted
         if os.path.lexists(path):
             there.append((kind, path))
             continue
+        merged, outer = claims_of.get(path, (False, None))
         evidence = _carried(origins.get(path), sources, flags, since)
-        pending.append({"path": path, "kind": kind, "since": since, "merged": bool(claims_of.get(path, (False,))[0]),
+        if outer is not None and not os.path.lexists(outer):
+            path = outer  # `cp -r src new/` with no `new` yet: cp will make `new`, the copy itself
+        pending.append({"path": path, "kind": kind, "since": since, "merged": bool(merged),
                         "keeps_times": bool(flags.get("keeps_times")), "evidence": evidence})
         notes.append(f"{kind} {path} claimed: the call runs in the background and has not made it yet")
     groups: dict[tuple[str, str | None, bool], list[MktempCall]] = {}
@@ -135,12 +138,50 @@ def _store_claims(payload: dict[str, Any], pending: list[dict[str, Any]]) -> Non
 
     def change(data: Any) -> Any:
         data = normal_records(data, session)
-        new = {c["path"] for c in pending}  # a later call claiming the same path: its claim holds
-        data["pending"] = ([c for c in _claims(data) if c.get("path") not in new] + pending)[-MAX_PENDING:]
+        joined = _joined(_claims(data), pending)
+        if len(joined) > MAX_PENDING:  # what is left out is never recorded: say so
+            log(f"gc recorder: {len(joined) - MAX_PENDING} older claim(s) of {session} dropped: "
+                f"a records file keeps at most {MAX_PENDING}")
+        data["pending"] = joined[-MAX_PENDING:]
         return data
 
     update_json(paths.gc_records_file_str(session), change, lambda: {"session": session, "records": []},
                 durable=False)
+
+
+def _joined(stored: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored claims with the new ones. A later call naming the same path: its claim
+    holds. A later unprinted mktemp of the same folder and template while the earlier one's
+    window still runs: one claim for both calls (their count summed, the window from the first
+    start to the last one's end), since each would see the other's folder and count one too
+    many; once that window is over, each is judged alone (the earlier one was lost before)."""
+    kept = []
+    for claim in stored:
+        twin = next((c for c in new if c.get("path") == claim.get("path")), None)
+        if twin is None:
+            kept.append(claim)
+            continue
+        if "mktemp" not in twin:
+            continue
+        spec, since = claim.get("mktemp"), claim.get("since")
+        span = _span(spec) if isinstance(spec, dict) else None
+        if span is None or not isinstance(spec, dict) or not isinstance(spec.get("count"), int) or not (
+                isinstance(since, int | float) and math.isfinite(since)):
+            continue  # a claim that cannot be read: the new one holds
+        if since + span + MKTEMP_WINDOW_S < twin["since"]:
+            kept.append(claim)
+            continue
+        twin["mktemp"]["count"] += spec["count"]
+        twin["mktemp"]["span"] = min(twin["since"] - since, PENDING_MAX_S) if twin["since"] > since else span
+        twin["since"] = min(since, twin["since"])
+    return kept + new
+
+
+def _span(spec: dict[str, Any]) -> float | None:
+    """How long after a mktemp claim's start its last call started (0 for one call), or None."""
+    span = spec.get("span", 0.0)
+    ok = isinstance(span, int | float) and not isinstance(span, bool) and math.isfinite(span)
+    return float(span) if ok and 0 <= span <= PENDING_MAX_S else None
 
 
 def _claims(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -213,7 +254,10 @@ def _judge_mktemp(claim: dict[str, Any], since: float, session: str, known: set[
         fits = re.compile(pattern)
     except re.error:
         return [], True, "its template cannot be read"
-    end = since + MKTEMP_WINDOW_S
+    span = _span(spec)
+    if span is None:
+        return [], True, "the claim cannot be read"
+    end = since + span + MKTEMP_WINDOW_S
     matches = [p for p in _fitting(folder, fits, directory is True, since, end) if p not in known]
     final = now > end
     if len(matches) != count:

@@ -9,7 +9,7 @@ folder needs it though nothing in it is unique, read from files without running 
 places the user keeps projects (`gc_records.user_places`, `outside_names`): a repository
 borrowing its objects (`borrowers`), a path its git config names (`git_urls`), a link into it
 (`links_in`), a venv importing from it (`installs_in`), a set-up file naming it
-(`startup_paths`).
+(`setup_files.startup_paths`).
 """
 
 from __future__ import annotations
@@ -323,6 +323,7 @@ def outside_names(places: list[str]) -> list[tuple[str, str]]:
     and in their `_LINKING` folders (and in each environment of `_ENVS`, each `@scope` of
     `node_modules`), and every path their shell startup files name."""
     from app.core import paths
+    from app.core.setup_files import startup_paths
 
     found: list[tuple[str, str]] = []
     budget, home = [_MAX_NAMES], os.path.realpath(paths.home_str())
@@ -336,50 +337,20 @@ def outside_names(places: list[str]) -> list[tuple[str, str]]:
             for venv in [folder, *deeper] if folder.endswith(_VENVS) else ():
                 installs_in(venv, found)
         git_urls(place, found)
-        startup_paths(place, found, home=place == home)
+        startup_paths(place, found, home=place == home)  # app/core/setup_files.py
     return found
 
 
-#: The files a login or interactive shell, git or the user's session reads at start, in the home.
-STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".profile", ".zshrc", ".zshenv", ".zprofile",
-                 ".zlogin", ".zshrc.local", ".config/fish/config.fish", ".pam_environment", ".gitconfig", ".config/git/config")
-#: In the home, what starts programs at login: systemd user units, desktop autostart entries, fish's snippets.
-STARTUP_FOLDERS = (".config/systemd/user", ".config/autostart", ".config/fish/conf.d")
-#: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
-PROJECT_FILES = (".envrc", ".env", ".mcp.json")
-
-
-def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> None:
-    """The absolute paths a place's tool set-up files name (`PROJECT_FILES`; in the home, its
-    `STARTUP_FILES` and `STARTUP_FOLDERS` too) and the commands of its Claude settings' hooks
-    and status line: `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
-    `ExecStart=/tmp/x/server` in a user unit, a hook running `/tmp/x/check.sh`. (A settings
-    file's `additionalDirectories` is no such use: it keeps nothing once its sessions end.)"""
-    import json
-    import re
-
-    word = re.compile(r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+")
-    files = [os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))]
-    for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
-        files += [os.path.join(folder, name) for name in _names(folder)[:200]]
-    found += paths_named(files, word)
-    for file in (os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")):
-        try:
-            data = json.loads(small_text(file) or "null")
-        except (ValueError, RecursionError):
-            continue
-        commands = json.dumps([data.get("hooks"), data.get("statusLine")], ensure_ascii=False) if isinstance(
-            data, dict) else ""
-        found += [(file, os.path.realpath(match.group())) for match in word.finditer(commands)]
-
-
 def paths_named(files: list[str], pattern: re.Pattern[str]) -> list[tuple[str, str]]:
-    """(file, real path) for each absolute path `pattern` finds (in its one group that matched,
-    or whole) in the first MiB of each file that can be read."""
+    """(file, path) for each absolute path `pattern` finds (in its one group that matched, or
+    whole) in the first MiB of each file that can be read: as written (normalised) and real.
+    Both: a venv's `bin/python` named in a git hook is a link to the Python it was made from,
+    and only as written does it lie in the venv's folder."""
     found: list[tuple[str, str]] = []
     for file in files:
         for match in pattern.finditer(small_text(file)):
-            found.append((file, os.path.realpath(next((g for g in match.groups() if g), match.group()))))
+            word = next((g for g in match.groups() if g), match.group())
+            found += [(file, os.path.normpath(word)), (file, os.path.realpath(word))]
     return found
 
 

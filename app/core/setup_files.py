@@ -1,0 +1,59 @@
+"""The set-up files of the user's places that name an output: what runs from it at a login, in
+a shell, at a commit or when a tool starts, though nothing in it is unique.
+
+Part of what outside an output needs it (app/core/repository_rules.py `outside_names`, asked by
+`gc_records.OutsideNames`): a place's tool set-up files (direnv, `.env`, MCP, its Claude
+settings' hooks and status line) and its git hooks (`pre-commit install` run from a temp venv
+writes `INSTALL_PYTHON=$d/venv/bin/python` into `.git/hooks/pre-commit`: every commit fails once
+the venv is gone); in the home, also what a shell, a login, git, ssh, pip, conda or go read at
+start, and what starts programs at login, whose entries may be links into the output
+(`systemctl --user link "$d/web.service"` names nothing of the folder inside the unit).
+"""
+
+from __future__ import annotations
+
+import os
+
+from app.core.repository_rules import _names, links_in, paths_named, small_text
+
+#: The files a login or interactive shell, git, ssh or a package tool reads at start, in the home.
+STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".profile", ".zshrc", ".zshenv",
+                 ".zprofile", ".zlogin", ".zshrc.local", ".config/fish/config.fish", ".pam_environment",
+                 ".gitconfig", ".config/git/config", ".ssh/config", ".config/pip/pip.conf", ".pip/pip.conf",
+                 ".condarc", ".config/go/env")
+#: In the home, what starts programs at login: systemd user units and their login environment,
+#: desktop autostart entries, fish's snippets.
+STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d")
+#: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
+PROJECT_FILES = (".envrc", ".env", ".mcp.json")
+#: Entries of one folder of set-up files read at most.
+_MAX_ENTRIES = 200
+
+
+def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> None:
+    """The absolute paths a place's tool set-up files name (`PROJECT_FILES`, its git hooks; in
+    the home, its `STARTUP_FILES` and `STARTUP_FOLDERS` too, and where a link among the latter
+    leads) and the commands of its Claude settings' hooks and status line:
+    `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
+    `ExecStart=/tmp/x/server` in a user unit, a hook running `/tmp/x/check.sh`. (A settings
+    file's `additionalDirectories` is no such use: it keeps nothing once its sessions end.)"""
+    import json
+    import re
+
+    word = re.compile(r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+")
+    files = [os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))]
+    hooks = os.path.join(place, ".git", "hooks")  # a git hook runs at every commit, checkout, push
+    files += [os.path.join(hooks, n) for n in _names(hooks)[:_MAX_ENTRIES] if not n.endswith(".sample")]
+    budget = [_MAX_ENTRIES * len(STARTUP_FOLDERS)]
+    for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
+        files += [os.path.join(folder, name) for name in _names(folder)[:_MAX_ENTRIES]]
+        links_in(folder, found, budget)  # a unit `systemctl --user link` made: a link into the output
+    found += paths_named(files, word)
+    for file in (os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")):
+        try:
+            data = json.loads(small_text(file) or "null")
+        except (ValueError, RecursionError):
+            continue
+        commands = json.dumps([data.get("hooks"), data.get("statusLine")], ensure_ascii=False) if isinstance(
+            data, dict) else ""
+        found += [(file, os.path.realpath(match.group())) for match in word.finditer(commands)]
