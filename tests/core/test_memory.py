@@ -367,8 +367,10 @@ def test_worktrees_share_the_main_repository_memory(repo: Path, sandbox: Sandbox
     git(repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
     (worktree / "src" / "feature_only.py").write_text("x = 1\n")
     assert memory.memory_dir(str(worktree)) == memory.memory_dir(str(repo))
-    assert [f.kind for f in memory.sweep(str(repo))] == ["vanished_artifact"]
     assert memory.sweep(str(worktree)) == []  # judged against the checkout the session is in
+    assert memory.sweep(str(repo)) == []  # and true in a checkout that reads the same memory
+    git(repo, "worktree", "remove", "--force", str(worktree))
+    assert [f.kind for f in memory.sweep(str(repo))] == ["vanished_artifact"]
 
 
 def test_unreadable_and_odd_memory_files_are_skipped(repo: Path, sandbox: SandboxEnv) -> None:

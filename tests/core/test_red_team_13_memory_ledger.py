@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from app.core import stat_blind
+from app.core.memory import sweep
 from app.core.secret_files import present_files, unseen_changes
+from tests.core.test_memory import FRONT, write_memory
 from tests.support import git, make_repo
 
 OLD_NS = 1_700_000_000_000_000_000
@@ -76,3 +78,38 @@ def test_the_content_check_holds_a_bounded_number_of_bytes_at_once(tmp_path: Pat
         sizes = [(repo / name).stat().st_size for _, name in run]
         assert sum(sizes) <= 1000 or len(run) == 1
     assert len(runs) == 6 and [name for _, name in runs[-1]] == ["data/huge.bin"]
+
+
+# --- memory shared by every checkout of a repository ------------------------------------------
+
+
+def _feature_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository on main and a worktree on `feature`, which adds an importer and moves
+    the build to the next minor version of a dependency."""
+    repo = make_repo(tmp_path / "app", files={"src/router.py": "class Router:\n    pass\n",
+                                              "requirements.txt": "requests==2.31.0\n"})
+    worktree = repo / ".claude" / "worktrees" / "feature"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    (worktree / "src" / "importer_v2.py").write_text("class ImporterV2:\n    pass\n")
+    (worktree / "requirements.txt").write_text("requests==2.32.3\n")
+    git(worktree, "add", "-A")
+    git(worktree, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "importer")
+    return repo, worktree
+
+
+def test_a_fact_another_checkout_of_the_repository_bears_out_is_no_rot(tmp_path: Path) -> None:
+    """Every checkout of a repository reads one memory. A session in the feature worktree
+    remembers the file and the pin it made there; a session in the main checkout was told
+    both were rot and asked to strike them, though they hold in the checkout they were
+    written for (a worktree's findings were held to the main checkout's only, not to a
+    sibling's)."""
+    repo, worktree = _feature_worktree(tmp_path)
+    write_memory(repo, {"notes.md": "- The new importer is `src/importer_v2.py` (`ImporterV2`).\n"
+                                    "- We use requests 2.32.3.\n"
+                                    "- The CSV reader is in `src/csv_reader.py`.\n"})
+    sibling = repo / ".claude" / "worktrees" / "fix"
+    git(repo, "worktree", "add", "-q", "-b", "fix", str(sibling))
+    gone = FRONT.count("\n") + 3
+    for where in (repo, worktree, sibling):
+        assert [(f.line, f.kind, f.token) for f in sweep(str(where), remember=False)] == [
+            (gone, "vanished_artifact", "src/csv_reader.py")]

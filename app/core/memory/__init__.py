@@ -133,6 +133,8 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = Tr
     if main_root != root and os.path.isdir(main_root) and (findings or _names_root(texts, main_root)):
         main_findings = check_texts(texts, main_root, folder, timeout_s=timeout_s)
         findings = _held_by_main(findings, main_findings, root, _lines_naming(texts, folder, main_root))
+    if findings and os.path.isdir(main_root):
+        findings = _held_by_siblings(findings, texts, folder, (root, main_root), timeout_s)
     if remember:
         _remember_listed(folder, texts, states, findings)
     return findings
@@ -198,6 +200,53 @@ def _held_by_main(findings: list[Finding], main: list[Finding], root: str,
     rooted = [replace(f, project=root) for f in main if f.kind == "vanished_artifact" and _key(f) not in known
               and (f.file, f.line) in rooted_lines]
     return sorted(kept + rooted, key=lambda f: (f.file, f.line or 0)) if rooted else kept
+
+
+#: at most this many other worktrees are asked whether they bear a finding's fact out
+SIBLINGS_MAX = 8
+
+
+def _held_by_siblings(findings: list[Finding], texts: dict[str, str], folder: str, roots: tuple[str, str],
+                      timeout_s: float) -> list[Finding]:
+    """The findings every other worktree of the repository has too (`roots`: this checkout's and
+    the main checkout's, judged already). Every checkout reads one memory: a file or a pin a
+    session remembered from the feature branch's worktree holds there, and a finding from
+    the main checkout would ask the model to strike a true line. A line naming a path under
+    either root is about that tree, which judged it: its findings stand. At most
+    SIBLINGS_MAX worktrees are asked, within `timeout_s`; findings the rest may bear out stand."""
+    import time
+
+    from app.core.git import GitFailed, worktree_list
+
+    if not _may_have_worktrees(roots[1]):
+        return findings
+    try:
+        listed = worktree_list(roots[1])
+    except GitFailed as exc:
+        log(f"memory: no worktrees of {roots[1]} to compare with: {exc}")
+        return findings
+    own = {os.path.realpath(r) for r in roots}
+    others = [w.path for w in listed.values() if w.path not in own and not w.prunable and os.path.isdir(w.path)]
+    rooted = _lines_naming(texts, folder, roots[0]) | _lines_naming(texts, folder, roots[1])
+    deadline = time.monotonic() + timeout_s
+    for other in others[:SIBLINGS_MAX]:
+        left = deadline - time.monotonic()
+        if not findings or left <= 0:
+            break
+        held = {_key(f) for f in check_texts(texts, other, folder, timeout_s=left)}
+        findings = [f for f in findings if _key(f) in held or (f.file, f.line) in rooted]
+    return findings
+
+
+def _may_have_worktrees(main_root: str) -> bool:
+    """Whether git may list a worktree besides the main one: `.git/worktrees` holds an entry
+    (or `.git` is no folder to look into). No git process for the many repositories without."""
+    try:
+        return bool(os.listdir(os.path.join(main_root, ".git", "worktrees")))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def _key(finding: Finding) -> tuple[str, int | None, str, str]:
