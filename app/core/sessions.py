@@ -15,7 +15,8 @@ the one of `procStart` while the process the file's name gives is: that one's.
 
 The ids a running Claude process had before its current one (`/clear`, `/resume`, a fork:
 Claude rewrites `sessionId` in the same file) stay live while it runs
-(app/core/earlier_sessions.py), except at the end of that process's session.
+(app/core/earlier_sessions.py), and so do the ids on its command line (`claude --resume <id>`:
+app/core/named_sessions.py), except at the end of that process's session.
 """
 
 from __future__ import annotations
@@ -354,15 +355,17 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
 
 
 def _earlier(files: list[Session], ending_session: str | None, current_session: str | None) -> list[Session]:
-    """The earlier ids of the running Claude processes (`earlier_sessions`), but not those of
-    the process that runs the ending session: they end with it."""
+    """The earlier ids of the running Claude processes (`earlier_sessions`) and the ids on
+    their command lines (`named_sessions`), but not those of the process that runs the ending
+    session: they end with it."""
     from app.core.earlier_sessions import running_sessions
+    from app.core.named_sessions import running_named_sessions
 
     ending = {s.pid for s in files if ending_session and s.session_id == ending_session != current_session}
     # a process whose file names another id goes on with the ending one (`claude --resume` in a
     # second terminal, then `/clear` in the first); one with no file left is the one exiting
     filed = {s.pid for s in files}
-    return [s for s in running_sessions() if s.pid not in ending
+    return [s for s in [*running_sessions(), *running_named_sessions()] if s.pid not in ending
             and not (ending_session and s.session_id == ending_session != current_session and s.pid not in filed)]
 
 

@@ -14,10 +14,16 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from app.core import paths
+import pytest
+
+from app.core import paths, sessions
+from app.core.claude_process import start_of
 from tests.core.test_other_configs import other_claude
 from tests.support import SandboxEnv, run_cli, set_mtime
 
@@ -71,6 +77,79 @@ def test_a_second_accounts_claude_whose_file_is_caught_half_written_keeps_its_ol
         child.wait()
     _clean()
     assert not folder.exists()  # its Claude ended: the folder is an ended session's
+
+
+@pytest.fixture
+def claude_running(sandbox: SandboxEnv) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """`claude ARGS...` as a running process (a program named `claude` that waits), with no
+    sessions file: one starting up, a headless run, or one whose files this claudetto
+    cannot see."""
+    program = sandbox.root / "bin" / "claude"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text("import sys\nsys.stdin.read()\n")
+    running: list[subprocess.Popen[bytes]] = []
+
+    def launch(*args: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, str(program), *args], stdin=subprocess.PIPE)
+        running.append(proc)
+        assert start_of(proc.pid)
+        return proc
+
+    yield launch
+    for proc in running:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("args", [
+    ["--resume", "{sid}"],  # between its start and its sessions file, or an older Claude that writes none
+    ["-r", "{sid}"],
+    ["--resume={sid}"],
+    ["-p", "--resume", "{sid}", "--output-format", "json", "go on"],  # headless, hooks off for it
+    ["--resume", "{sid}", "--fork-session"],  # the parent's scratchpad is in the conversation
+    ["--session-id", "{sid}"],
+])
+def test_a_claude_whose_command_line_names_an_old_session_keeps_its_folder_while_it_runs(
+        sandbox: SandboxEnv, claude_running: Callable[..., subprocess.Popen[bytes]], args: list[str]) -> None:
+    """Before: a Claude that names the session on its command line but in no sessions file
+    (one starting, whose file is not written yet; `claude -p --resume` run with no hook of
+    ours to note it; a fork in a new process) held nothing, and the month-old folder it
+    resumes went at another session's cleanup."""
+    sid = str(uuid.uuid4())
+    folder = _old_folder(sandbox, "-srv-work", sid)
+    proc = claude_running(*(arg.format(sid=sid) for arg in args))
+    report = _clean()
+    assert (folder / "tasks" / "b1.output").is_file(), report
+    proc.kill()
+    proc.wait()
+    _clean()
+    assert not folder.exists()
+
+
+def test_a_resume_search_term_or_another_program_naming_an_id_holds_nothing(
+        sandbox: SandboxEnv, claude_running: Callable[..., subprocess.Popen[bytes]],
+        started: list[subprocess.Popen[bytes]]) -> None:
+    """`claude --resume fix-login` opens the picker with a search term: no id. A program that
+    is not Claude naming an id (`less <id>.log`... `sleep`) is no Claude running it."""
+    sid = str(uuid.uuid4())
+    folder = _old_folder(sandbox, "-srv-work", sid)
+    claude_running("--resume", "fix-login")
+    started.append(subprocess.Popen(["sh", "-c", 'sleep 60; : --resume "$0"', sid]))
+    _clean()
+    assert not folder.exists()
+
+
+def test_the_claude_that_ends_a_session_it_was_started_to_resume_does_not_keep_it_live(
+        sandbox: SandboxEnv, claude_running: Callable[..., subprocess.Popen[bytes]]) -> None:
+    """At the end of the session for good its Claude still runs (its SessionEnd hook): its
+    command line names the session, but it is the one exiting, as its file says."""
+    sid = str(uuid.uuid4())
+    proc = claude_running("--resume", sid)
+    sandbox.write_session(str(proc.pid), pid=proc.pid, sessionId=sid, cwd="/srv/work",
+                          procStart=start_of(proc.pid))
+    assert sessions.liveness().has(sid)
+    assert not sessions.liveness(ending_session=sid).has(sid)
+    assert not sessions.liveness(ending_session=sid, ending_pid=proc.pid).has(sid)
 
 
 # --- what goes, whatever it holds -------------------------------------------------------------

@@ -1,0 +1,86 @@
+"""The session a running Claude was started on, by its command line: live while it runs.
+
+`claude --resume <id>` (`-r <id>`, `--resume=<id>`, with `--fork-session` too) and
+`claude --session-id <id>` name the session on the command line from the first instant.
+The sessions file says so only later, or never: a Claude starting up has not written it yet
+(another session's cleanup, judging then, took the month-old folder it was resuming), a
+headless `claude -p --resume <id>` keeps none (and was noted only by a SessionStart hook of
+ours, which a run with hooks off never calls), and a fork in a new process names only its
+own id there while the conversation it goes on with uses its parent's scratchpad.
+
+Only Claude's own program counts (`claude_process._claude_program`: `claude`, or node or bun
+running Claude's `cli.js`), and only a value shaped like Claude's ids (a UUID): the picker's
+search term (`--resume fix-login`) names no session. Read from `/proc/<pid>/cmdline` (none
+without /proc). The sessions are given as earlier ids are (`earlier_sessions`): not counted
+for the Claude that ends them, or that ends the session it runs now.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from app.core.claude_process import _claude_program, running_pids, start_of
+from app.core.sessions import Session
+
+#: How much of a command line is read: Claude's options come first, a prompt may be long.
+_CMDLINE_MAX = 1 << 16
+#: The options whose value is the session the Claude runs (or the parent a fork continues).
+_NAMING = (b"--resume", b"-r", b"--session-id")
+_ID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def named_ids(args: list[bytes]) -> list[str]:
+    """The session ids a Claude command line names (`--resume ID`, `-r ID`, `--resume=ID`,
+    `--session-id ID`); none when it is not Claude's program."""
+    program = _claude_program(args)
+    if program is None:
+        return []
+    found: list[str] = []
+    rest = args[program + 1:]
+    for i, arg in enumerate(rest):
+        if arg == b"--":
+            break  # what follows is the prompt
+        name, equals, value = arg.partition(b"=")
+        if name in _NAMING:
+            value = value if equals else (rest[i + 1] if i + 1 < len(rest) else b"")
+            if _ID.fullmatch(value):
+                found.append(value.decode("ascii"))
+    return found
+
+
+def running_named_sessions() -> list[Session]:
+    """A live session for each id a running Claude's command line names, with that process's
+    pid, start and folder."""
+    found: list[Session] = []
+    own = os.getpid()
+    for pid in running_pids():
+        if pid == own:
+            continue
+        line = _cmdline(pid)
+        ids = named_ids(line.split(b"\0")) if b"-r" in line or b"--session-id" in line else []
+        if not ids:
+            continue
+        start = start_of(pid)
+        try:
+            cwd: str | None = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            cwd = None
+        found += [Session(session_id=sid, pid=pid, cwd=cwd, status=None, file=f"/proc/{pid}/cmdline",
+                          proc_start=start, live=True, file_named=False) for sid in dict.fromkeys(ids)]
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    """The first `_CMDLINE_MAX` bytes of the command line of `pid` (b"" when gone or hidden),
+    in one read: every process is looked at on every judgement, a third of `open()`'s cost."""
+    try:
+        fd = os.open(f"/proc/{pid}/cmdline", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, _CMDLINE_MAX)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
