@@ -14,6 +14,7 @@ stands: the rules of the release still judge every path.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from app.core.log import log
 
@@ -28,15 +29,32 @@ def on_branch(path: str, ref: str) -> bool:
     return (done := run(["symbolic-ref", "-q", "HEAD"], cwd=path)).ok and done.text.strip() == ref
 
 
+def _admin(checkout: str) -> str | None:
+    """Git's admin folder of the worktree at `checkout` (its `.git` file's `gitdir`)."""
+    with open(os.path.join(checkout, ".git"), "rb") as fh:
+        pointer = fh.read(4096).decode("utf-8", "surrogateescape").strip()
+    return os.path.join(checkout, pointer[len("gitdir: "):]) if pointer.startswith("gitdir: ") else None
+
+
+def admin_id(checkout: str) -> list[int] | None:
+    """(device, inode) of git's admin folder of the worktree at `checkout`: the same for the
+    worktree's whole life (`git worktree move` keeps it), another for any other worktree that
+    exists with it; None when it cannot be read."""
+    try:
+        admin = _admin(checkout)
+        st = os.stat(admin) if admin is not None else None
+    except (OSError, ValueError):
+        return None
+    return [st.st_dev, st.st_ino] if st is not None else None
+
+
 def git_made_at(checkout: str) -> int | None:
     """When git made the worktree at `checkout` (the creation line of its HEAD reflog, whose
     old id is all zeros); None when that cannot be read."""
     try:
-        with open(os.path.join(checkout, ".git"), "rb") as fh:
-            pointer = fh.read(4096).decode("utf-8", "surrogateescape").strip()
-        if not pointer.startswith("gitdir: "):
+        admin = _admin(checkout)
+        if admin is None:
             return None
-        admin = os.path.join(checkout, pointer[len("gitdir: "):])
         with open(os.path.join(admin, "logs", "HEAD"), "rb") as fh:
             first = fh.readline(8192).decode("utf-8", "surrogateescape")
     except (OSError, ValueError):
@@ -48,8 +66,13 @@ def git_made_at(checkout: str) -> int | None:
 
 
 def made_later(key: str, entry: object) -> bool:
-    """Whether git made the worktree at `key` after the record `entry` was written: not the
-    checkout claudetto made (logged)."""
+    """Whether the worktree at `key` is another than the one the record `entry` was written for
+    (logged): git made it after the record, or its admin folder is not the recorded one (the
+    user's own worktree, made before, moved there with `git worktree move`)."""
+    known = entry.get("admin") if isinstance(entry, dict) else None
+    if isinstance(known, list) and known != (admin_id(key) or known):
+        log(f"checkouts: {key} is another worktree than the checkout claudetto made (moved there)")
+        return True
     recorded = entry.get("created") if isinstance(entry, dict) else None
     if not isinstance(recorded, (int, float)) or isinstance(recorded, bool):
         return False
@@ -58,6 +81,46 @@ def made_later(key: str, entry: object) -> bool:
         return False
     log(f"checkouts: {key} was made by git after its record; another worktree, not the checkout claudetto made")
     return True
+
+
+def drop_record(key: str, entry: object) -> None:
+    """Drop the record `entry` of the checkout at `key` (removed, or found gone), only while the
+    registry still holds that one: a checkout made there again since (`claude --worktree NAME`
+    right after the removal) was recorded anew, with a later `created`, and that record is its
+    own: dropped, its session's end would release nothing and WorktreeRemove call it unknown."""
+    from app.core.checkouts import edit_registry
+
+    def change(records: dict[str, object]) -> None:
+        now = records.get(key)
+        if isinstance(now, dict) and isinstance(entry, dict) and now.get("created") != entry.get("created"):
+            log(f"checkouts: {key} was made again since; its new record stays")
+        else:
+            records.pop(key, None)
+
+    edit_registry(change)
+
+
+def record_dropper(real: str) -> Callable[[], None]:
+    """Read the record of the checkout at `real` now, before its removal; the answer drops that
+    record once the removal is done (seed 002: it "goes away when the checkout is removed"),
+    also the session-start cleanup's. A registry that cannot be read or written leaves it: the
+    next SessionStart drops a record whose folder is gone."""
+    from app.core.checkouts import record_of
+
+    try:
+        found = record_of(real)
+    except (OSError, ValueError) as exc:
+        found = None
+        log(f"worktrees: the record of {real} could not be read: {exc}")
+
+    def drop() -> None:
+        try:
+            if found is not None:
+                drop_record(*found)
+        except (OSError, ValueError) as exc:  # StateBusy is an OSError
+            log(f"worktrees: the record of removed {real} stays for now: {exc}")
+
+    return drop
 
 
 def same_checkout(key: str) -> bool:

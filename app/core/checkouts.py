@@ -111,14 +111,18 @@ def register(checkout: Checkout, session_id: str | None, process: Process | None
              made: bool = False) -> None:
     """Record `checkout`; a session that asked for it holds it (running). One found again keeps
     its state: the SessionStart that follows finishes a cut-short release, or tells its note.
-    `made`: git made its worktree just now (its time: app/core/checkout_identity.py)."""
+    `made`: git made its worktree just now (its time and admin folder tell it from another
+    worktree later found there: app/core/checkout_identity.py)."""
+    from app.core.checkout_identity import admin_id
+
     def change(records: dict[str, Any]) -> None:
         entry = records.get(checkout.path)
+        fresh = made or not isinstance(entry, dict)
         if not isinstance(entry, dict):
             entry = {"project": checkout.project, "name": checkout.name, "branch": checkout.branch,
-                     "kind": checkout.kind, "created": time.time(), "state": "active", "sessions": {}}
-        if made:
-            entry["created"] = time.time()
+                     "kind": checkout.kind, "state": "active", "sessions": {}}
+        if fresh:
+            entry.update(created=time.time(), admin=admin_id(checkout.path))
         if session_id:
             _hold(entry, session_id, process)
         records[checkout.path] = entry
@@ -139,10 +143,6 @@ def record_of(path: str) -> tuple[str, dict[str, Any]] | None:
         if key in entries:
             return key, entries[key]
     return None
-
-
-def unregister(path: str) -> None:
-    edit_registry(lambda records: records.pop(path, None))
 
 
 # --- who holds a session checkout -----------------------------------------------------------

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import checkouts, paths
-from app.core.checkout_identity import same_checkout
+from app.core.checkout_identity import drop_record, same_checkout
 from app.core.log import log, printable
 from app.core.reopen import entered_again, state_after_release
 from app.core.scratch import scratch_plan, secret_inside
@@ -114,7 +114,7 @@ def release_checkout(path: str, *, session: str | None = None,
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if checkouts.folder_gone(key) is True:
         if not dry_run:
-            checkouts.unregister(key)
+            drop_record(key, entry)
             log(f"release: {key} is gone; its record is dropped")
         return Release(key, "missing", dry_run=dry_run)
     if swapped(key):

@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.checkouts import folder_gone, registry, unregister
+from app.core.checkout_identity import drop_record
+from app.core.checkouts import folder_gone, registry
 from app.core.log import log
 
 
@@ -94,7 +95,7 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
         if result.status == "kept":
             return kept(result.verdict.reason)
         return kept("not_removed", result.error or (None if result.status == "removed" else result.status))
-    unregister(key)
+    drop_record(key, entries[key])
     log(f"hook: WorktreeRemove {path}: removed ({result.bytes} bytes)")
     return CheckoutRemoval(path, True, "removed")
 
@@ -104,7 +105,7 @@ def _forget(key: str, entry: dict[str, Any]) -> None:
     drop it from the registry and let git forget that one worktree too, unless git's entry
     for it holds work (a user who `mv`-ed the checkout away to keep it: its index and HEAD
     live in that entry, which `git worktree repair` reconnects)."""
-    unregister(key)
+    drop_record(key, entry)
     project = entry.get("project")
     if isinstance(project, str) and os.path.isdir(project):
         from app.core.git import forget_worktree

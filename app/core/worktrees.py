@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core import git, processes, unique_work, worktree_entry
 from app.core.age import is_old
+from app.core.checkout_identity import record_dropper
 from app.core.git import GitWorktree
 from app.core.paths import inside
 from app.core.unique_work import REGENERABLE, GitFailed
@@ -238,6 +239,7 @@ def remove_worktree(
     branch = listing[real].branch if real in listing else None
     if dry_run:
         return WorktreeRemoval(str(path), "dry_run", measured, size.disk, size.files, branch)
+    drop_record = record_dropper(real)  # read now: one made there again after the removal is another's
     done = removal.remove(real, worktrees_dir(project), RULE, kind="worktree", session=session, size=size,
                           spawn=spawn, guard=_guard(real, cwds, size.repos, asking_session),
                           _before_remove=_before_remove)
@@ -251,24 +253,8 @@ def remove_worktree(
     if prune or (branch or "").startswith(_BRANCH_PREFIX):
         git.forget_worktree(project, real)
         deleted = delete_branch(project, branch)
-    _drop_record(real)
+    drop_record()
     return WorktreeRemoval(str(path), "removed", answer, done.bytes, done.files, branch, deleted)
-
-
-def _drop_record(real: str) -> None:
-    """A removed session checkout's registry record goes with it (seed 002: "goes away when
-    the checkout is removed"), also when the session-start cleanup removed it."""
-    from app.core import checkouts
-    from app.core.state import StateBusy
-
-    try:
-        found = checkouts.record_of(real)
-        if found is not None:
-            checkouts.unregister(found[0])
-    except (StateBusy, OSError, ValueError) as exc:  # the next SessionStart drops it then
-        from app.core.log import log
-
-        log(f"worktrees: the record of removed {real} stays for now: {exc}")
 
 
 def judge_removal(path: str | os.PathLike[str], project: str | os.PathLike[str], cwds: list[str],

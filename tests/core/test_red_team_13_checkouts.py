@@ -1,0 +1,199 @@
+"""Red team, round thirteen: session checkouts (seed 002) and the worktree rule.
+
+Driven with ordinary git, in the checkout or in the main one, then the release or a removal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import checkouts, worktrees
+from tests.support import ended_session_checkout, git, make_repo, run_cli, run_hook, set_mtime
+
+OLD = 40 * 86_400
+PERIOD = 30 * 86_400
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project pushed to its remote, ignoring node_modules."""
+    proj = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(proj, "remote", "add", "origin", str(origin))
+    git(proj, "push", "-q", "-u", "origin", "main")
+    return proj
+
+
+def worktree(proj: Path, name: str, *extra: str) -> Path:
+    path = proj / ".claude" / "worktrees" / name
+    git(proj, "worktree", "add", "-q", *(extra or ("-b", f"worktree-{name}")), str(path))
+    return path
+
+
+def judge(tree: Path, proj: Path) -> tuple[str, str]:
+    set_mtime(tree, OLD)
+    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
+    return verdict.action, verdict.reason
+
+
+# --- the record of a checkout made again where a removed one was ---------------------------
+
+
+def test_a_checkout_made_again_while_the_old_one_is_removed_keeps_its_record(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep removes an old released `work`; right after its folder went, and before its
+    record was dropped, `claude --worktree work` made the checkout again and recorded its
+    session. Dropping "the record of `work`" then took the new one: its session's end released
+    nothing, and WorktreeRemove called it `unknown`."""
+    old = ended_session_checkout(project, "work", "s-old")
+    set_mtime(old, OLD)
+    real_delete = worktrees.delete_branch
+    made: list[str] = []
+
+    def delete_then_create(proj: str, branch: str | None) -> bool:
+        deleted = real_delete(proj, branch)
+        done = run_hook({"hook_event_name": "WorktreeCreate", "session_id": "s-new", "cwd": str(project),
+                         "name": "work"}, cwd=project)
+        made.append(done.stdout.decode().strip().splitlines()[-1] if done.returncode == 0 else done.stderr.decode())
+        return deleted
+
+    monkeypatch.setattr(worktrees, "delete_branch", delete_then_create)
+    done = worktrees.remove_worktree(old, project, live_cwds=[], period_s=PERIOD)
+
+    assert done.status == "removed" and made == [str(old)] and old.is_dir()
+    record = checkouts.registry().get(str(old))
+    assert record is not None and record["sessions"].get("s-new") is True, checkouts.registry()
+
+
+def release(path: Path) -> dict[str, Any]:
+    """`claudetto release PATH --json`: its report (a refusal's stderr when it printed none)."""
+    result = run_cli("release", str(path), "--json")
+    assert "Traceback" not in result.stderr, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {"stderr": result.stderr}
+
+
+def test_a_users_own_worktree_moved_where_a_released_one_was_is_never_released(
+        project: Path, tmp_path: Path) -> None:
+    """The user's own worktree (made before, on a branch of their own, its `build/` and
+    `node_modules/` theirs) is moved with `git worktree move` to where a released checkout was,
+    removed since with git; the old record is still there. Git's creation time of that worktree
+    is older than the record: it passed for the checkout claudetto made, and went released."""
+    mine = tmp_path / "mine"
+    git(project, "worktree", "add", "-q", "-b", "my-branch", str(mine))
+    (mine / "node_modules" / "dep").mkdir(parents=True)
+    (mine / "node_modules" / "dep" / "i.js").write_text("the user's install\n")
+    (mine / "build").mkdir()
+    (mine / "build" / "app").write_text("the user's build\n")
+    old = ended_session_checkout(project, "work", "s-old")
+    git(project, "worktree", "remove", str(old))
+    git(project, "worktree", "move", str(mine), str(old))
+
+    done = release(old)
+
+    assert (old / "node_modules" / "dep" / "i.js").exists(), done
+    assert (old / "build" / "app").exists(), done
+
+
+# --- a commit only a repository-wide ref holds -----------------------------------------------
+
+
+def clean(*projects: Path) -> dict[str, Any]:
+    result = run_cli("clean", "--json", *map(str, projects))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def kept_reasons(report: dict[str, Any]) -> dict[str, str]:
+    return {str(k["path"]): str(k["reason"]) for k in report["worktrees_kept"]}
+
+
+HOLDERS = {
+    "tag": ["tag", "v-local"],
+    "replace": ["replace", "--graft", "HEAD"],
+    "notes": ["notes", "add", "-m", "the only copy of my review"],
+    "stash": None,
+}
+
+
+@pytest.mark.parametrize("holder", sorted(HOLDERS))
+def test_a_commit_only_a_shared_ref_holds_outlives_the_checkout_and_a_gc(project: Path, holder: str) -> None:
+    """(Held.) A commit made on a detached HEAD in the checkout, then held only by a ref every
+    worktree shares (a tag made in the checkout, `git replace`, `git notes`, a `git stash`
+    whose base is that commit), then the checkout switched back to its branch: the commit
+    (and the stash, the note) survive the sweep and the main checkout's `git gc --prune=now`
+    after."""
+    tree = worktree(project, "shared")
+    git(tree, "switch", "-q", "--detach")
+    (tree / "mine.txt").write_text("work\n")
+    git(tree, "add", "mine.txt")
+    git(tree, "commit", "-q", "-m", "the only copy")
+    only = git(tree, "rev-parse", "HEAD")
+    if holder == "stash":
+        (tree / "mine.txt").write_text("more work\n")
+        git(tree, "stash", "-q")
+    else:
+        git(tree, *(HOLDERS[holder] or []))
+    if holder == "replace":  # the grafted copy (made a root): only refs/replace holds it
+        only = git(tree, "rev-parse", f"refs/replace/{only}")
+    git(tree, "switch", "-q", "worktree-shared")
+    set_mtime(tree, OLD)
+
+    report = clean(project)
+    git(project, "gc", "-q", "--prune=now")
+
+    # a tag or a stash holds the commit itself: the checkout goes; a note or a replacement does
+    # not (the commit noted, or replaced, is still only in the checkout's reflog): kept
+    assert tree.exists() == (holder in ("notes", "replace")), report
+
+    assert git(project, "cat-file", "-t", only) == "commit"
+    if holder == "stash":
+        assert "more work" in git(project, "stash", "show", "-p", "stash@{0}")
+    if holder == "notes":
+        assert git(project, "notes", "show", only) == "the only copy of my review"
+
+
+def test_a_worktree_of_another_repository_placed_here_is_never_judged_as_this_ones(
+        project: Path, tmp_path: Path) -> None:
+    """(Held.) `git -C ../other worktree add <project>/.claude/worktrees/x`: git of this
+    project does not list it. Kept `not_a_worktree` by the sweep, `unknown` by WorktreeRemove;
+    WorktreeCreate of that name fails loud; its files and its commits stay."""
+    other = make_repo(tmp_path / "other", files={"o.txt": "o\n"})
+    x = project / ".claude" / "worktrees" / "x"
+    git(other, "worktree", "add", "-q", "-b", "worktree-x", str(x))
+    git(x, "commit", "-q", "--allow-empty", "-m", "other's")
+    (x / "node_modules").mkdir()
+    (x / "node_modules" / "dep.js").write_text("dep\n")
+    set_mtime(x, OLD)
+
+    assert kept_reasons(clean(project)).get(str(x)) == "not_a_worktree"
+    made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": "s1", "cwd": str(project), "name": "x"},
+                    cwd=project)
+    removed = run_hook({"hook_event_name": "WorktreeRemove", "session_id": "s1", "cwd": str(project),
+                        "worktree_path": str(x)}, cwd=project)
+
+    assert made.returncode != 0 and removed.returncode == 1, (made.stderr, removed.stderr)
+    assert (x / "node_modules" / "dep.js").exists() and str(x) in git(other, "worktree", "list")
+    assert checkouts.registry() == {}
+
+
+def test_a_worktree_named_with_a_newline_is_judged_as_itself(project: Path) -> None:
+    """(Held.) `git worktree add $'.claude/worktrees/a\\nworktree b'` beside `b`: git's listing
+    is read NUL-separated, so the name cannot pass for another entry. The one holding a draft
+    is kept `dirty`, the clean merged one beside it goes."""
+    b = worktree(project, "b", "--detach")
+    odd = project / ".claude" / "worktrees" / "a\nworktree b"
+    git(project, "worktree", "add", "-q", "--detach", str(odd))
+    (odd / "draft.md").write_text("the only copy\n")
+    for tree in (b, odd):
+        set_mtime(tree, OLD)
+
+    report = clean(project)
+
+    assert (odd / "draft.md").exists(), report
+    assert kept_reasons(report).get(str(odd)) == "dirty", report
+    assert not b.exists(), report
