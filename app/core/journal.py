@@ -78,14 +78,14 @@ def append_result(result: Any, token: str | None = None, *, strict: bool = False
     append(line, strict=strict)
 
 
-def take_back(result: Any, token: str) -> None:
+def take_back(result: Any, token: str, why: str | None = None) -> None:
     """A `left` line of all a `removed` line counted: the file it named was gone when its
     unlink came (another removal, a session start's beside the dashboard's, took it after
-    this one's check), so this removal freed none of it, and the day's total must not
-    count it twice."""
+    this one's check), or refused to go (`why`: `chattr +i`), so this removal freed none of
+    it, and the day's total must not count it (twice, or at all)."""
     append({"path": result.path, "kind": result.kind, "bytes": result.bytes, "rule": result.rule,
             "session": result.session, "result": "left", "id": token,
-            "reason": "gone before its unlink: another removal took it"})
+            "reason": why or "gone before its unlink: another removal took it"})
 
 
 def _write_line(target: Path, line: bytes) -> None:

@@ -20,7 +20,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from app.core import journal, mounts
@@ -30,7 +30,6 @@ from app.core.fd_removal import (
     SWAPPED,
     Kept,
     Refused,
-    Tally,
     count_at_least,
     empty_dir,
     open_parent,
@@ -40,8 +39,9 @@ from app.core.journal import report_unfinished, unfinished_removals
 from app.core.log import log
 from app.core.paths import resolve_parents as _resolved
 from app.core.purge import leftovers_step, purge_here, purge_step, purge_trash, spawn_purge
+from app.core.removal_job import Guard, Removal, Removing
 from app.core.scanner import PathLike, TreeSize, scan, text_path
-from app.core.trash import ROOT_TRASH_NAME, put_back, to_purge, to_trash, trash_places
+from app.core.trash import ROOT_TRASH_NAME, drop_origin, put_back, to_purge, to_trash, trash_places
 
 #: The removal's whole API, so that its callers need one module.
 __all__ = ["ROOT_TRASH_NAME", "Guard", "Removal", "containment", "leftovers_step", "purge_step", "purge_trash",
@@ -52,106 +52,8 @@ TRASH_MIN_ENTRIES = 1000
 TRASH_MIN_FILE_BYTES = 1 << 30
 
 
-@dataclass(frozen=True)
-class Removal:
-    path: str
-    rule: str
-    kind: str
-    session: str | None
-    status: str  # "removed" | "kept" | "refused" | "missing" | "failed" | "dry_run"
-    # kept: the guard's reason, or `journal` (the journal could not be written first);
-    # refused: outside_root|symlink|escapes_root|other_fs|mount|changed|owner; failed: the error
-    reason: str | None
-    bytes: int  # disk bytes freed (or that would be)
-    files: int  # non-directories removed
-    folders: int  # directories removed
-    trashed: bool = False  # renamed into a trash folder; a detached purge finishes it
-
-    @property
-    def removed(self) -> bool:
-        return self.status == "removed"
-
-
 #: `path` with every parent resolved and the last component kept as it is
 _target = _resolved
-
-#: A last check at the moment of removal: given the path where the entry is now (a folder
-#: already moved aside into the trash), None lets it go, a keep reason puts it back.
-Guard = Callable[[str], "str | None"]
-
-
-class _Removing:
-    """One call of `remove`: what it removes, how it journals, and what it has done so far."""
-
-    def __init__(self, path: str, rule: str, kind: str, session: str | None, write: bool,
-                 guard: Guard | None) -> None:
-        self.path = path
-        self.rule = rule
-        self.kind = kind
-        self.session = session
-        self.write = write
-        self.guard = guard
-        self.token = os.urandom(6).hex()
-        self.target = path  # parents resolved, once checked
-        self.root_real = ""
-        self.root_dev = -1
-        self.root_ino = -1  # the root as checked: one swapped (a parent relinked) since is not it
-        self.measured = TreeSize(path, 0, 0, 0, 0)
-        self.tally = Tally()
-        self.committed: list[Removal] = []
-        self.left: TreeSize | None = None  # what a purge here could not take (`chattr +i`)
-
-    def result(self, status: str, reason: str | None = None, freed: int = 0, files: int = 0,
-               folders: int = 0) -> Removal:
-        """An answer other than the committed removal, journaled with this call's id."""
-        result = Removal(self.path, self.rule, self.kind, self.session, status, reason, freed, files, folders)
-        if self.write:
-            _journal(result, self.token)
-        return result
-
-    def commit(self, trashed: bool) -> None:
-        """The journal line, written right before the step that cannot be undone."""
-        m = self.measured
-        result = Removal(self.path, self.rule, self.kind, self.session, "removed", None, m.disk, m.files - m.others,
-                         m.folders, trashed)
-        if self.write:
-            try:
-                _journal(result, self.token, strict=True)
-            except OSError:
-                raise Kept("journal") from None
-        self.committed.append(result)
-
-    def start(self) -> None:
-        """The `started` line of a removal in place, written before anything goes."""
-        if self.write:
-            try:
-                journal.append_started(self.path, self.rule, self.kind, self.session, self.measured.disk,
-                                       self.token)
-            except OSError:
-                raise Kept("journal") from None
-
-    def ask(self, where: str) -> str | None:
-        """The guard's answer for the entry where it now is; a guard that fails keeps it
-        (when unsure, keep)."""
-        if self.guard is None:
-            return None
-        try:
-            return self.guard(where)
-        except Exception as exc:  # noqa: BLE001 - any failure of a check means: keep
-            log(f"removal: the check before removing {where!r} failed ({type(exc).__name__}: {exc}); kept")
-            return "failed"
-
-    def take_back(self) -> None:
-        """The committed line taken back (`journal.take_back`): the file was gone at its
-        unlink, taken by another removal after this one's check, which freed nothing."""
-        if self.write and self.committed:
-            journal.take_back(self.committed[0], self.token)
-        self.committed.clear()
-
-    def keep_unless_clear(self, where: str) -> None:
-        reason = self.ask(where)
-        if reason is not None:
-            raise Kept(reason)
 
 
 def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
@@ -180,7 +82,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     checks but removes nothing and writes no journal line.
     """
     text = text_path(path)
-    job = _Removing(text, rule, kind, session, journal and not dry_run, guard)
+    job = Removing(text, rule, kind, session, journal and not dry_run, guard)
     checked = _check(job, root)
     if checked is not None:
         return checked
@@ -206,7 +108,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     return _outcome(job, trashed, spawn)
 
 
-def _check(job: _Removing, root: PathLike) -> Removal | None:
+def _check(job: Removing, root: PathLike) -> Removal | None:
     """The checks before anything is touched: containment, the root's file system, no mount
     point at or inside the path. None when it may go on (`job` then knows where)."""
     reason = containment(job.path, root)
@@ -233,7 +135,7 @@ def _check(job: _Removing, root: PathLike) -> Removal | None:
     return None
 
 
-def _outcome(job: _Removing, trashed: bool, spawn: bool) -> Removal:
+def _outcome(job: Removing, trashed: bool, spawn: bool) -> Removal:
     """The answer once the removal ran: the committed line (with what was really counted
     when it was purged here), or `failed` with what was freed when it was cut short."""
     tally = job.tally
@@ -266,10 +168,7 @@ def _measure(target: str, size: int | TreeSize | None) -> TreeSize:
     return TreeSize(target, 0, max(0, int(size)), 0, 0)
 
 
-_journal = journal.append_result
-
-
-def _remove_at(parent_fd: int, name: str, trash: bool | None, job: _Removing) -> bool:
+def _remove_at(parent_fd: int, name: str, trash: bool | None, job: Removing) -> bool:
     """Remove `name` in the folder `parent_fd`; True when a detached purge finishes it."""
     try:
         st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
@@ -286,35 +185,65 @@ def _remove_at(parent_fd: int, name: str, trash: bool | None, job: _Removing) ->
     return _remove_file(parent_fd, name, st, trash, job)
 
 
-def _remove_file(parent_fd: int, name: str, st: os.stat_result, trash: bool | None, job: _Removing) -> bool:
-    """A file: checked, journaled and unlinked; a very big one goes to the trash and the
-    detached purge."""
+def _remove_file(parent_fd: int, name: str, st: os.stat_result, trash: bool | None, job: Removing) -> bool:
+    """A file: checked, renamed into the trash (where it must still be the file checked: a
+    name saved over meanwhile, by an editor's new file or a link, goes back), journaled and
+    unlinked there; a very big one is left to the detached purge. With no trash it is
+    unlinked in place, once more compared with the file checked right before."""
     job.keep_unless_clear(job.target)
-    if trash or (trash is None and st.st_blocks * 512 >= TRASH_MIN_FILE_BYTES):
-        moved = to_trash(parent_fd, name, st, job.root_real, job.token, job.target)
-        if moved is not None:
-            trash_fd, slot, _ = moved
-            try:
-                _commit_or_put_back(job, trash_fd, slot, parent_fd, name, True)
-                to_purge(trash_fd, slot)
-            finally:
-                os.close(trash_fd)
-            return True
+    detached = bool(trash) or (trash is None and st.st_blocks * 512 >= TRASH_MIN_FILE_BYTES)
+    moved = to_trash(parent_fd, name, st, job.root_real, job.token, job.target)
+    if moved is not None:
+        trash_fd, slot, _ = moved
+        try:
+            _commit_or_put_back(job, trash_fd, slot, parent_fd, name, detached)
+            if not detached and _unlinked(trash_fd, slot, st, job):
+                drop_origin(trash_fd, slot)
+                return False
+            to_purge(trash_fd, slot)
+        finally:
+            os.close(trash_fd)
+        return True
+    _still_checked(parent_fd, name, st)
     job.commit(False)
+    _still_checked(parent_fd, name, st, job)
+    if not _unlinked(parent_fd, name, st, job):
+        job.take_back(job.tally.first_error)
+    return False
+
+
+def _still_checked(parent_fd: int, name: str, st: os.stat_result, job: Removing | None = None) -> None:
+    """Refused (its committed line taken back) unless `name` is still the file checked."""
     try:
-        os.unlink(name, dir_fd=parent_fd)
+        now = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        now = None
+    if now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        if job is not None:
+            job.take_back()
+        raise Refused("missing" if now is None else "symlink" if stat.S_ISLNK(now.st_mode) else "changed")
+
+
+def _unlinked(fd: int, name: str, st: os.stat_result, job: Removing) -> bool:
+    """Unlink `name` in the folder `fd`, counted; False (the error counted) when it refuses
+    to go (`chattr +i`, `+a`). Gone or a folder meanwhile: refused, its line taken back."""
+    try:
+        os.unlink(name, dir_fd=fd)
     except FileNotFoundError:
         job.take_back()
         raise Refused("missing") from None
     except IsADirectoryError:  # swapped for a folder after the check: nothing went
         job.take_back()
         raise Refused("changed") from None
+    except OSError as exc:
+        job.tally.error(exc, "unlink")
+        return False
     job.tally.files += 1
     job.tally.regular += stat.S_ISREG(st.st_mode)
-    return False
+    return True
 
 
-def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | None, job: _Removing) -> bool:
+def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | None, job: Removing) -> bool:
     """A folder: renamed into the trash, checked once more where it now is, journaled, then
     purged here (or left to the detached purge); in place when there is no trash."""
     try:
@@ -360,7 +289,7 @@ def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | Non
 
 
 def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: int, detached: bool,
-                   job: _Removing) -> bool:
+                   job: Removing) -> bool:
     """A folder now in the trash: the guard once more where it is, the journal line, then
     the purge here unless `detached`. A keep puts it back where it was."""
     trash_fd, slot, slot_path = moved
@@ -377,7 +306,7 @@ def _through_trash(moved: tuple[int, str, str], parent_fd: int, name: str, dev: 
         os.close(trash_fd)
 
 
-def _commit_or_put_back(job: _Removing, trash_fd: int, slot: str, parent_fd: int, name: str,
+def _commit_or_put_back(job: Removing, trash_fd: int, slot: str, parent_fd: int, name: str,
                         trashed: bool, where: str | None = None) -> None:
     """The guard asked again where the entry now is (`where`), then its journal line; a keep,
     or Ctrl-C before the line is written, puts it back where it was at once."""
