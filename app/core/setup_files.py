@@ -7,7 +7,9 @@ settings' hooks and status line) and its git hooks (`pre-commit install` run fro
 writes `INSTALL_PYTHON=$d/venv/bin/python` into `.git/hooks/pre-commit`: every commit fails once
 the venv is gone); in the home, also what a shell, a login, git, ssh, pip, conda or go read at
 start, and what starts programs at login, whose entries may be links into the output
-(`systemctl --user link "$d/web.service"` names nothing of the folder inside the unit).
+(`systemctl --user link "$d/web.service"` names nothing of the folder inside the unit), and
+what Claude itself starts in every later session: the MCP servers `claude mcp add` registered
+in `.claude.json` and the hooks of the user's settings, wherever `CLAUDE_CONFIG_DIR` put them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from __future__ import annotations
 import os
 
 from app.core.repository_rules import _names, links_in, paths_named, small_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 #: The files a login or interactive shell, git, ssh or a package tool reads at start, in the home.
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".profile", ".zshrc", ".zshenv",
@@ -33,7 +39,8 @@ _MAX_ENTRIES = 200
 def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> None:
     """The absolute paths a place's tool set-up files name (`PROJECT_FILES`, its git hooks; in
     the home, its `STARTUP_FILES` and `STARTUP_FOLDERS` too, and where a link among the latter
-    leads) and the commands of its Claude settings' hooks and status line:
+    leads, the user's Claude settings in Claude's config folder and the MCP servers
+    `.claude.json` registers) and the commands of its Claude settings' hooks and status line:
     `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
     `ExecStart=/tmp/x/server` in a user unit, a hook running `/tmp/x/check.sh`. (A settings
     file's `additionalDirectories` is no such use: it keeps nothing once its sessions end.)"""
@@ -49,11 +56,50 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
         files += [os.path.join(folder, name) for name in _names(folder)[:_MAX_ENTRIES]]
         links_in(folder, found, budget)  # a unit `systemctl --user link` made: a link into the output
     found += paths_named(files, word)
-    for file in (os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")):
+    settings = [os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")]
+    for file in [*settings, *(_users_settings() if home else ())]:
         try:
             data = json.loads(small_text(file) or "null")
         except (ValueError, RecursionError):
             continue
         commands = json.dumps([data.get("hooks"), data.get("statusLine")], ensure_ascii=False) if isinstance(
             data, dict) else ""
-        found += [(file, os.path.realpath(match.group())) for match in word.finditer(commands)]
+        found += _said(file, commands, word)
+    if home:
+        file, servers = _mcp_servers()
+        found += _said(file, json.dumps(servers, ensure_ascii=False), word)
+
+
+def _said(file: str, text: str, word: re.Pattern[str]) -> list[tuple[str, str]]:
+    """(file, path) for each absolute path in `text`, as written (normalised) and real."""
+    return [(file, spelled) for match in word.finditer(text)
+            for spelled in (os.path.normpath(match.group()), os.path.realpath(match.group()))]
+
+
+def _users_settings() -> list[str]:
+    """The user's Claude settings in Claude's config folder, wherever `CLAUDE_CONFIG_DIR` put it
+    (`~/.claude` is read as a folder of the home already)."""
+    from app.core import paths
+
+    return [os.path.join(paths.config_dir_str(), "settings.json")]
+
+
+def _mcp_servers() -> tuple[str, list[object]]:
+    """`.claude.json` and the MCP servers it registers: the user's (`mcpServers`) and each
+    project's (`projects[<path>].mcpServers`, what `claude mcp add` writes by default). Claude
+    starts each from its `command`, `args`, `env` and `cwd` in every later session."""
+    from app.core import paths
+    from app.core.settings import read_settings
+
+    file = os.fspath(paths.claude_json())
+    try:  # bounded as Claude's own read (it keeps a history per project)
+        data = read_settings(paths.claude_json(), limit=1 << 30)
+    except (OSError, ValueError, RecursionError):
+        return file, []
+    if not isinstance(data, dict):
+        return file, []
+    projects = data.get("projects")
+    servers = [data.get("mcpServers")]
+    servers += [p.get("mcpServers") for p in projects.values() if isinstance(p, dict)] if isinstance(
+        projects, dict) else []
+    return file, [s for s in servers if isinstance(s, dict)]

@@ -212,3 +212,61 @@ def test_a_claim_left_out_past_the_bound_is_logged(sandbox: SandboxEnv) -> None:
     assert len(data["pending"]) == MAX_PENDING and data["pending"][-1]["path"] == str(tmp / "late")
     logged = "".join(p.read_text() for p in Path(os.path.realpath(sandbox.claude_tmp_root)).rglob("*.log"))
     assert f"1 older claim(s) of {SID} dropped" in logged, logged[-2000:]
+
+
+# --- Claude's own configuration naming a temp folder ---------------------------------------------
+
+
+def test_an_mcp_server_registered_from_a_temp_folder_keeps_it(sandbox: SandboxEnv) -> None:
+    """A session builds an MCP server in a temp folder and registers it: `claude mcp add weather
+    -- node "$d/build/index.js"` (local scope: `.claude.json` `projects[<proj>].mcpServers`) and
+    `claude mcp add --scope user notes -- "$d/venv/bin/python" -m notes_server` (its top-level
+    `mcpServers`). Every later session of the project starts them from the folder; once it is
+    gone they fail to connect. Both folders were removed by age."""
+    import json
+
+    from app.core import paths
+
+    project = pushed_project(sandbox.home)
+    local, user = temp_folder(project), temp_folder(project)
+    paths.claude_json().write_text(json.dumps({
+        "numStartups": 12,
+        "mcpServers": {"notes": {"type": "stdio", "command": f"{user}/venv/bin/python", "args": ["-m", "notes_server"],
+                                 "env": {}}},
+        "projects": {str(project): {"allowedTools": [], "mcpServers": {
+            "weather": {"type": "stdio", "command": "node", "args": [f"{local}/build/index.js"], "env": {}}}}}}))
+    entries = week_later(sandbox.state, local, user)
+    assert (entries[str(local)], entries[str(user)]) == (("kept", "in_use"), ("kept", "in_use")), entries
+
+
+def test_a_hook_of_the_users_settings_in_a_moved_config_folder_keeps_its_temp_folder(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CLAUDE_CONFIG_DIR=~/.config/claude`: the user's `settings.json` lies there, not in
+    `~/.claude`. A `PostToolUse` hook a session added to it running `$d/lint.sh` was not read,
+    and the folder was removed by age."""
+    import json
+
+    config = sandbox.home / ".config" / "claude"
+    config.mkdir(parents=True)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    (config / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [
+        {"type": "command", "command": f"{folder}/lint.sh"}]}]}}))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_an_mcp_server_of_another_folder_keeps_no_temp_folder(sandbox: SandboxEnv) -> None:
+    """(Held.) The control: servers started from the project and from `npx`: the temp folder goes."""
+    import json
+
+    from app.core import paths
+
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    paths.claude_json().write_text(json.dumps({
+        "mcpServers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", str(project)]}},
+        "projects": {str(project): {"mcpServers": {"own": {"command": f"{project}/server.sh"}}}}}))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
