@@ -109,20 +109,25 @@ def places() -> list[str]:
     keeps: another account's (`CLAUDE_CONFIG_DIR=~/.claude-work`, its plugin's own
     `CLAUDE_PLUGIN_DATA`) and the terminal's `claudetto clean`. Noted only in its own state,
     a Claude's ids before `/clear` were dead to them, and their session folders went. A
-    log root that is not a folder of this user's (a symlink, another user's) is not used."""
+    log root that is not a folder of this user's (a symlink, another user's) is not used, nor
+    one holding a `.git` (the user's own clone, as the gate-log rule says: notes written there
+    were files in their working tree); one that is our state folder under another name (a
+    link) is that one place."""
     import stat
 
     own = file_str()
     root = os.path.join(paths.claude_tmp_root_str(), "claudetto")
     try:
         st = os.lstat(root)
-        usable = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+        usable = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not os.path.lexists(
+            os.path.join(root, ".git"))
     except FileNotFoundError:
         usable = True  # made as the logs' folder is
     except OSError:
         usable = False
     shared = os.path.join(root, FILE_NAME)
-    return [own, shared] if usable and shared != own else [own]
+    same = os.path.realpath(os.path.dirname(own)) == os.path.realpath(root)
+    return [own, shared] if usable and not same else [own]
 
 
 def note(pid: int, start: str, session: str, cwd: str | None) -> None:

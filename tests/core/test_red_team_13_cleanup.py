@@ -24,8 +24,11 @@ import pytest
 
 from app.core import paths, sessions
 from app.core.claude_process import start_of
+from app.core.earlier_sessions import FILE_NAME, places
 from tests.core.test_other_configs import other_claude
-from tests.support import SandboxEnv, run_cli, set_mtime
+from tests.core.test_red_team_10_liveness import settled
+from tests.hooks.test_checkouts import Claude
+from tests.support import SandboxEnv, git, make_repo, run_cli, set_mtime
 
 DAY = 86_400
 
@@ -150,6 +153,43 @@ def test_the_claude_that_ends_a_session_it_was_started_to_resume_does_not_keep_i
     assert sessions.liveness().has(sid)
     assert not sessions.liveness(ending_session=sid).has(sid)
     assert not sessions.liveness(ending_session=sid, ending_pid=proc.pid).has(sid)
+
+
+# --- the notes of which Claude ran which id -----------------------------------------------------
+
+
+def test_the_notes_are_never_written_into_a_users_clone_named_like_the_log_root(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`<tmp>/claudetto` is the user's own clone (the gate-log rule already leaves such a
+    root alone). Before: every SessionStart wrote `claude-processes.json` and its lock into
+    it, two files the user never made in their working tree."""
+    clone = make_repo(paths.log_root(), files={"README.md": "mine\n"})
+    project = tmp_path / "proj"
+    project.mkdir()
+    claude = Claude(sandbox, str(uuid.uuid4()), project)
+    try:
+        claude.start()
+        settled(sandbox)
+        assert not any(FILE_NAME in name for name in os.listdir(clone))
+        assert FILE_NAME not in git(clone, "status", "--porcelain", "--untracked-files=all")
+        first = claude.session_id
+        claude.session_id = str(uuid.uuid4())
+        claude.write_file()
+        claude.start("clear")
+        assert sessions.liveness().has(first)  # noted in claudetto's own state
+    finally:
+        claude.proc.kill()
+        claude.proc.wait()
+
+
+def test_the_shared_notes_named_through_a_link_are_one_place(sandbox: SandboxEnv, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """claudetto's state named through a link to the log root (`CLAUDETTO_HOME=~/ct` with
+    `~/ct` -> `<tmp>/claudetto`) is the shared place itself: one file, noted once."""
+    paths.log_root().mkdir(parents=True)
+    os.symlink(paths.log_root(), tmp_path / "ct")
+    monkeypatch.setenv("CLAUDETTO_HOME", str(tmp_path / "ct"))
+    assert places() == [str(tmp_path / "ct" / FILE_NAME)]
 
 
 # --- what goes, whatever it holds -------------------------------------------------------------
