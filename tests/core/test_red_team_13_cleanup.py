@@ -108,15 +108,16 @@ def claude_running(sandbox: SandboxEnv) -> Iterator[Callable[..., subprocess.Pop
     ["--resume", "{sid}"],  # between its start and its sessions file, or an older Claude that writes none
     ["-r", "{sid}"],
     ["--resume={sid}"],
-    ["-p", "--resume", "{sid}", "--output-format", "json", "go on"],  # headless, hooks off for it
+    ["-p", "--bare", "--resume", "{sid}", "--output-format", "json", "go on"],  # headless: --bare runs no hook
     ["--resume", "{sid}", "--fork-session"],  # the parent's scratchpad is in the conversation
     ["--session-id", "{sid}"],
 ])
 def test_a_claude_whose_command_line_names_an_old_session_keeps_its_folder_while_it_runs(
         sandbox: SandboxEnv, claude_running: Callable[..., subprocess.Popen[bytes]], args: list[str]) -> None:
     """Before: a Claude that names the session on its command line but in no sessions file
-    (one starting, whose file is not written yet; `claude -p --resume` run with no hook of
-    ours to note it; a fork in a new process) held nothing, and the month-old folder it
+    (one starting, whose file is not written yet; `claude -p --bare --resume`, the mode the
+    docs advise for scripts, which runs no hook that could note it; a fork in a new process)
+    held nothing, and the month-old folder it
     resumes went at another session's cleanup."""
     sid = str(uuid.uuid4())
     folder = _old_folder(sandbox, "-srv-work", sid)
