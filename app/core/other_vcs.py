@@ -1,5 +1,5 @@
 """Repositories of other version control systems: Mercurial, Subversion, Bazaar, Jujutsu,
-darcs, Fossil, Pijul.
+darcs, Fossil, Pijul, Sapling.
 
 The scanner's one walk notes a folder holding such a marker beside the git repositories it
 finds (`TreeSize.repos`), so every removal that judges git work (an output, a session folder,
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 #: The folder (or file) each system keeps at a working copy's top.
-MARKS = frozenset({".hg", ".svn", ".bzr", ".jj", "_darcs", ".fslckout", "_FOSSIL_", ".pijul"})
+MARKS = frozenset({".hg", ".svn", ".bzr", ".jj", "_darcs", ".fslckout", "_FOSSIL_", ".pijul", ".sl"})
 #: Those that are files (Fossil's checkout database), and those that are folders.
 FILE_MARKS = frozenset({".fslckout", "_FOSSIL_"})
 DIR_MARKS = MARKS - FILE_MARKS

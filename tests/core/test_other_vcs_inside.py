@@ -16,7 +16,7 @@ import pytest
 from tests.core.test_red_team_9_removal import OLD, clean_json, session_folder
 from tests.support import SandboxEnv, add_record, gc_entries, git, make_repo, run_cli, set_mtime
 
-MARKS = (".hg", ".jj", ".svn", ".bzr", "_darcs", ".pijul", ".fslckout", "_FOSSIL_")
+MARKS = (".hg", ".jj", ".svn", ".bzr", "_darcs", ".pijul", ".sl", ".fslckout", "_FOSSIL_")  # .sl: Sapling
 
 
 def working_copy(folder: Path, mark: str) -> Path:
