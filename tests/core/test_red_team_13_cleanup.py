@@ -218,3 +218,45 @@ def test_names_that_are_not_utf8_go_and_are_journaled(sandbox: SandboxEnv) -> No
     report = _clean()
     assert not inside.exists() and not odd.exists(), report
     assert _journaled(inside) == ["removed"] and _journaled(odd) == ["removed"]
+
+
+def test_links_to_the_home_put_in_claudes_temp_folder_by_hand_take_nothing_of_it(sandbox: SandboxEnv) -> None:
+    """(Held.) `ln -s ~ ...` as a probe's name, as a session folder's, as a project folder's,
+    and inside an old session folder: the one inside goes with its folder, the others stay,
+    and never what they point at."""
+    (sandbox.home / "thesis.tex").write_text("years of work\n")
+    sid = str(uuid.uuid4())
+    links = [sandbox.claude_tmp / "fswatch-probe-home", sandbox.claude_tmp / "-home-me" / sid,
+             sandbox.claude_tmp / "-home-me-proj"]
+    links[1].parent.mkdir(parents=True)
+    for link in links:
+        os.symlink(sandbox.home, link)
+        os.utime(link, (0, 0), follow_symlinks=False)
+    folder = _old_folder(sandbox, "-srv-w", str(uuid.uuid4()))
+    os.symlink(sandbox.home, folder / "tasks" / "home")
+    set_mtime(folder / "tasks", 31 * DAY)
+    set_mtime(folder, 31 * DAY)
+    report = _clean()
+    assert (sandbox.home / "thesis.tex").read_text() == "years of work\n", report
+    assert not folder.exists()  # its link went with it
+    assert all(os.path.islink(link) for link in links)  # the removal takes no link for a folder
+    assert report["unknown_kept"] == 2
+
+
+def test_an_old_folder_holding_a_worktree_of_the_users_repository_with_work_only_there_is_kept(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """(Held.) `git worktree add <session folder>/tasks/wt` of the user's repository: a commit
+    on its new branch only, and an edit not committed; kept, and git still knows it."""
+    repo = make_repo(tmp_path / "repo", files={"a.txt": "a\n"})
+    folder = _old_folder(sandbox, "-srv-w", str(uuid.uuid4()))
+    worktree = folder / "tasks" / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "spike", str(worktree))
+    (worktree / "b.txt").write_text("b\n")
+    git(worktree, "add", "b.txt")
+    git(worktree, "commit", "-qm", "spike")
+    (worktree / "a.txt").write_text("edited\n")
+    for path in (folder / "tasks", folder):
+        set_mtime(path, 31 * DAY)
+    _clean()
+    assert (worktree / "a.txt").read_text() == "edited\n"
+    assert str(worktree) in git(repo, "worktree", "list")
