@@ -179,10 +179,24 @@ def relative_dates(line: str) -> list[str]:
     prose = re.sub(r"~~.*?~~", " ", re.sub(r"(`+).*?\1", " ", line))
     # an address is a name, not prose: `…/d/today-errors`, `[notes](standup-today.md)`
     prose = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\]\([^)\s]*\)", " ", prose, flags=re.IGNORECASE)
+    prose = re.sub(r"\S+", _unless_name, prose)
     # `_last week_` is emphasis: its underscores are word characters, so no word edge showed
     # the date (inside a name, `last_week_report`, they stay)
     prose = re.sub(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])", " ", prose)
     return [" ".join(match.group(0).split()) for match in _pattern.finditer(prose)]
+
+
+def _unless_name(word: Any) -> str:
+    """A blank for a word that is a name (a path, a file name, a call, a decorator, an address,
+    a flag's value, a channel: `notes/today.md`, `today()`, `@today`, `--since=yesterday`,
+    `#today`), else the word. Prose around them is still read: `yesterday/today` is no path."""
+    import re
+
+    token = word.group(0).strip("\"'()[]{},;:!?*").rstrip(".")
+    if (token.startswith(("/", "./", "../", "~/", "@", "#", "--")) and len(token) > 2) or "@" in token \
+            or re.search(r"\w\.[a-z0-9]{1,8}$", token) or re.search(r"\w\(", word.group(0)):
+        return " "
+    return word.group(0)
 
 
 def index_problems(lines: list[tuple[int, str]], corrections: frozenset[int] = frozenset()) -> list[str]:

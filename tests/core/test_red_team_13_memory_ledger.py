@@ -18,6 +18,7 @@ import pytest
 
 from app.core import stat_blind
 from app.core.memory import sweep
+from app.core.memory_lint import relative_dates
 from app.core.secret_files import present_files, unseen_changes
 from tests.core.test_memory import FRONT, write_memory
 from tests.support import git, make_repo
@@ -113,3 +114,34 @@ def test_a_fact_another_checkout_of_the_repository_bears_out_is_no_rot(tmp_path:
     for where in (repo, worktree, sibling):
         assert [(f.line, f.kind, f.token) for f in sweep(str(where), remember=False)] == [
             (gone, "vanished_artifact", "src/csv_reader.py")]
+
+
+# --- the write lint: names are not prose --------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "- Standup notes go in notes/today.md, one file a day.",
+    "- The cron job writes /var/log/shop/today.log and rotates it.",
+    "- The summary is kept in standup-today.md beside the notes.",
+    "- Opened files are listed in ./recently/opened.txt.",
+    "- `Clock` wraps datetime.date.today() so tests can fix the date.",
+    "- Call today() from shop.clock, never the system clock.",
+    "- The @today fixture freezes the clock at 2026-01-05.",
+    "- The report runs as `report` --since=yesterday from cron.",
+    "- Alerts go to the #today channel in Slack.",
+])
+def test_a_name_holding_a_date_word_is_no_relative_date(text: str) -> None:
+    """A path, a file name, a function call, a decorator, a flag's value or a channel is a name,
+    not prose: refused, the model was told to write a date in place of a file name (only
+    inline code, addresses and `snake_case` names were let through)."""
+    assert relative_dates(text) == []
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("- Fixed yesterday/today, see notes/fix.md.", ["yesterday", "today"]),
+    ("- The deploy broke today (see ./logs/deploy.txt).", ["today"]),
+    ("- Merged recently; the call is today().", ["recently"]),
+])
+def test_a_date_word_beside_a_name_is_still_refused(text: str, words: list[str]) -> None:
+    """(Held.) What is prose around the names is still read."""
+    assert relative_dates(text) == words
