@@ -255,8 +255,9 @@ def _changes_lost(git_dir: str, tips: list[str], only: set[str], head_tree: str 
 #: as git writes their message.
 _MADE = (b"commit", b"cherry-pick", b"revert", b"merge", b"am:")
 #: Reflog entries that moved a ref away from its commit without replacing it (`git reset`,
-#: `git branch -f`, `git checkout -B`): the commit it left may be work kept nowhere else. An
-#: amend (`commit (amend)`) or a rebase (`rebase (finish)`) replaced it on purpose.
+#: `git branch -f`, `git checkout -B`; `git update-ref` writes no message at all): the commit
+#: it left may be work kept nowhere else. An amend (`commit (amend)`) or a rebase (`rebase
+#: (finish)`) replaced it on purpose.
 _RESET = (b"reset: moving to ", b"branch: Reset to ")
 _RESET_MAX = 32  # the newest commits reset away whose changes are compared with HEAD's
 _RESET_SCAN = 4096  # the newest commits reset away that are looked at at all
@@ -295,7 +296,7 @@ def reset_away(git_dir: str, *, limit: int = _RESET_MAX) -> list[str]:
     elif (branch := _head_branch(git_dir)).startswith("refs/heads/worktree-"):
         logs.append(os.path.join(common, "logs", branch))
     found = [(when, i, old) for path in logs for i, (old, new, when, message) in enumerate(_reflog(path))
-             if message.startswith(_RESET) and old != new and _is_sha(old) and old.strip("0")]
+             if (message.startswith(_RESET) or not message.strip()) and old != new and _is_sha(old) and old.strip("0")]
     since = time.time() - _RESET_DAYS * 86_400
     if any(when < since for when, _, _ in found):  # only then is the user's setting asked
         since = time.time() - _reflog_kept_s(git_dir)

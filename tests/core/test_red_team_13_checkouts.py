@@ -197,3 +197,44 @@ def test_a_worktree_named_with_a_newline_is_judged_as_itself(project: Path) -> N
     assert (odd / "draft.md").exists(), report
     assert kept_reasons(report).get(str(odd)) == "dirty", report
     assert not b.exists(), report
+
+
+# --- a commit the checkout's branch was moved away from ------------------------------------
+
+DROPS = {
+    "update-ref in the checkout": ("tree", [["update-ref", "refs/heads/worktree-d", "origin/main"],
+                                            ["reset", "-q", "--hard"]]),
+    "update-ref in the main checkout": ("project", [["update-ref", "refs/heads/worktree-d", "origin/main"]]),
+    # (held) the ways that write git's own words for it
+    "switch -C": ("tree", [["switch", "-q", "-C", "worktree-d", "origin/main"]]),
+    "checkout -B": ("tree", [["checkout", "-q", "-B", "worktree-d", "origin/main"]]),
+    "reset --keep": ("tree", [["reset", "-q", "--keep", "origin/main"]]),
+    "rebase --onto": ("tree", [["rebase", "-q", "--onto", "origin/main", "HEAD"]]),
+    "reflogs expired": ("tree", [["reset", "-q", "--hard", "origin/main"],
+                                 ["reflog", "expire", "--expire=now", "--all"]]),
+}
+
+
+@pytest.mark.parametrize("way", sorted(DROPS))
+def test_a_commit_the_checkouts_branch_was_moved_away_from_keeps_it(project: Path, way: str) -> None:
+    """`git update-ref refs/heads/worktree-d origin/main` (a model "resetting" its branch with
+    plumbing, in the checkout or from the main one) writes a reflog entry with no message: it
+    was not read as a reset, the checkout went, its `worktree-d` branch was deleted as merged
+    (its tip now on origin/main), and with the branch its reflog, the last thing leading to the
+    commit. The porcelain ways (`switch -C`, `checkout -B`, `reset --keep`, `rebase --onto`,
+    every reflog expired but ORIG_HEAD) held."""
+    tree = worktree(project, "d")
+    (tree / "w.txt").write_text("work\n")
+    git(tree, "add", "w.txt")
+    git(tree, "commit", "-q", "-m", "the only copy")
+    only = git(tree, "rev-parse", "HEAD")
+    where, commands = DROPS[way]
+    for command in commands:
+        git(tree if where == "tree" else project, *command)
+    if where == "project":
+        git(tree, "reset", "-q", "--hard")  # then the checkout made clean again
+    assert git(tree, "rev-parse", "HEAD") != only
+
+    assert judge(tree, project) == ("keep", "unmerged")
+    done = worktrees.remove_worktree(tree, project, live_cwds=[], period_s=PERIOD)
+    assert done.status == "kept" and git(project, "rev-parse", "--verify", "-q", "refs/heads/worktree-d")
