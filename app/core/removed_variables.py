@@ -7,7 +7,8 @@ spellings, and each one missed hands the guess a stranger's folder: `rm -rf "$d"
 trailing slash names the folder itself, not an entry), a second name for the same folder
 (`w="$d"; rm -rf "$w"`), `find "$d" -delete`, `git worktree remove "$d"`, `tar --remove-files`,
 `zip -m`, a one-line script (`python3 -c "shutil.rmtree(...)" "$d"`), a removal of a
-substitution or of `$PWD` (which folder it is cannot be told: every call counts as removed). When unsure the answer is "may remove": a folder not looked for
+substitution, of `$PWD` or of what `xargs` reads (which folder it is cannot be told: every
+call counts as removed), a removal run by `eval`. When unsure the answer is "may remove": a folder not looked for
 is at worst one output left on disk.
 
 Loaded with the command reader, only for commands holding a trigger word.
@@ -87,10 +88,16 @@ def may_remove(words: list[str]) -> bool:
 
 
 def removed_variables(words: list[str]) -> list[str]:
-    """The variables whose folder the simple command may remove (none when it removes nothing)."""
+    """The variables whose folder the simple command may remove (none when it removes nothing).
+    `eval "rm -rf $d"` runs the words of its argument; a remover `xargs` runs is handed what
+    comes in on its input (`echo "$d" | xargs rm -rf`): which folder cannot be told."""
+    names = {os.path.basename(word) for word in words}
+    if "eval" in names:
+        words = [part for word in words for part in word.split()]
     if not may_remove(words):
         return []
-    return [ANY_FOLDER if name in _ANY_NAMES else name for word in words for name in named_variables(word)]
+    found = [ANY_FOLDER if name in _ANY_NAMES else name for word in words for name in named_variables(word)]
+    return [*found, ANY_FOLDER] if "xargs" in names else found
 
 
 def alias_of(value: str) -> str | None:

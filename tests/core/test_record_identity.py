@@ -89,9 +89,16 @@ def test_as_many_candidates_as_calls_are_all_recorded(sandbox: SandboxEnv, tmp_p
 
 def test_fewer_candidates_than_calls_record_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
     # the second call's folder went by other means (its name, not its variable): which is left is unknown
-    command = 'a=$(mktemp -d); b=$(mktemp -d); ls -d "$TMPDIR"/tmp.* | tail -1 | xargs rm -rf'
+    command = 'a=$(mktemp -d); b=$(mktemp -d); ls -d "$TMPDIR"/tmp.* | tail -1 | while read -r x; do rm -rf "$x"; done'
     assert ran_and_recorded(command, tmp_path) == []
     assert "1 entries" in log_text()
+
+
+def test_a_removal_through_xargs_stops_the_search(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    # what `xargs rm` removes cannot be told: no call is looked for
+    command = 'a=$(mktemp -d); b=$(mktemp -d); ls -d "$TMPDIR"/tmp.* | tail -1 | xargs rm -rf'
+    assert ran_and_recorded(command, tmp_path) == []
+    assert "not looked for" in log_text()
 
 
 def test_another_sessions_record_does_not_hide_a_candidate(sandbox: SandboxEnv, tmp_path: Path) -> None:

@@ -270,3 +270,23 @@ def test_an_mcp_server_of_another_folder_keeps_no_temp_folder(sandbox: SandboxEn
         "projects": {str(project): {"mcpServers": {"own": {"command": f"{project}/server.sh"}}}}}))
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+# --- a mktemp folder removed in a spelling the reader did not see ---------------------------------
+
+
+@pytest.mark.parametrize("removal", ['echo "$d" | xargs rm -rf', 'printf "%s\\0" "$d" | xargs -0 rm -rf',
+                                     'eval "rm -rf $d"'])
+def test_a_mktemp_folder_removed_through_xargs_or_eval_takes_no_other_programs(sandbox: SandboxEnv,
+                                                                             removal: str) -> None:
+    """`d=$(mktemp -d) && ... ; echo "$d" | xargs rm -rf`: the call's own folder is gone, and
+    another program made one of the same template meanwhile (the user's script, a tool, another
+    session on `mktemp`'s default). The reader did not see the removal, looked for the call's
+    folder by template and time, found exactly one, the stranger's, and recorded it: a week
+    later it went, with what the user kept in it."""
+    project = pushed_project(sandbox.home)
+    theirs = Path(subprocess.run(["mktemp", "-d"], check=True, capture_output=True, text=True).stdout.strip())
+    (theirs / "results.csv").write_text("the user's\n")
+    call(f'd=$(mktemp -d) && echo hi > "$d/x"; {removal}', project)
+    entries = week_later(sandbox.state, theirs)
+    assert str(theirs) not in entries and (theirs / "results.csv").exists(), entries
