@@ -145,3 +145,26 @@ def test_a_name_holding_a_date_word_is_no_relative_date(text: str) -> None:
 def test_a_date_word_beside_a_name_is_still_refused(text: str, words: list[str]) -> None:
     """(Held.) What is prose around the names is still read."""
     assert relative_dates(text) == words
+
+
+# --- a sparse checkout ---------------------------------------------------------------------------
+
+
+def test_a_symbol_in_a_folder_a_sparse_checkout_leaves_out_is_no_rot(tmp_path: Path) -> None:
+    """A monorepo checked out sparse (`git sparse-checkout set api`) has `web/` in the
+    repository but not on disk, and git grep searches the working tree only: a class the
+    session remembered from `web/` was "vanished", a true fact to strike. One deleted from
+    the working tree, or from the repository, is still found gone."""
+    repo = make_repo(tmp_path / "mono", files={"api/handlers.py": "class ApiHandler:\n    pass\n",
+                                               "web/widgets.py": "class WebWidget:\n    pass\n",
+                                               "api/old.py": "class OldHandler:\n    pass\n"})
+    git(repo, "sparse-checkout", "set", "api")
+    assert not (repo / "web").exists()
+    (repo / "api" / "old.py").unlink()
+    write_memory(repo, {"notes.md": "- `WebWidget` draws the dashboard.\n"
+                                    "- `ApiHandler` serves the API.\n"
+                                    "- `OldHandler` served the v1 routes.\n"
+                                    "- `GoneWidget` draws the footer.\n"})
+    first = FRONT.count("\n") + 1
+    assert [(f.line, f.token) for f in sweep(str(repo), remember=False)] == [
+        (first + 2, "OldHandler"), (first + 3, "GoneWidget")]

@@ -87,6 +87,7 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
     args = ["ls-files", "-z", "-t", "--cached", "--deleted", "--others", "--exclude-standard"]
     out = _git(root, args, "ls-files", deadline, (0,))
     files = on_disk(os.fsdecode(out)) if out is not None else None
+    sparse = {e[2:] for e in os.fsdecode(out).split("\0") if e[:2] == "S "} if out is not None else set()
     nested = files is not None and os.path.isfile(os.path.join(root, ".gitmodules"))
     if nested and files is not None:
         files = _with_submodules(root, files, deadline)
@@ -105,6 +106,8 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
         tree._found = os.fsdecode(found).lower() if found is not None else None
         if nested and tree._found is not None:
             _grep_submodules(tree, wanted, deadline)
+        if sparse and tree._found is not None:
+            _grep_sparse(tree, wanted, sparse, deadline)
     _read_folders_had(tree, probes, deadline)
     return tree
 
@@ -159,6 +162,25 @@ def _grep_submodules(tree: Tree, wanted: list[str], deadline: float) -> None:
     args = [a if a != "--untracked" else "--recurse-submodules" for a in grep_args(rest)]
     more = _git(tree.root, args, "grep of submodules", deadline, (0, 1))
     tree._found = None if more is None else f"{tree._found}\n{os.fsdecode(more).lower()}"
+
+
+def _grep_sparse(tree: Tree, wanted: list[str], sparse: set[str], deadline: float) -> None:
+    """A second grep, only for a sparse checkout and for the names still unseen: the files it
+    leaves out of the working tree (a monorepo's other folders) are the repository's, but
+    git grep reads the working tree only. Their staged content is searched, and a match counts
+    in those files alone (one deleted from the working tree is gone, as `on_disk` reads it).
+    When it fails nothing is claimed vanished."""
+    assert tree._found is not None
+    rest = [p for p in wanted if p.lower() not in tree._found]
+    if not rest:
+        return
+    args = ["--cached" if a == "--untracked" else "-z" if a == "-h" else a for a in grep_args(rest)]
+    more = _git(tree.root, args, "grep of the files a sparse checkout leaves out", deadline, (0, 1))
+    if more is None:
+        tree._found = None
+        return
+    rows = (row.split("\0", 1) for row in os.fsdecode(more).split("\n"))
+    tree._found += "\n" + "\n".join(row[1] for row in rows if len(row) == 2 and row[0] in sparse).lower()
 
 
 def grep_args(probes: Sequence[str]) -> list[str]:
