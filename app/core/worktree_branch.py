@@ -20,12 +20,28 @@ from app.core.git import GitFailed
 PREFIX = "worktree-"
 
 
+#: Seconds a deletion waits for another one to end before it keeps its branch.
+LOCK_WAIT_S = 10.0
+
+
 def delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
     """Delete `branch` (a `worktree-*` one only) when each of its commits is on another branch
-    or on a remote-tracking branch of another name; True when deleted. When unsure, keep."""
+    or on a remote-tracking branch of another name; True when deleted. When unsure, keep.
+    One deletion at a time: two branches holding the same commit, deleted at once (two
+    checkouts removed together), would each find it on the other, and both go."""
+    from app.core.paths import claudetto_home_str
+    from app.core.state import locked
+
     if not branch or not branch.startswith(PREFIX):
         return False
-    where = os.fspath(project)
+    try:
+        with locked(os.path.join(claudetto_home_str(), "branches"), wait_s=LOCK_WAIT_S):
+            return _delete(os.fspath(project), branch)
+    except OSError:  # busy (StateBusy) or no lock to be had: the branch stays
+        return False
+
+
+def _delete(where: str, branch: str) -> bool:
     args = ["rev-list", "--max-count=1", f"refs/heads/{branch}", "--not", f"--exclude={branch}", "--branches",
             f"--exclude=*/{branch}", "--remotes"]
     try:

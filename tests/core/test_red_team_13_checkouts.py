@@ -5,7 +5,9 @@ Driven with ordinary git, in the checkout or in the main one, then the release o
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +240,40 @@ def test_a_commit_the_checkouts_branch_was_moved_away_from_keeps_it(project: Pat
     assert judge(tree, project) == ("keep", "unmerged")
     done = worktrees.remove_worktree(tree, project, live_cwds=[], period_s=PERIOD)
     assert done.status == "kept" and git(project, "rev-parse", "--verify", "-q", "refs/heads/worktree-d")
+
+
+# --- two removals at once ------------------------------------------------------------------
+
+
+def test_two_branches_holding_one_commit_deleted_at_once_never_both_go(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`x` and `y` hold the same unpushed commit (`y` made from `x`'s branch, or merged it),
+    each on its `worktree-*` branch; both checkouts are removed at once (two Claudes exiting
+    their worktrees, or one's WorktreeRemove while the session-start cleanup sweeps). Each
+    deletion asked "is every commit on another branch?", both said yes (the other branch),
+    and both branches went: the commit was on none. Here both ask before either deletes."""
+    from app.core import git as git_module
+    from app.core import worktree_branch
+
+    only = git(project, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "the only copy")
+    for branch in ("worktree-x", "worktree-y"):  # their checkouts gone, git forgot them
+        git(project, "branch", branch, only)
+    both_asked = threading.Barrier(2)
+    real_output = git_module.output
+
+    def output(args: list[str], **kwargs: Any) -> str:
+        answer = real_output(args, **kwargs)
+        if args[:1] == ["rev-list"] and any(a.startswith("--exclude=") for a in args):
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_asked.wait(timeout=3)  # a lock that makes the other wait breaks this
+        return answer
+
+    monkeypatch.setattr(git_module, "output", output)
+    threads = [threading.Thread(target=worktree_branch.delete_branch, args=(str(project), b))
+               for b in ("worktree-x", "worktree-y")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    assert git(project, "branch", "--contains", only), "the commit is on no branch"
