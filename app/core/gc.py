@@ -157,6 +157,7 @@ def _run(dry_run: bool, facts_now: Callable[[], Facts], trash: bool | None,
          before_remove: Any = None) -> GcReport:
     items = judge(facts_now())
     freed = 0
+    inner = {} if dry_run else {item.path: _linked_inside(item) for item in items if item.action == "remove"}
     # Deepest first: a recorded path inside another is removed (and journaled) on its own.
     for item in sorted(items, key=lambda i: -i.path.count("/")):
         if item.action == "remove":
@@ -165,9 +166,36 @@ def _run(dry_run: bool, facts_now: Callable[[], Facts], trash: bool | None,
     removed = sum(1 for e in entries if e.action == "remove")
     if not dry_run:
         _prune_worktrees(entries)
+        for git_dir, known in (pair for e in entries if e.status == "removed" for pair in inner.get(e.path, ())):
+            git.forget_worktree(git_dir, known)
         dropped = {e.path for e in entries if e.status in _DROPPED}
         drop_records([r for item in items if item.path in dropped for r in item.records])
     return GcReport(dry_run=dry_run, entries=entries, removed=removed, freed=freed)
+
+
+def _linked_inside(item: Item) -> list[tuple[str, str]]:
+    """(git dir of its main repository, the path git knows it by) for each linked worktree the
+    walk found inside `item` (never the recorded worktree itself: `_prune_worktrees`) whose
+    main repository lies outside it: `git worktree add "$(mktemp -d)/wt" -b feature` run in
+    the user's project. Once the folder is gone git must forget it, or the project keeps a
+    worktree that is not there and refuses `git checkout feature` until a prune. Read before
+    the removal: the worktree's own `.git` file goes with it."""
+    import os
+
+    from app.core.repository_rules import read_pointer
+
+    found = []  # the walk's repositories are real paths
+    for folder in item.tree.repos if item.tree is not None else ():
+        try:
+            admin = os.path.join(folder, read_pointer(os.path.join(folder, ".git"), "gitdir:"))
+            common = os.path.normpath(os.path.join(admin, read_pointer(os.path.join(admin, "commondir"))))
+            known = os.path.dirname(read_pointer(os.path.join(admin, "gitdir")))
+        except git.GitFailed:
+            continue  # no linked worktree (a clone, a submodule), or one git cannot tell
+        real = os.path.realpath(item.path)
+        if folder != real and not paths.inside(common, real):
+            found.append((common, known))
+    return found
 
 
 def _prune_worktrees(entries: list[Verdict]) -> None:

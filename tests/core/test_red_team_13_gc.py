@@ -290,3 +290,17 @@ def test_a_mktemp_folder_removed_through_xargs_or_eval_takes_no_other_programs(s
     call(f'd=$(mktemp -d) && echo hi > "$d/x"; {removal}', project)
     entries = week_later(sandbox.state, theirs)
     assert str(theirs) not in entries and (theirs / "results.csv").exists(), entries
+
+
+def test_a_temp_folder_holding_a_pushed_worktree_of_the_project_goes_and_git_forgets_it(
+        sandbox: SandboxEnv) -> None:
+    """`git worktree add "$(mktemp -d)/wt" -b feature`, the branch pushed, nothing left: the
+    folder goes a week later. Git must forget that worktree too: it kept the missing one, and
+    `git checkout feature` in the project failed ("already used by worktree") until a prune."""
+    project = pushed_project(sandbox.home)
+    folder, wt = worktree_in_temp(project, "-b", "feature")
+    git(wt, "push", "-q", "-u", "origin", "feature")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
+    assert str(wt) not in git(project, "worktree", "list", "--porcelain")
+    git(project, "checkout", "-q", "feature")
