@@ -168,3 +168,23 @@ def test_a_symbol_in_a_folder_a_sparse_checkout_leaves_out_is_no_rot(tmp_path: P
     first = FRONT.count("\n") + 1
     assert [(f.line, f.token) for f in sweep(str(repo), remember=False)] == [
         (first + 2, "OldHandler"), (first + 3, "GoneWidget")]
+
+
+# --- a branch that is not checked out ------------------------------------------------------------
+
+
+def test_a_file_or_symbol_of_another_local_branch_is_no_rot(tmp_path: Path) -> None:
+    """The session built the importer on `feature`, remembered it, and the user switched the
+    checkout back to main: the file and its class were "vanished", true facts of the branch
+    the work goes on in, to strike. A name no branch has is still found gone."""
+    repo = make_repo(tmp_path / "app", files={"src/router.py": "class Router:\n    pass\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "src" / "importer_v2.py").write_text("class ImporterV2:\n    pass\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "importer")
+    git(repo, "checkout", "-q", "main")
+    write_memory(repo, {"notes.md": "- The importer is `src/importer_v2.py`.\n"
+                                    "- `ImporterV2` parses the CSV files.\n"
+                                    "- `ExporterV2` writes the CSV files.\n"})
+    assert [(f.line, f.token) for f in sweep(str(repo), remember=False)] == [
+        (FRONT.count("\n") + 3, "ExporterV2")]

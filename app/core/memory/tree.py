@@ -108,6 +108,8 @@ def read_tree(root: str, probes: Iterable[str] = (), timeout_s: float = GIT_TIME
             _grep_submodules(tree, wanted, deadline)
         if sparse and tree._found is not None:
             _grep_sparse(tree, wanted, sparse, deadline)
+        if tree._found is not None:
+            _look_on_branches(tree, wanted, deadline)
     _read_folders_had(tree, probes, deadline)
     return tree
 
@@ -183,6 +185,64 @@ def _grep_sparse(tree: Tree, wanted: list[str], sparse: set[str], deadline: floa
     tree._found += "\n" + "\n".join(row[1] for row in rows if len(row) == 2 and row[0] in sparse).lower()
 
 
+#: at most this many other local branches, the last committed to first, are asked about names
+#: the checkout does not have
+BRANCHES_MAX = 10
+
+
+def _look_on_branches(tree: Tree, wanted: list[str], deadline: float) -> None:
+    """The names still unseen, looked for at the tips of the other local branches: a file or
+    a class the session made on `feature` is no rot once the user switched the checkout back
+    to main (the work goes on there, and the memory is the project's). One `git grep` over
+    the tips for mentions, one `git cat-file --batch-check` for paths; only when some name is
+    unseen and another branch exists. When git cannot answer, the names stay unseen."""
+    assert tree._found is not None
+    rest = [p for p in wanted if p.lower() not in tree._found]
+    if not rest or not _may_have_branches(tree.root):
+        return
+    refs = _git(tree.root, ["for-each-ref", "--sort=-committerdate", f"--count={BRANCHES_MAX + 1}",
+                            "--format=%(HEAD)%(refname)", "refs/heads/"], "list of branches", deadline, (0,))
+    tips = [line[1:] for line in os.fsdecode(refs or b"").splitlines() if line[:1] == " "][:BRANCHES_MAX]
+    if not tips:
+        return
+    found = _git(tree.root, [a for a in grep_args(rest) if a != "--untracked"] + tips, "grep of other branches",
+                 deadline, (0, 1))
+    if found is not None:
+        tree._found += "\n" + os.fsdecode(found).lower()
+    paths = [p.strip("/") for p in rest if "/" in p.strip("/") and "\n" not in p]
+    if paths:
+        tree.suffixes.update(_on_branches(tree.root, paths, tips, deadline))
+
+
+def _on_branches(root: str, paths: list[str], tips: list[str], deadline: float) -> list[str]:
+    """The `paths` (relative to the root) that a file or folder holds at one of `tips`."""
+    asked = "".join(f"{tip}:{path}\n" for path in paths for tip in tips).encode()
+    held = _git(root, ["cat-file", "--batch-check=%(objecttype)"], "paths on other branches", deadline, (0,),
+                stdin=asked)
+    kinds = os.fsdecode(held or b"").splitlines()
+    if len(kinds) != len(paths) * len(tips):
+        return []
+    return [path for n, path in enumerate(paths)
+            if any(not kind.endswith("missing") for kind in kinds[n * len(tips):(n + 1) * len(tips)])]
+
+
+def _may_have_branches(root: str) -> bool:
+    """Whether the repository may have a local branch besides one: no git process for the
+    many with a single branch (a loose ref and no packed one); unsure is yes."""
+    dot_git = os.path.join(root, ".git")
+    if not os.path.isdir(dot_git):
+        return True  # a worktree: its refs are in the main repository's folder
+    try:
+        loose = sum(len(names) for _here, _dirs, names in os.walk(os.path.join(dot_git, "refs", "heads")))
+        with open(os.path.join(dot_git, "packed-refs"), "rb") as fh:
+            packed = fh.read(1 << 20).count(b" refs/heads/")
+    except FileNotFoundError:
+        packed = 0
+    except OSError:
+        return True
+    return loose + packed > 1
+
+
 def grep_args(probes: Sequence[str]) -> list[str]:
     """The arguments of the one `git grep` of a sweep: every probe a fixed string (escaped
     when batched as alternations), case-insensitive, tracked and untracked files, text only,
@@ -207,14 +267,15 @@ def grep_args(probes: Sequence[str]) -> list[str]:
     return args
 
 
-def _git(root: str, args: list[str], what: str, deadline: float, ok: Sequence[int]) -> bytes | None:
+def _git(root: str, args: list[str], what: str, deadline: float, ok: Sequence[int],
+         stdin: bytes | None = None) -> bytes | None:
     """The stdout of one git command on the checkout at `root`, or None (logged) when it
     failed or ran out of time (`deadline`, a time.monotonic() value)."""
     import time
 
     from app.core import git
 
-    done = git.run(args, git_dir=os.path.join(root, ".git"), work_tree=root,
+    done = git.run(args, git_dir=os.path.join(root, ".git"), work_tree=root, input=stdin,
                    timeout=max(deadline - time.monotonic(), 0.01), env={"LC_ALL": "C"})
     if done.timed_out:
         log(f"memory: git {what} ran out of time; the checks that need it stay silent")
