@@ -22,16 +22,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
-#: The files a login or interactive shell, git, ssh or a package tool reads at start, in the home.
+#: The files a login or interactive shell, git, ssh, a package or build tool, the X session,
+#: tmux or an editor reads at start, in the home.
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".profile", ".zshrc", ".zshenv",
                  ".zprofile", ".zlogin", ".zshrc.local", ".config/fish/config.fish", ".pam_environment",
                  ".gitconfig", ".config/git/config", ".ssh/config", ".config/pip/pip.conf", ".pip/pip.conf",
-                 ".condarc", ".config/go/env")
+                 ".condarc", ".config/go/env", ".gradle/gradle.properties", ".xprofile", ".xsessionrc",
+                 ".tmux.conf", ".vimrc", ".config/nvim/init.vim", ".config/nvim/init.lua")
 #: In the home, what starts programs at login: systemd user units and their login environment,
 #: desktop autostart entries, fish's snippets.
 STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d")
 #: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
 PROJECT_FILES = (".envrc", ".env", ".mcp.json")
+#: The keys of Claude's settings whose commands or paths Claude runs or reads at every start:
+#: its hooks and status line, the helpers that give it its keys, the environment it starts with.
+_RUN_BY_CLAUDE = ("hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
+                  "otelHeadersHelper", "env")
 #: Entries of one folder of set-up files read at most.
 _MAX_ENTRIES = 200
 
@@ -40,7 +46,7 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
     """The absolute paths a place's tool set-up files name (`PROJECT_FILES`, its git hooks; in
     the home, its `STARTUP_FILES` and `STARTUP_FOLDERS` too, and where a link among the latter
     leads, the user's Claude settings in Claude's config folder and the MCP servers
-    `.claude.json` registers) and the commands of its Claude settings' hooks and status line:
+    `.claude.json` registers) and what its Claude settings run (`_RUN_BY_CLAUDE`):
     `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
     `ExecStart=/tmp/x/server` in a user unit, a hook running `/tmp/x/check.sh`. (A settings
     file's `additionalDirectories` is no such use: it keeps nothing once its sessions end.)"""
@@ -62,7 +68,7 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
             data = json.loads(small_text(file) or "null")
         except (ValueError, RecursionError):
             continue
-        commands = json.dumps([data.get("hooks"), data.get("statusLine")], ensure_ascii=False) if isinstance(
+        commands = json.dumps([data.get(key) for key in _RUN_BY_CLAUDE], ensure_ascii=False) if isinstance(
             data, dict) else ""
         found += _said(file, commands, word)
     if home:

@@ -119,13 +119,19 @@ HOME_FILES = {
     ".config/pip/pip.conf": "[global]\nfind-links = {folder}/wheels\nno-index = true\n",
     ".condarc": "envs_dirs:\n  - {folder}/envs\n",
     ".config/go/env": "GOBIN={folder}/bin\n",
+    ".gradle/gradle.properties": "org.gradle.java.home={folder}/jdk-21\n",
+    ".xprofile": "export PATH={folder}/bin:$PATH\n",
+    ".tmux.conf": "run-shell {folder}/tpm/tpm\n",
+    ".vimrc": "set rtp+={folder}/fzf\n",
+    ".config/nvim/init.lua": "vim.opt.rtp:append('{folder}/plugin')\n",
 }
 
 
 def test_a_file_of_the_home_naming_a_temp_folder_keeps_it(sandbox: SandboxEnv) -> None:
     """The home's own set-up files beyond the shell's: ssh's `ProxyCommand`, the login
     environment of `~/.config/environment.d`, pip's `find-links` (offline wheels), conda's
-    `envs_dirs`, `go env -w GOBIN=...`. Each makes a tool of the user's run on the folder."""
+    `envs_dirs`, `go env -w GOBIN=...`, the JDK gradle builds with, the X session's profile,
+    tmux's and the editors' plugins. Each makes a tool of the user's run on the folder."""
     project = pushed_project(sandbox.home)
     kept: dict[str, tuple[str, str]] = {}
     folders = {}
@@ -253,6 +259,23 @@ def test_a_hook_of_the_users_settings_in_a_moved_config_folder_keeps_its_temp_fo
     folder = temp_folder(project)
     (config / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [
         {"type": "command", "command": f"{folder}/lint.sh"}]}]}}))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+@pytest.mark.parametrize("setting", [{"apiKeyHelper": "{folder}/get-key.sh"},
+                                     {"env": {"NODE_EXTRA_CA_CERTS": "{folder}/corp-ca.pem"}},
+                                     {"awsCredentialExport": "{folder}/aws-creds.sh"}])
+def test_a_helper_of_claudes_settings_in_a_temp_folder_keeps_it(sandbox: SandboxEnv,
+                                                                setting: dict[str, object]) -> None:
+    """The user's settings run a script or read a file from the folder at every start:
+    `apiKeyHelper` (the API key: every session fails to log in once it is gone), the `env`
+    Claude starts with (a CA bundle the proxy needs), `awsCredentialExport`."""
+    import json
+
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    (sandbox.config / "settings.json").write_text(json.dumps(setting).replace("{folder}", str(folder)))
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
 
