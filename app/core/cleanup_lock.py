@@ -34,12 +34,12 @@ class one_at_a_time:  # noqa: N801 - used like a function: `with one_at_a_time(w
         import errno
         import fcntl
 
-        from app.core.state import StateBusy, open_regular
+        from app.core.state import StateBusy, open_lock_file
 
         home = paths.claudetto_home_str()
         try:
             os.makedirs(home, exist_ok=True)
-            fd = open_regular(os.path.join(home, "hygiene.lock"), os.O_RDWR | os.O_CREAT)
+            fd = open_lock_file(os.path.join(home, "hygiene.lock"))
         except OSError as exc:
             log(f"hygiene: cannot take the cleanup's lock ({exc}); running without it")
             return

@@ -251,6 +251,23 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o
         raise
 
 
+def open_lock_file(name: str) -> int:
+    """The lock file `name` opened for writing, made when missing. A lock file holds no data:
+    a FIFO or such in its place, or one this user cannot open in a folder of its own (left by
+    a run as another user: `sudo` keeping the home made root's, mode 0600, and every later
+    writer failed on it for good: the journal's refused every line), is set aside and made
+    anew."""
+    try:
+        return open_regular(name, os.O_RDWR | os.O_CREAT)
+    except NotRegularFile as exc:
+        move_aside(name, str(exc))
+    except PermissionError as exc:
+        if os.stat(os.path.dirname(name) or ".").st_uid != os.getuid():
+            raise
+        move_aside(name, f"a lock file this user cannot open ({exc})")
+    return open_regular(name, os.O_RDWR | os.O_CREAT)
+
+
 class locked:  # noqa: N801 - used like a function: `with locked(path):`
     """Hold the exclusive flock of `path` (on `<path>.lock`), waiting at most `wait_s`."""
 
@@ -263,12 +280,7 @@ class locked:  # noqa: N801 - used like a function: `with locked(path):`
         import fcntl  # a C extension (~0.2 ms): only writers pay for it, not a read-only prompt
 
         os.makedirs(os.path.dirname(self.name), exist_ok=True)
-        lock = self.name + ".lock"
-        try:
-            fd = open_regular(lock, os.O_RDWR | os.O_CREAT)
-        except NotRegularFile as exc:  # a FIFO or such in its place: it holds nothing, set it aside
-            move_aside(lock, str(exc))
-            fd = open_regular(lock, os.O_RDWR | os.O_CREAT)
+        fd = open_lock_file(self.name + ".lock")
         deadline = time.monotonic() + self.wait_s
         delay = 0.001
         while True:

@@ -26,6 +26,7 @@ from app.core import paths, sessions
 from app.core.claude_process import start_of
 from app.core.earlier_sessions import FILE_NAME, places
 from tests.core.test_other_configs import other_claude
+from tests.core.test_red_team_6_removal import AS_A_USER, as_a_user_works
 from tests.core.test_red_team_10_liveness import settled
 from tests.hooks.test_checkouts import Claude
 from tests.support import SandboxEnv, git, make_repo, run_cli, set_mtime
@@ -260,3 +261,30 @@ def test_an_old_folder_holding_a_worktree_of_the_users_repository_with_work_only
     _clean()
     assert (worktree / "a.txt").read_text() == "edited\n"
     assert str(worktree) in git(repo, "worktree", "list")
+
+
+# --- a run as another user ----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not as_a_user_works(), reason="needs root and setpriv to act as a plain user")
+def test_lock_files_a_run_as_another_user_left_in_the_state_never_stop_every_removal(sandbox: SandboxEnv) -> None:
+    """`sudo claudetto clean` keeping the user's HOME (macOS's sudo, `sudo -E`) made the
+    state's lock files as root, mode 0600 (here: of another uid, the test's user being root
+    without its override of permissions). Before: the user's next cleanup could open neither:
+    it ran without its own lock, the journal's refused every line, and nothing was ever
+    removed again (`journal`), by any cleanup or GC. A lock file holds no data: one this user
+    cannot open in its own state folder is set aside and made anew."""
+    folder = _old_folder(sandbox, "-srv-w", str(uuid.uuid4()))
+    sandbox.state.mkdir(exist_ok=True)
+    paths.journal_file().write_text("")
+    for name in ("journal.jsonl.lock", "hygiene.lock"):
+        lock = sandbox.state / name
+        lock.write_text("")
+        lock.chmod(0o600)
+        os.chown(lock, 65534, 65534)
+    done = subprocess.run([*AS_A_USER, sys.executable, "-P", "-c",
+                           "import sys; from app.cli import main; sys.exit(main())", "clean", "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not folder.exists() and _journaled(folder) == ["removed"]
+    assert all((sandbox.state / name).stat().st_uid == os.getuid() for name in ("journal.jsonl.lock", "hygiene.lock"))
