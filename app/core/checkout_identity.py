@@ -14,7 +14,7 @@ stands: the rules of the release still judge every path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from app.core.log import log
 
@@ -121,6 +121,17 @@ def record_dropper(real: str) -> Callable[[], None]:
             log(f"worktrees: the record of removed {real} stays for now: {exc}")
 
     return drop
+
+
+def gone_for_good(keys: Iterable[str]) -> set[str]:
+    """Which of the recorded checkouts `keys` are gone for good: nothing at the path, and no
+    removal holding it in its trash for its last check, which may put it back (a second Claude
+    starting while the first one's cleanup checks it): its record must still be there then."""
+    from app.core.checkouts import folder_gone
+    from app.core.in_flight import in_flight
+
+    missing = [key for key in keys if folder_gone(key) is True]
+    return {key for i, key in enumerate(missing) if not in_flight(key, settle=i == 0)}
 
 
 def same_checkout(key: str) -> bool:

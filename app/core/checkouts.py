@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from app.core import paths
+from app.core.checkout_identity import gone_for_good
 from app.core.log import log
 from app.core.paths import inside
 from app.core.state import StateBusy, locked, read_json, update_json, write_json_atomic
@@ -232,8 +233,7 @@ def claude_of(session_id: str) -> Process | None:
 
 
 def process_goes_on(reason: object) -> bool:
-    """Whether Claude's process goes on after a SessionEnd with this `reason`: what it holds is
-    handed over, not released."""
+    """Whether Claude goes on after a SessionEnd with this `reason` (what it holds is handed over)."""
     return reason in HANDOVER_REASONS
 
 
@@ -333,8 +333,8 @@ def claimable(session_id: str, cwd: str | None) -> dict[str, dict[str, Any]]:
 def claim(session_id: str, cwd: str | None, process: Process | None, source: object) -> list[Claim]:
     """SessionStart: the session claims (running) every session checkout whose record names it
     or that holds its cwd; a hand-over by the same process (`/clear`, `/resume`) ends there.
-    Records whose folder is gone are dropped quietly."""
-    real = os.path.realpath(cwd) if cwd else None
+    Records whose folder is gone for good are dropped quietly."""
+    real, gone = (os.path.realpath(cwd) if cwd else None), gone_for_good(registry())
 
     def change(records: dict[str, Any]) -> list[Claim]:
         claimed: list[Claim] = []
@@ -342,7 +342,7 @@ def claim(session_id: str, cwd: str | None, process: Process | None, source: obj
             entry = records[key]
             if not isinstance(entry, dict):
                 continue
-            if folder_gone(key) is True:
+            if key in gone and folder_gone(key) is True:
                 del records[key]
                 log(f"checkouts: {key} is gone (Claude's own sweep, or by hand); its record is dropped")
                 continue

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import checkouts, paths
-from app.core.checkout_identity import drop_record, same_checkout
+from app.core.checkout_identity import drop_record, gone_for_good, same_checkout
 from app.core.log import log, printable
 from app.core.reopen import entered_again, state_after_release
 from app.core.scratch import scratch_plan, secret_inside
@@ -113,6 +113,8 @@ def release_checkout(path: str, *, session: str | None = None,
     if entry.get("kind") != "session":
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if checkouts.folder_gone(key) is True:
+        if not gone_for_good([key]):  # another removal checks it: it may come back
+            return Release(key, "busy", str(entry.get("state") or ""), dry_run=dry_run)
         if not dry_run:
             drop_record(key, entry)
             log(f"release: {key} is gone; its record is dropped")

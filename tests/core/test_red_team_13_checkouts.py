@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -277,3 +278,34 @@ def test_two_branches_holding_one_commit_deleted_at_once_never_both_go(
         thread.join(30)
 
     assert git(project, "branch", "--contains", only), "the commit is on no branch"
+
+
+# --- a checkout another removal holds in its trash while it checks it -----------------------
+
+
+@pytest.mark.parametrize("who", ["session start", "release"])
+def test_a_checkout_another_removal_is_checking_keeps_its_record(project: Path, who: str) -> None:
+    """A removal (the session-start cleanup of one Claude, the dashboard) moves the checkout
+    into its trash for its last check, finds it must stay, and puts it back. Meanwhile a second
+    Claude starts (SessionStart claims: records whose folder is gone are dropped), or
+    `claudetto release` of it runs: both took "not there" for "gone" and dropped its record.
+    Back in its place, the checkout was nobody's: its session's end released nothing, and
+    WorktreeRemove called it `unknown`."""
+    from app.core import removal
+    from app.core.release import release_checkout
+
+    checkout = ended_session_checkout(project, "busy", "s-old")
+    before = checkouts.registry()[str(checkout)]
+
+    def meanwhile(moved: str) -> str:
+        assert not checkout.exists() and os.path.isdir(moved)
+        if who == "session start":
+            checkouts.claim("s-new", str(project), None, "startup")
+        else:
+            release_checkout(str(checkout))
+        return "dirty"  # its last check keeps it: put back
+
+    done = removal.remove(str(checkout), str(checkout.parent), "worktree", kind="worktree", guard=meanwhile)
+
+    assert done.status == "kept" and checkout.is_dir(), done
+    assert checkouts.registry().get(str(checkout), {}).get("created") == before["created"], checkouts.registry()
