@@ -188,3 +188,18 @@ def test_a_file_or_symbol_of_another_local_branch_is_no_rot(tmp_path: Path) -> N
                                     "- `ExporterV2` writes the CSV files.\n"})
     assert [(f.line, f.token) for f in sweep(str(repo), remember=False)] == [
         (FRONT.count("\n") + 3, "ExporterV2")]
+
+
+# --- a memory file holding a control byte ---------------------------------------------------------
+
+
+def test_a_nul_byte_in_one_name_silences_no_finding(tmp_path: Path) -> None:
+    """A memory file with a NUL byte inside a code span (a bad paste, a sync tool's
+    half-written block): git takes no argument holding NUL, the one batched grep of the sweep
+    failed, and every vanished name of every memory file of the project went unsaid. A name
+    holding a control byte names nothing in the tree: it is left out, the rest is checked."""
+    repo = make_repo(tmp_path / "app", files={"src/router.py": "class Router:\n    pass\n"})
+    write_memory(repo, {"notes.md": "- `src/legacy_router.py` routes the v1 API.\n- `Foo\x00Bar` holds the cache.\n",
+                        "broken.md": "- `Gone\x1bWidget` draws.\n- `src/a\x00b.py` holds it.\n"})
+    assert [(os.path.basename(f.file), f.token) for f in sweep(str(repo), remember=False)] == [
+        ("notes.md", "src/legacy_router.py")]
