@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core import journal_room, paths
 from app.core.log import log
-from app.core.state import StateBusy, locked, open_regular
+from app.core.state import StateBusy, locked, open_regular, open_state_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -116,7 +116,7 @@ def _append_line(target: os.PathLike[str], line: bytes, *, undo: bool) -> None:
     journal that already ends in part of a line (a crash, a copy cut short, another writer's
     full disk) gets a line break first: glued to that part, this line would be unreadable,
     and the record of this removal lost."""
-    fd = open_regular(target, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+    fd = open_state_file(os.fspath(target), os.O_RDWR | os.O_CREAT | os.O_APPEND)
     try:
         before = os.fstat(fd).st_size
         if before and os.pread(fd, 1, before - 1) != b"\n":

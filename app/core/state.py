@@ -251,20 +251,34 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o
         raise
 
 
-def open_lock_file(name: str) -> int:
-    """The lock file `name` opened for writing, made when missing. A lock file holds no data:
-    a FIFO or such in its place, or one this user cannot open in a folder of its own (left by
-    a run as another user: `sudo` keeping the home made root's, mode 0600, and every later
-    writer failed on it for good: the journal's refused every line), is set aside and made
-    anew."""
+def open_state_file(name: str, flags: int) -> int:
+    """`name` opened with `flags` (`open_regular`). A file there that another user made and
+    this user cannot open, in a folder of this user's own, is set aside (kept, renamed) and
+    made anew: a run under `sudo` that kept the home made root's, mode 0600, and every later
+    writer failed on it for good (the journal's lock, then the journal itself, refused every
+    line: nothing was removed again). One of this user's own stays as it is (made read-only
+    on purpose: nothing is written past it)."""
     try:
-        return open_regular(name, os.O_RDWR | os.O_CREAT)
+        return open_regular(name, flags)
+    except PermissionError:
+        try:
+            theirs = os.lstat(name).st_uid != os.getuid()
+            ours = os.stat(os.path.dirname(name) or ".").st_uid == os.getuid()
+        except OSError:
+            theirs = ours = False
+        if not (theirs and ours):
+            raise
+    move_aside(name, "another user's file, which this user cannot open")
+    return open_regular(name, flags)
+
+
+def open_lock_file(name: str) -> int:
+    """The lock file `name` opened for writing, made when missing (`open_state_file`). A
+    lock file holds no data: a FIFO or such in its place is set aside too."""
+    try:
+        return open_state_file(name, os.O_RDWR | os.O_CREAT)
     except NotRegularFile as exc:
         move_aside(name, str(exc))
-    except PermissionError as exc:
-        if os.stat(os.path.dirname(name) or ".").st_uid != os.getuid():
-            raise
-        move_aside(name, f"a lock file this user cannot open ({exc})")
     return open_regular(name, os.O_RDWR | os.O_CREAT)
 
 

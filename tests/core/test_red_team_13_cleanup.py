@@ -267,19 +267,19 @@ def test_an_old_folder_holding_a_worktree_of_the_users_repository_with_work_only
 
 
 @pytest.mark.skipif(not as_a_user_works(), reason="needs root and setpriv to act as a plain user")
-def test_lock_files_a_run_as_another_user_left_in_the_state_never_stop_every_removal(sandbox: SandboxEnv) -> None:
+def test_files_a_run_as_another_user_left_in_the_state_never_stop_every_removal(sandbox: SandboxEnv) -> None:
     """`sudo claudetto clean` keeping the user's HOME (macOS's sudo, `sudo -E`) made the
     state's lock files as root, mode 0600 (here: of another uid, the test's user being root
     without its override of permissions). Before: the user's next cleanup could open neither:
-    it ran without its own lock, the journal's refused every line, and nothing was ever
-    removed again (`journal`), by any cleanup or GC. A lock file holds no data: one this user
-    cannot open in its own state folder is set aside and made anew."""
+    it ran without its own lock, the journal's (and a journal made by that run) refused every
+    line, and nothing was ever removed again (`journal`), by any cleanup or GC. Another
+    user's file this user cannot open in its own state folder is set aside and made anew."""
     folder = _old_folder(sandbox, "-srv-w", str(uuid.uuid4()))
     sandbox.state.mkdir(exist_ok=True)
-    paths.journal_file().write_text("")
-    for name in ("journal.jsonl.lock", "hygiene.lock"):
+    theirs = json.dumps({"path": "/x", "result": "removed", "id": "ab12"}) + "\n"
+    for name in ("journal.jsonl.lock", "hygiene.lock", "journal.jsonl"):
         lock = sandbox.state / name
-        lock.write_text("")
+        lock.write_text(theirs if name == "journal.jsonl" else "")
         lock.chmod(0o600)
         os.chown(lock, 65534, 65534)
     done = subprocess.run([*AS_A_USER, sys.executable, "-P", "-c",
@@ -287,4 +287,7 @@ def test_lock_files_a_run_as_another_user_left_in_the_state_never_stop_every_rem
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert not folder.exists() and _journaled(folder) == ["removed"]
-    assert all((sandbox.state / name).stat().st_uid == os.getuid() for name in ("journal.jsonl.lock", "hygiene.lock"))
+    assert all((sandbox.state / name).stat().st_uid == os.getuid()
+               for name in ("journal.jsonl.lock", "hygiene.lock", "journal.jsonl"))
+    aside = [p for p in sandbox.state.iterdir() if p.name.startswith("journal.jsonl.corrupt-")]
+    assert [p.read_text() for p in aside] == [theirs]  # set aside whole, not lost
