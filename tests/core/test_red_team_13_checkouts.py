@@ -1,6 +1,18 @@
 """Red team, round thirteen: session checkouts (seed 002) and the worktree rule.
 
 Driven with ordinary git, in the checkout or in the main one, then the release or a removal.
+
+The losses found: a removal dropped "the record of the path" after the folder went, also the
+record of a checkout made there again meanwhile, and SessionStart and `claudetto release` took
+a checkout another removal held in its trash for its last check for gone and dropped its record
+(app/core/checkout_identity.py: the record dropped is the one read, and only once gone for
+good); a user's own worktree moved where a released one was passed for it (its creation time is
+older than the record: the admin folder tells it now); `git update-ref` moving the checkout's
+branch away from its commit writes a reflog entry with no message, not read as a reset
+(app/core/unique_refs.py); two `worktree-*` branches holding one commit, deleted at once, both
+went (app/core/worktree_branch.py). What held is tested too: commits only a tag, a stash, notes
+or a replace ref hold; a worktree of another repository placed here; a name with a newline; the
+porcelain ways of moving a branch away.
 """
 
 from __future__ import annotations
