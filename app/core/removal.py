@@ -59,7 +59,7 @@ _target = _resolved
 def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
            session: str | None = None, size: int | TreeSize | None = None,
            dry_run: bool = False, trash: bool | None = None, journal: bool = True,
-           spawn: bool = True, guard: Guard | None = None,
+           spawn: bool = True, guard: Guard | None = None, expect: tuple[int, int] | None = None,
            _before_remove: Callable[[str], Any] | None = None) -> Removal:
     """Remove `path` safely under `root`, all or nothing, journaled before it starts.
 
@@ -76,13 +76,16 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     aside (which can be undone) and before anything is deleted; when it cannot be written
     the folder is put back and nothing is removed (status `kept`, reason `journal`). A
     removal in place writes a `started` line before it starts and its result after.
-    `size`: disk bytes already measured (or a TreeSize), None measures. `spawn=False`
+    `size`: disk bytes already measured (or a TreeSize), None measures. Only the entry a
+    TreeSize measured, or `expect` names (device, inode: what a question showed), or else the
+    first check found, is removed: another put under its name since is `changed`. `spawn=False`
     leaves the purge to the caller (`spawn_purge()` once at its end). `_before_remove` is a
     test seam called between the check and the removal (a race). A dry run measures and
     checks but removes nothing and writes no journal line.
     """
     text = text_path(path)
     job = Removing(text, rule, kind, session, journal and not dry_run, guard)
+    job.expected = expect or (size.top if isinstance(size, TreeSize) else None)
     checked = _check(job, root)
     if checked is not None:
         return checked
@@ -122,6 +125,9 @@ def _check(job: Removing, root: PathLike) -> Removal | None:
         root_st = os.stat(job.root_real)
         job.root_dev, job.root_ino = root_st.st_dev, root_st.st_ino
         target_st = os.lstat(job.target)
+        if job.expected not in (None, (target_st.st_dev, target_st.st_ino)):
+            return job.result("refused", "changed")  # not the entry measured or asked about
+        job.expected = (target_st.st_dev, target_st.st_ino)
         if target_st.st_dev != job.root_dev:
             return job.result("refused", "other_fs")
         if target_st.st_uid != os.geteuid():
@@ -176,6 +182,8 @@ def _remove_at(parent_fd: int, name: str, trash: bool | None, job: Removing) -> 
         raise Refused("missing") from None
     if stat.S_ISLNK(st.st_mode):
         raise Refused("symlink")
+    if (st.st_dev, st.st_ino) != job.expected:
+        raise Refused("changed")  # another entry under its name since the first check
     if st.st_dev != job.root_dev:
         raise Refused("other_fs")
     if st.st_uid != os.geteuid():

@@ -58,6 +58,7 @@ class Removing:
         self.root_real = ""
         self.root_dev = -1
         self.root_ino = -1  # the root as checked: one swapped (a parent relinked) since is not it
+        self.expected: tuple[int, int] | None = None  # (device, inode) of the entry to remove
         self.measured = TreeSize(path, 0, 0, 0, 0)
         self.tally = Tally()
         self.committed: list[Removal] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PathLike = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
@@ -29,6 +29,9 @@ class TreeSize:
     # of `files`, those that are no regular file (symlinks, FIFOs, sockets, devices): a
     # report of files removed counts regular files only
     others: int = 0
+    # (device, inode) of the path itself as measured: a removal handed this measure removes
+    # that entry only, never another one put under its name since
+    top: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def entries(self) -> int:
@@ -53,7 +56,7 @@ class Tally:
     """The running totals of one reader (a plain object: attribute access is cheap)."""
 
     __slots__ = ("apparent", "blocks", "files", "others", "folders", "errors", "seen", "new_links",
-                 "repos", "skip", "walked", "real", "big")
+                 "repos", "skip", "walked", "real", "big", "top")
 
     def __init__(self) -> None:
         self.apparent = 0
@@ -69,6 +72,7 @@ class Tally:
         self.big: set[str] = set()  # folders listed a chunk at a time (scan_walk.BIG_FOLDER)
         self.walked = ""  # the top as the walk spells it, without a trailing slash
         self.real = ""  # the top's real path, without a trailing slash
+        self.top: tuple[int, int] | None = None  # the top's (device, inode)
 
     def count(self, st: os.stat_result) -> None:
         """One entry met outside the walk's own loop (the top, a child the budget missed)."""
@@ -103,7 +107,7 @@ class Tally:
 
     def result(self, path: str, partial: bool) -> TreeSize:
         return TreeSize(path, self.apparent, self.blocks * 512, self.files, self.folders,
-                        self.errors, partial, self._real_repos(), self.others)
+                        self.errors, partial, self._real_repos(), self.others, self.top)
 
     def _real_repos(self) -> tuple[str, ...]:
         """The repositories as real paths: the walk never follows a symlink, so a folder's

@@ -57,6 +57,7 @@ def start(path: PathLike, one_fs: bool,
         tally.errors = 1
         return top, tally, [], None
     tally.count(st)
+    tally.top = (st.st_dev, st.st_ino)
     if not _S_ISDIR(st.st_mode):
         return top, tally, [], None
     if st.st_size > BIG_FOLDER:

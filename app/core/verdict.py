@@ -106,11 +106,12 @@ def settled(verdict: Verdict, done: Removal) -> Verdict:
     return replace(verdict, action=action, reason=reason)
 
 
-def remove_verdict(verdict: Verdict) -> Verdict:
+def remove_verdict(verdict: Verdict, expect: tuple[int, int] | None = None) -> Verdict:
     """Remove the path of one `remove` verdict, judged once more at that moment by the rule
     that judged it (its guard, with the sessions read again), through the one removal core;
     the answer says what happened. A verdict that is not `remove` is answered as it is: a
-    checkout's scratch goes only with its release (`release.release_checkout`)."""
+    checkout's scratch goes only with its release (`release.release_checkout`). `expect`:
+    the (device, inode) the path had when a person was asked: only that entry goes."""
     if verdict.action != "remove" or verdict.rule == "release":
         return verdict
     if verdict.rule == "worktree" and verdict.project:
@@ -124,5 +125,5 @@ def remove_verdict(verdict: Verdict) -> Verdict:
 
     guard = gc.removal_guard(verdict.path) if verdict.rule == gc.RULE else hygiene.removal_guard(verdict)
     result = removal.remove(verdict.path, verdict.root, verdict.rule, kind=verdict.kind, session=verdict.session,
-                            size=verdict.size, guard=guard)
+                            size=verdict.size, guard=guard, expect=expect)
     return settled(verdict, result)

@@ -65,12 +65,13 @@ def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[
     return "\n".join(lines)
 
 
-def remove_one(verdict: Verdict) -> tuple[bool, int, str]:
+def remove_one(verdict: Verdict, pinned: Identity = None) -> tuple[bool, int, str]:
     """Remove one verdict's path through the core's one dispatcher (`remove_verdict`, which
-    judges it once more by the rule that judged it): (removed, bytes freed, why not)."""
+    judges it once more by the rule that judged it), only when it is still what `pinned`
+    says: (removed, bytes freed, why not)."""
     from app.core.verdict import remove_verdict
 
-    done = remove_verdict(verdict)
+    done = remove_verdict(verdict, pinned)
     return done.removed, (done.size or 0) if done.removed else 0, "" if done.removed else done.reason
 
 
@@ -159,7 +160,9 @@ def _remove_path(now: list[Verdict | None], path: str, pinned: Mapping[str, Iden
         return False, 0, "replaced"
     if any(inside(went, path) for went in gone):
         first = replace(first, size=None)  # a marked path inside it went first: measure again
-    return remove_one(first)
+    # the core holds it to the pin at its own last moment: the last check before it (every
+    # record read again) takes a while, and a folder replaced meanwhile is not what was asked
+    return remove_one(first, pinned.get(path) if pinned is not None else None)
 
 
 def unlisted(path: str) -> str:

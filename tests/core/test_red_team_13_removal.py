@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from app.core import gc, journal, paths, removal
+from app.core.outputs import Judged
+from app.core.verdict import Verdict
 from tests.core.test_red_team_3_removal import no_trash_anywhere
 from tests.core.test_red_team_12_concurrency import killed, lines, remover, trash_names
 from tests.support import SandboxEnv, add_record, recorded, set_mtime
@@ -229,3 +231,89 @@ def test_a_file_killed_at_each_step_of_its_removal_is_whole_or_gone_with_one_lin
         else:
             assert len(removed) == 1, k
     assert [name for name in trash_names() if name.startswith(".")] == []
+
+
+# --- a folder replaced by another of its name between its judgement and its removal ----------------
+
+
+def replaced_by_a_new_folder(folder: Path) -> None:
+    """What `rm -rf out && mkdir out && ./generate > out/...` does: the old folder gone (here
+    moved aside, so the test can see it), a new one of the same name holding the user's new file."""
+    folder.rename(folder.with_name(folder.name + ".was"))
+    folder.mkdir()
+    (folder / "report.pdf").write_text("made a second ago\n")
+
+
+def test_gc_never_removes_a_new_folder_made_under_an_old_outputs_name_after_its_judgement(
+        sandbox: SandboxEnv) -> None:
+    """LOSS (fixed). `claudetto gc` judged the recorded `out` old (40 days) and measured it; a
+    sweep removes one output after the other, and before `out`'s turn the user's script made a
+    new `out` (young, the user's report in it). The removal checked only what the path was at
+    its own moment: the new folder went, judged by the age of the one before it. The removal
+    now holds to the folder its measure saw (its device and inode): another one is `changed`."""
+    root = root_of(sandbox)
+    out = root / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("old\n")
+    add_record("s-old", out, kind="temp")
+    set_mtime(out, 40 * 86_400)
+    report = gc.sweep(_before_remove=lambda _target: replaced_by_a_new_folder(out))
+    assert (out / "report.pdf").read_text() == "made a second ago\n"
+    entry = next(e for e in report.entries if e.path == str(out))
+    assert (entry.action, entry.reason, entry.removed) == ("keep", "changed", False)
+    assert str(out) in recorded("s-old") and not lines(out, "removed")
+
+
+def test_a_measured_file_replaced_before_its_removal_is_not_removed(sandbox: SandboxEnv, where: str) -> None:
+    """LOSS (fixed), at the core: a caller hands its measure (`size=scan(path)`) and the path
+    is another file by the time the removal starts: the file measured went long ago."""
+    from app.core.scanner import scan
+
+    root = root_of(sandbox)
+    target = root / "out.log"
+    target.write_bytes(b"o" * 10_000)
+    measured = scan(target)
+    saved_over(target, b"the user's new log\n")
+    done = removal.remove(target, root, "gc", size=measured)
+    assert (done.status, done.reason) == ("refused", "changed")
+    assert target.read_bytes() == b"the user's new log\n"
+
+
+def test_the_dashboard_keeps_a_folder_replaced_after_its_pin_was_checked(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LOSS (fixed). The dashboard pins what each path was when the question was asked and
+    compares right before it removes; then the GC's last check reads every record (thousands:
+    a while), and a folder replaced in that moment went. The pin now goes down to the core,
+    which holds the removal to it at its own last moment."""
+    from app.core import gc_records
+    from app.data import removals
+
+    root = root_of(sandbox)
+    out = root / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("old\n")
+    add_record("s-old", out, kind="temp")
+    set_mtime(out, 40 * 86_400)
+    judged = gc.sweep(dry_run=True)
+    verdict = next(e for e in judged.entries if e.path == str(out))
+    assert verdict.action == "remove"
+    pinned = removals.pin([verdict])
+    real = gc_records.read_records
+    swapped: list[bool] = []
+
+    def read_then_swap() -> list[gc_records.OutputRecord]:
+        found = real()
+        if not swapped:
+            swapped.append(True)
+            replaced_by_a_new_folder(out)
+        return found
+
+    monkeypatch.setattr(gc, "read_records", read_then_swap)
+    outcome = removals.remove_marked([verdict], lambda: gc_judged(verdict), lambda *_: None, lambda: False, pinned)
+    assert swapped and (out / "report.pdf").read_text() == "made a second ago\n"
+    assert outcome.removed == 0 and outcome.not_removed and outcome.not_removed[0][0] == str(out)
+
+
+def gc_judged(verdict: Verdict) -> Judged:
+    """The judgement the dashboard's removal asks for again: the verdict as it was."""
+    return Judged([verdict], [])
