@@ -31,8 +31,8 @@ _ID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
 
 
 def named_ids(args: list[bytes]) -> list[str]:
-    """The session ids a Claude command line names (`--resume ID`, `-r ID`, `--resume=ID`,
-    `--session-id ID`); none when it is not Claude's program."""
+    """The session ids a Claude command line names (`--resume ID`, `-r ID`, `-rID`,
+    `--resume=ID`, `--session-id ID`); none when it is not Claude's program."""
     program = _claude_program(args)
     if program is None:
         return []
@@ -44,8 +44,12 @@ def named_ids(args: list[bytes]) -> list[str]:
         name, equals, value = arg.partition(b"=")
         if name in _NAMING:
             value = value if equals else (rest[i + 1] if i + 1 < len(rest) else b"")
-            if _ID.fullmatch(value):
-                found.append(value.decode("ascii"))
+        elif arg.startswith(b"-r") and not equals:
+            value = arg[2:]  # `-r<id>`: a short option's value written against it
+        else:
+            continue
+        if _ID.fullmatch(value):
+            found.append(value.decode("ascii"))
     return found
 
 

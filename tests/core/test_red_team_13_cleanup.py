@@ -109,6 +109,7 @@ def claude_running(sandbox: SandboxEnv) -> Iterator[Callable[..., subprocess.Pop
     ["--resume", "{sid}"],  # between its start and its sessions file, or an older Claude that writes none
     ["-r", "{sid}"],
     ["--resume={sid}"],
+    ["-r{sid}"],
     ["-p", "--bare", "--resume", "{sid}", "--output-format", "json", "go on"],  # headless: --bare runs no hook
     ["--resume", "{sid}", "--fork-session"],  # the parent's scratchpad is in the conversation
     ["--session-id", "{sid}"],
