@@ -3,10 +3,17 @@
 Found and fixed: a Claude of a second config folder (`CLAUDE_CONFIG_DIR=~/.claude-work`)
 whose sessions file could not be read at the cleanup's look (caught half rewritten) was
 passed over, where one of our own config folder makes every session unsure: the old
-folder of the session it had resumed went.
+folder of the session it had resumed went. A Claude whose command line names the session
+(`claude --resume <id>` before its sessions file is written, `claude -p --bare --resume`,
+which runs no hook, a fork's parent) held nothing: the month-old folder it resumed went.
+The notes of which Claude ran which id were written into the user's own clone at
+`<tmp>/claudetto`. A run under `sudo` keeping the home left root's 0600 lock files and
+journal in the user's state: no removal was ever journaled again.
 
 What held: an old session folder holding a FIFO, a device node and names that are not
-UTF-8 (in it, and in its project folder's name) goes, whole, journaled, and nothing hangs.
+UTF-8 (in it, and in its project folder's name) goes, whole, journaled, and nothing hangs;
+links to the home put in Claude's temp folder take nothing of it; a worktree of the user's
+repository with work only there keeps its old session folder.
 """
 
 from __future__ import annotations
