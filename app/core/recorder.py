@@ -314,7 +314,7 @@ def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
     MAX_COPIED: stored with each output of the command, whose target may not be known
     (`cp -r ~/proj "$d"/`): gone later, what was copied may be the only copy left."""
     from app.core.bash_outputs import home_spelled
-    from app.core.shell_words import absolute_path, matched_now
+    from app.core.shell_words import absolute_path, fetched, matched_now
 
     found: dict[str, None] = {}
     seen: set[tuple[str, str | None]] = set()
@@ -322,7 +322,7 @@ def copied_paths(copied: list[tuple[str, str | None]]) -> list[str]:
     for source, base in copied:
         if len(found) >= MAX_COPIED:
             break
-        if (source, base) in seen:  # `cp -r a b; cp -r a c; ...` thousands of times: read once
+        if (source, base) in seen or fetched(source):  # read once; a bucket's (`s3://`) is fetched again
             continue
         seen.add((source, base))
         word = home_spelled(source)

@@ -176,6 +176,15 @@ TIME_KEEPERS = frozenset({"cp", "mv", "rsync", "tar", "bsdtar", "unzip"})
 _COPIERS = frozenset({"cp", "mv", "rsync"})
 
 
+def fetched(word: str) -> bool:
+    """Whether a copy's source word names something another program fetches, not a local path:
+    a URL (`s3://bucket/k`, `gs://…`, `https://…`), a container's or pod's path
+    (`docker cp web:/srv/data`, `kubectl cp ns/pod:/var/log`), a host's (`host:dir`). What
+    it copied can be fetched again: it is never a source the GC keeps a copy for."""
+    head, colon, _ = word.partition(":")
+    return bool(colon and head) and word[0] not in "/~$." and (word.find(":/") == len(head) or "/" not in head)
+
+
 def copier_at(words: list[str]) -> tuple[int | None, bool]:
     """Where the first `cp`, `mv` or `rsync` of a simple command is (None: nowhere), and whether
     a command of it may give what it makes old mtimes (`keeps_times`: `cp -a`, `tar -x`)."""

@@ -327,3 +327,50 @@ def test_a_temp_folder_holding_a_pushed_worktree_of_the_project_goes_and_git_for
     assert entries[str(folder)] == ("removed", "age"), entries
     assert str(wt) not in git(project, "worktree", "list", "--porcelain")
     git(project, "checkout", "-q", "feature")
+
+
+def test_a_projects_venv_link_and_a_user_site_editable_install_keep_their_temp_folders(
+        sandbox: SandboxEnv) -> None:
+    """(Held.) `python -m venv "$d/venv" && ln -s "$d/venv" ~/proj/.venv`, and `pip install --user
+    -e "$d/lib"` (an `__editable__` `.pth` in `~/.local/lib/python3.X/site-packages`): the
+    project's venv and the user's imports run from the folders."""
+    project = pushed_project(sandbox.home)
+    linked, installed = temp_folder(project), temp_folder(project)
+    (linked / "venv" / "bin").mkdir(parents=True)
+    (project / ".venv").symlink_to(linked / "venv")
+    (installed / "lib" / "src" / "lib").mkdir(parents=True)
+    site = sandbox.home / ".local" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "__editable__.lib-0.1.pth").write_text(f"{installed}/lib/src\n")
+    entries = week_later(sandbox.state, linked, installed)
+    assert (entries[str(linked)], entries[str(installed)]) == (("kept", "in_use"), ("kept", "in_use")), entries
+
+
+# --- a download named like a copy ---------------------------------------------------------------
+
+#: Tools whose `cp` fetches from elsewhere (a bucket, a container, a pod), as the session runs
+#: them: each stand-in writes what it "downloaded" into the folder it is given last.
+DOWNLOADS = {
+    "aws": 'aws s3 cp --recursive s3://team-bucket/runs/42 "$d"/',
+    "gsutil": 'gsutil -m cp -r gs://team-bucket/runs/42 "$d"/',
+    "docker": 'docker cp web:/srv/data "$d"/data',
+    "kubectl": 'kubectl cp app-7d9f/api-0:/var/log "$d"/log',
+}
+
+
+@pytest.mark.parametrize("tool", sorted(DOWNLOADS))
+def test_a_temp_folder_a_bucket_or_a_container_was_downloaded_into_goes(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
+    """`d=$(mktemp -d) && aws s3 cp --recursive s3://bucket/runs/42 "$d"/`: the reader took the
+    `cp` for a copy of the local path `<cwd>/s3:/bucket/...`, stored it as the call's source,
+    found it gone at every sweep, and kept the folder `dirty` for ever. What came from a bucket,
+    a container or a pod can be fetched again: the folder goes by age."""
+    bin_dir = sandbox.root / "bin"
+    bin_dir.mkdir()
+    (bin_dir / tool).write_text('#!/bin/sh\nfor last; do :; done\nmkdir -p "$last" && echo fetched > "$last/part-0"\n')
+    (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    project = pushed_project(sandbox.home)
+    folder = Path(call(f'd=$(mktemp -d) && {DOWNLOADS[tool]} && echo "$d"', project).strip())
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
