@@ -321,3 +321,30 @@ def test_a_checkout_another_removal_is_checking_keeps_its_record(project: Path, 
 
     assert done.status == "kept" and checkout.is_dir(), done
     assert checkouts.registry().get(str(checkout), {}).get("created") == before["created"], checkouts.registry()
+
+
+def test_the_main_checkouts_gc_meanwhile_takes_nothing_the_checkout_alone_leads_to(project: Path) -> None:
+    """(Held.) A commit the checkout reset away (only its reflogs and ORIG_HEAD lead to it),
+    another left behind on a detached HEAD, staged work: the user's `git gc --prune=now` in
+    the main checkout counts every worktree's HEAD, index and reflogs, so they are all still
+    there, and the checkout is kept for them."""
+    tree = worktree(project, "gc")
+    git(tree, "commit", "-q", "--allow-empty", "-m", "reset away")
+    reset = git(tree, "rev-parse", "HEAD")
+    git(tree, "reset", "-q", "--hard", "HEAD~1")
+    git(tree, "switch", "-q", "--detach")
+    git(tree, "commit", "-q", "--allow-empty", "-m", "left behind")
+    behind = git(tree, "rev-parse", "HEAD")
+    git(tree, "switch", "-q", "worktree-gc")
+    (tree / "staged.txt").write_text("staged only\n")
+    git(tree, "add", "staged.txt")
+    blob = git(tree, "rev-parse", ":staged.txt")
+
+    git(project, "gc", "-q", "--prune=now")
+
+    assert judge(tree, project) == ("keep", "dirty")
+    git(tree, "reset", "-q", "--hard")  # the staged work given up: the commits still keep it
+    assert judge(tree, project) == ("keep", "unmerged")
+    for sha in (reset, behind):
+        assert git(project, "cat-file", "-t", sha) == "commit"
+    assert git(project, "cat-file", "-t", blob) == "blob"
