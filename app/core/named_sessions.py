@@ -11,8 +11,8 @@ own id there while the conversation it goes on with uses its parent's scratchpad
 Only Claude's own program counts (`claude_process._claude_program`: `claude`, or node or bun
 running Claude's `cli.js`), and only a value shaped like Claude's ids (a UUID): the picker's
 search term (`--resume fix-login`) names no session. Read from `/proc/<pid>/cmdline` (none
-without /proc). The sessions are given as earlier ids are (`earlier_sessions`): not counted
-for the Claude that ends them, or that ends the session it runs now.
+without /proc). They count with the earlier ids (`earlier_sessions`) as one list
+(`earlier_and_named`), but not for the Claude that ends the session, or its earlier ones.
 """
 
 from __future__ import annotations
@@ -28,6 +28,26 @@ _CMDLINE_MAX = 1 << 16
 #: The options whose value is the session the Claude runs (or the parent a fork continues).
 _NAMING = (b"--resume", b"-r", b"--session-id")
 _ID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def earlier_and_named(files: list[Session], ending: str | None) -> list[Session]:
+    """The earlier ids of the running Claude processes (`earlier_sessions`) and the ids their
+    command lines name, as live sessions; none of the process that runs the ending session
+    `ending` (a sessions file of `files` names it there): they end with it. Noted ids of a
+    process whose file is gone go too (the one exiting, its file removed first). A command line
+    names its own process: one of another Claude running `ending` too (`claude -p --resume`
+    beside the terminal's, no file of its own) goes on after it, unless no file says which
+    Claude ends it."""
+    from app.core.earlier_sessions import running_sessions
+
+    ends = {s.pid for s in files if ending and s.session_id == ending}
+    # a process whose file names another id goes on with the ending one (`claude --resume` in a
+    # second terminal, then `/clear` in the first)
+    filed = {s.pid for s in files}
+    noted = [s for s in running_sessions() if s.pid not in ends
+             and not (ending and s.session_id == ending and s.pid not in filed)]
+    return noted + [s for s in running_named_sessions() if s.pid not in ends
+                    and not (ending and s.session_id == ending and not ends and s.pid not in filed)]
 
 
 def named_ids(args: list[bytes]) -> list[str]:

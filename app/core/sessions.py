@@ -355,18 +355,11 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
 
 
 def _earlier(files: list[Session], ending_session: str | None, current_session: str | None) -> list[Session]:
-    """The earlier ids of the running Claude processes (`earlier_sessions`) and the ids on
-    their command lines (`named_sessions`), but not those of the process that runs the ending
-    session: they end with it."""
-    from app.core.earlier_sessions import running_sessions
-    from app.core.named_sessions import running_named_sessions
+    """The earlier ids of the running Claude processes and the ids on their command lines
+    (app/core/named_sessions.py `earlier_and_named`), but not those of the ending one."""
+    from app.core.named_sessions import earlier_and_named
 
-    ending = {s.pid for s in files if ending_session and s.session_id == ending_session != current_session}
-    # a process whose file names another id goes on with the ending one (`claude --resume` in a
-    # second terminal, then `/clear` in the first); one with no file left is the one exiting
-    filed = {s.pid for s in files}
-    return [s for s in [*running_sessions(), *running_named_sessions()] if s.pid not in ending
-            and not (ending_session and s.session_id == ending_session != current_session and s.pid not in filed)]
+    return earlier_and_named(files, ending_session if ending_session != current_session else None)
 
 
 def _unlistable() -> bool:

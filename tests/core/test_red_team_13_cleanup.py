@@ -165,6 +165,24 @@ def test_the_claude_that_ends_a_session_it_was_started_to_resume_does_not_keep_i
     assert not sessions.liveness(ending_session=sid, ending_pid=proc.pid).has(sid)
 
 
+def test_a_headless_run_of_the_same_session_keeps_it_live_when_the_interactive_one_ends_it(
+        sandbox: SandboxEnv, claude_running: Callable[..., subprocess.Popen[bytes]]) -> None:
+    """`claude --resume X` in a terminal, and a script's `claude -p --resume X "..."` beside it,
+    which keeps no sessions file. Before: when the terminal's Claude ended X for good, every
+    Claude without a file naming X was taken for the one exiting, the headless run too, and
+    X's folder and outputs were judged as an ended session's while it still ran them."""
+    sid = str(uuid.uuid4())
+    terminal = claude_running("--resume", sid)
+    sandbox.write_session(str(terminal.pid), pid=terminal.pid, sessionId=sid, cwd="/srv/work",
+                          procStart=start_of(terminal.pid))
+    headless = claude_running("-p", "--resume", sid, "summarize")
+    assert sessions.liveness(ending_session=sid).has(sid)
+    assert sessions.liveness(ending_session=sid, ending_pid=terminal.pid).has(sid)
+    headless.kill()
+    headless.wait()
+    assert not sessions.liveness(ending_session=sid).has(sid)
+
+
 # --- the notes of which Claude ran which id -----------------------------------------------------
 
 
