@@ -5,7 +5,7 @@
 The sessions file says so only later, or never: a Claude starting up has not written it yet
 (another session's cleanup, judging then, took the month-old folder it was resuming), a
 headless `claude -p --resume <id>` keeps none (and was noted only by a SessionStart hook of
-ours, which a run with hooks off never calls), and a fork in a new process names only its
+ours, which `--bare`, the mode advised for scripts, never runs), and a fork in a new process names only its
 own id there while the conversation it goes on with uses its parent's scratchpad.
 
 Only Claude's own program counts (`claude_process._claude_program`: `claude`, or node or bun
@@ -33,8 +33,8 @@ _ID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
 def earlier_and_named(files: list[Session], ending: str | None) -> list[Session]:
     """The earlier ids of the running Claude processes (`earlier_sessions`) and the ids their
     command lines name, as live sessions; none of the process that runs the ending session
-    `ending` (a sessions file of `files` names it there): they end with it. Noted ids of a
-    process whose file is gone go too (the one exiting, its file removed first). A command line
+    `ending` (a sessions file of `files` names it there): they end with it. `ending` noted for a
+    process with no file goes too (the one exiting, its file removed first). A command line
     names its own process: one of another Claude running `ending` too (`claude -p --resume`
     beside the terminal's, no file of its own) goes on after it, unless no file says which
     Claude ends it."""
