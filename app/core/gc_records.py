@@ -169,13 +169,28 @@ def lost_source(records: list[OutputRecord], folder: str | None = None) -> str |
         for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
             if (isinstance(source, str) and source.startswith("/") and (source in theirs or not paths.inside(source, tmp))
                     and "/.claude/worktrees/" not in source):
-                if not os.path.lexists(source):
+                if not os.path.lexists(source) and not remade(source):
                     return source
                 if record.kind == "copy" and source == evidence.get("source"):
                     missing = gone_from_source(folder or record.path, source)
                     if missing is not None:
                         return missing
     return None
+
+
+def remade(source: str) -> bool:
+    """Whether a gone source is what a tool makes again: the build output of a checkout (a
+    folder of `REGENERABLE` name, or what lies in one, whose parent is still a checkout's:
+    `cp -r dist "$d"/`, then the next build wiped `dist`), or what lay in the home's `.cache`.
+    A copy of it is no only copy: the folder it went into goes by the other rules."""
+    from app.core.repository_rules import REGENERABLE
+
+    home = paths.home_str()
+    if paths.inside(source, os.path.join(home, ".cache")):
+        return True
+    parts = source.split("/")  # a home that is a dotfiles checkout makes no `~/build` a build's
+    return any(name in REGENERABLE and os.path.isdir("/".join(parts[:k]))
+               and paths.git_root_str("/".join(parts[:k])) not in (None, home) for k, name in enumerate(parts) if k > 1)
 
 
 def still_at_source(records: list[OutputRecord], folder: str) -> bool:

@@ -374,3 +374,55 @@ def test_a_temp_folder_a_bucket_or_a_container_was_downloaded_into_goes(
     folder = Path(call(f'd=$(mktemp -d) && {DOWNLOADS[tool]} && echo "$d"', project).strip())
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+# --- a source that is regenerable by nature ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("made", "copy"), [("dist", 'cp -r dist "$d"/'),
+                                            ("build", 'cp build/app.bin "$d"/'),
+                                            (".cache", 'cp -r ~/.cache/wheels "$d"/')])
+def test_a_temp_folder_given_a_copy_of_a_build_or_a_cache_that_went_since_goes(
+        sandbox: SandboxEnv, made: str, copy: str) -> None:
+    """`d=$(mktemp -d) && cp -r dist "$d"/`, then the next build wipes `dist` (or `make clean`
+    removes `build/`, or the cache is cleared): the source is gone, so the folder was kept
+    `dirty` for ever, though what it held is what a build or a download makes again."""
+    project = pushed_project(sandbox.home)
+    source = sandbox.home / ".cache" / "wheels" if made == ".cache" else project / made
+    source.mkdir(parents=True)
+    (source / "app.bin").write_text("built\n")
+    folder = Path(call(f'd=$(mktemp -d) && {copy} && echo "$d"', project).strip())
+    import shutil
+
+    shutil.rmtree(source)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
+
+
+def test_a_temp_folder_given_a_copy_of_a_hand_written_build_folder_that_went_is_kept(sandbox: SandboxEnv) -> None:
+    """(Held.) The other side: what is not regenerable by its name (`notes/`) is the only copy."""
+    project = pushed_project(sandbox.home)
+    (project / "notes").mkdir()
+    (project / "notes" / "todo.md").write_text("mine\n")
+    folder = Path(call('d=$(mktemp -d) && cp -r notes "$d"/ && echo "$d"', project).strip())
+    import shutil
+
+    shutil.rmtree(project / "notes")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def test_a_temp_folder_given_a_copy_of_a_build_folder_outside_any_checkout_that_went_is_kept(
+        sandbox: SandboxEnv) -> None:
+    """(Held.) `~/build/report` is the user's folder that happens to be named `build`, in no
+    checkout (or in a home that is a dotfiles checkout): gone, the copy is the only one."""
+    project = pushed_project(sandbox.home)
+    git(sandbox.home, "init", "-q")
+    (sandbox.home / "build" / "report").mkdir(parents=True)
+    (sandbox.home / "build" / "report" / "draft.md").write_text("mine\n")
+    folder = Path(call(f'd=$(mktemp -d) && cp -r {sandbox.home}/build/report "$d"/ && echo "$d"', project).strip())
+    import shutil
+
+    shutil.rmtree(sandbox.home / "build")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
