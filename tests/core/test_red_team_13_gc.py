@@ -426,3 +426,38 @@ def test_a_temp_folder_given_a_copy_of_a_build_folder_outside_any_checkout_that_
     shutil.rmtree(sandbox.home / "build")
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+# --- the size bound ---------------------------------------------------------------------------------
+
+
+def test_the_size_bound_takes_an_ended_sessions_young_output_never_a_live_or_used_one(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, live_pid: int,
+        started: list[subprocess.Popen[bytes]]) -> None:
+    """(Held.) Three young outputs over a small `GC_MAX_BYTES`: the oldest is the live
+    session's, the next one a shell of the user's works in, the newest an ended session's. Only
+    the last goes (`size`): the live one and the used one are never counted for the bound."""
+    from app.core import gc
+    from tests.core.test_red_team_11_gc import proc_start
+
+    project = pushed_project(sandbox.home)
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId=SID, cwd=str(project),
+                          procStart=proc_start(live_pid), status="idle")
+    live = temp_folder(project)
+    used, ended = Path(os.path.realpath(sandbox.user_tmp)) / "used-out", Path(os.path.realpath(sandbox.user_tmp)) / "ended-out"
+    used.mkdir()
+    ended.mkdir()
+    for k, folder in enumerate((live, used, ended)):
+        (folder / "blob").write_bytes(os.urandom(300_000))
+        when = time.time() - 3 * 86_400 + k * 3600
+        os.utime(folder, (when, when))
+    from tests.support import add_record
+
+    add_record("5e551013-aaaa-4bbb-8ccc-0000000000e1", ended, cwd=project, when=time.time())
+    add_record("5e551013-aaaa-4bbb-8ccc-0000000000e2", used, cwd=project, when=time.time())
+    started.append(subprocess.Popen(["sleep", "60"], cwd=used))
+    monkeypatch.setenv("CLAUDETTO_GC_MAX_BYTES", "100000")
+    entries = {e.path: (e.status, e.reason) for e in gc.sweep().entries}
+    assert entries[str(live)] == ("kept", "live"), entries
+    assert entries[str(used)] == ("kept", "in_use"), entries
+    assert entries[str(ended)] == ("removed", "size"), entries
