@@ -35,6 +35,7 @@ from app.core.earlier_sessions import FILE_NAME, places
 from tests.core.test_other_configs import other_claude
 from tests.core.test_red_team_6_removal import AS_A_USER, as_a_user_works
 from tests.core.test_red_team_10_liveness import settled
+from tests.core.test_red_team_11_cleanup import Headless
 from tests.hooks.test_checkouts import Claude
 from tests.support import SandboxEnv, git, make_repo, run_cli, set_mtime
 
@@ -137,6 +138,31 @@ def test_a_claude_whose_command_line_names_an_old_session_keeps_its_folder_while
     proc.wait()
     _clean()
     assert not folder.exists()
+
+
+def test_two_claudes_resuming_old_sessions_opened_together_keep_both_folders(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`claude --resume X` and `claude --resume Y` in two terminals at once, each session's
+    start firing before its Claude has written its sessions file: the first start's cleanup
+    runs (the second skips it, busy). Before: the other Claude, found by no file and noted by
+    no hook (its hook finds no Claude with a file above it), held nothing, and the folder it
+    was resuming went."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    slug = paths.project_slug(str(project))
+    ids = [str(uuid.uuid4()) for _ in range(2)]
+    folders = [_old_folder(sandbox, slug, sid) for sid in ids]
+    runs = [Headless(sandbox, sid, project, []) for sid in ids]
+    try:
+        for run in runs:
+            run.start(source="resume")
+        settled(sandbox)
+        assert all((folder / "tasks" / "b1.output").is_file() for folder in folders)
+    finally:
+        for run in runs:
+            run.exit()
+    _clean()
+    assert not any(folder.exists() for folder in folders)
 
 
 def test_a_resume_search_term_or_another_program_naming_an_id_holds_nothing(
