@@ -36,16 +36,16 @@ def _admin(checkout: str) -> str | None:
     return os.path.join(checkout, pointer[len("gitdir: "):]) if pointer.startswith("gitdir: ") else None
 
 
-def admin_id(checkout: str) -> list[int] | None:
-    """(device, inode) of git's admin folder of the worktree at `checkout`: the same for the
-    worktree's whole life (`git worktree move` keeps it), another for any other worktree that
-    exists with it; None when it cannot be read."""
+def admin_id(checkout: str) -> str | None:
+    """The real path of git's admin folder of the worktree at `checkout`: the same for the
+    worktree's whole life (`git worktree move` keeps it; so does a copy of the project made in
+    its place), another for any other worktree that exists with it (git names each one apart)
+    or of another repository; None when it cannot be read."""
     try:
         admin = _admin(checkout)
-        st = os.stat(admin) if admin is not None else None
     except (OSError, ValueError):
         return None
-    return [st.st_dev, st.st_ino] if st is not None else None
+    return os.path.realpath(admin) if admin is not None else None
 
 
 def git_made_at(checkout: str) -> int | None:
@@ -70,7 +70,7 @@ def made_later(key: str, entry: object) -> bool:
     (logged): git made it after the record, or its admin folder is not the recorded one (the
     user's own worktree, made before, moved there with `git worktree move`)."""
     known = entry.get("admin") if isinstance(entry, dict) else None
-    if isinstance(known, list) and known != (admin_id(key) or known):
+    if isinstance(known, str) and known != (admin_id(key) or known):
         log(f"checkouts: {key} is another worktree than the checkout claudetto made (moved there)")
         return True
     recorded = entry.get("created") if isinstance(entry, dict) else None
