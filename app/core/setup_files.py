@@ -32,6 +32,9 @@ STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".p
 #: In the home, what starts programs at login: systemd user units and their login environment,
 #: desktop autostart entries, fish's snippets.
 STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d")
+#: In the home, the user's own commands: a script there may run from anywhere (pip writes a
+#: console script's venv python as its `#!` line; a wrapper `exec`s a tool built elsewhere).
+_SCRIPTS = (".local/bin", "bin")
 #: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
 PROJECT_FILES = (".envrc", ".env", ".mcp.json")
 #: The keys of Claude's settings whose commands or paths Claude runs or reads at every start:
@@ -45,23 +48,20 @@ _MAX_ENTRIES = 200
 def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> None:
     """The absolute paths a place's tool set-up files name (`PROJECT_FILES`, its git hooks; in
     the home, its `STARTUP_FILES` and `STARTUP_FOLDERS` too, and where a link among the latter
-    leads, the user's Claude settings in Claude's config folder and the MCP servers
-    `.claude.json` registers) and what its Claude settings run (`_RUN_BY_CLAUDE`):
-    `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
+    leads, the scripts of its `_SCRIPTS` folders, the user's Claude settings in Claude's config
+    folder and the MCP servers `.claude.json` registers) and what its Claude settings run
+    (`_RUN_BY_CLAUDE`): `PATH=/tmp/x/bin:$PATH` in `~/.bashrc`, `DATA_DIR=/tmp/x/data` in `.env`,
     `ExecStart=/tmp/x/server` in a user unit, a hook running `/tmp/x/check.sh`. (A settings
     file's `additionalDirectories` is no such use: it keeps nothing once its sessions end.)"""
     import json
     import re
 
     word = re.compile(r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+")
-    files = [os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))]
-    hooks = os.path.join(place, ".git", "hooks")  # a git hook runs at every commit, checkout, push
-    files += [os.path.join(hooks, n) for n in _names(hooks)[:_MAX_ENTRIES] if not n.endswith(".sample")]
-    budget = [_MAX_ENTRIES * len(STARTUP_FOLDERS)]
-    for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
-        files += [os.path.join(folder, name) for name in _names(folder)[:_MAX_ENTRIES]]
-        links_in(folder, found, budget)  # a unit `systemctl --user link` made: a link into the output
-    found += paths_named(files, word)
+    found += paths_named(_set_up_files(place, found, home=home), word)
+    for folder in (os.path.join(place, f) for f in _SCRIPTS if home):
+        for script in (os.path.join(folder, n) for n in _names(folder)[:_MAX_ENTRIES]):
+            text = "" if os.path.islink(script) else small_text(script, 1 << 16)  # a link: `links_in`
+            found += _said(script, text, word) if text[:2] == "#!" else []
     settings = [os.path.join(place, ".claude", name) for name in ("settings.json", "settings.local.json")]
     for file in [*settings, *(_users_settings() if home else ())]:
         try:
@@ -74,6 +74,19 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
     if home:
         file, servers = _mcp_servers()
         found += _said(file, json.dumps(servers, ensure_ascii=False), word)
+
+
+def _set_up_files(place: str, found: list[tuple[str, str]], *, home: bool) -> list[str]:
+    """The set-up files of a place to read for paths; where a link among the home's
+    `STARTUP_FOLDERS` leads goes into `found` (a unit `systemctl --user link` made)."""
+    files = [os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))]
+    hooks = os.path.join(place, ".git", "hooks")  # a git hook runs at every commit, checkout, push
+    files += [os.path.join(hooks, n) for n in _names(hooks)[:_MAX_ENTRIES] if not n.endswith(".sample")]
+    budget = [_MAX_ENTRIES * len(STARTUP_FOLDERS)]
+    for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
+        files += [os.path.join(folder, name) for name in _names(folder)[:_MAX_ENTRIES]]
+        links_in(folder, found, budget)
+    return files
 
 
 def _said(file: str, text: str, word: re.Pattern[str]) -> list[tuple[str, str]]:

@@ -461,3 +461,26 @@ def test_the_size_bound_takes_an_ended_sessions_young_output_never_a_live_or_use
     assert entries[str(live)] == ("kept", "live"), entries
     assert entries[str(used)] == ("kept", "in_use"), entries
     assert entries[str(ended)] == ("removed", "size"), entries
+
+
+# --- a script of the user's that runs from a temp folder -------------------------------------------
+
+
+@pytest.mark.parametrize(("where", "script"), [
+    (".local/bin/mytool", "#!{folder}/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+                          "from mytool.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n"),
+    ("bin/fmt", '#!/bin/sh\nexec "{folder}/bin/fmt" "$@"\n'),
+])
+def test_a_script_in_the_users_bin_running_from_a_temp_folder_keeps_it(sandbox: SandboxEnv, where: str,
+                                                                       script: str) -> None:
+    """`"$d/venv/bin/pip" install ./mytool && cp "$d/venv/bin/mytool" ~/.local/bin/`: pip wrote the
+    console script with the venv's python as its `#!` line, so the user's `mytool` runs from the
+    folder; likewise a wrapper in `~/bin` that `exec`s a tool built there. Not links: their
+    targets were never read, and a week later every run failed. Removed by age."""
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    (sandbox.home / where).parent.mkdir(parents=True, exist_ok=True)
+    (sandbox.home / where).write_text(script.format(folder=folder))
+    (sandbox.home / where).chmod(0o755)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
