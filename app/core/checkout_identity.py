@@ -131,7 +131,8 @@ def gone_for_good(keys: Iterable[str]) -> set[str]:
     from app.core.in_flight import in_flight
 
     missing = [key for key in keys if folder_gone(key) is True]
-    return {key for i, key in enumerate(missing) if not in_flight(key, settle=i == 0)}
+    # settled first: a killed removal's leftover that was never journaled is put back
+    return {key for i, key in enumerate(missing) if not in_flight(key, settle=i == 0) and folder_gone(key) is True}
 
 
 def same_checkout(key: str) -> bool:

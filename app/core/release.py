@@ -113,12 +113,13 @@ def release_checkout(path: str, *, session: str | None = None,
     if entry.get("kind") != "session":
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if checkouts.folder_gone(key) is True:
-        if not gone_for_good([key]):  # another removal checks it: it may come back
+        if key in gone_for_good([key]):
+            if not dry_run:
+                drop_record(key, entry)
+                log(f"release: {key} is gone; its record is dropped")
+            return Release(key, "missing", dry_run=dry_run)
+        if checkouts.folder_gone(key) is True:  # another removal checks it: it may come back
             return Release(key, "busy", str(entry.get("state") or ""), dry_run=dry_run)
-        if not dry_run:
-            drop_record(key, entry)
-            log(f"release: {key} is gone; its record is dropped")
-        return Release(key, "missing", dry_run=dry_run)
     if swapped(key):
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if dry_run:

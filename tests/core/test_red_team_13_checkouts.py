@@ -348,3 +348,27 @@ def test_the_main_checkouts_gc_meanwhile_takes_nothing_the_checkout_alone_leads_
     for sha in (reset, behind):
         assert git(project, "cat-file", "-t", sha) == "commit"
     assert git(project, "cat-file", "-t", blob) == "blob"
+
+
+@pytest.mark.parametrize("who", ["session start", "release"])
+def test_a_checkout_a_killed_removal_left_in_its_trash_comes_back_with_its_record(
+        project: Path, who: str) -> None:
+    """The session-start cleanup was killed (the machine slept, a `kill`) while its last check
+    of the checkout ran: the folder is in its trash, pending, never journaled; the next one
+    to look puts it back. A SessionStart or a `claudetto release` finding the folder missing
+    dropped its record first, and the checkout came back nobody's."""
+    from app.core.release import release_checkout
+    from tests.core.test_red_team_12_concurrency import killed
+
+    checkout = ended_session_checkout(project, "killed", "s-old")
+    (checkout / "draft.md").write_text("the only copy\n")
+    killed(checkout, checkout.parent, "after_rename")
+    assert not checkout.exists()
+
+    if who == "session start":
+        checkouts.claim("s-new", str(project), None, "startup")
+    else:
+        release_checkout(str(checkout))
+
+    assert (checkout / "draft.md").exists()
+    assert str(checkout) in checkouts.registry(), checkouts.registry()
