@@ -30,16 +30,17 @@ _NAMING = (b"--resume", b"-r", b"--session-id")
 _ID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
-def earlier_and_named(files: list[Session], ending: str | None) -> list[Session]:
+def earlier_and_named(files: list[Session], ending_session: str | None, current: str | None) -> list[Session]:
     """The earlier ids of the running Claude processes (`earlier_sessions`) and the ids their
     command lines name, as live sessions; none of the process that runs the ending session
-    `ending` (a sessions file of `files` names it there): they end with it. `ending` noted for a
-    process with no file goes too (the one exiting, its file removed first). A command line
-    names its own process: one of another Claude running `ending` too (`claude -p --resume`
-    beside the terminal's, no file of its own) goes on after it, unless no file says which
-    Claude ends it."""
+    (`ending_session` unless it is the `current` one; a sessions file of `files` names it
+    there): they end with it. The ending id noted for a process with no file goes too (the one
+    exiting, its file removed first). A command line names its own process: another Claude
+    running that id too (`claude -p --resume` beside the terminal's, no file of its own) goes
+    on after it, unless no file says which Claude ends it."""
     from app.core.earlier_sessions import running_sessions
 
+    ending = ending_session if ending_session != current else None
     ends = {s.pid for s in files if ending and s.session_id == ending}
     # a process whose file names another id goes on with the ending one (`claude --resume` in a
     # second terminal, then `/clear` in the first)

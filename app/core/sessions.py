@@ -11,7 +11,8 @@ an unreadable file is `unreadable`: nobody knows what that session holds, so a s
 everything a session might hold (reason `in_use`); so does a running session whose file names
 no session id, and a `sessions/` folder that is there but cannot be listed. A `pidDomain` of
 another shape than Claude's text cannot be compared: live. A `pid` field whose process is not
-the one of `procStart` while the process the file's name gives is: that one's.
+the one of `procStart` while the process the file's name gives is: that one's. An unreadable
+file last written before that process began is a crash's leftover: it holds nothing.
 
 The ids a running Claude process had before its current one (`/clear`, `/resume`, a fork:
 Claude rewrites `sessionId` in the same file) stay live while it runs
@@ -214,7 +215,7 @@ def _session_of(path: Path, data: dict[str, object] | str, current_session_id: s
     """The session a file's JSON object (or why it could not be read, `str`) gives."""
     if isinstance(data, str):
         pid_of_name = _pid_of_name(path)
-        if pid_of_name is not None and process_running(pid_of_name):
+        if pid_of_name is not None and process_running(pid_of_name) and not _left_before(pid_of_name, path):
             log(f"sessions: {path} cannot be read ({data}) but pid {pid_of_name} runs: unsure, its session is kept")
             return Session(session_id=None, pid=pid_of_name, cwd=None, status=None, file=str(path),
                            live=True, unreadable=True)
@@ -243,6 +244,17 @@ def _with_live(session: Session, current_session_id: str | None) -> Session:
     from dataclasses import replace
 
     return replace(session, live=is_live(session, current_session_id))
+
+
+def _left_before(pid: int, path: Path) -> bool:
+    """Whether `path` was last written before process `pid` began: a crash's leftover whose pid
+    another program got since (Claude writes its file once started; one half rewritten is new)."""
+    from app.core.purge import _started_after
+
+    try:
+        return _started_after(pid, os.lstat(path).st_mtime)
+    except OSError:
+        return False
 
 
 def read_sessions(current_session_id: str | None = None, folder: Path | None = None) -> list[Session]:
@@ -340,8 +352,11 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     file says, and `current_cwd` is its folder. `ending_session` (a session that ends, or the
     one that asks for a removal) and every session of `ending_pid` (its Claude process)
     hold nothing, unless the ending one is the current one."""
+    from app.core.named_sessions import earlier_and_named
+
     files = [s for s in [*read_sessions(current_session), *_other_configs_sessions()] if s.live]
-    counted = tuple(s for s in [*files, *_earlier(files, ending_session, current_session)]
+    earlier = earlier_and_named(files, ending_session, current_session)
+    counted = tuple(s for s in [*files, *earlier]
                     if not (ending_session and s.session_id == ending_session != current_session and s.file_named)
                     and not (ending_pid is not None and s.pid == ending_pid))
     ids = {s.session_id for s in counted if s.session_id}
@@ -352,14 +367,6 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     # (a shape this version does not know: which folders are its own cannot be told)
     unsure = any(s.unreadable or (s.session_id is None and s.pid is not None) for s in counted)
     return Liveness(counted, frozenset(ids), tuple(cwds), unsure or _unlistable(), current_session, current_cwd)
-
-
-def _earlier(files: list[Session], ending_session: str | None, current_session: str | None) -> list[Session]:
-    """The earlier ids of the running Claude processes and the ids on their command lines
-    (app/core/named_sessions.py `earlier_and_named`), but not those of the ending one."""
-    from app.core.named_sessions import earlier_and_named
-
-    return earlier_and_named(files, ending_session if ending_session != current_session else None)
 
 
 def _unlistable() -> bool:

@@ -209,6 +209,26 @@ def test_a_headless_run_of_the_same_session_keeps_it_live_when_the_interactive_o
     assert not sessions.liveness(ending_session=sid).has(sid)
 
 
+@pytest.mark.parametrize("written", ["before", "after"])
+def test_a_crashs_half_written_sessions_file_whose_pid_another_process_got_since_holds_nothing(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], written: str) -> None:
+    """A Claude killed while it rewrote its file left it half written; its pid went to another
+    program started since. Before: the file, unreadable while a process of its name's pid ran,
+    made every session unsure, and nothing a session holds went for as long as that program
+    ran. A file last written before its pid's process started is not that process's. One
+    written since (`after`: the running Claude's own, caught half rewritten) still is."""
+    folder = _old_folder(sandbox, "-srv-w", str(uuid.uuid4()))
+    other = subprocess.Popen(["sleep", "60"])
+    started.append(other)
+    assert start_of(other.pid)
+    file = sandbox.write_session(str(other.pid), pid=other.pid)
+    file.write_text(f'{{"pid": {other.pid}, "sessionId": "')
+    if written == "before":
+        set_mtime(file, 3600)
+    _clean()
+    assert folder.exists() == (written == "after")
+
+
 # --- the notes of which Claude ran which id -----------------------------------------------------
 
 
