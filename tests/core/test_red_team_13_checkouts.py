@@ -372,3 +372,23 @@ def test_a_checkout_a_killed_removal_left_in_its_trash_comes_back_with_its_recor
 
     assert (checkout / "draft.md").exists()
     assert str(checkout) in checkouts.registry(), checkouts.registry()
+
+
+def test_a_symlink_named_like_a_checkout_takes_nothing_it_points_at(project: Path, tmp_path: Path) -> None:
+    """(Held.) `ln -s ~/work/feature .claude/worktrees/feature`: a link to the user's own
+    worktree of the project, clean and merged, kept `not_a_worktree` by the sweep and by
+    WorktreeRemove (`symlink`); the worktree it points at and git's entry for it stay."""
+    feature = tmp_path / "feature"
+    git(project, "worktree", "add", "-q", "--detach", str(feature))
+    link = project / ".claude" / "worktrees" / "feature"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(feature)
+    set_mtime(feature, OLD)
+    os.utime(link, (os.stat(feature).st_atime, os.stat(feature).st_mtime), follow_symlinks=False)
+
+    assert kept_reasons(clean(project)).get(str(link)) == "not_a_worktree"
+    removed = run_hook({"hook_event_name": "WorktreeRemove", "session_id": "s1", "cwd": str(project),
+                        "worktree_path": str(link)}, cwd=project)
+
+    assert removed.returncode == 1 and link.is_symlink(), removed.stderr
+    assert (feature / "README.md").exists() and str(feature) in git(project, "worktree", "list")
