@@ -203,3 +203,26 @@ def test_a_nul_byte_in_one_name_silences_no_finding(tmp_path: Path) -> None:
                         "broken.md": "- `Gone\x1bWidget` draws.\n- `src/a\x00b.py` holds it.\n"})
     assert [(os.path.basename(f.file), f.token) for f in sweep(str(repo), remember=False)] == [
         ("notes.md", "src/legacy_router.py")]
+
+
+def test_a_name_too_long_to_be_one_silences_no_finding(tmp_path: Path) -> None:
+    """A pasted blob in backticks (66,000 characters of `big_widget_…`) went to git grep as
+    one fixed string; git refuses a pattern that long, the one grep failed, and no vanished
+    name of the project was said. No path is longer than 4,096 characters: it is no name."""
+    repo = make_repo(tmp_path / "app", files={"src/router.py": "class Router:\n    pass\n"})
+    write_memory(repo, {"notes.md": "- `src/legacy_router.py` routes the v1 API.\n"
+                                    "- `" + "big_widget_" * 6000 + "` is the layout.\n"})
+    assert [f.token for f in sweep(str(repo), remember=False)] == ["src/legacy_router.py"]
+
+
+def test_a_long_run_of_letters_costs_the_sweep_linear_time(tmp_path: Path) -> None:
+    """Every place a URL could start was tried to the end of the run of letters after it: a
+    20,000-character name took ~20 s (8,000: 3 s; a 100 KB line, minutes), at SessionStart,
+    before the session could begin. A scheme is at most 32 characters."""
+    repo = make_repo(tmp_path / "app", files={"src/router.py": "class Router:\n    pass\n"})
+    write_memory(repo, {"notes.md": "- `src/legacy_router.py` routes the v1 API.\n"
+                                    "- `src/" + "a" * 20_000 + ".py` holds the key.\n"
+                                    "- The token is " + "x" * 20_000 + " in prose.\n"})
+    started = time.monotonic()
+    assert [f.token for f in sweep(str(repo), remember=False)] == ["src/legacy_router.py"]
+    assert time.monotonic() - started < 5

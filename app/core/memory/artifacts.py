@@ -207,8 +207,8 @@ def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
         if _NEXT_WORD.search(prose):
             tokens = [t for t in tokens if not _MIGRATION_NAME.fullmatch(t.strip().rsplit("/", 1)[-1])]
         for token in tokens:
-            if _CONTROL.search(token):
-                continue  # a NUL or an escape (a bad paste) names no file or symbol, and git takes no NUL
+            if _CONTROL.search(token) or len(token) > TOKEN_MAX:
+                continue  # a bad paste (a NUL, an escape, a blob) names no file or symbol, and fails git grep
             if _NODE_ID.fullmatch(token.strip()):
                 found.extend(_node_artifacts(fact.number, token.strip(), root))
                 continue
@@ -221,6 +221,8 @@ def artifacts_in(facts: Iterable[FactLine], root: str) -> list[Artifact]:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: no path is longer (PATH_MAX); git grep refuses a pattern of some 50,000 characters
+TOKEN_MAX = 4096
 
 #: a test's node id as pytest prints it: `tests/test_api.py::TestUsers::test_create[sqlite]`
 _NODE_ID = re.compile(r"(?P<path>[\w./-]+\.\w+)::(?P<names>_*[A-Za-z]\w*(?:::_*[A-Za-z]\w*)*)(?:\[[^\]`]*\])?")

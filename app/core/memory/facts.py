@@ -47,7 +47,7 @@ for _kind, _words in FILTER_WORDS.items():
         _PHRASE_KINDS.setdefault(_phrase, set()).add(_kind)
 _PHRASE = re.compile("(?<= )(?:" + "|".join(map(re.escape, _PHRASE_KINDS)) + ")(?= )")
 _NOT_WORD = re.compile(r"[^a-z0-9'.-]+")
-URL = re.compile(r"[a-z][a-z0-9+.-]*://|\bwww\.", re.IGNORECASE)
+URL = re.compile(r"[a-z][a-z0-9+.-]{0,31}://|\bwww\.", re.IGNORECASE)
 _STRUCK = re.compile(r"~~.*?~~")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 
