@@ -89,10 +89,12 @@ def record_outputs(payload: dict[str, Any]) -> None:
     if outputs:
         _store(payload, outputs, cwd or "", evidence)
     if later is not None:  # after this call's own records: they are never lost to it
-        _copied_into_outputs(*later)
+        from app.core.copied_into import copied_into_outputs
+
+        copied_into_outputs(*later)
 
 
-#: What a Bash call copied or moved into which targets (`_copied_into_outputs`).
+#: What a Bash call copied or moved into which targets (`copied_into.copied_into_outputs`).
 _Into = tuple["list[tuple[str, str | None, list[str]]]", "list[str]", bool, "list[tuple[str, str, str | None]]"]
 
 
@@ -199,110 +201,6 @@ def _users_temp_sources(sources: list[str], since: float) -> list[str]:
         if born < since - CLOCK_SLACK_S and not any(inside(source, o) for o in outputs):
             theirs.append(source)
     return theirs
-
-
-def _copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: list[str],
-                         keeps_times: bool = False, lent: list[tuple[str, str, str | None]] | None = None) -> None:
-    """A copy or move into an output recorded before (`cp ~/proj/notes.txt /tmp/d/`, `rsync
-    --remove-source-files ~/proj/ /tmp/d/`, a call after `d=$(mktemp -d)`): its sources join
-    that output's `evidence.sources`, so it stays once they are gone (`gc_records.lost_source`),
-    and a move from outside the temp folder (or from where the hook cannot tell) marks it
-    `moved_in`: the source's files went at once, though its folder may stay. The files were
-    born anew in it, and nothing else shows where they came from. A copy that keeps its
-    source's times (`rsync -a src/ /tmp/d/` gives `/tmp/d` the mtime of `src`) marks it
-    `old_times`: its age counts from its record (app/core/age.py). A clone that borrows its
-    objects (`git clone --reference /tmp/d URL ~/p2`) joins its `evidence.lent_to`: the sweep
-    asks it first (`gc_records.OutsideNames.borrowing`), wherever it lies. Only a target inside
-    the user's temp folder costs a look at the records; only a match writes."""
-    targets, moved = _targets_in_temp(into) if sources or keeps_times or any(m for _, _, m in into) else ([], [])
-    borrowed = _lenders_in_temp(lent or [])
-    if not targets and not borrowed:
-        return
-    # the records read here, not through gc_records: that loads dataclasses on a hot hook
-    from app.core.state import parse_state, read_regular, update_json
-
-    def news(record: dict[str, Any]) -> dict[str, Any]:
-        if not isinstance(record.get("evidence"), dict) or not isinstance(record.get("path"), str):
-            return {}
-        return _evidence_news(record["path"], record["evidence"], (targets, sources, moved, keeps_times), borrowed)
-
-    folder = os.path.join(paths.claudetto_home_str(), "gc")
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
-    except OSError:
-        return
-    for name in names:
-        session, file = name[:-len(".json")], os.path.join(folder, name)
-        try:
-            if not any(news(r) for r in normal_records(parse_state(read_regular(file)), session)["records"]):
-                continue
-        except (OSError, ValueError):
-            continue
-
-        def change(data: Any, session: str = session) -> Any:
-            data = normal_records(data, session)
-            for record in data["records"]:
-                record_news = news(record)
-                if record_news:
-                    record["evidence"].update(record_news)
-            return data
-
-        update_json(file, change, list, durable=False)  # `change` makes an empty list a records file
-
-
-def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], list[str], list[str], bool],
-                   borrowed: list[tuple[str, str]]) -> dict[str, Any]:
-    """What a call adds to the evidence of the record of `path` (`_copied_into_outputs`): its
-    sources, `moved_in` and `old_times` when a copy's target (`copy`: targets, sources, the
-    targets moved into, whether it kept old times) lies in it; the clones that borrow from it."""
-    from app.core.created import lstat_mtime
-    from app.core.paths import inside
-
-    targets, sources, moved, keeps_times = copy
-    found: dict[str, Any] = {}
-    if any(inside(t, path) for t in targets):
-        known = evidence.get("sources")
-        known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
-        if not set(sources) <= set(known):
-            found["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
-        if evidence.get("moved_in") is not True and any(inside(t, path) for t in moved):
-            found["moved_in"] = True
-        if keeps_times:  # the mtime it has now: see gc_records.old_times
-            found["old_times"] = lstat_mtime(path)
-    known = evidence.get("lent_to")
-    known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
-    new = [clone for lender, clone in borrowed if inside(lender, path) and clone not in known]
-    if new:
-        found["lent_to"] = list(dict.fromkeys([*new, *known]))[:MAX_COPIED]
-    return found
-
-
-def _lenders_in_temp(lent: list[tuple[str, str, str | None]]) -> list[tuple[str, str]]:
-    """(lender, borrowing clone) as absolute paths, for the lenders inside the user's temp folder."""
-    from app.core.shell_words import absolute_path
-
-    pairs = [(absolute_path(base, lender, {}), absolute_path(base, clone, {})) for lender, clone, base in lent]
-    return [(os.path.normpath(a), os.path.normpath(b)) for a, b in pairs
-            if a is not None and b is not None and strictly_inside(os.path.normpath(a), paths.user_tmp_str())]
-
-
-def _targets_in_temp(into: list[tuple[str, str | None, list[str]]]) -> tuple[list[str], list[str]]:
-    """The copies' targets inside the user's temp folder, and those of them a move from
-    outside it (or from a source the hook cannot expand: the user's, maybe) went into."""
-    from app.core.paths import inside
-    from app.core.shell_words import absolute_path
-
-    tmp = paths.user_tmp_str()
-    targets: list[str] = []
-    moved: list[str] = []
-    for word, base, moving in into:
-        target = absolute_path(base, word, {})
-        if target is not None and strictly_inside(os.path.normpath(target), tmp):
-            targets.append(os.path.normpath(target))
-            known = copied_paths([(source, base) for source in moving])
-            if len(known) < len(set(moving)) or any(not inside(k, tmp) for k in known):
-                moved.append(targets[-1])
-    return targets, moved
 
 
 #: At most this many copied paths are stored with the outputs of one command.

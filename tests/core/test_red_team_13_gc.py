@@ -484,3 +484,24 @@ def test_a_script_in_the_users_bin_running_from_a_temp_folder_keeps_it(sandbox: 
     (sandbox.home / where).chmod(0o755)
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+# --- the user's file moved into an older output -----------------------------------------------------
+
+
+@pytest.mark.parametrize("move", ["mv {src} {folder}/", "mv -t {folder} {src}", "rsync -a --remove-source-files {src} {folder}/"])
+def test_a_users_file_of_the_temp_folder_moved_into_an_older_output_keeps_it(sandbox: SandboxEnv, move: str) -> None:
+    """A session made `$d` long ago; the user then wrote `results.csv` into the temp folder (the
+    scratch disk they work on); a later call tidies up: `mv $TMPDIR/results.csv $d/`. The file was
+    born after the output, so the moved-in check did not see it, and a move from inside the temp
+    folder was taken for an output's own: a week later the folder went with the only copy."""
+    if move.startswith("rsync") and subprocess.run(["sh", "-c", "command -v rsync"], capture_output=True).returncode:
+        pytest.skip("rsync is not installed")
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    theirs = Path(os.path.realpath(sandbox.user_tmp)) / "results.csv"
+    theirs.write_text("the user's only copy\n")
+    call(move.format(src=theirs, folder=folder), project)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+    assert (folder / "results.csv").exists()
