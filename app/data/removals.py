@@ -65,13 +65,21 @@ def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[
     return "\n".join(lines)
 
 
-def remove_one(verdict: Verdict, pinned: Identity = None) -> tuple[bool, int, str]:
+def remove_one(verdict: Verdict, pinned: Mapping[str, Identity] | None = None) -> tuple[bool, int, str]:
     """Remove one verdict's path through the core's one dispatcher (`remove_verdict`, which
-    judges it once more by the rule that judged it), only when it is still what `pinned`
-    says: (removed, bytes freed, why not)."""
+    judges it once more by the rule that judged it), only when it is still what `pinned` (the
+    question's `pin`) says it was: another folder under its name since is `replaced`.
+    (removed, bytes freed, why not)."""
     from app.core.verdict import remove_verdict
 
-    done = remove_verdict(verdict, pinned)
+    expect = None
+    if pinned is not None:
+        expect = pinned.get(verdict.path)
+        if identity(verdict.path) != expect:
+            return False, 0, "replaced"
+    # the core holds it to the pin at its own last moment too: the last check before it
+    # (every record read again) takes a while, and a folder replaced meanwhile is not asked
+    done = remove_verdict(verdict, expect)
     return done.removed, (done.size or 0) if done.removed else 0, "" if done.removed else done.reason
 
 
@@ -156,13 +164,9 @@ def _remove_path(now: list[Verdict | None], path: str, pinned: Mapping[str, Iden
             return False, 0, verdict.reason if verdict else unlisted(path)
     first = now[0]
     assert first is not None
-    if pinned is not None and identity(path) != pinned.get(path):
-        return False, 0, "replaced"
     if any(inside(went, path) for went in gone):
         first = replace(first, size=None)  # a marked path inside it went first: measure again
-    # the core holds it to the pin at its own last moment: the last check before it (every
-    # record read again) takes a while, and a folder replaced meanwhile is not what was asked
-    return remove_one(first, pinned.get(path) if pinned is not None else None)
+    return remove_one(first, pinned)
 
 
 def unlisted(path: str) -> str:

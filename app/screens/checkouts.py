@@ -323,20 +323,22 @@ class CheckoutsScreen(ClaudettoScreen):
                 "It is judged again just before it goes: a session working in it, a changed file or a "
                 "commit found nowhere else keeps it.")
 
+        pinned = removals.pin([info.verdict])  # the yes is to this folder, not to whatever bears its name then
+
         def answered(yes: bool | None) -> None:
             if yes:
                 self.busy = True
                 self.query_one(WorkLine).running(f"{info.name}: removing…")
-                self.remove_worker(info)
+                self.remove_worker(info, pinned)
 
         self.app.push_screen(ConfirmModal(f"Remove {info.name} ({fmt.size(info.size)})?", body), answered)
 
     @work(thread=True, exclusive=True, group="act", exit_on_error=False, name="The removal")
-    def remove_worker(self, info: WorktreeInfo) -> tuple[str, bool, int, str]:
+    def remove_worker(self, info: WorktreeInfo, pinned: dict[str, removals.Identity]) -> tuple[str, bool, int, str]:
         """The removal, judged again by the core. A checkout swapped for a symlink (or gone)
         since the listing is judged through what it points at now: the core's reason (a live
         session in the home it points at, say) is none about the checkout the question named."""
-        removed, freed, why = removals.remove_one(info.verdict)
+        removed, freed, why = removals.remove_one(info.verdict, pinned)
         if not removed and swapped(info.path):
             why = SWAPPED
         return info.path, removed, freed, why
