@@ -392,3 +392,15 @@ def test_a_symlink_named_like_a_checkout_takes_nothing_it_points_at(project: Pat
 
     assert removed.returncode == 1 and link.is_symlink(), removed.stderr
     assert (feature / "README.md").exists() and str(feature) in git(project, "worktree", "list")
+
+
+def test_a_nested_repositorys_commits_on_two_of_its_own_branches_keep_the_checkout(project: Path) -> None:
+    """(Held.) `git init node_modules/scraper` in the checkout (a regenerable folder: the
+    project ignores it), its work committed on `main` and on `feature`: "on another branch" is
+    no copy when both branches live in the folder that goes. Kept `unmerged`."""
+    tree = worktree(project, "nested")
+    inner = make_repo(tree / "node_modules" / "scraper", files={"s.py": "print(1)\n"})
+    git(inner, "branch", "feature")
+    assert judge(tree, project) == ("keep", "unmerged")
+    done = worktrees.remove_worktree(tree, project, live_cwds=[], period_s=PERIOD)
+    assert done.status == "kept" and (inner / "s.py").exists()
