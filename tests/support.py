@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+
+#: A test of a command a session runs with rsync, where rsync is installed (.ci/run installs it).
+NEEDS_RSYNC = pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import SandboxEnv, gc_entries, git, make_repo, recorded, run_hook, set_mtime
+from tests.support import (
+    NEEDS_RSYNC,
+    SandboxEnv,
+    gc_entries,
+    git,
+    make_repo,
+    recorded,
+    run_hook,
+    set_mtime,
+)
 
 OLD = 8 * 86_400
 
@@ -313,7 +322,7 @@ def test_a_write_into_a_user_folder_in_the_temp_folder_records_only_the_file(
 
 @pytest.mark.parametrize("command", [
     "mkdir -p {x} && cp -r {src} {x}/",
-    "mkdir -p -m 700 {x} && rsync -a {src}/ {x}/",
+    pytest.param("mkdir -p -m 700 {x} && rsync -a {src}/ {x}/", marks=NEEDS_RSYNC),
     "mkdir -p {x} && tar -xzf {archive} -C {x}",
     "mkdir -p {x} && unzip -q -o {zip} -d {x}",
     "ln -sfn {src} {x}/link && cp -r {src} {x}",

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.support import SandboxEnv, git, make_sandbox, run_hook
+from tests.support import NEEDS_RSYNC, SandboxEnv, git, make_sandbox, run_hook
 
 DAY = 86_400
 OLD = 8 * DAY
@@ -477,7 +477,7 @@ def test_a_temp_folder_made_a_repository_by_later_calls_is_kept(session: Left) -
     assert entries[str(folder)] == ("kept", "unmerged"), entries
 
 
-@pytest.mark.parametrize("how", ["cp", "rsync"])
+@pytest.mark.parametrize("how", ["cp", pytest.param("rsync", marks=NEEDS_RSYNC)])
 def test_a_copy_of_a_repository_committed_in_since_is_kept(session: Left, how: str) -> None:
     """`cp -r ~/proj /tmp/x` (or `rsync -a ~/proj/ /tmp/tmp.X/proj/`) and a commit made in the copy:
     on no remote, not at the source."""

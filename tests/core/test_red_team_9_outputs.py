@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import (
+    NEEDS_RSYNC,
     SandboxEnv,
     gc_entries,
     git,
@@ -109,6 +110,7 @@ def test_a_time_keeping_copy_still_goes_a_week_after_it_was_made(sandbox: Sandbo
     assert not target.exists()
 
 
+@NEEDS_RSYNC
 def test_an_archive_copy_into_a_fresh_temp_folder_keeps_it_young(sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`d=$(mktemp -d) && rsync -a ~/docs/ "$d"/`: rsync gives `$d` itself the source folder's
     mtime, two years back, though the session made `$d` a minute ago."""
@@ -121,6 +123,7 @@ def test_an_archive_copy_into_a_fresh_temp_folder_keeps_it_young(sandbox: Sandbo
     assert entries[str(folder)] == ("kept", "young"), entries
 
 
+@NEEDS_RSYNC
 def test_an_archive_copy_into_an_older_temp_output_a_call_later_keeps_it_young(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """`d=$(mktemp -d)` in one call; `cp -a ~/docs/. /tmp/tmp.X` or `rsync -a` in a later one: the
