@@ -40,14 +40,19 @@ def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: 
         return
     files = _records_files()
     recorded = [r.get("path") for records in files.values() for r in records]
-    moved += [target for target, moved_from in from_temp  # the user's, from the temp folder: no output's
-              if any(not any(isinstance(p, str) and inside(m, p) for p in recorded) for m in moved_from)]
+    # what lay in the temp folder in no recorded path, nor in Claude's own temp folder: the user's
+    tmp, claude_tmp = paths.user_tmp_str(), os.path.realpath(paths.claude_tmp_dir_str())
+    theirs = {s for s in [*sources, *(m for _, moved_from in from_temp for m in moved_from)]
+              if strictly_inside(s, tmp) and not inside(s, claude_tmp)
+              and not any(isinstance(p, str) and inside(s, p) for p in recorded)}
+    moved += [target for target, moved_from in from_temp if theirs.intersection(moved_from)]
     from app.core.state import update_json
 
     def news(record: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(record.get("evidence"), dict) or not isinstance(record.get("path"), str):
             return {}
-        return _evidence_news(record["path"], record["evidence"], (targets, sources, moved, keeps_times), borrowed)
+        return _evidence_news(record["path"], record["evidence"], (targets, sources, moved, keeps_times), borrowed,
+                              theirs)
 
     for file, records in files.items():
         if not any(news(r) for r in records):
@@ -86,10 +91,11 @@ def _records_files() -> dict[str, list[dict[str, Any]]]:
 
 
 def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], list[str], list[str], bool],
-                   borrowed: list[tuple[str, str]]) -> dict[str, Any]:
-    """What a call adds to the evidence of the record of `path` (`_copied_into_outputs`): its
-    sources, `moved_in` and `old_times` when a copy's target (`copy`: targets, sources, the
-    targets moved into, whether it kept old times) lies in it; the clones that borrow from it."""
+                   borrowed: list[tuple[str, str]], theirs: set[str]) -> dict[str, Any]:
+    """What a call adds to the evidence of the record of `path` (`copied_into_outputs`): its
+    sources (and among them the user's in the temp folder, `theirs`: gone later, the copy is
+    the only one), `moved_in` and `old_times` when a copy's target (`copy`: targets, sources,
+    the targets moved into, whether it kept old times) lies in it; the clones that borrow from it."""
     from app.core.created import lstat_mtime
 
     targets, sources, moved, keeps_times = copy
@@ -99,6 +105,10 @@ def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], l
         known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
         if not set(sources) <= set(known):
             found["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
+        users = evidence.get("user_sources")
+        users = [u for u in users if isinstance(u, str)] if isinstance(users, list) else []
+        if not theirs.intersection(sources) <= set(users):
+            found["user_sources"] = list(dict.fromkeys([*sorted(theirs.intersection(sources)), *users]))[:MAX_COPIED]
         if evidence.get("moved_in") is not True and any(inside(t, path) for t in moved):
             found["moved_in"] = True
         if keeps_times:  # the mtime it has now: see gc_records.old_times

@@ -505,3 +505,38 @@ def test_a_users_file_of_the_temp_folder_moved_into_an_older_output_keeps_it(san
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "dirty"), entries
     assert (folder / "results.csv").exists()
+
+
+def test_a_users_file_of_the_temp_folder_copied_into_an_older_output_then_removed_keeps_it(
+        sandbox: SandboxEnv) -> None:
+    """The same with `cp`, and the user removes their original later (`rm $TMPDIR/results.csv`:
+    "it is in the run folder now"): a source in the temp folder was passed over as an output's
+    that went, and the folder went with the only copy."""
+    project = pushed_project(sandbox.home)
+    folder = temp_folder(project)
+    theirs = Path(os.path.realpath(sandbox.user_tmp)) / "results.csv"
+    theirs.write_text("the user's only copy\n")
+    call(f"cp {theirs} {folder}/", project)
+    theirs.unlink()
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def test_a_file_of_claudes_own_temp_folder_moved_into_an_older_output_keeps_nothing(
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Held.) The control: what lay in Claude's temp folder (`claude-<uid>/…` in the temp folder,
+    Linux's default) or in another output is no user's file: moved or copied into an output, it
+    goes with it once that other output went."""
+    monkeypatch.setenv("CLAUDE_CODE_TMPDIR", str(sandbox.user_tmp))
+    project = pushed_project(sandbox.home)
+    folder, other = temp_folder(project), temp_folder(project)
+    scratch = Path(os.path.realpath(sandbox.user_tmp)) / f"claude-{os.getuid()}" / "-proj" / SID / "scratchpad"
+    scratch.mkdir(parents=True)
+    (scratch / "notes.md").write_text("a plan\n")
+    (other / "part.csv").write_text("1\n")
+    call(f"mv {scratch}/notes.md {folder}/ && cp {other}/part.csv {folder}/", project)
+    import shutil
+
+    shutil.rmtree(other)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
