@@ -78,11 +78,14 @@ def claim_later(payload: dict[str, Any], named: list[tuple[str, str]], unprinted
             continue
         merged, outer = claims_of.get(path, (False, None))
         evidence = _carried(origins.get(path), sources, flags, since)
+        claim = {"path": path, "kind": kind, "since": since, "merged": bool(merged),
+                 "keeps_times": bool(flags.get("keeps_times")), "evidence": evidence}
         if outer is not None and not os.path.lexists(outer):
-            path = outer  # `cp -r src new/` with no `new` yet: cp will make `new`, the copy itself
-        pending.append({"path": path, "kind": kind, "since": since, "merged": bool(merged),
-                        "keeps_times": bool(flags.get("keeps_times")), "evidence": evidence})
-        notes.append(f"{kind} {path} claimed: the call runs in the background and has not made it yet")
+            # `cp -r src new/` with no `new` yet: cp will make `new`, the copy itself; unless
+            # someone makes `new` first, and cp copies into it (`inner`: then `new/src` is the copy)
+            claim.update(path=outer, inner=os.path.basename(path))
+        pending.append(claim)
+        notes.append(f"{kind} {claim['path']} claimed: the call runs in the background and has not made it yet")
     groups: dict[tuple[str, str | None, bool], list[MktempCall]] = {}
     for call in unprinted:
         groups.setdefault(call.key(), []).append(call)
@@ -215,6 +218,10 @@ def _judge(claim: dict[str, Any], session: str, known: set[Any], now: float
         return [], True, "the claim cannot be read"
     if isinstance(claim.get("mktemp"), dict):
         return _judge_mktemp(claim, float(since), session, known, now)
+    inner = claim.get("inner")
+    if isinstance(inner, str) and inner not in ("", ".", "..") and "/" not in inner and os.path.lexists(
+            os.path.join(path, inner)):
+        path = os.path.join(path, inner)
     if path in known:
         return [], True, "it is recorded already"
     if not os.path.lexists(path):

@@ -175,6 +175,26 @@ def test_a_background_copy_to_a_new_folder_named_with_a_slash_goes(sandbox: Sand
     assert entries.get(str(snap)) == ("removed", "age"), entries
 
 
+def test_a_background_copy_into_a_folder_the_user_made_meanwhile_takes_only_the_copy(sandbox: SandboxEnv) -> None:
+    """The other side of the claim above: before cp runs, the user makes `snap` and puts their
+    notes in it; cp then copies into it (`snap/data`). `snap` was born in the call's bound, yet
+    it is the user's: only `snap/data` is the copy, and only it goes."""
+    project = pushed_project(sandbox.home)
+    (project / "data").mkdir()
+    (project / "data" / "a.csv").write_text("1,2\n")
+    snap = Path(os.path.realpath(sandbox.user_tmp)) / "snap"
+    gate = project / "gate"
+    proc = background(f"while [ ! -e {gate} ]; do sleep 0.01; done; cp -r data {snap}/", project)
+    snap.mkdir()
+    (snap / "notes.md").write_text("the user's\n")
+    gate.touch()
+    proc.wait()
+    assert (snap / "data" / "a.csv").exists()
+    entries = week_later(sandbox.state, snap / "data")
+    assert str(snap) not in entries and entries.get(str(snap / "data")) == ("removed", "age"), entries
+    assert (snap / "notes.md").exists()
+
+
 def test_two_background_mktemp_calls_of_one_template_both_go(sandbox: SandboxEnv,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Two background calls a moment apart, each `d=$(mktemp -d); echo built > "$d/log"`: the
