@@ -273,7 +273,8 @@ def left_behind(git_dir: str) -> list[str]:
     branch's reflog names. Only the reflog, which goes with the checkout, still leads to them.
     A commit a branch once held (an amend, a reset) was replaced on purpose or is found by
     `reset_away`; a rebase's steps end on its branch."""
-    made = [new for _, new, _, message in _reflog(os.path.join(git_dir, "logs", "HEAD")) if message.startswith(_MADE)]
+    made = [new for _, new, _, message in _reflog(os.path.join(git_dir, "logs", "HEAD"))
+            if message.startswith(_MADE) or not message.strip()]  # `update-ref HEAD` after `commit-tree`
     if not made:
         return []
     on_branches: set[str] = set()

@@ -404,3 +404,19 @@ def test_a_nested_repositorys_commits_on_two_of_its_own_branches_keep_the_checko
     assert judge(tree, project) == ("keep", "unmerged")
     done = worktrees.remove_worktree(tree, project, live_cwds=[], period_s=PERIOD)
     assert done.status == "kept" and (inner / "s.py").exists()
+
+
+def test_a_commit_made_with_plumbing_and_left_on_a_detached_head_keeps_the_checkout(project: Path) -> None:
+    """`git commit-tree` then `git update-ref HEAD` on a detached HEAD (a model committing
+    without hooks), then `git switch` back to the branch: only the HEAD reflog, whose entry
+    has no message, leads to the commit. It was not read as made there: the checkout went and
+    its reflog with it."""
+    tree = worktree(project, "plumbing")
+    git(tree, "switch", "-q", "--detach")
+    (tree / "w.txt").write_text("work\n")
+    git(tree, "add", "w.txt")
+    made = git(tree, "commit-tree", git(tree, "write-tree"), "-p", "HEAD", "-m", "the only copy")
+    git(tree, "update-ref", "HEAD", made)
+    git(tree, "switch", "-q", "worktree-plumbing")
+
+    assert judge(tree, project) == ("keep", "unmerged")
