@@ -7,12 +7,15 @@ record of a checkout made there again meanwhile, and SessionStart and `claudetto
 a checkout another removal held in its trash for its last check for gone and dropped its record
 (app/core/checkout_identity.py: the record dropped is the one read, and only once gone for
 good); a user's own worktree moved where a released one was passed for it (its creation time is
-older than the record: the admin folder tells it now); `git update-ref` moving the checkout's
-branch away from its commit writes a reflog entry with no message, not read as a reset
+older than the record: the admin folder tells it now); a killed removal's leftover was put back
+after its record was dropped; `git update-ref` moving the checkout's branch away from its
+commit, or `commit-tree` and `update-ref HEAD` making one on a detached HEAD, write reflog
+entries with no message, read neither as a reset nor as a commit made there
 (app/core/unique_refs.py); two `worktree-*` branches holding one commit, deleted at once, both
 went (app/core/worktree_branch.py). What held is tested too: commits only a tag, a stash, notes
-or a replace ref hold; a worktree of another repository placed here; a name with a newline; the
-porcelain ways of moving a branch away.
+or a replace ref hold; a worktree of another repository placed here; a symlink named like a
+checkout; a name with a newline; the porcelain ways of moving a branch away; the main
+checkout's `gc --prune=now`; a nested repository's commits on two of its own branches.
 """
 
 from __future__ import annotations
