@@ -39,12 +39,8 @@ def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: 
     if not targets and not borrowed:
         return
     files = _records_files()
-    recorded = [r.get("path") for records in files.values() for r in records]
-    # what lay in the temp folder in no recorded path, nor in Claude's own temp folder: the user's
-    tmp, claude_tmp = paths.user_tmp_str(), os.path.realpath(paths.claude_tmp_dir_str())
-    theirs = {s for s in [*sources, *(m for _, moved_from in from_temp for m in moved_from)]
-              if strictly_inside(s, tmp) and not inside(s, claude_tmp)
-              and not any(isinstance(p, str) and inside(s, p) for p in recorded)}
+    theirs = _users_in_temp([*sources, *(m for _, moved_from in from_temp for m in moved_from)],
+                            [r.get("path") for records in files.values() for r in records])
     moved += [target for target, moved_from in from_temp if theirs.intersection(moved_from)]
     from app.core.state import update_json
 
@@ -68,6 +64,14 @@ def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: 
             return data
 
         update_json(file, change, list, durable=False)  # `change` makes an empty list a records file
+
+
+def _users_in_temp(sources: list[str], recorded: list[Any]) -> set[str]:
+    """The sources that lay in the temp folder in no recorded path, nor in Claude's own temp
+    folder: the user's (the scratch disk they work on)."""
+    tmp, claude_tmp = paths.user_tmp_str(), os.path.realpath(paths.claude_tmp_dir_str())
+    return {s for s in sources if strictly_inside(s, tmp) and not inside(s, claude_tmp)
+            and not any(isinstance(p, str) and inside(s, p) for p in recorded)}
 
 
 def _records_files() -> dict[str, list[dict[str, Any]]]:
@@ -101,24 +105,23 @@ def _evidence_news(path: str, evidence: dict[str, Any], copy: tuple[list[str], l
     targets, sources, moved, keeps_times = copy
     found: dict[str, Any] = {}
     if any(inside(t, path) for t in targets):
-        known = evidence.get("sources")
-        known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
-        if not set(sources) <= set(known):
-            found["sources"] = list(dict.fromkeys([*sources, *known]))[:MAX_COPIED]
-        users = evidence.get("user_sources")
-        users = [u for u in users if isinstance(u, str)] if isinstance(users, list) else []
-        if not theirs.intersection(sources) <= set(users):
-            found["user_sources"] = list(dict.fromkeys([*sorted(theirs.intersection(sources)), *users]))[:MAX_COPIED]
+        _join(found, evidence, "sources", sources)
+        _join(found, evidence, "user_sources", sorted(theirs.intersection(sources)))
         if evidence.get("moved_in") is not True and any(inside(t, path) for t in moved):
             found["moved_in"] = True
         if keeps_times:  # the mtime it has now: see gc_records.old_times
             found["old_times"] = lstat_mtime(path)
-    known = evidence.get("lent_to")
-    known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
-    new = [clone for lender, clone in borrowed if inside(lender, path) and clone not in known]
-    if new:
-        found["lent_to"] = list(dict.fromkeys([*new, *known]))[:MAX_COPIED]
+    _join(found, evidence, "lent_to", [clone for lender, clone in borrowed if inside(lender, path)])
     return found
+
+
+def _join(found: dict[str, Any], evidence: dict[str, Any], key: str, new: list[str]) -> None:
+    """`found[key]`: the paths `new` before those `evidence[key]` lists, at most MAX_COPIED,
+    when one of `new` is not listed yet."""
+    known = evidence.get(key)
+    known = [k for k in known if isinstance(k, str)] if isinstance(known, list) else []
+    if not set(new) <= set(known):
+        found[key] = list(dict.fromkeys([*new, *known]))[:MAX_COPIED]
 
 
 def _lenders_in_temp(lent: list[tuple[str, str, str | None]]) -> list[tuple[str, str]]:
