@@ -165,21 +165,28 @@ def _run(dry_run: bool, facts_now: Callable[[], Facts], trash: bool | None,
     entries = [_verdict(item) for item in items]
     removed = sum(1 for e in entries if e.action == "remove")
     if not dry_run:
-        _prune_worktrees(entries)
-        for git_dir, known in (pair for e in entries if e.status == "removed" for pair in inner.get(e.path, ())):
-            git.forget_worktree(git_dir, known)
+        _forget_worktrees(entries, inner)
         dropped = {e.path for e in entries if e.status in _DROPPED}
         drop_records([r for item in items if item.path in dropped for r in item.records])
     return GcReport(dry_run=dry_run, entries=entries, removed=removed, freed=freed)
 
 
+def _forget_worktrees(entries: list[Verdict], inner: dict[str, list[tuple[str, str]]]) -> None:
+    """Each linked worktree a removed path held is forgotten by its own repository (`inner`, read
+    before the removals); where none was found, by the recording session's project."""
+    _prune_worktrees([e for e in entries if not inner.get(e.path)])
+    for git_dir, known in (pair for e in entries if e.status == "removed" for pair in inner.get(e.path, ())):
+        git.forget_worktree(git_dir, known)
+
+
 def _linked_inside(item: Item) -> list[tuple[str, str]]:
     """(git dir of its main repository, the path git knows it by) for each linked worktree the
-    walk found inside `item` (never the recorded worktree itself: `_prune_worktrees`) whose
-    main repository lies outside it: `git worktree add "$(mktemp -d)/wt" -b feature` run in
-    the user's project. Once the folder is gone git must forget it, or the project keeps a
-    worktree that is not there and refuses `git checkout feature` until a prune. Read before
-    the removal: the worktree's own `.git` file goes with it."""
+    walk found at or inside `item` whose main repository lies outside it: `git worktree add
+    "$(mktemp -d)/wt" -b feature` run in the user's project, a recorded worktree of another
+    repository than the session's (`git -C ~/lib worktree add ...`). Once the folder is gone
+    git must forget it, or that repository keeps a worktree that is not there and refuses `git
+    checkout feature` until a prune. Read before the removal: the worktree's own `.git` file
+    goes with it. None found: `_prune_worktrees` asks the recording session's project."""
     import os
 
     from app.core.repository_rules import read_pointer
@@ -192,8 +199,7 @@ def _linked_inside(item: Item) -> list[tuple[str, str]]:
             known = os.path.dirname(read_pointer(os.path.join(admin, "gitdir")))
         except git.GitFailed:
             continue  # no linked worktree (a clone, a submodule), or one git cannot tell
-        real = os.path.realpath(item.path)
-        if folder != real and not paths.inside(common, real):
+        if not paths.inside(common, os.path.realpath(item.path)):
             found.append((common, known))
     return found
 

@@ -560,3 +560,18 @@ def test_a_file_of_claudes_own_temp_folder_moved_into_an_older_output_keeps_noth
     shutil.rmtree(other)
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+def test_a_removed_worktree_of_another_repository_is_forgotten_by_that_repository(sandbox: SandboxEnv) -> None:
+    """`git -C ~/lib worktree add "$TMPDIR/lib-fix" -b fix`, run by a session working in `~/proj`:
+    the worktree is `~/lib`'s. Pushed and clean, it goes a week later; git was asked to forget it
+    in the session's project (`~/proj`), which never knew it, and `~/lib` kept the missing one."""
+    project = pushed_project(sandbox.home)
+    lib = sandbox.home / "lib"
+    git(sandbox.home, "clone", "-q", str(sandbox.home / "remote.git"), str(lib))
+    wt = Path(os.path.realpath(sandbox.user_tmp)) / "lib-fix"
+    call(f"git -C {lib} worktree add -q {wt} -b fix", project)
+    git(wt, "push", "-q", "-u", "origin", "fix")
+    entries = week_later(sandbox.state, wt)
+    assert entries[str(wt)] == ("removed", "age"), entries
+    assert str(wt) not in git(lib, "worktree", "list", "--porcelain")
