@@ -116,6 +116,30 @@ def test_a_fact_another_checkout_of_the_repository_bears_out_is_no_rot(tmp_path:
             (gone, "vanished_artifact", "src/csv_reader.py")]
 
 
+def test_a_checkout_that_cannot_judge_a_fact_bears_nothing_out(tmp_path: Path) -> None:
+    """A worktree cut before the migrations, the build file and the router existed (one
+    made by WorktreeCreate from an old commit, say) has no finding about them because it
+    knows nothing of them, not because they hold there: its silence took every stale fact
+    off the main checkout's list (the SessionStart of the project said nothing of a latest
+    migration two behind)."""
+    repo = make_repo(tmp_path / "app", files={"README.md": "# app\n"})
+    old = git(repo, "rev-parse", "HEAD").strip()
+    for name, text in {"db/migration/V27__a.sql": "-- 27\n", "db/migration/V28__b.sql": "-- 28\n",
+                       "requirements.txt": "requests==2.32.3\n", "src/app.py": "print(1)\n"}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "grown")
+    git(repo, "worktree", "add", "-q", "-b", "old", str(repo / ".claude" / "worktrees" / "old"), old)
+    write_memory(repo, {"notes.md": "- The latest migration is `V27`.\n"
+                                    "- We use requests 2.31.0.\n"
+                                    "- The router is in `src/router.py`.\n"})
+    first = FRONT.count("\n") + 1
+    assert [(f.line, f.kind, f.token) for f in sweep(str(repo), remember=False)] == [
+        (first, "stale_sequence", "V27"), (first + 1, "stale_version_pin", "requests 2.31.0"),
+        (first + 2, "vanished_artifact", "src/router.py")]
+
+
 # --- the write lint: names are not prose --------------------------------------------------------
 
 

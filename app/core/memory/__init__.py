@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 from app.core import paths
 from app.core.log import log
-from app.core.memory.artifacts import artifacts_in, vanished_artifacts
+from app.core.memory.artifacts import Artifact, artifacts_in, vanished_artifacts
 from app.core.memory.facts import fact_lines
 from app.core.memory.index import index_drift
 from app.core.memory.index_writer import IndexAdded, IndexRefused, add_to_index
-from app.core.memory.pins import read_pins, stale_version_pins, version_claims_of
+from app.core.memory.pins import VersionClaim, read_pins, stale_version_pins, version_claims_of
 from app.core.memory.sequences import (
+    SequenceClaim,
     about_migrations,
     migration_series,
     sequence_claims_of,
@@ -131,8 +132,9 @@ def sweep(project: str, *, timeout_s: float = GIT_TIMEOUT_S, remember: bool = Tr
     main = paths.main_repo_root(root)
     main_root = os.fspath(main) if main else root
     if main_root != root and os.path.isdir(main_root) and (findings or _names_root(texts, main_root)):
-        main_findings = check_texts(texts, main_root, folder, timeout_s=timeout_s)
-        findings = _held_by_main(findings, main_findings, root, _lines_naming(texts, folder, main_root))
+        judged: set[Key] = set()
+        main_findings = check_texts(texts, main_root, folder, timeout_s=timeout_s, judged=judged)
+        findings = _held_by_main(findings, (main_findings, judged), root, _lines_naming(texts, folder, main_root))
     if findings and os.path.isdir(main_root):
         findings = _held_by_siblings(findings, texts, folder, (root, main_root), timeout_s)
     if remember:
@@ -184,20 +186,21 @@ def _lines_naming(texts: dict[str, str], folder: str, root: str) -> set[tuple[st
             for number, line in enumerate(text.split("\n"), start=1) if root + "/" in line}
 
 
-def _held_by_main(findings: list[Finding], main: list[Finding], root: str,
+def _held_by_main(findings: list[Finding], main: tuple[list[Finding], set[Key]], root: str,
                   rooted_lines: set[tuple[str, int]]) -> list[Finding]:
-    """A worktree's findings that the main checkout has too. Every worktree shares the main
-    checkout's memory, and a worktree may be cut from an older commit: a fact the main
-    checkout bears out is no rot, and a finding would ask the model to strike a true line of
-    the memory every checkout reads. A line holding a path written from the main checkout's
-    root (`/home/u/app/src/x.py`) is about a tree outside the worktree, which cannot judge
-    it: the main checkout's findings on it stand."""
+    """A worktree's findings that the main checkout has too, or cannot judge (`main`: its
+    findings and the keys of what it judged). Every worktree shares the main checkout's
+    memory, and a worktree may be cut from an older commit: a fact the main checkout bears
+    out is no rot, and a finding would ask the model to strike a true line of the memory
+    every checkout reads. A line holding a path written from the main checkout's root
+    (`/home/u/app/src/x.py`) is about a tree outside the worktree, which cannot judge it:
+    the main checkout's findings on it stand."""
     from dataclasses import replace
 
-    held = {_key(f) for f in main}
-    kept = [f for f in findings if _key(f) in held]
+    held = {_key(f) for f in main[0]}
+    kept = [f for f in findings if _key(f) in held or _key(f) not in main[1]]
     known = {_key(f) for f in kept}
-    rooted = [replace(f, project=root) for f in main if f.kind == "vanished_artifact" and _key(f) not in known
+    rooted = [replace(f, project=root) for f in main[0] if f.kind == "vanished_artifact" and _key(f) not in known
               and (f.file, f.line) in rooted_lines]
     return sorted(kept + rooted, key=lambda f: (f.file, f.line or 0)) if rooted else kept
 
@@ -233,8 +236,10 @@ def _held_by_siblings(findings: list[Finding], texts: dict[str, str], folder: st
         left = deadline - time.monotonic()
         if not findings or left <= 0:
             break
-        held = {_key(f) for f in check_texts(texts, other, folder, timeout_s=left)}
-        findings = [f for f in findings if _key(f) in held or (f.file, f.line) in rooted]
+        judged: set[Key] = set()
+        held = {_key(f) for f in check_texts(texts, other, folder, timeout_s=left, judged=judged)}
+        # a worktree without the file's folder, the dependency or the migrations bears nothing out
+        findings = [f for f in findings if _key(f) in held or _key(f) not in judged or (f.file, f.line) in rooted]
     return findings
 
 
@@ -249,12 +254,19 @@ def _may_have_worktrees(main_root: str) -> bool:
         return True
 
 
-def _key(finding: Finding) -> tuple[str, int | None, str, str]:
+#: One finding's fact: (memory file, line, kind, token).
+Key = tuple[str, int | None, str, str]
+
+
+def _key(finding: Finding) -> Key:
     return finding.file, finding.line, finding.kind, finding.token
 
 
-def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: float = GIT_TIMEOUT_S) -> list[Finding]:
-    """The findings for memory texts (relative name -> text) against the tree at `root`."""
+def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: float = GIT_TIMEOUT_S,
+                judged: set[Key] | None = None) -> list[Finding]:
+    """The findings for memory texts (relative name -> text) against the tree at `root`.
+    `judged` gets the key (`_key`) of every fact the tree could judge, true or not: a tree
+    without the file's folder, the dependency or a migration folder says nothing of it."""
     facts = {name: fact_lines(text) for name, text in texts.items()}
     # a memory file naming another one (`see deploy.md`) points into memory, not into the tree
     own = set(texts) | {name.rsplit("/", 1)[-1] for name in texts}
@@ -267,13 +279,20 @@ def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: flo
     series = migration_series(tree.files or [])
     findings: list[Finding] = []
     for name, text in texts.items():
-        rows = [(a.line, "vanished_artifact", a.token, why) for a, why in vanished_artifacts(named[name], tree)]
+        items: list[Artifact] = []
+        pinned: list[VersionClaim] = []
+        numbered: list[SequenceClaim] = []
+        rows = [(a.line, "vanished_artifact", a.token, why) for a, why in vanished_artifacts(named[name], tree, items)]
         rows += [(c.line, "stale_version_pin", c.text, why)
-                 for c, why in stale_version_pins(version_claims_of(facts[name]), pins)]
+                 for c, why in stale_version_pins(version_claims_of(facts[name]), pins, pinned)]
         if series:
             claims = sequence_claims_of(facts[name], about_migrations(text))
-            rows += [(c.line, "stale_sequence", c.ref, why) for c, why in stale_sequences(claims, series)]
+            rows += [(c.line, "stale_sequence", c.ref, why) for c, why in stale_sequences(claims, series, numbered)]
         path = os.path.join(folder, name)
+        if judged is not None:
+            judged.update((path, a.line, "vanished_artifact", a.token) for a in items)
+            judged.update((path, c.line, "stale_version_pin", c.text) for c in pinned)
+            judged.update((path, c.line, "stale_sequence", c.ref) for c in numbered)
         findings += [Finding(root, path, line, kind, token, why) for line, kind, token, why in sorted(rows, key=lambda r: r[0])]
     return findings + _index_findings(texts, root, folder)
 

@@ -250,17 +250,22 @@ def _points_outside(token: str, root: str) -> bool:
     return token.startswith("/") and not strictly_inside(token, root) and "/" in token[1:]
 
 
-def vanished_artifacts(items: Sequence[Artifact], tree: Tree) -> list[tuple[Artifact, str]]:
+def vanished_artifacts(items: Sequence[Artifact], tree: Tree,
+                       judged: list[Artifact] | None = None) -> list[tuple[Artifact, str]]:
     """Each artifact the tree no longer has, with the reason; nothing when git could not
-    grep (a name is vanished only when git grep cannot find it AND it is not on disk)."""
+    grep (a name is vanished only when git grep cannot find it AND it is not on disk).
+    `judged` gets every item the tree could judge, there or gone (a path rooted in a folder
+    the tree never had is about another tree: this one says nothing of it)."""
     if not tree.grepped:
         return []
     gone: list[tuple[Artifact, str]] = []
     for item in items:
+        first = item.probe.split("/", 1)[0]
+        if item.kind == "path" and (not tree.knows_folder(first) or first in PRUNED):
+            continue  # rooted in a folder this tree never had: a pointer elsewhere
+        if judged is not None:
+            judged.append(item)
         if item.kind == "path":
-            first = item.probe.split("/", 1)[0]
-            if not tree.knows_folder(first) or first in PRUNED:
-                continue  # rooted in a folder this tree never had: a pointer elsewhere
             if tree.has_path(item.probe) or tree.mentions(item.probe.rstrip("/")):
                 continue
             gone.append((item, f"`{item.token}` is not in the tree: no such file or folder, and git grep "

@@ -350,11 +350,15 @@ def _claimed(op: str, numbers: list[int]) -> Interval:
     return release_line(numbers)
 
 
-def stale_version_pins(claims: Sequence[VersionClaim], pins: dict[str, list[Pin]]) -> list[tuple[VersionClaim, str]]:
-    """Each claim that every parseable build-file spec of its dependency contradicts."""
+def stale_version_pins(claims: Sequence[VersionClaim], pins: dict[str, list[Pin]],
+                       judged: list[VersionClaim] | None = None) -> list[tuple[VersionClaim, str]]:
+    """Each claim that every parseable build-file spec of its dependency contradicts.
+    `judged` gets every claim whose dependency the build files name, held or stale."""
     stale = []
     for claim in claims:
         specs = pins.get(dependency_key(claim.name))
+        if specs and judged is not None:
+            judged.append(claim)
         if not specs or not all(disjoint(claim.versions, pin.versions) for pin in specs):
             continue
         version = re.search(r"\d[\d.]*$", claim.text)

@@ -116,9 +116,11 @@ _COMMON_FOLDERS = frozenset({"", "src", "main", "resources", "db", "migrations",
                              "apps", "sql", "versions", "alembic", "database", "schema"})
 
 
-def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series]) -> list[tuple[SequenceClaim, str]]:
+def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series],
+                    judged: list[SequenceClaim] | None = None) -> list[tuple[SequenceClaim, str]]:
     """Each claim that every migration folder it may mean contradicts: a newer migration
-    than "the latest" exists, or "the next" one exists already."""
+    than "the latest" exists, or "the next" one exists already. `judged` gets every claim
+    some migration folder of the tree may mean, held or stale."""
     stale = []
     for claim in claims:
         candidates = [s for s in series if s.kind == claim.kind]
@@ -126,6 +128,8 @@ def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series]) -
         candidates = named or candidates
         if not candidates:
             continue
+        if judged is not None:
+            judged.append(claim)
         if claim.which == "latest":
             if all(s.newest[0] > claim.version for s in candidates):
                 newest = max(candidates, key=lambda s: s.newest[0]).newest[1]
