@@ -35,7 +35,7 @@ from app.core.copy_origins import unnamed_move, unpacked
 from app.core.loop_counts import LoopCounts
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
-from app.core.removed_variables import ANY_FOLDER, alias_of, removed_variables
+from app.core.removed_variables import ANY_FOLDER, alias_of, loop_names, removed_variables
 from app.core.shell_words import absolute_path, clone_dir_name, rsync_words, rx, split_words
 from app.core.shell_words import copier_at as copier_at
 
@@ -130,6 +130,7 @@ class _Reading(Reading):
                 self._bound.setdefault(match.group(1), []).append(recent[0])
             elif alias is not None and alias in self._bound:
                 self._bound.setdefault(match.group(1), []).extend(self._bound[alias])
+        loop_names(words, self._bound, self.calls)
         self._removing.update(removed_variables(words))
 
     def _copying(self, words: list[str], at: int, cwd: str | None) -> None:

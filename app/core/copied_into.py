@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: list[str],
-                         keeps_times: bool = False, lent: list[tuple[str, str, str | None]] | None = None) -> None:
+                         keeps_times: bool = False, lent: list[tuple[str, str, str | None]] | None = None,
+                         since: float = 0.0) -> None:
     """A copy or move into an output recorded before (`cp ~/proj/notes.txt /tmp/d/`, `rsync
     --remove-source-files ~/proj/ /tmp/d/`, a call after `d=$(mktemp -d)`): its sources join
     that output's `evidence.sources`, so it stays once they are gone (`gc_records.lost_source`),
@@ -39,8 +40,7 @@ def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: 
     if not targets and not borrowed:
         return
     files = _records_files()
-    theirs = _users_in_temp([*sources, *(m for _, moved_from in from_temp for m in moved_from)],
-                            [r.get("path") for records in files.values() for r in records])
+    theirs = _users_in_temp(sources, from_temp, [r.get("path") for records in files.values() for r in records], since)
     moved += [target for target, moved_from in from_temp if theirs.intersection(moved_from)]
     from app.core.state import update_json
 
@@ -66,11 +66,25 @@ def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: 
         update_json(file, change, list, durable=False)  # `change` makes an empty list a records file
 
 
-def _users_in_temp(sources: list[str], recorded: list[Any]) -> set[str]:
-    """The sources that lay in the temp folder in no recorded path, nor in Claude's own temp
-    folder: the user's (the scratch disk they work on)."""
+def _users_in_temp(sources: list[str], moves: list[tuple[str, list[str]]], recorded: list[Any],
+                   since: float) -> set[str]:
+    """The sources (those copied, and those moved into each target of `moves`) that lay in the
+    temp folder in no recorded path, nor in Claude's own temp folder: the user's, on the
+    scratch disk they work on. A copied one born in the call is its own (`mkdir a && cp -r a
+    "$d"/`); a moved one is gone, and where it went its birth proves nothing (`rsync
+    --remove-source-files`, a `mv` across file systems: born anew): the user's, when unsure."""
+    from app.core.created import CLOCK_SLACK_S, birth_time
+
     tmp, claude_tmp = paths.user_tmp_str(), os.path.realpath(paths.claude_tmp_dir_str())
-    return {s for s in sources if strictly_inside(s, tmp) and not inside(s, claude_tmp)
+    theirs = {m for _, moved in moves for m in moved}
+    for source in (s for s in sources if os.path.lexists(s)):
+        try:
+            born = birth_time(source) or os.lstat(source).st_ctime
+        except OSError:
+            born = None  # unknown: the user's, when unsure
+        if born is None or born < since - CLOCK_SLACK_S:
+            theirs.add(source)
+    return {s for s in theirs if strictly_inside(s, tmp) and not inside(s, claude_tmp)
             and not any(isinstance(p, str) and inside(s, p) for p in recorded)}
 
 

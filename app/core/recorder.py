@@ -90,8 +90,9 @@ def record_outputs(payload: dict[str, Any]) -> None:
         _store(payload, outputs, cwd or "", evidence)
     if later is not None:  # after this call's own records: they are never lost to it
         from app.core.copied_into import copied_into_outputs
+        from app.core.created import window_s
 
-        copied_into_outputs(*later)
+        copied_into_outputs(*later, since=time.time() - window_s(tool_input, payload.get("duration_ms")))
 
 
 #: What a Bash call copied or moved into which targets (`copied_into.copied_into_outputs`).

@@ -23,6 +23,9 @@ from app.core.command_line import SUBST
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
     import re
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 #: A simple command holding one of these words may remove or move a folder a variable names.
 REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "trap", "shred", "srm", "trash", "trash-put", "gio"})
@@ -84,7 +87,8 @@ def may_remove(words: list[str]) -> bool:
     names = {os.path.basename(word) for word in words}
     if names & REMOVERS or any(_REMOVING_WITH[name](words) for name in names & _REMOVING_WITH.keys()):
         return True
-    return any(name.startswith(_INTERPRETERS) for name in names) and any(w in ("-c", "-e", "-E") for w in words)
+    # `-`: the code comes on its input (`python3 - "$d" <<EOF`), as unseen as inline code
+    return any(name.startswith(_INTERPRETERS) for name in names) and any(w in ("-c", "-e", "-E", "-") for w in words)
 
 
 def removed_variables(words: list[str]) -> list[str]:
@@ -104,3 +108,16 @@ def alias_of(value: str) -> str | None:
     """The variable an assignment's value is another name for (`w=$d`, `w="${d}/"`), or None."""
     found = _names()[1].fullmatch(value)
     return None if found is None else found.group(1) or found.group(2)
+
+
+def loop_names(words: list[str], bound: dict[str, list[T]], every: list[T]) -> None:
+    """Bind the names a loop or a `read` gives values (`bound`: variable -> the mktemp calls
+    whose folder it may name): `for x in "$d" "$e"` makes `x` another name for `d` and `e`; `read
+    x` (`echo "$d" | while read -r x`) reads what comes in, which may be any call's (`every`)."""
+    if len(words) > 2 and words[0] == "for" and words[2] == "in":
+        for name in (n for word in words[3:] for n in named_variables(word) if n in bound):
+            bound.setdefault(words[1], []).extend(bound[name])
+    at = next((i for i, word in enumerate(words) if word == "read"), None)
+    if at is not None and every:
+        for name in (w for w in words[at + 1:] if w[:1] != "-" and w.isidentifier()):
+            bound.setdefault(name, []).extend(every)

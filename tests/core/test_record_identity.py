@@ -89,7 +89,8 @@ def test_as_many_candidates_as_calls_are_all_recorded(sandbox: SandboxEnv, tmp_p
 
 def test_fewer_candidates_than_calls_record_nothing(sandbox: SandboxEnv, tmp_path: Path) -> None:
     # the second call's folder went by other means (its name, not its variable): which is left is unknown
-    command = 'a=$(mktemp -d); b=$(mktemp -d); ls -d "$TMPDIR"/tmp.* | tail -1 | while read -r x; do rm -rf "$x"; done'
+    command = ('a=$(mktemp -d); b=$(mktemp -d); python3 -c "import glob, shutil; '
+               'shutil.rmtree(sorted(glob.glob(\'$TMPDIR/tmp.*\'))[-1])"')
     assert ran_and_recorded(command, tmp_path) == []
     assert "1 entries" in log_text()
 

@@ -319,7 +319,9 @@ def test_an_mcp_server_of_another_folder_keeps_no_temp_folder(sandbox: SandboxEn
 
 
 @pytest.mark.parametrize("removal", ['echo "$d" | xargs rm -rf', 'printf "%s\\0" "$d" | xargs -0 rm -rf',
-                                     'eval "rm -rf $d"'])
+                                     'eval "rm -rf $d"', 'for x in "$d"; do rm -rf "$x"; done',
+                                     'echo "$d" | while read -r x; do rm -rf "$x"; done',
+                                     'python3 - "$d" <<EOF\nimport shutil, sys\nshutil.rmtree(sys.argv[1])\nEOF'])
 def test_a_mktemp_folder_removed_through_xargs_or_eval_takes_no_other_programs(sandbox: SandboxEnv,
                                                                              removal: str) -> None:
     """`d=$(mktemp -d) && ... ; echo "$d" | xargs rm -rf`: the call's own folder is gone, and
@@ -508,6 +510,31 @@ def test_a_script_in_the_users_bin_running_from_a_temp_folder_keeps_it(sandbox: 
 
 # --- the user's file moved into an older output -----------------------------------------------------
 
+#: A call's window looks back this far (the hook's slack and the clock's): a file born longer
+#: ago predates the call.
+_BEFORE_ANY_CALL_S = 3.2
+
+
+def timed_call(command: str, cwd: Path) -> None:
+    """A Bash call whose PostToolUse payload gives its real run time (`call` says 3 s, which
+    makes its window reach further back than a file made 3.2 s before)."""
+    start = time.monotonic()
+    out = subprocess.run(["bash", "-c", command], cwd=cwd, check=True, capture_output=True, text=True).stdout
+    payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(cwd), "transcript_path": "/dev/null",
+               "tool_name": "Bash", "tool_input": {"command": command},
+               "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+               "duration_ms": int((time.monotonic() - start) * 1000) + 1}
+    done = run_hook(payload, cwd=cwd)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+
+
+def users_file_after(folder: Path, target: Path) -> Path:
+    """The user's file, born after the output `folder` and before the next call's window."""
+    target.write_text("the user's only copy\n")
+    time.sleep(_BEFORE_ANY_CALL_S)
+    assert os.stat(folder).st_mtime <= os.stat(target).st_mtime
+    return target
+
 
 @pytest.mark.parametrize("move", ["mv {src} {folder}/", "mv -t {folder} {src}", "rsync -a --remove-source-files {src} {folder}/"])
 def test_a_users_file_of_the_temp_folder_moved_into_an_older_output_keeps_it(sandbox: SandboxEnv, move: str) -> None:
@@ -519,9 +546,8 @@ def test_a_users_file_of_the_temp_folder_moved_into_an_older_output_keeps_it(san
         pytest.skip("rsync is not installed")
     project = pushed_project(sandbox.home)
     folder = temp_folder(project)
-    theirs = Path(os.path.realpath(sandbox.user_tmp)) / "results.csv"
-    theirs.write_text("the user's only copy\n")
-    call(move.format(src=theirs, folder=folder), project)
+    theirs = users_file_after(folder, Path(os.path.realpath(sandbox.user_tmp)) / "results.csv")
+    timed_call(move.format(src=theirs, folder=folder), project)
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "dirty"), entries
     assert (folder / "results.csv").exists()
@@ -534,9 +560,8 @@ def test_a_users_file_of_the_temp_folder_copied_into_an_older_output_then_remove
     that went, and the folder went with the only copy."""
     project = pushed_project(sandbox.home)
     folder = temp_folder(project)
-    theirs = Path(os.path.realpath(sandbox.user_tmp)) / "results.csv"
-    theirs.write_text("the user's only copy\n")
-    call(f"cp {theirs} {folder}/", project)
+    theirs = users_file_after(folder, Path(os.path.realpath(sandbox.user_tmp)) / "results.csv")
+    timed_call(f"cp {theirs} {folder}/", project)
     theirs.unlink()
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "dirty"), entries
