@@ -40,6 +40,7 @@ from app.core.log import log
 from app.core.paths import resolve_parents as _resolved
 from app.core.purge import leftovers_step, purge_here, purge_step, purge_trash, spawn_purge
 from app.core.removal_job import Guard, Removal, Removing
+from app.core.scan_tally import EntryId, entry_id, same_entry
 from app.core.scanner import PathLike, TreeSize, scan, text_path
 from app.core.trash import ROOT_TRASH_NAME, drop_origin, put_back, to_purge, to_trash, trash_places
 
@@ -59,7 +60,7 @@ _target = _resolved
 def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
            session: str | None = None, size: int | TreeSize | None = None,
            dry_run: bool = False, trash: bool | None = None, journal: bool = True,
-           spawn: bool = True, guard: Guard | None = None, expect: tuple[int, int] | None = None,
+           spawn: bool = True, guard: Guard | None = None, expect: EntryId | None = None,
            _before_remove: Callable[[str], Any] | None = None) -> Removal:
     """Remove `path` safely under `root`, all or nothing, journaled before it starts.
 
@@ -77,7 +78,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     the folder is put back and nothing is removed (status `kept`, reason `journal`). A
     removal in place writes a `started` line before it starts and its result after.
     `size`: disk bytes already measured (or a TreeSize), None measures. Only the entry a
-    TreeSize measured, or `expect` names (device, inode: what a question showed), or else the
+    TreeSize measured, or `expect` names (what a question showed: `scan_tally.EntryId`), or else the
     first check found, is removed: another put under its name since is `changed`. `spawn=False`
     leaves the purge to the caller (`spawn_purge()` once at its end). `_before_remove` is a
     test seam called between the check and the removal (a race). A dry run measures and
@@ -125,9 +126,10 @@ def _check(job: Removing, root: PathLike) -> Removal | None:
         root_st = os.stat(job.root_real)
         job.root_dev, job.root_ino = root_st.st_dev, root_st.st_ino
         target_st = os.lstat(job.target)
-        if job.expected not in (None, (target_st.st_dev, target_st.st_ino)):
+        checked = entry_id(job.target, target_st)
+        if job.expected is not None and not same_entry(job.expected, checked):
             return job.result("refused", "changed")  # not the entry measured or asked about
-        job.expected = (target_st.st_dev, target_st.st_ino)
+        job.expected = checked
         if target_st.st_dev != job.root_dev:
             return job.result("refused", "other_fs")
         if target_st.st_uid != os.geteuid():
@@ -182,7 +184,7 @@ def _remove_at(parent_fd: int, name: str, trash: bool | None, job: Removing) -> 
         raise Refused("missing") from None
     if stat.S_ISLNK(st.st_mode):
         raise Refused("symlink")
-    if (st.st_dev, st.st_ino) != job.expected:
+    if job.expected is not None and not same_entry(job.expected, entry_id(f"/proc/self/fd/{parent_fd}/{name}", st)):
         raise Refused("changed")  # another entry under its name since the first check
     if st.st_dev != job.root_dev:
         raise Refused("other_fs")

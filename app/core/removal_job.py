@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from app.core import journal
 from app.core.fd_removal import Kept, Tally
 from app.core.log import log
+from app.core.scan_tally import EntryId
 from app.core.scanner import TreeSize
 
 
@@ -58,7 +59,7 @@ class Removing:
         self.root_real = ""
         self.root_dev = -1
         self.root_ino = -1  # the root as checked: one swapped (a parent relinked) since is not it
-        self.expected: tuple[int, int] | None = None  # (device, inode) of the entry to remove
+        self.expected: EntryId | None = None  # the entry to remove itself
         self.measured = TreeSize(path, 0, 0, 0, 0)
         self.tally = Tally()
         self.committed: list[Removal] = []

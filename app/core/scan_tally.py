@@ -13,6 +13,24 @@ PathLike = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 _S_ISDIR = stat.S_ISDIR
 _S_ISREG = stat.S_ISREG
 
+#: One entry itself, not whatever bears its name later: (device, inode, birth time or -1.0).
+#: The inode number of an entry removed is given to the next one made (ext4 does at once:
+#: `rm -rf out && mkdir out`); its birth time tells them apart where the file system keeps one.
+EntryId = tuple[int, int, float]
+
+
+def entry_id(path: str, st: os.stat_result) -> EntryId:
+    """The EntryId of `path` (itself, no symlink followed), `st` its lstat."""
+    from app.core.created import birth_time
+
+    born = birth_time(path)
+    return st.st_dev, st.st_ino, -1.0 if born is None else born
+
+
+def same_entry(one: EntryId, other: EntryId) -> bool:
+    """Whether two EntryIds are one entry (a birth time not known on one side: by the inode)."""
+    return one[:2] == other[:2] and (one[2] < 0 or other[2] < 0 or one[2] == other[2])
+
 
 @dataclass(frozen=True)
 class TreeSize:
@@ -31,7 +49,7 @@ class TreeSize:
     others: int = 0
     # (device, inode) of the path itself as measured: a removal handed this measure removes
     # that entry only, never another one put under its name since
-    top: tuple[int, int] | None = field(default=None, compare=False)
+    top: EntryId | None = field(default=None, compare=False)
 
     @property
     def entries(self) -> int:
@@ -72,7 +90,7 @@ class Tally:
         self.big: set[str] = set()  # folders listed a chunk at a time (scan_walk.BIG_FOLDER)
         self.walked = ""  # the top as the walk spells it, without a trailing slash
         self.real = ""  # the top's real path, without a trailing slash
-        self.top: tuple[int, int] | None = None  # the top's (device, inode)
+        self.top: EntryId | None = None  # the top itself
 
     def count(self, st: os.stat_result) -> None:
         """One entry met outside the walk's own loop (the top, a child the budget missed)."""

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Generator, Iterable
 
 from app.core import other_vcs
-from app.core.scan_tally import PathLike, ScanProgress, Tally, text_path
+from app.core.scan_tally import PathLike, ScanProgress, Tally, entry_id, text_path
 
 _S_ISDIR = stat.S_ISDIR
 _S_IFMT, _S_IFREG = 0o170000, stat.S_IFREG
@@ -57,7 +57,7 @@ def start(path: PathLike, one_fs: bool,
         tally.errors = 1
         return top, tally, [], None
     tally.count(st)
-    tally.top = (st.st_dev, st.st_ino)
+    tally.top = entry_id(top, st)
     if not _S_ISDIR(st.st_mode):
         return top, tally, [], None
     if st.st_size > BIG_FOLDER:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from app.core.removal import Removal
+    from app.core.scan_tally import EntryId
 
 #: What a sweep does with a path.
 Action = Literal["remove", "keep", "skip", "missing"]
@@ -106,12 +107,12 @@ def settled(verdict: Verdict, done: Removal) -> Verdict:
     return replace(verdict, action=action, reason=reason)
 
 
-def remove_verdict(verdict: Verdict, expect: tuple[int, int] | None = None) -> Verdict:
+def remove_verdict(verdict: Verdict, expect: EntryId | None = None) -> Verdict:
     """Remove the path of one `remove` verdict, judged once more at that moment by the rule
     that judged it (its guard, with the sessions read again), through the one removal core;
     the answer says what happened. A verdict that is not `remove` is answered as it is: a
     checkout's scratch goes only with its release (`release.release_checkout`). `expect`:
-    the (device, inode) the path had when a person was asked: only that entry goes."""
+    the entry the path was when a person was asked: only that one goes."""
     if verdict.action != "remove" or verdict.rule == "release":
         return verdict
     if verdict.rule == "worktree" and verdict.project:

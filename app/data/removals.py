@@ -19,11 +19,12 @@ from dataclasses import dataclass, field, replace
 from app import format as fmt
 from app.core.outputs import Judged
 from app.core.paths import inside
+from app.core.scan_tally import EntryId, entry_id, same_entry
 from app.core.verdict import Verdict
 from app.widgets.plain import visible
 
 SHOWN = 15  # lines of the kept list in a confirmation (what goes is listed in full: the list scrolls)
-Identity = tuple[int, int] | None  # (device, inode) of a path itself; None: nothing there
+Identity = EntryId | None  # a path itself (its inode and birth); None: nothing there
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def remove_one(verdict: Verdict, pinned: Mapping[str, Identity] | None = None) -
     expect = None
     if pinned is not None:
         expect = pinned.get(verdict.path)
-        if identity(verdict.path) != expect:
+        if not same(identity(verdict.path), expect):
             return False, 0, "replaced"
     # the core holds it to the pin at its own last moment too: the last check before it
     # (every record read again) takes a while, and a folder replaced meanwhile is not asked
@@ -88,7 +89,14 @@ def identity(path: str) -> Identity:
         st = os.lstat(path)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return entry_id(path, st)
+
+
+def same(now: Identity, then: Identity) -> bool:
+    """Whether a path is still what it was pinned as (nothing there both times, or one entry)."""
+    if now is None or then is None:
+        return now is then
+    return same_entry(now, then)
 
 
 def pin(verdicts: Iterable[Verdict]) -> dict[str, Identity]:

@@ -12,6 +12,7 @@ was journaled `removed` before its unlink failed. Docstrings marked (Held.) pass
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from app.core import gc, journal, paths, removal
+from app.core.created import birth_time
 from app.core.outputs import Judged
 from app.core.verdict import Verdict
 from tests.core.test_red_team_3_removal import no_trash_anywhere
@@ -236,28 +238,37 @@ def test_a_file_killed_at_each_step_of_its_removal_is_whole_or_gone_with_one_lin
 # --- a folder replaced by another of its name between its judgement and its removal ----------------
 
 
-def replaced_by_a_new_folder(folder: Path) -> None:
-    """What `rm -rf out && mkdir out && ./generate > out/...` does: the old folder gone (here
-    moved aside, so the test can see it), a new one of the same name holding the user's new file."""
-    folder.rename(folder.with_name(folder.name + ".was"))
+def replaced_by_a_new_folder(folder: Path, how: str = "rm_rf") -> None:
+    """What `rm -rf out && mkdir out && ./generate > out/...` does: the old folder gone, a new
+    one of the same name holding the user's new file. Removed, the old folder's inode number is
+    free, and ext4 gives it to the new folder at once: its device and inode alone do not tell
+    them apart (`moved_aside` keeps the old one, so the numbers differ)."""
+    if how == "rm_rf":
+        if birth_time(str(folder)) is None:
+            pytest.skip("this file system keeps no birth time: a reused inode number is not told apart")
+        shutil.rmtree(folder)
+    else:
+        folder.rename(folder.with_name(folder.name + ".was"))
     folder.mkdir()
     (folder / "report.pdf").write_text("made a second ago\n")
 
 
+@pytest.mark.parametrize("how", ["rm_rf", "moved_aside"])
 def test_gc_never_removes_a_new_folder_made_under_an_old_outputs_name_after_its_judgement(
-        sandbox: SandboxEnv) -> None:
+        sandbox: SandboxEnv, how: str) -> None:
     """LOSS (fixed). `claudetto gc` judged the recorded `out` old (40 days) and measured it; a
     sweep removes one output after the other, and before `out`'s turn the user's script made a
     new `out` (young, the user's report in it). The removal checked only what the path was at
     its own moment: the new folder went, judged by the age of the one before it. The removal
-    now holds to the folder its measure saw (its device and inode): another one is `changed`."""
+    now holds to the folder its measure saw (its device, inode and birth time: the inode
+    number of a folder removed is given to the next one made): another one is `changed`."""
     root = root_of(sandbox)
     out = root / "out"
     out.mkdir()
     (out / "old.txt").write_text("old\n")
     add_record("s-old", out, kind="temp")
     set_mtime(out, 40 * 86_400)
-    report = gc.sweep(_before_remove=lambda _target: replaced_by_a_new_folder(out))
+    report = gc.sweep(_before_remove=lambda _target: replaced_by_a_new_folder(out, how))
     assert (out / "report.pdf").read_text() == "made a second ago\n"
     entry = next(e for e in report.entries if e.path == str(out))
     assert (entry.action, entry.reason, entry.removed) == ("keep", "changed", False)
@@ -279,8 +290,9 @@ def test_a_measured_file_replaced_before_its_removal_is_not_removed(sandbox: San
     assert target.read_bytes() == b"the user's new log\n"
 
 
+@pytest.mark.parametrize("how", ["rm_rf", "moved_aside"])
 def test_the_dashboard_keeps_a_folder_replaced_after_its_pin_was_checked(
-        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+        sandbox: SandboxEnv, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     """LOSS (fixed). The dashboard pins what each path was when the question was asked and
     compares right before it removes; then the GC's last check reads every record (thousands:
     a while), and a folder replaced in that moment went. The pin now goes down to the core,
@@ -305,7 +317,7 @@ def test_the_dashboard_keeps_a_folder_replaced_after_its_pin_was_checked(
         found = real()
         if not swapped:
             swapped.append(True)
-            replaced_by_a_new_folder(out)
+            replaced_by_a_new_folder(out, how)
         return found
 
     monkeypatch.setattr(gc, "read_records", read_then_swap)
