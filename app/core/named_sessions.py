@@ -1,7 +1,8 @@
 """The session a running Claude was started on, by its command line: live while it runs.
 
 `claude --resume <id>` (`-r <id>`, `--resume=<id>`, with `--fork-session` too) and
-`claude --session-id <id>` name the session on the command line from the first instant.
+`claude --session-id <id>` name the session on the command line from the first instant;
+`claude --continue` the newest conversation of its folder (app/core/continued_sessions.py).
 The sessions file says so only later, or never: a Claude starting up has not written it yet
 (another session's cleanup, judging then, took the month-old folder it was resuming), a
 headless `claude -p --resume <id>` keeps none (and was noted only by a SessionStart hook of
@@ -84,16 +85,30 @@ def running_named_sessions() -> list[Session]:
             continue
         line = _cmdline(pid)
         ids = named_ids(line.split(b"\0")) if b"-r" in line or b"--session-id" in line else []
+        if not ids and b"-c" in line:  # `-c`, `--continue`: no id, the folder's last session
+            ids = _continued(pid, line.split(b"\0"))
         if not ids:
             continue
         start = start_of(pid)
-        try:
-            cwd: str | None = os.readlink(f"/proc/{pid}/cwd")
-        except OSError:
-            cwd = None
+        cwd = _cwd_of(pid)
         found += [Session(session_id=sid, pid=pid, cwd=cwd, status=None, file=f"/proc/{pid}/cmdline",
                           proc_start=start, live=True, file_named=False) for sid in dict.fromkeys(ids)]
     return found
+
+
+def _continued(pid: int, args: list[bytes]) -> list[str]:
+    """The sessions a `claude --continue` may go on with (app/core/continued_sessions.py)."""
+    from app.core.continued_sessions import continued_ids, continues
+
+    program = _claude_program(args)
+    return continued_ids(pid, _cwd_of(pid)) if program is not None and continues(args[program + 1:]) else []
+
+
+def _cwd_of(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
 
 
 def _cmdline(pid: int) -> bytes:

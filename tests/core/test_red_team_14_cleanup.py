@@ -1,0 +1,100 @@
+"""Red team, round fourteen: the session-start cleanup, liveness and the removal core.
+
+(draft)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core import paths
+from app.core.claude_process import start_of
+from tests.support import SandboxEnv, run_cli, set_mtime
+
+DAY = 86_400
+
+
+def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DAY) -> Path:
+    """`claude-<uid>/<slug>/<sid>/scratchpad/notes.md`, all `age_s` old."""
+    folder = sandbox.claude_tmp / slug / sid
+    (folder / "scratchpad").mkdir(parents=True)
+    (folder / "scratchpad" / "notes.md").write_text("plan of the migration\n")
+    for path in (folder / "scratchpad" / "notes.md", folder / "scratchpad", folder):
+        set_mtime(path, age_s)
+    return folder
+
+
+def _clean() -> dict[str, object]:
+    done = run_cli("clean", "--json")
+    assert done.returncode == 0, done.stderr
+    report: dict[str, object] = json.loads(done.stdout)
+    return report
+
+
+@pytest.fixture
+def claude_in(sandbox: SandboxEnv) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """`claude ARGS...` running in a folder, with no sessions file (a headless run)."""
+    program = sandbox.root / "bin" / "claude"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text("import sys\nsys.stdin.read()\n")
+    running: list[subprocess.Popen[bytes]] = []
+
+    def launch(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, str(program), *args], stdin=subprocess.PIPE, cwd=cwd)
+        running.append(proc)
+        assert start_of(proc.pid)
+        return proc
+
+    yield launch
+    for proc in running:
+        proc.kill()
+        proc.wait()
+
+
+def _transcript(sandbox: SandboxEnv, project: Path, sid: str, age_s: float) -> Path:
+    folder = sandbox.config / "projects" / paths.project_slug(str(project))
+    folder.mkdir(parents=True, exist_ok=True)
+    file = folder / f"{sid}.jsonl"
+    file.write_text(json.dumps({"sessionId": sid, "cwd": str(project), "type": "user"}) + "\n")
+    set_mtime(file, age_s)
+    return file
+
+
+@pytest.mark.parametrize("args", [
+    ["-p", "--bare", "--continue", "go on"],
+    ["-p", "-c", "go on"],
+    ["--continue"],
+    ["-c"],
+])
+def test_a_claude_continuing_the_last_session_of_its_folder_keeps_its_old_folder(
+        sandbox: SandboxEnv, claude_in: Callable[..., subprocess.Popen[bytes]], tmp_path: Path,
+        args: list[str]) -> None:
+    """LOSS (fixed). `claude -p --bare --continue "go on"` (a script going on with yesterday's
+    task, no sessions file, no hook) in a project last used 40 days ago: it goes on with the
+    newest conversation of its folder, under its id, in its temp folder. Before: it held
+    nothing, and its scratchpad went at another session's cleanup. A session of the folder
+    started since (a newer transcript) does not make it lose it; an older one goes."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    slug = paths.project_slug(str(project))
+    older, last = str(uuid.uuid4()), str(uuid.uuid4())
+    _transcript(sandbox, project, older, 60 * DAY)
+    _transcript(sandbox, project, last, 40 * DAY)
+    kept = _old_folder(sandbox, slug, last, 40 * DAY)
+    gone = _old_folder(sandbox, slug, older, 60 * DAY)
+    proc = claude_in(project, *args)
+    _transcript(sandbox, project, str(uuid.uuid4()), 0)  # another session of the folder since
+    report = _clean()
+    assert (kept / "scratchpad" / "notes.md").is_file(), report
+    assert not gone.exists()
+    proc.kill()
+    proc.wait()
+    _clean()
+    assert not kept.exists()
