@@ -75,6 +75,26 @@ def read_payload(raw: bytes) -> dict[str, object] | None:
     return data
 
 
+def read_cut(raw: bytes) -> dict[str, object] | None:
+    """The hook object of an input cut at MAX_INPUT: the members read whole before the cut,
+    or None (logged). An Edit of a file of tens of megabytes sends the whole old file last
+    (`tool_response.originalFile`); what the hooks need (the event, the session, the tool, its
+    input) comes before it, and an edit left unrecorded would tell the model's own edit as
+    the user's at the next prompt. A response too long to read is never a failure's (those
+    are a line of text), so the edit is taken as done."""
+    from app.core import fastjson
+
+    head = raw[:-3] + raw[-3:].decode("utf-8", "ignore").encode()  # the cut may split a character
+    try:
+        data = fastjson.members(head.decode("utf-8", "surrogatepass"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        data, why = {}, str(exc)[:200]
+    else:
+        why = f"kept the {len(data)} fields before the cut"
+    _log(f"hook: input longer than {MAX_INPUT >> 20} MiB, not read whole; {why if data else 'nothing done'}")
+    return data or None
+
+
 def run() -> None:
     """The hook command's entry: the site-packages `-S` left out, then `main`, as the exit code.
 
@@ -270,9 +290,9 @@ def main() -> int:
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT)
         if len(raw) == MAX_INPUT and sys.stdin.buffer.read(1):  # cut: its end would read as bad JSON
-            _log(f"hook: input longer than {MAX_INPUT >> 20} MiB, not read; nothing done")
-            return 0
-        payload = read_payload(raw)
+            payload = read_cut(raw)
+        else:
+            payload = read_payload(raw)
         if payload is None:
             return 0
         from app.core.log import bind

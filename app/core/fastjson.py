@@ -132,3 +132,38 @@ def dumps(value: object, *, ensure_ascii: bool = False, allow_nan: bool = False)
 
 def _refuse(value: object) -> object:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def members(text: str) -> dict[str, object]:
+    """The members of the JSON object that `text` opens which `text` holds whole, in order,
+    up to the first one cut short: what a document cut at a read limit still says for sure.
+
+    Raises JSONError when `text` does not open an object."""
+    if _scanner is None:  # pragma: no cover
+        raise JSONError("no JSON scanner to read a cut document with")
+    out: dict[str, object] = {}
+    at = _skip(text, 0)
+    if text[at:at + 1] != "{":
+        raise JSONError("not an object")
+    at = _skip(text, at + 1)
+    while text[at:at + 1] == '"':
+        try:
+            key, at = _scanner(text, at)
+            at = _skip(text, at)
+            if text[at:at + 1] != ":":
+                break
+            value, at = _scanner(text, _skip(text, at + 1))
+        except (StopIteration, ValueError, SystemError, RecursionError):
+            break  # the member the cut ends in, and everything after it, are unknown
+        out[key] = value
+        at = _skip(text, at)
+        if text[at:at + 1] != ",":
+            break
+        at = _skip(text, at + 1)
+    return out
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in _WS:
+        at += 1
+    return at

@@ -218,7 +218,7 @@ def test_an_input_past_the_read_limit_is_named_as_such_in_the_log(tmp_path: Path
                "tool_response": {"originalFile": "x" * (MAX_INPUT + 1)}}
     result = run_hook(payload, cwd=tmp_path, timeout=120)
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
-    assert f"input longer than {MAX_INPUT >> 20} MiB, not read; nothing done" in log_text()
+    assert f"input longer than {MAX_INPUT >> 20} MiB, not read whole" in log_text()
     assert "not JSON" not in log_text()
 
 

@@ -1,0 +1,142 @@
+"""Red team, round fourteen: the hooks' input, the edit ledger (seed 000) and memory writes
+(seed 003). Driven as Claude drives them: every hook through `python -P -m hooks` with the
+JSON Claude sends on stdin, real files, real processes.
+
+Misses fixed: a hook payload past the 64 MiB read limit (an Edit of a file of tens of
+megabytes: Claude sends the whole old file as `tool_response.originalFile`) was dropped
+whole, so the model's own edit left the entry at the old content and was told at the next
+prompt as the user's change; a prompt past the limit held back every notice. The fields
+read whole before the cut are now used.
+
+Held: every event with a vanished or relative cwd, NUL or newline in paths, a transcript
+that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.hooks.test_ledger_hooks import SID, edit, entries, log_text, prompt
+from tests.support import run_hook
+
+
+def line(path: Path | str, agent: str = "main") -> str:
+    return f"The user or a tool changed `{path}` after the last edit of `{agent}`."
+
+
+def test_an_edit_of_a_big_file_whose_payload_passes_the_read_limit_is_still_recorded(tmp_path: Path) -> None:
+    """Claude's Edit sends the whole file as it was (`tool_response.originalFile`) to every
+    PostToolUse hook: an edit of a file of tens of megabytes (a lockfile, a data dump) gives a
+    payload past the hook's 64 MiB read limit. Its entry must still move to the new content,
+    or the model's own edit is told at the next prompt as the user's change."""
+    big = tmp_path / "dump.sql"
+    body = b"INSERT INTO t VALUES (1, 'row');\n" * (2_100_000)  # ~69 MB
+    big.write_bytes(b"-- v1\n" + body)
+    edit(big)
+    assert str(big) in entries()
+    original = big.read_text()
+    big.write_bytes(b"-- v2\n" + body)  # the model's second edit
+    payload = {"session_id": SID, "transcript_path": "/t.jsonl", "cwd": str(tmp_path),
+               "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(big), "old_string": "-- v1", "new_string": "-- v2",
+                              "replace_all": False},
+               "tool_response": {"filePath": str(big), "oldString": "-- v1", "newString": "-- v2",
+                                 "originalFile": original, "structuredPatch": [], "userModified": False,
+                                 "replaceAll": False},
+               "tool_use_id": "toolu_2"}
+    data = json.dumps(payload).encode()
+    assert len(data) > 64 * 1024 * 1024
+    result = run_hook(data, cwd=tmp_path, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert prompt(tmp_path) == "", log_text()[-2000:]
+    big.write_bytes(b"-- v3\n" + body)  # and a real change after it is still told
+    assert prompt(tmp_path) == line(big)
+    os.unlink(big)
+
+
+def test_a_prompt_past_the_read_limit_still_gets_its_notice(tmp_path: Path) -> None:
+    """A prompt longer than the read limit (a pasted dump) cut the hook's input: the notice
+    of a change waited, untold, for a shorter prompt. The fields before the prompt name the
+    session, which is all the check needs."""
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    edit(f)
+    f.write_text("x = 2\n")
+    payload = {"session_id": SID, "transcript_path": "/t.jsonl", "cwd": str(tmp_path),
+               "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+               "prompt": "y" * (64 * 1024 * 1024 + 10)}
+    result = run_hook(payload, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0 and result.stderr == b""
+    assert json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"] == line(f)
+    assert prompt(tmp_path) == ""
+
+
+def test_a_cut_input_that_names_no_event_before_the_cut_does_nothing(tmp_path: Path) -> None:
+    """(Held.) What the cut leaves must be whole members: an input whose event name comes only
+    after the cut, or that is a list, does nothing, exit 0, silent."""
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    big = "z" * (64 * 1024 * 1024 + 10)
+    for data in (json.dumps({"padding": big, "hook_event_name": "PostToolUse", "tool_name": "Write",
+                             "session_id": SID, "tool_input": {"file_path": str(f), "content": "x = 1\n"}}),
+                 json.dumps([{"hook_event_name": "UserPromptSubmit"}, big]),
+                 '{"hook_event_name": "PostToolUse", "tool_name": "Wri' + big):
+        result = run_hook(data, cwd=tmp_path, timeout=60)
+        assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert not os.path.exists(os.environ["CLAUDETTO_HOME"] + "/ledger.json")
+    assert log_text().count("not read whole; nothing done") == 2
+
+
+EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse")
+
+
+def _odd_payloads(tmp_path: Path) -> list[dict[str, object]]:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    gone.rmdir()
+    fifo = tmp_path / "transcript.fifo"
+    os.mkfifo(fifo)
+    memory = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-p" / "memory"
+    odd: list[dict[str, object]] = [
+        {"cwd": str(gone)}, {"cwd": "relative/dir"}, {"cwd": "/a\x00b"}, {"cwd": "/a\nb"}, {"cwd": 7},
+        {"transcript_path": str(fifo)}, {"transcript_path": "/dev/zero"}, {"transcript_path": ["x"]},
+        {"session_id": None}, {"session_id": ""}, {"session_id": {"a": 1}}, {"session_id": "a\x00b"},
+        {"agent_id": 5}, {"agent_id": "a1b2c3d", "agent_type": None}, {"source": ["startup"]},
+        {"reason": 3}, {"prompt": None}, {"tool_name": None}, {"tool_name": ["Edit"]},
+        {"tool_name": "Edit", "tool_input": "x"}, {"tool_name": "Write", "tool_input": None},
+        {"tool_name": "Write", "tool_input": {"file_path": str(memory / "a\x00.md"), "content": "x"}},
+        {"tool_name": "Write", "tool_input": {"file_path": str(memory / "a\nb.md"), "content": "yesterday"}},
+        {"tool_name": "Edit", "tool_input": {"file_path": str(memory / "MEMORY.md"), "old_string": 1}},
+        {"tool_name": "MultiEdit", "tool_input": {"file_path": str(memory / "t.md"), "edits": "x"}},
+        {"tool_name": "NotebookEdit", "tool_input": {"notebook_path": "/dev/zero"}},
+        {"tool_name": "Edit", "tool_input": {"file_path": str(fifo)}, "tool_response": {"filePath": str(fifo)}},
+        {"tool_name": "Bash", "tool_input": {"command": ["rm", "-rf", "/"]}, "tool_response": 5},
+        {"tool_name": "Bash", "tool_input": {"command": "mktemp -d\x00"}, "tool_response": None},
+        {"tool_name": "Write", "tool_input": {"file_path": "/", "content": None}, "tool_response": []},
+    ]
+    return odd
+
+
+def test_every_event_with_odd_fields_exits_0_silent_and_fast(tmp_path: Path) -> None:
+    """(Held.) Each of the five events Claude sends with a vanished or relative cwd, a NUL or
+    a newline in a path, a transcript that is a FIFO or /dev/zero, fields of the wrong type,
+    a memory write with a NUL in its name: exit 0, nothing printed (but a refusal of a memory
+    write, one JSON line), no traceback, no hang
+    (each call in well under the 30 s Claude gives a prompt hook)."""
+    import time
+
+    base = {"session_id": SID, "transcript_path": "/t.jsonl", "cwd": str(tmp_path)}
+    for odd in _odd_payloads(tmp_path):
+        for event in EVENTS:
+            started = time.monotonic()
+            result = run_hook({**base, "hook_event_name": event, **odd}, cwd=tmp_path, timeout=30)
+            took = time.monotonic() - started
+            out = result.stdout
+            if event == "PreToolUse" and out:  # a memory write named with a newline is judged, and may be refused
+                assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny" and out.count(b"\n") == 1
+                out = b""
+            assert (result.returncode, out, result.stderr) == (0, b"", b""), (event, odd, result)
+            assert took < 10, (event, odd, took)
+    assert "Traceback" not in log_text()
