@@ -27,6 +27,9 @@ import time
 from app.core.git import GitFailed, common_dir
 from app.core.git import output as git
 from app.core.git import run as git_run
+from app.core.reflog_lines import branch_reflogs as _branch_reflogs
+from app.core.reflog_lines import made_here
+from app.core.reflog_lines import reflog as _reflog
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -264,7 +267,6 @@ _RESET_SCAN = 4096  # the newest commits reset away that are looked at at all
 #: How long a reset's entry counts: git's own `gc.reflogExpireUnreachable` (30 days unless the
 #: user set it), after which `git gc` drops the entry and, with it, the only way back.
 _RESET_DAYS = 30
-_REFLOG_MAX = 1 << 20  # the newest part of a reflog read; older entries are left out
 
 
 def left_behind(git_dir: str) -> list[str]:
@@ -272,14 +274,13 @@ def left_behind(git_dir: str) -> list[str]:
     leaving 1 commit behind"): entries of this checkout's HEAD reflog that made a commit no
     branch's reflog names. Only the reflog, which goes with the checkout, still leads to them.
     A commit a branch once held (an amend, a reset) was replaced on purpose or is found by
-    `reset_away`; a rebase's steps end on its branch."""
-    made = [new for _, new, _, message in _reflog(os.path.join(git_dir, "logs", "HEAD"))
-            if message.startswith(_MADE) or not message.strip()]  # `update-ref HEAD` after `commit-tree`
+    `reset_away`; a rebase's steps count when it ran on a detached HEAD (`made_here`)."""
+    made = made_here(_reflog(os.path.join(git_dir, "logs", "HEAD")), _MADE)
     if not made:
         return []
     on_branches: set[str] = set()
     for path in _branch_reflogs(common_dir(git_dir)):
-        on_branches.update(sha for old, new, _, _ in _reflog(path) for sha in (old, new))
+        on_branches.update(sha for old, new, _, _ in _reflog(path, newest=True) for sha in (old, new))
     return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))[:100]
 
 
@@ -347,32 +348,6 @@ def _head_branch(git_dir: str) -> str:
     except OSError:
         return ""
     return text[len("ref: "):] if text.startswith("ref: ") and ".." not in text else ""
-
-
-def _branch_reflogs(common: str) -> list[str]:
-    return [os.path.join(top, name) for top, _, files in os.walk(os.path.join(common, "logs", "refs", "heads"))
-            for name in files]
-
-
-def _reflog(path: str) -> list[tuple[str, str, int, bytes]]:
-    """(old commit, new commit, time, message) of each entry of one reflog file (`<old> <new>
-    <who> <time> <zone>\t<message>`), oldest first; time 0 when unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - _REFLOG_MAX))
-            lines = fh.read(_REFLOG_MAX).splitlines()
-    except OSError:
-        return []
-    found: list[tuple[str, str, int, bytes]] = []
-    for line in lines:
-        head, _, message = line.partition(b"\t")
-        fields = head.split(b" ", 2)
-        if len(fields) == 3 and len(fields[1]) >= 40:
-            when = fields[2].rsplit(b" ", 2)[-2:-1]
-            found.append((fields[0].decode("ascii", "replace"), fields[1].decode("ascii", "replace"),
-                          int(when[0]) if when and when[0].isdigit() else 0, message))
-    return found
 
 
 def module_dirs(git_dir: str) -> list[str]:

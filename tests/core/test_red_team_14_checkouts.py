@@ -1,0 +1,179 @@
+"""Red team, round fourteen: session checkouts (seed 002) and the worktree rule.
+
+Driven with ordinary git, in the checkout or in the main one, then WorktreeRemove through
+`python -P -m hooks`, `claudetto clean`, or the judgement itself.
+
+The losses found: a commit left behind on a detached HEAD early in a long session was named
+only in the first lines of the checkout's HEAD reflog, and only its newest MiB was read
+(commits with long one-line messages, a rebase's picks: the checkout went with the commit);
+now a reflog that goes with the checkout is read whole (app/core/reflog_lines.py). A pull
+request's branch checked out detached and rebased, its conflicts resolved, then left (`git
+switch` away: git warns "leaving 2 commits behind") was made of `rebase (pick)` and `rebase
+(continue)` entries, read as no commit made there: the resolution went with the checkout. A
+rebase that ends on the detached HEAD now counts; one of a branch (its `finish` entry) or
+given up does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import worktrees
+from tests.support import git, make_repo, run_cli, run_hook, set_mtime
+
+OLD = 40 * 86_400
+PERIOD = 30 * 86_400
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project pushed to its remote, ignoring node_modules."""
+    proj = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(proj, "remote", "add", "origin", str(origin))
+    git(proj, "push", "-q", "-u", "origin", "main")
+    return proj
+
+
+def worktree(proj: Path, name: str, start: str = "HEAD") -> Path:
+    path = proj / ".claude" / "worktrees" / name
+    git(proj, "worktree", "add", "-q", "-b", f"worktree-{name}", str(path), start)
+    return path
+
+
+def judge(tree: Path, proj: Path) -> tuple[str, str]:
+    set_mtime(tree, OLD)
+    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
+    return verdict.action, verdict.reason
+
+
+def commit(where: Path, name: str, text: str, message: str = "work") -> str:
+    (where / name).write_text(text)
+    git(where, "add", name)
+    git(where, "commit", "-q", "-m", message)
+    return git(where, "rev-parse", "HEAD")
+
+
+def hook(event: str, project: Path, **fields: Any) -> Any:
+    return run_hook({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **fields}, cwd=project)
+
+
+def session_checkout(project: Path, name: str) -> Path:
+    made = hook("WorktreeCreate", project, name=name)
+    assert made.returncode == 0, made.stderr
+    return Path(made.stdout.decode().strip().splitlines()[-1])
+
+
+# --- the HEAD reflog read whole ----------------------------------------------------------------
+
+
+def test_a_commit_left_behind_early_in_a_long_session_keeps_the_checkout(project: Path) -> None:
+    """Early on, the session commits on a detached HEAD and switches back (git warns "you are
+    leaving 1 commit behind"); then it makes 70 commits whose messages are one long line (a
+    test log pasted into `-m`) and pushes them. Only the first lines of the checkout's HEAD
+    reflog, over a MiB back, name the early commit: WorktreeRemove removed the checkout."""
+    tree = session_checkout(project, "long")
+    git(tree, "switch", "-q", "--detach")
+    early = commit(tree, "spike.py", "the only copy of the spike\n", "spike")
+    git(tree, "switch", "-q", "worktree-long")
+    line = "step passed: " + "test_parser_handles_nested_brackets ok; " * 400
+    for i in range(70):
+        git(tree, "commit", "-q", "--allow-empty", "-m", f"{i} {line}")
+    git(tree, "push", "-q", "origin", "HEAD:main")
+    git(project, "fetch", "-q", "origin")
+    assert os.path.getsize(git(tree, "rev-parse", "--git-dir") + "/logs/HEAD") > 1 << 20
+
+    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+
+    assert removed.returncode == 1 and "unmerged" in removed.stderr.decode(), removed.stderr
+    assert tree.is_dir() and git(tree, "show", f"{early}:spike.py") == "the only copy of the spike"
+
+
+# --- a rebase on a detached HEAD ----------------------------------------------------------------
+
+
+def pull_request_rebased_detached(project: Path, tree: Path) -> str:
+    """A colleague's pushed branch checked out detached in the checkout, rebased onto a main
+    that moved, the conflict resolved by hand; the session then switches back."""
+    git(project, "switch", "-q", "-c", "pr-42")
+    commit(project, "README.md", "pr version\n", "pr change")
+    commit(project, "feature.py", "F = 1\n", "pr feature")
+    git(project, "push", "-q", "origin", "pr-42")
+    git(project, "switch", "-q", "main")
+    git(project, "branch", "-q", "-D", "pr-42")
+    commit(project, "README.md", "main version\n", "main change")
+    git(project, "push", "-q", "origin", "main")
+    git(tree, "fetch", "-q", "origin")
+    git(tree, "switch", "-q", "--detach", "origin/pr-42")
+    conflicted = run_git(tree, "rebase", "origin/main")
+    assert conflicted.returncode != 0
+    (tree / "README.md").write_text("main and pr versions, merged by hand\n")
+    git(tree, "add", "README.md")
+    done = run_git(tree, "-c", "core.editor=true", "rebase", "--continue")
+    assert done.returncode == 0, done.stderr
+    resolved = git(tree, "rev-parse", "HEAD")
+    git(tree, "switch", "-q", "worktree-pr")
+    return resolved
+
+
+def run_git(where: Path, *args: str) -> Any:
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, check=False)
+
+
+def test_a_pull_request_rebased_on_a_detached_head_keeps_its_conflict_resolution(project: Path) -> None:
+    """`git switch --detach origin/pr-42`, `git rebase origin/main`, the conflict resolved,
+    `git rebase --continue`, then `git switch worktree-pr`: the rebased commits are on no
+    branch, and the HEAD reflog names them only as `rebase (continue)` and `rebase (pick)`.
+    WorktreeRemove removed the checkout, and the resolution with it."""
+    tree = session_checkout(project, "pr")
+    resolved = pull_request_rebased_detached(project, tree)
+
+    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+
+    assert removed.returncode == 1 and "unmerged" in removed.stderr.decode(), removed.stderr
+    assert git(tree, "show", f"{resolved}:README.md") == "main and pr versions, merged by hand"
+
+
+def test_a_detached_rebase_kept_on_a_branch_or_given_up_and_a_branch_rebased_twice_let_the_checkout_go(
+        project: Path) -> None:
+    """(Held.) The same rebase with its result then put on a branch (`git switch -c`), one
+    given up (`git rebase --abort`), and the checkout's own branch rebased twice (its first
+    picks replaced on purpose): nothing is left behind, each checkout goes."""
+    kept_on_branch = worktree(project, "pr")
+    pull_request_rebased_detached(project, kept_on_branch)
+    git(kept_on_branch, "switch", "-q", "--detach", "HEAD@{1}")
+    git(kept_on_branch, "switch", "-q", "-c", "pr-42-rebased")
+    git(kept_on_branch, "push", "-q", "origin", "pr-42-rebased")
+    git(kept_on_branch, "switch", "-q", "worktree-pr")
+
+    given_up = worktree(project, "abort")
+    git(given_up, "switch", "-q", "--detach", "origin/pr-42")
+    assert run_git(given_up, "rebase", "origin/main").returncode != 0
+    git(given_up, "rebase", "--abort")
+    git(given_up, "switch", "-q", "worktree-abort")
+
+    twice = worktree(project, "twice", "origin/main~1")
+    commit(twice, "mine.py", "M = 1\n", "mine")
+    git(twice, "rebase", "-q", "origin/main")
+    git(twice, "commit", "-q", "--amend", "-m", "mine, reworded")
+    git(twice, "rebase", "-q", "--force-rebase", "origin/main")
+    git(twice, "push", "-q", "origin", "HEAD:main")
+    git(project, "fetch", "-q", "origin")
+
+    for tree in (kept_on_branch, given_up, twice):
+        assert judge(tree, project) == ("remove", "age"), tree
+
+
+def clean(*projects: Path) -> dict[str, Any]:
+    result = run_cli("clean", "--json", *map(str, projects))
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
