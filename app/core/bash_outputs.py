@@ -36,14 +36,21 @@ from app.core.loop_counts import LoopCounts
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
 from app.core.removed_variables import ANY_FOLDER, alias_of, loop_names, removed_variables
-from app.core.shell_words import absolute_path, clone_dir_name, rsync_words, rx, split_words
+from app.core.shell_words import (
+    SHELLS,
+    absolute_path,
+    clone_dir_name,
+    rsync_words,
+    rx,
+    shell_script,
+    split_words,
+)
 from app.core.shell_words import copier_at as copier_at
 
 TYPE_CHECKING = False  # `typing` costs an import on a path that runs for many Bash calls
 if TYPE_CHECKING:
     from app.core.mktemp import MktempCall
 
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 #: `bash <<EOF` inside the heredoc of `bash <<EOF`...: deeper ones are not read (each level
 #: reads its body again).
 MAX_NESTED_SHELLS = 4
@@ -76,7 +83,7 @@ class _Reading(Reading):
     is written, which variable each went into, and which variables the command removes."""
 
     __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into", "keeps_times",
-                 "moved_unnamed", "_loops")
+                 "moved_unnamed", "_loops", "maybe")
 
     def __init__(self, watch: bool) -> None:
         super().__init__()
@@ -87,6 +94,7 @@ class _Reading(Reading):
         self._bound: dict[str, list[MktempCall]] = {}
         self._removing: set[str] = set()
         self._loops = LoopCounts()  # a call in `for i in 1 2 3; do ...; done` runs three times
+        self.maybe = False  # the simple command being read may not run (after `||`: command_line.Segment)
         # what every `cp` (with or without -r, its target known or not) copied, in which folder:
         # a command that also removes one of those moved it, maybe into any of its outputs
         self.copied: list[tuple[str, str | None]] = []
@@ -100,11 +108,11 @@ class _Reading(Reading):
         key = (tuple(args), cwd, env.get("TMPDIR", self._user_tmp))
         if len(self.calls) > before:  # a new call
             self._ran = self._by_key[key] = self.calls[-1]
-            self._ran.count = self._loops.times()
+            self._ran.count = 0
         else:  # the same call again (the reader keeps it once), or one that makes nothing
             self._ran = self._by_key.get(key)
-            if self._ran is not None:
-                self._ran.count += self._loops.times()
+        if self._ran is not None:
+            self._loops.count(self._ran, self.maybe)
 
     def segment_read(self, words: list[str], depth: int, cwd: str | None = None) -> None:
         """After each simple command: `NAME=$(mktemp ...)` binds NAME to the call the
@@ -351,11 +359,11 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
         for opened in reversed(newly):
             outside.append((opened, Shell(shell.cwd, shell.env)))
             entered.add(opened)
-        script = _shell_script(words) if "sh" in segment.text else None  # each shell's name ends so
-        runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in _SHELLS
+        script = shell_script(words) if "sh" in segment.text else None  # each shell's name ends so
+        runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in SHELLS
                         and "-c" not in words)
         before = Shell(shell.cwd, shell.env) if runs_heredoc or script is not None else None
-        cwd = shell.cwd
+        cwd, reading.maybe = shell.cwd, segment.maybe
         env = read_simple(words, shell, reading)
         reading.segment_read(words, segment.depth, cwd)
         if before is None:  # `bash <<EOF` and `bash -c` run their script; any other heredoc is data
@@ -366,18 +374,6 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
             continue
         for body in [script] if script is not None else ["\n".join(body) for body in segment.heredoc]:
             _read_chain(body, Shell(before.cwd, env), reading, nesting + 1)  # with the shell's own TMPDIR=
-
-
-def _shell_script(words: list[str]) -> str | None:
-    """The script of `bash -c SCRIPT` (`sh -lc`, `sudo bash -c`, `xargs sh -c`): read as the command
-    around it is, since a copy and a removal inside one (`bash -c "cp -r ~/proj $d/" && rm -rf
-    ~/proj`) are a move all the same. None for another command or a shell running a file."""
-    k = next((i + 1 for i, word in enumerate(words) if os.path.basename(word) in _SHELLS), len(words))
-    while k < len(words) and words[k][:1] in ("-", "+") and words[k] not in ("-", "--"):
-        if words[k][1:2] != "-" and "c" in words[k][1:]:
-            return words[k + 1] if k + 1 < len(words) else None
-        k += 2 if words[k][1:] in ("o", "O") else 1
-    return None
 
 
 def _bounded(notes: list[str]) -> list[str]:

@@ -44,14 +44,15 @@ class Scope:
 
 class Segment:
     """One simple command as text, the heredoc bodies it reads (data unless it is a shell),
-    and the innermost subshell it runs in (None: the command line's own shell)."""
+    the innermost subshell it runs in (None: the command line's own shell), and `maybe`: it
+    runs only if a command before it fails (after `||`, or in a substitution there)."""
 
-    __slots__ = ("text", "heredoc", "scope")
+    __slots__ = ("text", "heredoc", "scope", "maybe")
 
-    def __init__(self, text: str, heredoc: list[list[str]], scope: Scope | None = None) -> None:
-        self.text = text
-        self.heredoc = heredoc
+    def __init__(self, text: str, heredoc: list[list[str]], scope: Scope | None = None, maybe: bool = False) -> None:
+        self.text, self.heredoc = text, heredoc
         self.scope = scope
+        self.maybe = maybe
 
     @property
     def depth(self) -> int:
@@ -69,7 +70,8 @@ class _Frame:
     its text ends at the latest (a backtick's closing one is found first; `$( )` ends at its
     matching `)`). `quoted`: inside a "..." (a substitution in it returns there)."""
 
-    __slots__ = ("kind", "limit", "depth", "base", "opened", "cur", "blank", "heredocs", "pending", "quoted")
+    __slots__ = ("kind", "limit", "depth", "base", "opened", "cur", "blank", "heredocs", "pending", "quoted",
+                 "maybe", "after_or")
 
     def __init__(self, kind: int, limit: int, base: Scope | None) -> None:
         self.kind = kind
@@ -82,6 +84,8 @@ class _Frame:
         self.heredocs: list[list[str]] = []
         self.pending: list[tuple[str, bool, list[str]]] = []  # (delimiter, strip tabs, body sink)
         self.quoted = False
+        self.maybe = False  # opened after `||`: nothing in it surely runs
+        self.after_or = False  # the command being read follows `||` (or a pipe from one)
 
     def scope(self) -> Scope | None:
         return self.opened[-1] if self.opened else self.base
@@ -93,7 +97,7 @@ class _Frame:
     def close(self, segments: list[Segment]) -> None:
         text = "".join(self.cur).strip()
         if text:
-            segments.append(Segment(text, self.heredocs, self.scope()))
+            segments.append(Segment(text, self.heredocs, self.scope(), self.maybe or self.after_or))
         self.cur = []
         self.blank = True
         self.heredocs = []
@@ -233,6 +237,7 @@ class _Splitter:
 
     def newline(self, j: int) -> None:
         frame = self.frame
+        frame.after_or = frame.after_or and frame.blank  # `a ||` NEWLINE `b`: b follows the `||`
         frame.close(self.segments)
         if frame.pending:
             self.i = _read_heredocs(self.text, self.i, frame.pending, frame.limit)
@@ -246,6 +251,7 @@ class _Splitter:
             self.frame.add(c)  # >| is a redirection
         else:
             self.frame.close(self.segments)
+            self.frame.after_or = text[j : j + 2] == "||" or c == "|" and self.frame.after_or
             if text[j + 1 : j + 2] in ("&", "|", ";"):
                 self.i = j + 2
 
@@ -296,10 +302,10 @@ def _open_substitution(text: str, j: int, frame: _Frame, outer: list[_Frame]) ->
         return _skip_arithmetic(text, j + 1, limit), frame
     outer.append(frame)
     scope = Scope(frame.scope())
-    if text[j] == "`":
-        inner = _Frame(_BACKTICK, _backtick_end(text, j + 1, limit), scope)
-        return j + 1, inner
-    return j + 2, _Frame(_PAREN, limit, scope)
+    backtick = text[j] == "`"
+    inner = _Frame(_BACKTICK, _backtick_end(text, j + 1, limit), scope) if backtick else _Frame(_PAREN, limit, scope)
+    inner.maybe = frame.maybe or frame.after_or
+    return j + (1 if backtick else 2), inner
 
 
 def _backtick_end(text: str, i: int, limit: int) -> int:

@@ -14,6 +14,10 @@ Loaded with the command reader, only for commands holding a trigger word.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from app.core.mktemp import MktempCall
+
 #: Words that may open a simple command before its name (`do for ...`, `then while ...`).
 _LEADING = frozenset({"do", "then", "else", "elif", "{", "!", "time"})
 #: A loop word holding one of these may stand for any number of words.
@@ -41,8 +45,17 @@ class LoopCounts:
                 self._open.pop()
         elif head == "for":
             self._open.append(_for_count(words, k + 1))
-        elif head in ("while", "until", "select"):
+        elif head in ("while", "until", "select", "if", "case"):  # each may run its body never
             self._open.append(None)
+        elif head in ("fi", "esac") and self._open:
+            self._open.pop()
+
+    def count(self, call: MktempCall, maybe: bool) -> None:
+        """One more run of `call` as written here; `maybe`: the command holding it may not run
+        (after `||`). Neither may one inside a loop of unknown count or an `if` or `case`, and
+        then the count proves nothing: a folder of its template is no more the call's."""
+        call.count += self.times()
+        call.maybe = call.maybe or maybe or None in self._open
 
     def times(self) -> int:
         """How many times a command read now runs: the product of the known loops around it."""

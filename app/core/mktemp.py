@@ -9,7 +9,9 @@ takes the entries that fit the template, are this user's, are a folder for `-d` 
 file otherwise), changed status within the call's window and are not this session's
 records already. Such a guess is made only when it is exact: as many entries as the command
 has unprinted calls of that template and folder (`a=$(mktemp -d); b=$(mktemp -d)` is two);
-fewer or more, and none is taken (the log says why). A call whose variable the command
+fewer or more, and none is taken (the log says why). A call that may not have run (after
+`||`, in an `if` or `case`, in a loop of unknown count) makes every count a guess: its
+template is not looked for (another program's folder made then fit the call that never ran). A call whose variable the command
 itself removes or moves (`rm -rf "$d"`, `trap 'rm -rf "$d"' EXIT`, `mv "$d" ...`) is not
 guessed at all: its own path is gone, and what fits is someone else's. Another session's
 record does not hide an entry: two sessions making folders at the same moment are not told
@@ -47,7 +49,7 @@ class MktempCall:
     times the command runs it as written (the reader finds each distinct call once);
     `removed`: the command removes or moves the variable it went into."""
 
-    __slots__ = ("pattern", "template", "folder", "directory", "cwd", "count", "removed")
+    __slots__ = ("pattern", "template", "folder", "directory", "cwd", "count", "removed", "maybe")
 
     def __init__(self, pattern: re.Pattern[str], template: str, folder: str | None, directory: bool,
                  cwd: str | None = None) -> None:
@@ -58,6 +60,7 @@ class MktempCall:
         self.cwd = cwd
         self.count = 1
         self.removed = False
+        self.maybe = False  # it may not have run: after `||`, in an `if`, or a loop of unknown count
 
     def key(self) -> tuple[str, str | None, bool]:
         return (self.pattern.pattern, self.folder, self.directory)
@@ -245,6 +248,9 @@ def find_unprinted(calls: list[MktempCall], window: float, known: set[str]) -> t
                          "what fits it now is not the call's")
         elif call.folder is None:
             notes.append(f"temp of {what} not recorded: its folder cannot be expanded here")
+        elif any(c.maybe for c in group):
+            notes.append(f"temp of {what} not looked for: a call of it may not have run (after `||`, in an "
+                         "`if`, a `case` or a loop of unknown count), so what fits it may be another program's")
         else:
             matches = _fitting(call, window, known, notes, what)
             wanted = sum(c.count for c in group)

@@ -252,3 +252,19 @@ def matched_now(path: str, most: int) -> list[str]:
     import itertools
 
     return sorted(itertools.islice(glob.iglob(path), most)) or [path]  # never a whole tree listed
+
+
+#: The shells whose `-c` script or heredoc the reader reads as a command.
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+
+def shell_script(words: list[str]) -> str | None:
+    """The script of `bash -c SCRIPT` (`sh -lc`, `sudo bash -c`, `xargs sh -c`): read as the command
+    around it is, since a copy and a removal inside one (`bash -c "cp -r ~/proj $d/" && rm -rf
+    ~/proj`) are a move all the same. None for another command or a shell running a file."""
+    k = next((i + 1 for i, word in enumerate(words) if os.path.basename(word) in SHELLS), len(words))
+    while k < len(words) and words[k][:1] in ("-", "+") and words[k] not in ("-", "--"):
+        if words[k][1:2] != "-" and "c" in words[k][1:]:
+            return words[k + 1] if k + 1 < len(words) else None
+        k += 2 if words[k][1:] in ("o", "O") else 1
+    return None

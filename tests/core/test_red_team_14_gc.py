@@ -1,0 +1,40 @@
+"""The output GC attacked a fourteenth time."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_red_team_12_gc import SID, call, pushed_project, week_later
+from tests.support import SandboxEnv, recorded
+
+
+def users_program_folder(sandbox: SandboxEnv) -> Path:
+    """Another program of the user's (a test run, a notebook) makes its `mktemp -d` folder and
+    writes its results there, in the same seconds as the session's call."""
+    folder = Path(subprocess.run(["mktemp", "-d"], check=True, capture_output=True, text=True).stdout.strip())
+    (folder / "results.csv").write_text("run,score\n1,0.93\n")
+    return folder
+
+
+@pytest.mark.parametrize("command", [
+    'd=$(mktemp -d 2>/dev/null || mktemp -d) && echo made',
+    'true || d=$(mktemp -d); echo none',
+    'if [ -n "$HOME" ]; then echo home; else d=$(mktemp -d); fi',
+    'while false; do d=$(mktemp -d); done; echo none',
+])
+def test_a_mktemp_call_that_may_not_have_run_takes_no_other_programs_folder(sandbox: SandboxEnv,
+                                                                            command: str) -> None:
+    """A `mktemp` that may not have run (the right of `||`, the other branch of an `if`, a loop
+    that ran none) was still counted as run: the search by template and time found one fresh
+    `tmp.*`, the user's program's, made in the same seconds, and recorded it as the session's. A
+    week later its results went with it. Now a template with such a call is not looked for."""
+    project = pushed_project(sandbox.home)
+    theirs = users_program_folder(sandbox)
+    call(command, project)
+    assert str(theirs) not in recorded(SID)
+    entries = week_later(sandbox.state, theirs)
+    assert str(theirs) not in entries, entries
+    assert (theirs / "results.csv").exists()
