@@ -193,9 +193,11 @@ def held_only_here(git_dir: str) -> bool:
     or a rebase moved ORIG_HEAD on; `git branch -f`). A ref holding it, or HEAD holding the
     same changes (a squash, a commit picked back), loses nothing. Raises GitFailed."""
     behind = left_behind(git_dir)
-    if behind and git(["rev-list", "--max-count=1", "--ignore-missing", *behind, "--not", "--all"],
-                      git_dir=git_dir).strip():
-        return True
+    if behind:  # every one of them, on stdin: a long detached series must not hide an older one
+        done = git_run(["rev-list", "--max-count=1", "--ignore-missing", "--stdin", "--not", "--all"],
+                       git_dir=git_dir, input="".join(f"{sha}\n" for sha in behind).encode())
+        if not done.ok or done.text.strip():
+            return True
     tips = reset_away(git_dir, limit=_RESET_SCAN) + _orig_head(git_dir)
     if not tips:
         return False
@@ -281,7 +283,7 @@ def left_behind(git_dir: str) -> list[str]:
     on_branches: set[str] = set()
     for path in _branch_reflogs(common_dir(git_dir)):
         on_branches.update(sha for old, new, _, _ in _reflog(path, newest=True) for sha in (old, new))
-    return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))[:100]
+    return list(dict.fromkeys(sha for sha in reversed(made) if sha not in on_branches))
 
 
 def reset_away(git_dir: str, *, limit: int = _RESET_MAX) -> list[str]:

@@ -11,7 +11,9 @@ request's branch checked out detached and rebased, its conflicts resolved, then 
 switch` away: git warns "leaving 2 commits behind") was made of `rebase (pick)` and `rebase
 (continue)` entries, read as no commit made there: the resolution went with the checkout. A
 rebase that ends on the detached HEAD now counts; one of a branch (its `finish` entry) or
-given up does not.
+given up does not. And only the newest 100 commits made on a detached HEAD were asked about:
+a spike left behind before a 101-commit backport cherry-picked on a detached HEAD (then put on
+a pushed branch) went; now every one is (`git rev-list --stdin`).
 """
 
 from __future__ import annotations
@@ -93,6 +95,42 @@ def test_a_commit_left_behind_early_in_a_long_session_keeps_the_checkout(project
 
     assert removed.returncode == 1 and "unmerged" in removed.stderr.decode(), removed.stderr
     assert tree.is_dir() and git(tree, "show", f"{early}:spike.py") == "the only copy of the spike"
+
+
+def vendor_series(project: Path, count: int) -> None:
+    """`origin/series`: `count` small commits on top of main, the remote's (one fast-import)."""
+    import subprocess
+
+    stream = []
+    for i in range(count):
+        message = f"vendor fix {i}\n".encode()
+        stream += [b"commit refs/heads/series\n", f"committer T <t@example.invalid> {1_700_000_000 + i} +0000\n".encode(),
+                   f"data {len(message)}\n".encode() + message, *([b"from refs/heads/main\n"] if i == 0 else []),
+                   f"M 100644 inline vendor/f{i}.txt\ndata 2\n{i % 10}\n".encode()]
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=project, input=b"".join(stream), check=True)
+    git(project, "push", "-q", "origin", "series")
+    git(project, "branch", "-q", "-D", "series")
+
+
+def test_a_commit_left_behind_before_a_long_detached_series_keeps_the_checkout(project: Path) -> None:
+    """A spike committed on a detached HEAD and left; later the session backports a vendor
+    series of 101 commits with `git cherry-pick` on a detached HEAD, puts the result on a
+    branch and pushes it. Only the newest 100 commits made there were asked about, all of them
+    pushed: the sweep removed the checkout with the spike."""
+    vendor_series(project, 101)
+    tree = worktree(project, "backport")
+    git(tree, "switch", "-q", "--detach")
+    spike = commit(tree, "spike.py", "the only copy of the spike\n", "spike")
+    git(tree, "switch", "-q", "--detach", "origin/main")
+    git(tree, "cherry-pick", "origin/main..origin/series")
+    git(tree, "switch", "-q", "-c", "backport")
+    git(tree, "push", "-q", "origin", "backport")
+    git(tree, "switch", "-q", "worktree-backport")
+
+    assert judge(tree, project) == ("keep", "unmerged")
+    set_mtime(tree, OLD)
+    report = clean(project)
+    assert tree.is_dir() and git(tree, "show", f"{spike}:spike.py") == "the only copy of the spike", report
 
 
 # --- a rebase on a detached HEAD ----------------------------------------------------------------
