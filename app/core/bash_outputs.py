@@ -37,12 +37,11 @@ from app.core.paths import inside
 from app.core.recorder import TRIGGERS
 from app.core.removed_variables import ANY_FOLDER, alias_of, loop_names, removed_variables
 from app.core.shell_words import (
-    SHELLS,
     absolute_path,
     clone_dir_name,
     rsync_words,
     rx,
-    shell_script,
+    shell_bodies,
     split_words,
 )
 from app.core.shell_words import copier_at as copier_at
@@ -54,6 +53,8 @@ if TYPE_CHECKING:
 #: `bash <<EOF` inside the heredoc of `bash <<EOF`...: deeper ones are not read (each level
 #: reads its body again).
 MAX_NESTED_SHELLS = 4
+#: Commands that run the shell they are given once per input, maybe never.
+_REPEATERS = frozenset({"xargs", "find", "parallel"})
 #: Distinct notes for the log of one command; the rest are counted.
 MAX_NOTES = 32
 
@@ -338,12 +339,13 @@ def _slashes(path: str) -> list[int]:
     return [i for i, c in enumerate(path) if c == "/"] + [len(path)]
 
 
-def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> None:
+def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int, maybe: bool = False) -> None:
     """Every output a command line names, in order, following its `cd`s and TMPDIR=s.
 
     `outside`: each subshell the reading is in, with the shell outside it, to go back to
     when it ends. Moving to a segment's subshell walks only the scopes entered or left, each
-    once in the whole line: linear however deep the nesting."""
+    once in the whole line: linear however deep the nesting. `maybe`: the line may run never,
+    or many times (the script of a shell after `||`, or run by `xargs`, `find -exec`)."""
     outside: list[tuple[Scope, Shell]] = []
     entered: set[Scope] = set()
     for segment in split_commands(command):
@@ -359,21 +361,19 @@ def _read_chain(command: str, shell: Shell, reading: _Reading, nesting: int) -> 
         for opened in reversed(newly):
             outside.append((opened, Shell(shell.cwd, shell.env)))
             entered.add(opened)
-        script = shell_script(words) if "sh" in segment.text else None  # each shell's name ends so
-        runs_heredoc = (bool(segment.heredoc) and bool(words) and os.path.basename(words[0]) in SHELLS
-                        and "-c" not in words)
-        before = Shell(shell.cwd, shell.env) if runs_heredoc or script is not None else None
-        cwd, reading.maybe = shell.cwd, segment.maybe
+        bodies, what = shell_bodies(words, segment.text, segment.heredoc)
+        before = Shell(shell.cwd, shell.env) if bodies else None
+        cwd, reading.maybe = shell.cwd, segment.maybe or maybe
         env = read_simple(words, shell, reading)
         reading.segment_read(words, segment.depth, cwd)
         if before is None:  # `bash <<EOF` and `bash -c` run their script; any other heredoc is data
             continue
         if nesting >= MAX_NESTED_SHELLS:
-            reading.notes.append(f"a shell's {'heredoc' if script is None else 'script'} nested deeper than "
-                                 f"{MAX_NESTED_SHELLS} not read")
+            reading.notes.append(f"a shell's {what} nested deeper than {MAX_NESTED_SHELLS} not read")
             continue
-        for body in [script] if script is not None else ["\n".join(body) for body in segment.heredoc]:
-            _read_chain(body, Shell(before.cwd, env), reading, nesting + 1)  # with the shell's own TMPDIR=
+        for body in bodies:
+            _read_chain(body, Shell(before.cwd, env), reading, nesting + 1,  # with the shell's own TMPDIR=
+                        reading.maybe or os.path.basename(words[0]) in _REPEATERS)
 
 
 def _bounded(notes: list[str]) -> list[str]:

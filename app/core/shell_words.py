@@ -268,3 +268,15 @@ def shell_script(words: list[str]) -> str | None:
             return words[k + 1] if k + 1 < len(words) else None
         k += 2 if words[k][1:] in ("o", "O") else 1
     return None
+
+
+def shell_bodies(words: list[str], text: str, heredoc: list[list[str]]) -> tuple[list[str], str]:
+    """What the shell a simple command starts runs, read as a command line of its own: the
+    script of `bash -c SCRIPT`, or the heredoc bodies of `bash <<EOF` (any other command's
+    heredoc is data); none for another command. With what they are, for the log."""
+    script = shell_script(words) if "sh" in text else None  # each shell's name ends so
+    if script is not None:
+        return [script], "script"
+    if heredoc and words and os.path.basename(words[0]) in SHELLS and "-c" not in words:
+        return ["\n".join(body) for body in heredoc], "heredoc"
+    return [], ""

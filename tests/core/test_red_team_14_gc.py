@@ -24,6 +24,9 @@ def users_program_folder(sandbox: SandboxEnv) -> Path:
     'true || d=$(mktemp -d); echo none',
     'if [ -n "$HOME" ]; then echo home; else d=$(mktemp -d); fi',
     'while false; do d=$(mktemp -d); done; echo none',
+    "true || bash -c 'd=$(mktemp -d)'; echo none",
+    "find . -name '*.zip' -exec sh -c 'd=$(mktemp -d) && unzip -q \"$1\" -d \"$d\"' _ {} \\;",
+    "printf '' | xargs -r -n1 sh -c 'd=$(mktemp -d) && cp \"$1\" \"$d\"/' _",
 ])
 def test_a_mktemp_call_that_may_not_have_run_takes_no_other_programs_folder(sandbox: SandboxEnv,
                                                                             command: str) -> None:
