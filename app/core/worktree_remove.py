@@ -62,6 +62,8 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
     there = folder_gone(path)
     if there is None:
         return kept("not_removed", "cannot look at it (permissions)")
+    if there and key is not None and key != path and folder_gone(key) is not True:
+        return kept("bad_input", "it names no folder, yet resolves to a checkout that is there")  # `x/missing/..`
     if there:
         if _held_elsewhere(path):
             return kept("not_removed", "another removal is checking it")

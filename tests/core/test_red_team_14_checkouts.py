@@ -13,7 +13,9 @@ switch` away: git warns "leaving 2 commits behind") was made of `rebase (pick)` 
 rebase that ends on the detached HEAD now counts; one of a branch (its `finish` entry) or
 given up does not. And only the newest 100 commits made on a detached HEAD were asked about:
 a spike left behind before a 101-commit backport cherry-picked on a detached HEAD (then put on
-a pushed branch) went; now every one is (`git rev-list --stdin`).
+a pushed branch) went; now every one is (`git rev-list --stdin`). WorktreeRemove of
+`<checkout>/missing/..` (nothing at that spelling, the checkout at what it resolves to) said
+"gone" and dropped the checkout's record; now it is kept, record and all.
 """
 
 from __future__ import annotations
@@ -215,3 +217,25 @@ def clean(*projects: Path) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report
+
+
+# --- WorktreeRemove of a path that resolves to a checkout ---------------------------------------
+
+
+def test_worktree_remove_of_a_missing_path_that_resolves_to_a_checkout_keeps_it_and_its_record(
+        project: Path) -> None:
+    """`worktree_path` spelled `<checkout>/missing/..`: nothing is at that spelling, yet it
+    resolves to the checkout. WorktreeRemove answered "gone" (Claude then skips its own
+    removal and says so) and dropped the checkout's record: its session's end released
+    nothing and a later WorktreeRemove called it `unknown`. Now it is kept, record and all."""
+    from app.core import checkouts
+
+    tree = session_checkout(project, "odd")
+    (tree / "draft.md").write_text("the only copy\n")
+
+    removed = hook("WorktreeRemove", project, worktree_path=f"{tree}/missing/..")
+
+    assert removed.returncode == 1, removed.stderr
+    assert (tree / "draft.md").exists() and str(tree) in checkouts.registry()
+    again = hook("WorktreeRemove", project, worktree_path=str(tree))
+    assert again.returncode == 1 and "dirty" in again.stderr.decode(), again.stderr
