@@ -130,9 +130,11 @@ class _Reading(Reading):
             self.into.append((archive[1], cwd, []))
         if not self._watch:
             return
-        self._loops.read(words)
+        defines = self._loops.read(words)
         ran, self._ran = self._ran, None
         recent, self._recent = self._recent, (ran, depth) if ran is not None else None
+        if defines and recent is not None and recent[1] > depth:  # `f() { d=$(mktemp -d); }`: it may not run
+            recent[0].maybe = True
         for match in filter(None, map(rx().assignment.match, words)):  # `d=$(mktemp -d)`; `w="$d"`, its alias
             alias = alias_of(match.group(2))
             if recent is not None and recent[1] > depth and SUBST in match.group(2):

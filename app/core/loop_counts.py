@@ -32,23 +32,27 @@ class LoopCounts:
     def __init__(self) -> None:
         self._open: list[int | None] = []
 
-    def read(self, words: list[str]) -> None:
-        """One simple command as read, in order: a loop's head opens it, `done` closes it."""
+    def read(self, words: list[str]) -> bool:
+        """One simple command as read, in order: a loop's head opens it, `done` closes it.
+        True when it defines a function (`f() { d=$(mktemp -d); }`): its body runs as often as
+        `f` is called, maybe never, and a substitution in this very command is part of it."""
         k = 0
         while k < len(words) and words[k] in _LEADING:
+            if words[k] == "{":
+                self._open.append(1)  # a group `{ ...; }` runs once: its `}` closes it
             k += 1
         if k >= len(words):
-            return
+            return False
         head = words[k]
-        if head == "done":
+        if head in ("done", "fi", "esac", "}"):
             if self._open:
                 self._open.pop()
         elif head == "for":
             self._open.append(_for_count(words, k + 1))
-        elif head in ("while", "until", "select", "if", "case"):  # each may run its body never
-            self._open.append(None)
-        elif head in ("fi", "esac") and self._open:
-            self._open.pop()
+        elif head in ("while", "until", "select", "if", "case", "function") or head.endswith("()"):
+            self._open.append(None)  # each may run its body never, or (a function) many times
+            return head == "function" or head.endswith("()")
+        return False
 
     def count(self, call: MktempCall, maybe: bool) -> None:
         """One more run of `call` as written here; `maybe`: the command holding it may not run

@@ -27,13 +27,16 @@ def users_program_folder(sandbox: SandboxEnv) -> Path:
     "true || bash -c 'd=$(mktemp -d)'; echo none",
     "find . -name '*.zip' -exec sh -c 'd=$(mktemp -d) && unzip -q \"$1\" -d \"$d\"' _ {} \\;",
     "printf '' | xargs -r -n1 sh -c 'd=$(mktemp -d) && cp \"$1\" \"$d\"/' _",
+    'work() { d=$(mktemp -d); cd "$d"; }; echo defined',
+    'work() {\n  d=$(mktemp -d)\n  cd "$d"\n}\necho defined',
 ])
 def test_a_mktemp_call_that_may_not_have_run_takes_no_other_programs_folder(sandbox: SandboxEnv,
                                                                             command: str) -> None:
     """A `mktemp` that may not have run (the right of `||`, the other branch of an `if`, a loop
-    that ran none) was still counted as run: the search by template and time found one fresh
-    `tmp.*`, the user's program's, made in the same seconds, and recorded it as the session's. A
-    week later its results went with it. Now a template with such a call is not looked for."""
+    that ran none, a shell function defined and not called, the script `find -exec` runs on no
+    match) was counted as run: the search by template and time found one fresh `tmp.*`, the
+    user's program's, made in the same seconds, and recorded it as the session's. A week later
+    its results went with it. Now a template with such a call is not looked for."""
     project = pushed_project(sandbox.home)
     theirs = users_program_folder(sandbox)
     call(command, project)
