@@ -165,10 +165,11 @@ def _common_dir(folder: str) -> str | None:
 # --- what a checkout's own git dir holds: gone with the checkout --------------------------------
 
 #: Files and folders git keeps in a checkout's git dir while an operation waits for the user:
-#: the plan of a rebase, a merge or cherry-pick stopped half way, a bisect's marks. `git
-#: status` may show nothing (stopped at `edit`, an empty pick), yet the plan is the user's.
+#: the plan of a rebase, a merge or cherry-pick stopped half way, a bisect's marks, a `git
+#: notes merge` whose conflicts are resolved in NOTES_MERGE_WORKTREE. `git status` may show
+#: nothing (stopped at `edit`, an empty pick, any notes merge), yet the plan is the user's.
 OPERATIONS = ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
-              "BISECT_LOG", "sequencer")
+              "BISECT_LOG", "sequencer", "NOTES_MERGE_WORKTREE", "NOTES_MERGE_PARTIAL")
 
 
 def operation_in_progress(git_dir: str) -> bool:

@@ -15,7 +15,9 @@ given up does not. And only the newest 100 commits made on a detached HEAD were 
 a spike left behind before a 101-commit backport cherry-picked on a detached HEAD (then put on
 a pushed branch) went; now every one is (`git rev-list --stdin`). WorktreeRemove of
 `<checkout>/missing/..` (nothing at that spelling, the checkout at what it resolves to) said
-"gone" and dropped the checkout's record; now it is kept, record and all.
+"gone" and dropped the checkout's record; now it is kept, record and all. A `git notes merge`
+stopped on a conflict (its resolution written in the checkout's own git dir, `git status`
+clean) went with the checkout; now it is an operation waiting half done (`dirty`).
 """
 
 from __future__ import annotations
@@ -217,6 +219,31 @@ def clean(*projects: Path) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report
+
+
+# --- an operation waiting half done in the checkout's git dir ---------------------------------
+
+
+def test_a_notes_merge_waiting_for_its_conflicts_keeps_the_checkout(project: Path) -> None:
+    """`git notes merge -s manual review` in the checkout stops on a conflict; git puts the
+    conflicting notes in the checkout's own git dir (NOTES_MERGE_WORKTREE), where the user
+    writes the resolution before `git notes merge --commit`. `git status` says clean:
+    WorktreeRemove removed the checkout, the half-done merge and the resolution with it."""
+    tree = session_checkout(project, "notes")
+    head = git(tree, "rev-parse", "HEAD")
+    git(tree, "notes", "add", "-m", "base", head)
+    git(tree, "update-ref", "refs/notes/review", "refs/notes/commits")
+    git(tree, "notes", "add", "-f", "-m", "mine", head)
+    git(tree, "notes", "--ref=review", "add", "-f", "-m", "theirs", head)
+    assert run_git(tree, "notes", "merge", "-s", "manual", "review").returncode != 0
+    resolution = Path(git(tree, "rev-parse", "--absolute-git-dir")) / "NOTES_MERGE_WORKTREE" / head
+    resolution.write_text("mine and theirs, reconciled by hand\n")
+    assert git(tree, "status", "--porcelain") == ""
+
+    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+
+    assert removed.returncode == 1 and "dirty" in removed.stderr.decode(), removed.stderr
+    assert resolution.read_text() == "mine and theirs, reconciled by hand\n"
 
 
 # --- WorktreeRemove of a path that resolves to a checkout ---------------------------------------
