@@ -32,7 +32,7 @@ def continues(args: list[bytes]) -> bool:
 def continued_ids(pid: int, cwd: str | None) -> list[str]:
     """The ids of the sessions the `--continue` Claude `pid` working in `cwd` may go on with."""
     from app.core.paths import project_slug
-    from app.core.purge import _started_after
+    from app.core.purge import started_at
 
     if cwd is None:
         return []
@@ -44,8 +44,12 @@ def continued_ids(pid: int, cwd: str | None) -> list[str]:
     except OSError:
         return []
     found.sort(reverse=True)
-    since = [sid for mtime, sid in found if not _started_after(pid, mtime)]
-    before = next((sid for mtime, sid in found if _started_after(pid, mtime)), None)
+    start = started_at(pid)
+    if start is None:
+        return [sid for _, sid in found]
+    # a second of slack: the boot time is whole seconds
+    since = [sid for mtime, sid in found if mtime >= start - 1.0]
+    before = next((sid for mtime, sid in found if mtime < start - 1.0), None)
     return [*since, *([before] if before else [])]
 
 

@@ -85,7 +85,7 @@ def running_named_sessions() -> list[Session]:
             continue
         line = _cmdline(pid)
         ids = named_ids(line.split(b"\0")) if b"-r" in line or b"--session-id" in line else []
-        if not ids and b"-c" in line:  # `-c`, `--continue`: no id, the folder's last session
+        if not ids and b"claude" in line:  # `-c`, `--continue`: no id, the folder's last session
             ids = _continued(pid, line.split(b"\0"))
         if not ids:
             continue

@@ -291,18 +291,25 @@ def _started_after(pid: int, moment: float) -> bool:
     """Whether process `pid` started after `moment` (seconds since the epoch), well after (a
     second: the boot time is whole seconds): then it only got the pid of the process that
     moved a pending entry at that moment, which is gone. False when /proc cannot say."""
+    start = started_at(pid)
+    return start is not None and start > moment + 1.0
+
+
+def started_at(pid: int) -> float | None:
+    """When process `pid` started (seconds since the epoch, to the boot time's whole second);
+    None when /proc cannot say."""
     from app.core.claude_process import proc_stat
 
     try:
         found = proc_stat(pid)
         if found is None:
-            return False
+            return None
         ticks = int(found[2])  # field 22, the start in clock ticks since boot
         with open("/proc/stat", "rb") as fh:
             boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
-        return boot + ticks / os.sysconf("SC_CLK_TCK") > moment + 1.0
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, StopIteration):
-        return False
+        return None
 
 
 def _mounted_in(place: Path, name: str) -> bool:

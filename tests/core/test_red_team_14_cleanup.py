@@ -72,6 +72,7 @@ def _transcript(sandbox: SandboxEnv, project: Path, sid: str, age_s: float) -> P
     ["-p", "-c", "go on"],
     ["--continue"],
     ["-c"],
+    ["-pc", "go on"],
 ])
 def test_a_claude_continuing_the_last_session_of_its_folder_keeps_its_old_folder(
         sandbox: SandboxEnv, claude_in: Callable[..., subprocess.Popen[bytes]], tmp_path: Path,
@@ -98,3 +99,4 @@ def test_a_claude_continuing_the_last_session_of_its_folder_keeps_its_old_folder
     proc.wait()
     _clean()
     assert not kept.exists()
+
