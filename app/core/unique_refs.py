@@ -247,14 +247,25 @@ def _changes_lost(git_dir: str, tips: list[str], only: set[str], head_tree: str 
     for line in listing.splitlines():
         mark, sha, tree, *parents = line.split()
         trees[sha] = tree
-        if mark == ">" and len(parents) < 2:  # a merge brings no change of its own
-            theirs.add(sha)
-        elif mark != ">":
+        if mark != ">":
             ours.add(tree)
+        elif len(parents) < 2 or sha in only and _merged_by_hand(git_dir, tree, parents):
+            theirs.add(sha)
     if not theirs & only:
         return False
     ours.add(head_tree or git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip())
     return any(trees.get(tip) not in ours for tip in tips)
+
+
+def _merged_by_hand(git_dir: str, tree: str, parents: list[str]) -> bool:
+    """Whether a merge brings changes of its own: its tree is not the one git merges its two
+    parents into (a conflict resolved by hand, an edit made in the merge). A clean merge
+    brings none: merging again gives it back. Unsure (three parents, a git before 2.38):
+    it does."""
+    if len(parents) != 2:
+        return True
+    done = git_run(["merge-tree", "--write-tree", "--no-messages", *parents], git_dir=git_dir)
+    return done.returncode != 0 or done.text.split()[:1] != [tree]
 
 
 #: Reflog entries that made a commit (an amend, a cherry-pick, a patch `git am` applied...),

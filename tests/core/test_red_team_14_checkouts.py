@@ -17,7 +17,10 @@ a pushed branch) went; now every one is (`git rev-list --stdin`). WorktreeRemove
 `<checkout>/missing/..` (nothing at that spelling, the checkout at what it resolves to) said
 "gone" and dropped the checkout's record; now it is kept, record and all. A `git notes merge`
 stopped on a conflict (its resolution written in the checkout's own git dir, `git status`
-clean) went with the checkout; now it is an operation waiting half done (`dirty`).
+clean) went with the checkout; now it is an operation waiting half done (`dirty`). A merge
+whose conflict was resolved by hand, then undone by `git reset --hard HEAD~1`, was read as
+bringing no change of its own: the resolution went; now a dropped merge whose tree is not
+what git merges its parents into counts (`git merge-tree`), and a clean one still does not.
 """
 
 from __future__ import annotations
@@ -219,6 +222,49 @@ def clean(*projects: Path) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report
+
+
+# --- a merge a reset dropped ------------------------------------------------------------------
+
+
+def merge_then_undo(project: Path, tree: Path, *, conflict: bool) -> str:
+    """main moves on the server; the checkout's pushed commit is merged with it (a conflict
+    resolved by hand, or none), then the merge undone with `git reset --hard HEAD~1`."""
+    commit(project, "README.md" if conflict else "other.md", "main version\n", "main")
+    git(project, "push", "-q", "origin", "main")
+    commit(tree, "README.md", "mine\n", "mine")
+    git(tree, "push", "-q", "origin", "HEAD:wip")
+    git(tree, "fetch", "-q", "origin")
+    merged = run_git(tree, "merge", "--no-edit", "origin/main")
+    assert (merged.returncode != 0) == conflict, merged.stdout
+    if conflict:
+        (tree / "README.md").write_text("mine and main, merged by hand\n")
+        git(tree, "add", "README.md")
+        git(tree, "commit", "-q", "--no-edit")
+    merge = git(tree, "rev-parse", "HEAD")
+    git(tree, "reset", "-q", "--hard", "HEAD~1")
+    return merge
+
+
+def test_a_merge_resolved_by_hand_then_undone_by_a_reset_keeps_the_checkout(project: Path) -> None:
+    """`git merge origin/main`, the conflict resolved, committed; then `git reset --hard
+    HEAD~1` (meant: drop the commit before it). The merge was read as bringing no change of its
+    own, and every other commit is on the server: the sweep removed the checkout, and the
+    resolution that only the reflog and ORIG_HEAD still led to."""
+    tree = worktree(project, "merge")
+    merge = merge_then_undo(project, tree, conflict=True)
+
+    assert judge(tree, project) == ("keep", "unmerged")
+    assert git(tree, "show", f"{merge}:README.md") == "mine and main, merged by hand"
+
+
+def test_a_clean_merge_undone_by_a_reset_lets_the_checkout_go(project: Path) -> None:
+    """(Held.) The same merge without a conflict: merging again gives it back, the checkout
+    goes."""
+    tree = worktree(project, "clean-merge")
+    merge_then_undo(project, tree, conflict=False)
+
+    assert judge(tree, project) == ("remove", "age")
 
 
 # --- an operation waiting half done in the checkout's git dir ---------------------------------
