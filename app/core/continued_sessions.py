@@ -1,21 +1,32 @@
-"""The session a running `claude --continue` (`-c`) goes on with: live while it runs.
+"""The session a running Claude goes on with when its command line names no id: live while it runs.
 
-`--continue` names no id: Claude takes the most recent conversation of its folder, the newest
-transcript in `<config>/projects/<slug of its cwd>/`, and goes on with it under the same id (a
-headless `claude -p --bare -c`, the way a script goes on with a task, keeps no sessions file and
-runs no hook). Its temp folder is that session's month-old one. The one it took was the newest
-transcript when it started; it writes to it since, and so may another session of the folder:
-the newest transcript written before the process began and every one written since count (more
-rather than fewer, and only while it runs). Where the start cannot be told, every transcript
-of the folder counts.
+`claude --continue` (`-c`) takes the most recent conversation of its folder, the newest
+transcript in `<config>/projects/<slug of its cwd>/`, and goes on with it under the same id;
+`claude --resume NAME` the session of that title (`claude -n NAME`, `/rename NAME`: Claude
+appends `{"type": "custom-title", "customTitle": NAME}` to the transcript). A headless
+`claude -p --bare -c` (or `--resume NAME`), the way a script goes on with a task, keeps no
+sessions file and runs no hook; its temp folder is that session's month-old one.
+
+What counts, more rather than fewer and only while the process runs: for `--continue` the
+newest transcript written before it began and every one written since (it writes to the one
+it took; another session of the folder may too); every transcript when its start cannot be
+told. For `--resume NAME` every transcript of the folder whose title, or agent name, is NAME
+(without case), and one too big to read through (`MAX_READ`). A term no title has (the
+picker's search) holds nothing.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 #: A transcript name: `<session id>.jsonl`.
 _SUFFIX = ".jsonl"
+#: A transcript bigger than this is not read through for its title: it counts.
+MAX_READ = 64 << 20
+#: What a title was found to be in a transcript of that size and time: a sweep asks at its
+#: judgement and again at each removal.
+_TITLES: dict[tuple[str, int, int], frozenset[str]] = {}
 
 
 def continues(args: list[bytes]) -> bool:
@@ -29,28 +40,86 @@ def continues(args: list[bytes]) -> bool:
     return False
 
 
-def continued_ids(pid: int, cwd: str | None) -> list[str]:
-    """The ids of the sessions the `--continue` Claude `pid` working in `cwd` may go on with."""
-    from app.core.paths import project_slug
-    from app.core.purge import started_at
-
-    if cwd is None:
+def gone_on_with(pid: int, args: list[bytes], resumed: list[bytes]) -> list[str]:
+    """The ids of the sessions Claude `pid` (its arguments `args`, after its program) may go on
+    with: by `--continue`, or by the `--resume` values `resumed` that are no id (titles)."""
+    titles = {os.fsdecode(value).strip().lower() for value in resumed if value and not value.startswith(b"-")}
+    go_on = continues(args)
+    if not titles and not go_on:
         return []
-    folder = os.path.join(_config_of(pid, cwd), "projects", project_slug(cwd))
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return []
+    found = _transcripts(os.path.join(_config_of(pid, cwd), "projects", _slug(cwd)))
+    ids = _continued(pid, found) if go_on else []
+    return ids + [sid for _, sid, path in found if titles and _titled(path, titles)]
+
+
+def _slug(cwd: str) -> str:
+    from app.core.paths import project_slug
+
+    return project_slug(cwd)
+
+
+def _transcripts(folder: str) -> list[tuple[float, str, str]]:
+    """(mtime, session id, path) of each transcript in `folder`, the newest first."""
     try:
         with os.scandir(folder) as entries:
-            found = [(entry.stat(follow_symlinks=False).st_mtime, entry.name[: -len(_SUFFIX)])
+            found = [(entry.stat(follow_symlinks=False).st_mtime, entry.name[: -len(_SUFFIX)], entry.path)
                      for entry in entries if entry.name.endswith(_SUFFIX)]
     except OSError:
         return []
-    found.sort(reverse=True)
+    return sorted(found, reverse=True)
+
+
+def _continued(pid: int, found: list[tuple[float, str, str]]) -> list[str]:
+    """The newest transcript written before process `pid` began, and every one since."""
+    from app.core.purge import started_at
+
     start = started_at(pid)
     if start is None:
-        return [sid for _, sid in found]
+        return [sid for _, sid, _ in found]
     # a second of slack: the boot time is whole seconds
-    since = [sid for mtime, sid in found if mtime >= start - 1.0]
-    before = next((sid for mtime, sid in found if mtime < start - 1.0), None)
+    since = [sid for mtime, sid, _ in found if mtime >= start - 1.0]
+    before = next((sid for mtime, sid, _ in found if mtime < start - 1.0), None)
     return [*since, *([before] if before else [])]
+
+
+def _titled(path: str, titles: set[str]) -> bool:
+    """Whether the transcript `path` bears one of `titles` (lower case), or cannot be read
+    through (too big: unsure, so it counts)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if st.st_size > MAX_READ:
+        return True
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _TITLES:
+        if len(_TITLES) >= 4096:  # a dashboard runs for days: the transcripts' older states go
+            _TITLES.clear()
+        _TITLES[key] = _titles_in(path)
+    return not titles.isdisjoint(_TITLES[key])
+
+
+def _titles_in(path: str) -> frozenset[str]:
+    """Every title and agent name a transcript's lines give (lower case)."""
+    try:
+        with open(path, "rb") as fh:
+            lines = [line for line in fh if b'"customTitle"' in line or b'"agentName"' in line]
+    except OSError:
+        return frozenset()
+    found: set[str] = set()
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            found |= {value.strip().lower() for value in (record.get("customTitle"), record.get("agentName"))
+                      if isinstance(value, str)}
+    return frozenset(found)
 
 
 def _config_of(pid: int, cwd: str) -> str:

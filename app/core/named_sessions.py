@@ -58,8 +58,14 @@ def named_ids(args: list[bytes]) -> list[str]:
     program = _claude_program(args)
     if program is None:
         return []
-    found: list[str] = []
-    rest = args[program + 1:]
+    return [value.decode("ascii") for _, value in named_values(args[program + 1:]) if _ID.fullmatch(value)]
+
+
+def named_values(rest: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """(option, value) of each option naming a session in a Claude command line's arguments
+    (after its program): an id, or for `--resume` a session's title (`claude -n NAME`,
+    `/rename`) or the picker's search term."""
+    found: list[tuple[bytes, bytes]] = []
     for i, arg in enumerate(rest):
         if arg == b"--":
             break  # what follows is the prompt
@@ -67,11 +73,10 @@ def named_ids(args: list[bytes]) -> list[str]:
         if name in _NAMING:
             value = value if equals else (rest[i + 1] if i + 1 < len(rest) else b"")
         elif arg.startswith(b"-r") and not equals:
-            value = arg[2:]  # `-r<id>`: a short option's value written against it
+            name, value = b"-r", arg[2:]  # `-r<id>`: a short option's value written against it
         else:
             continue
-        if _ID.fullmatch(value):
-            found.append(value.decode("ascii"))
+        found.append((name, value))
     return found
 
 
@@ -84,9 +89,16 @@ def running_named_sessions() -> list[Session]:
         if pid == own:
             continue
         line = _cmdline(pid)
-        ids = named_ids(line.split(b"\0")) if b"-r" in line or b"--session-id" in line else []
-        if not ids and b"claude" in line:  # `-c`, `--continue`: no id, the folder's last session
-            ids = _continued(pid, line.split(b"\0"))
+        args = line.split(b"\0") if b"claude" in line else []  # Claude's program names itself
+        program = _claude_program(args)
+        if program is None:
+            continue
+        values = named_values(args[program + 1:])
+        ids = [value.decode("ascii") for _, value in values if _ID.fullmatch(value)]
+        if not ids:  # `--continue`, `--resume TITLE`: no id (app/core/continued_sessions.py)
+            from app.core.continued_sessions import gone_on_with
+
+            ids = gone_on_with(pid, args[program + 1:], [value for name, value in values if name != b"--session-id"])
         if not ids:
             continue
         start = start_of(pid)
@@ -94,14 +106,6 @@ def running_named_sessions() -> list[Session]:
         found += [Session(session_id=sid, pid=pid, cwd=cwd, status=None, file=f"/proc/{pid}/cmdline",
                           proc_start=start, live=True, file_named=False) for sid in dict.fromkeys(ids)]
     return found
-
-
-def _continued(pid: int, args: list[bytes]) -> list[str]:
-    """The sessions a `claude --continue` may go on with (app/core/continued_sessions.py)."""
-    from app.core.continued_sessions import continued_ids, continues
-
-    program = _claude_program(args)
-    return continued_ids(pid, _cwd_of(pid)) if program is not None and continues(args[program + 1:]) else []
 
 
 def _cwd_of(pid: int) -> str | None:

@@ -100,3 +100,46 @@ def test_a_claude_continuing_the_last_session_of_its_folder_keeps_its_old_folder
     _clean()
     assert not kept.exists()
 
+
+
+def _titled(file: Path, title: str) -> None:
+    """What `/rename TITLE` (or `claude -n TITLE`) appends to the transcript, its age kept."""
+    st = file.stat()
+    sid = file.name.removesuffix(".jsonl")
+    with file.open("a") as fh:
+        fh.write(json.dumps({"type": "custom-title", "customTitle": title, "sessionId": sid}) + "\n")
+    import os
+
+    os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("args", [
+    ["-p", "--bare", "--resume", "auth-refactor", "go on"],
+    ["--resume=Auth-Refactor"],
+    ["-r", "auth-refactor"],
+])
+def test_a_claude_resuming_a_session_by_its_title_keeps_its_old_folder(
+        sandbox: SandboxEnv, claude_in: Callable[..., subprocess.Popen[bytes]], tmp_path: Path,
+        args: list[str]) -> None:
+    """LOSS (fixed). `claude -n auth-refactor` a month ago; now a script's `claude -p --bare
+    --resume auth-refactor "go on"`: Claude resolves the title to the session and goes on with
+    it, no sessions file, no hook. Before: a title is no id, it held nothing, and the
+    session's scratchpad went at another session's cleanup. A session of another title, and
+    the picker's search term that no title has (`claude --resume fix-login`), hold nothing."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    slug = paths.project_slug(str(project))
+    named, other = str(uuid.uuid4()), str(uuid.uuid4())
+    _titled(_transcript(sandbox, project, named, 45 * DAY), "auth-refactor")
+    _titled(_transcript(sandbox, project, other, 40 * DAY), "billing")
+    kept = _old_folder(sandbox, slug, named, 45 * DAY)
+    gone = _old_folder(sandbox, slug, other, 40 * DAY)
+    proc = claude_in(project, *args)
+    claude_in(project, "--resume", "fix-login")
+    report = _clean()
+    assert (kept / "scratchpad" / "notes.md").is_file(), report
+    assert not gone.exists()
+    proc.kill()
+    proc.wait()
+    _clean()
+    assert not kept.exists()
