@@ -88,8 +88,8 @@ def _read_file(path: str) -> Any:
 
 def _as_record(raw: dict[str, Any], session: str, stem: str = "") -> OutputRecord | None:
     path, kind = raw.get("path"), raw.get("kind")
-    if not isinstance(path, str) or not path.startswith("/") or kind not in KINDS:
-        return None
+    if not isinstance(path, str) or not path.startswith("/") or kind not in KINDS or "\0" in path:
+        return None  # a NUL names no file: every call on it raised, and the sweep stopped there
     when = raw.get("time")
     owner = raw.get("session")
     cwd = raw.get("cwd")
@@ -100,7 +100,7 @@ def _as_record(raw: dict[str, Any], session: str, stem: str = "") -> OutputRecor
         kind=str(kind),
         session=owner if isinstance(owner, str) and owner else session,
         time=float(when) if isinstance(when, int | float) and not isinstance(when, bool) else 0.0,
-        cwd=cwd if isinstance(cwd, str) else "",
+        cwd=cwd if isinstance(cwd, str) and "\0" not in cwd else "",
         claude_pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1 else None,
         claude_start=start if isinstance(start, str) and start else None,
         evidence=raw.get("evidence"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -44,3 +45,26 @@ def test_a_mktemp_call_that_may_not_have_run_takes_no_other_programs_folder(sand
     entries = week_later(sandbox.state, theirs)
     assert str(theirs) not in entries, entries
     assert (theirs / "results.csv").exists()
+
+
+# --- a records file with a bad record -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["path", "cwd"])
+def test_a_record_naming_a_nul_byte_stops_no_sweep(sandbox: SandboxEnv, field: str) -> None:
+    """A records file whose record holds a NUL in its path or cwd (a disk error, a hand edit):
+    every file call on it raised ValueError, and the sweep, `claudetto gc` and the dashboard
+    stopped with a traceback, judging nothing. Now that record is ignored (logged) and the rest go
+    by the rules."""
+    from app.core import gc
+
+    project = pushed_project(sandbox.home)
+    mine = Path(call("mktemp -d", project).strip())
+    file = sandbox.state / "gc" / f"{SID}.json"
+    data = json.loads(file.read_text())
+    bad = {**data["records"][0], field: "/tmp/a\0b"}
+    data["records"].append(bad)
+    file.write_text(json.dumps(data))
+    assert gc.sweep(dry_run=True).entries
+    entries = week_later(sandbox.state, mine)
+    assert entries[str(mine)] == ("removed", "age"), entries
