@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+from typing import BinaryIO
 
 #: A transcript name: `<session id>.jsonl`.
 _SUFFIX = ".jsonl"
@@ -88,26 +90,30 @@ def _continued(pid: int, found: list[tuple[float, str, str]]) -> list[str]:
 
 def _titled(path: str, titles: set[str]) -> bool:
     """Whether the transcript `path` bears one of `titles` (lower case), or cannot be read
-    through (too big: unsure, so it counts)."""
+    through (too big: unsure, so it counts). Only a regular file is read: a FIFO or a device
+    named like a transcript is never waited on, nor a symlink followed."""
     try:
-        st = os.stat(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return False
-    if st.st_size > MAX_READ:
-        return True
-    key = (path, st.st_size, st.st_mtime_ns)
-    if key not in _TITLES:
-        if len(_TITLES) >= 4096:  # a dashboard runs for days: the transcripts' older states go
-            _TITLES.clear()
-        _TITLES[key] = _titles_in(path)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size > MAX_READ:
+            return True
+        key = (path, st.st_size, st.st_mtime_ns)
+        if key not in _TITLES:
+            if len(_TITLES) >= 4096:  # a dashboard runs for days: the transcripts' older states go
+                _TITLES.clear()
+            _TITLES[key] = _titles_in(fh)
     return not titles.isdisjoint(_TITLES[key])
 
 
-def _titles_in(path: str) -> frozenset[str]:
+def _titles_in(fh: BinaryIO) -> frozenset[str]:
     """Every title and agent name a transcript's lines give (lower case)."""
     try:
-        with open(path, "rb") as fh:
-            lines = [line for line in fh if b'"customTitle"' in line or b'"agentName"' in line]
+        lines = [line for line in fh if b'"customTitle"' in line or b'"agentName"' in line]
     except OSError:
         return frozenset()
     found: set[str] = set()

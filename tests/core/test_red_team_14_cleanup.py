@@ -143,3 +143,22 @@ def test_a_claude_resuming_a_session_by_its_title_keeps_its_old_folder(
     proc.wait()
     _clean()
     assert not kept.exists()
+
+
+def test_a_fifo_named_like_a_transcript_never_hangs_the_look_for_a_title(
+        sandbox: SandboxEnv, claude_in: Callable[..., subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """A FIFO named `<id>.jsonl` in the project's transcripts, with a `claude --resume NAME`
+    running: the look for the title reads regular files only (opened plainly, it waited for a
+    writer that never came, and the cleanup with it)."""
+    import os
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    folder = sandbox.config / "projects" / paths.project_slug(str(project))
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / f"{uuid.uuid4()}.jsonl")
+    sid = str(uuid.uuid4())
+    gone = _old_folder(sandbox, paths.project_slug(str(project)), sid)
+    claude_in(project, "-p", "--resume", "auth-refactor", "go on")
+    _clean()
+    assert not gone.exists()
