@@ -83,7 +83,8 @@ def read_and_hash(path: str) -> Look:
         if st.st_size > MAX_HASH_BYTES_PY and (st.st_size > MAX_HASH_BYTES_C or not fnv.c_available()):
             return Look("file", None, seen, True)
         if st.st_size < BIG_READ_BYTES:
-            return Look("file", fnv.hex64(fnv.fnv1a_64(_read_all(fd))), seen, True)
+            data = _read_all(fd, st.st_size, MAX_HASH_BYTES_PY)
+            return Look("file", fnv.hex64(fnv.fnv1a_64(data)) if data is not None else None, seen, True)
         return Look("file", _hash_big(fd, st.st_size), seen, True)
     except OSError:
         return _UNREADABLE
@@ -100,12 +101,24 @@ def _loop(exc: Exception) -> bool:
     return isinstance(exc, OSError) and exc.errno == errno.ELOOP
 
 
-def _read_all(fd: int) -> bytes:
-    with open(fd, "rb", buffering=0, closefd=False) as fh:
-        return fh.read()
+def _read_all(fd: int, size: int, limit: int) -> bytes | None:
+    """The file from where `fd` stands to its end, or None once that is more than `limit`
+    bytes: a file that grows while it is read (a log appended to, a sparse image extended)
+    is no longer the file that was stat'ed, and one grown faster than it is read would keep
+    the hook reading, and holding it all, until Claude kills it or memory runs out."""
+    chunks: list[bytes] = []
+    total, want = 0, size + 1  # one read for a file that kept its size, one more to see its end
+    while total <= limit:
+        chunk = os.read(fd, min(want, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        want = 1 << 20
+    return None
 
 
-def _hash_big(fd: int, size: int) -> str:
+def _hash_big(fd: int, size: int) -> str | None:
     """The hash of a long file, read into anonymous memory asked for in huge pages (see
     BIG_READ_BYTES). Never a map of the file itself: a concurrent truncation (a formatter's
     PostToolUse hook rewriting the file) would kill the hook with SIGBUS mid-hash."""
@@ -124,9 +137,10 @@ def _hash_big(fd: int, size: int) -> str:
                 if not n:
                     break
                 got += n
-            if got > size:  # it grew while being read: all of it, as a short file is read
+            if got > size:  # it grew while being read: all of it, as a short file is read, or too long
                 os.lseek(fd, 0, os.SEEK_SET)
-                return fnv.hex64(fnv.fnv1a_64(_read_all(fd)))
+                data = _read_all(fd, size, MAX_HASH_BYTES_C if fnv.c_available() else MAX_HASH_BYTES_PY)
+                return fnv.hex64(fnv.fnv1a_64(data)) if data is not None else None
             return fnv.hex64(fnv.fnv1a_64(view[:got]))
         finally:
             view.release()

@@ -6,10 +6,13 @@ Misses fixed: a hook payload past the 64 MiB read limit (an Edit of a file of te
 megabytes: Claude sends the whole old file as `tool_response.originalFile`) was dropped
 whole, so the model's own edit left the entry at the old content and was told at the next
 prompt as the user's change; a prompt past the limit held back every notice. The fields
-read whole before the cut are now used.
+read whole before the cut are now used. A file grown faster than it is read (a sparse image
+extended with ftruncate while the prompt hook hashed it) kept the hook reading and holding
+every byte: MemoryError, the change never told; the read now stops past the hash limit.
 
 Held: every event with a vanished or relative cwd, NUL or newline in paths, a transcript
-that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event.
+that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event;
+ledger.json or its lock truncated, zeroed, a folder, a FIFO, a symlink, another shape.
 """
 
 from __future__ import annotations
@@ -140,3 +143,115 @@ def test_every_event_with_odd_fields_exits_0_silent_and_fast(tmp_path: Path) -> 
             assert (result.returncode, out, result.stderr) == (0, b"", b""), (event, odd, result)
             assert took < 10, (event, odd, took)
     assert "Traceback" not in log_text()
+
+
+def _intruders(state: Path, user_file: Path) -> dict[str, object]:
+    """What can sit where ledger.json (or its lock) belongs, each made by a callable."""
+    def folder(p: Path) -> None:
+        p.mkdir()
+        (p / "inside.txt").write_text("kept\n")
+
+    return {
+        "truncated": lambda p: p.write_bytes(b'{"version": 1, "files": {"/x": {"agent": "ma'),
+        "nul bytes": lambda p: p.write_bytes(b"\x00" * 4096),
+        "a folder": folder,
+        "a fifo": lambda p: os.mkfifo(p),
+        "a symlink to a user file": lambda p: p.symlink_to(user_file),
+        "a dangling symlink": lambda p: p.symlink_to(state / "nowhere" / "x.json"),
+        "a list": lambda p: p.write_text("[1, 2, 3]"),
+        "a ledger of another shape": lambda p: p.write_text('{"version": 1, "files": [["/x", {}]]}'),
+    }
+
+
+def test_a_ledger_or_lock_file_of_any_odd_kind_loses_no_notice_and_no_byte(tmp_path: Path) -> None:
+    """(Held.) ledger.json (or ledger.json.lock) truncated, zeroed, a folder, a FIFO, a symlink
+    to a file of the user's, a dangling symlink, JSON of another shape: the prompt hook prints
+    nothing and never hangs, the next edit sets the intruder aside (never deletes it, never
+    writes through the link) and records, and the change after it is told once."""
+    state = Path(os.environ["CLAUDETTO_HOME"])
+    user_file = tmp_path / "user-notes.txt"
+    user_file.write_text("the user's own notes\n")
+    f = tmp_path / "a.py"
+    for target in ("ledger.json", "ledger.json.lock"):
+        for what, make in _intruders(state, user_file).items():
+            for p in state.glob("ledger.json*"):
+                if p.is_dir() and not p.is_symlink():
+                    import shutil
+
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
+            state.mkdir(exist_ok=True)
+            make(state / target)  # type: ignore[operator]
+            f.write_text(f"x = {what!r}\n")
+            assert prompt(tmp_path) == "", (target, what)
+            edit(f)
+            assert entries()[str(f)]["hash"], (target, what)
+            f.write_text("x = 'changed'\n")
+            assert prompt(tmp_path) == line(f), (target, what)
+            assert prompt(tmp_path) == "", (target, what)
+            assert user_file.read_text() == "the user's own notes\n", (target, what)
+            if target == "ledger.json" and what not in ("a dangling symlink",):
+                assert list(state.glob("ledger.json.corrupt-*")), (target, what)
+    assert "Traceback" not in log_text()
+
+
+def _opened_by(pid: int, path: str) -> bool:
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{name}") == path:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_file_that_grows_faster_than_it_is_read_is_told_in_bounded_time_and_memory(tmp_path: Path) -> None:
+    """A file grown while the prompt hook hashes it (a sparse disk image or a database
+    extended with ftruncate, faster than any read) kept the hook reading to its end and
+    holding every byte: under a 2 GiB address space the hook died of MemoryError and the
+    change was never told (without a cap it ate memory until the growth stopped). The read
+    now stops past the hash limit, and the file is told as changed."""
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    f = tmp_path / "disk.img"
+    f.write_bytes(b"x\n")
+    edit(f)
+    fd = os.open(f, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, 100 << 20)  # past the 4 MiB of a short read, under the 256 MiB hash limit
+        time.sleep(2.1)  # no racy stat: the grown file's look is a read
+
+        def capped() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+        payload = {"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+                   "transcript_path": "/t.jsonl", "prompt": "go on"}
+        started = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "hooks"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path),
+                                preexec_fn=capped)  # noqa: PLW1509 - a limit, set before exec
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload).encode())
+        proc.stdin.close()
+        while proc.poll() is None and not _opened_by(proc.pid, str(f)) and time.monotonic() - started < 20:
+            pass
+        size = 100 << 20
+        while proc.poll() is None and time.monotonic() - started < 60 and size < 1 << 40:
+            size += 64 << 20  # sparse: no disk used
+            os.ftruncate(fd, size)
+        proc.wait(timeout=60)
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0 and err == b""
+    assert json.loads(out)["hookSpecificOutput"]["additionalContext"] == line(f), log_text()[-500:]
+    assert time.monotonic() - started < 60
