@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.checkout_identity import drop_record
 from app.core.checkouts import folder_gone, registry
 from app.core.log import log
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @dataclass(frozen=True)
@@ -62,15 +65,8 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
     there = folder_gone(path)
     if there is None:
         return kept("not_removed", "cannot look at it (permissions)")
-    if there and key is not None and key != path and folder_gone(key) is not True:
-        return kept("bad_input", "it names no folder, yet resolves to a checkout that is there")  # `x/missing/..`
     if there:
-        if _held_elsewhere(path):
-            return kept("not_removed", "another removal is checking it")
-        if key is not None:
-            _forget(key, entries[key])
-        log(f"hook: WorktreeRemove {path}: already gone")
-        return CheckoutRemoval(path, True, "missing")
+        return _already_gone(path, key, entries, kept)
     if os.path.islink(path):
         return kept("symlink")
     from app.core.checkout_identity import made_later
@@ -100,6 +96,22 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
     drop_record(key, entries[key])
     log(f"hook: WorktreeRemove {path}: removed ({result.bytes} bytes)")
     return CheckoutRemoval(path, True, "removed")
+
+
+def _already_gone(path: str, key: str | None, entries: dict[str, Any],
+                  kept: Callable[[str, str], CheckoutRemoval]) -> CheckoutRemoval:
+    """Nothing is at `path`: gone (its record, if any, dropped), unless another removal holds
+    the checkout in its trash, or `path` is a spelling (`<checkout>/missing/..`) that names no
+    folder while the checkout it resolves to is there: Claude would report a removal that
+    never happened, and its record would go."""
+    if key is not None and key != path and folder_gone(key) is not True:
+        return kept("bad_input", "it names no folder, yet resolves to a checkout that is there")
+    if _held_elsewhere(path):
+        return kept("not_removed", "another removal is checking it")
+    if key is not None:
+        _forget(key, entries[key])
+    log(f"hook: WorktreeRemove {path}: already gone")
+    return CheckoutRemoval(path, True, "missing")
 
 
 def _forget(key: str, entry: dict[str, Any]) -> None:
