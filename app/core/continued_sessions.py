@@ -111,21 +111,34 @@ def _titled(path: str, titles: set[str]) -> bool:
 
 
 def _titles_in(fh: BinaryIO) -> frozenset[str]:
-    """Every title and agent name a transcript's lines give (lower case)."""
+    """Every title and agent name a transcript's lines give (lower case); the lines found by
+    their key, not read one by one (a transcript may be tens of MB)."""
+    import mmap
+
     try:
-        lines = [line for line in fh if b'"customTitle"' in line or b'"agentName"' in line]
-    except OSError:
-        return frozenset()
+        data: bytes | mmap.mmap = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # empty, or cannot be mapped
+        data = b""
     found: set[str] = set()
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
-            found |= {value.strip().lower() for value in (record.get("customTitle"), record.get("agentName"))
-                      if isinstance(value, str)}
+    for key in (b'"customTitle"', b'"agentName"'):
+        at = data.find(key)
+        while at >= 0:
+            begin, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            found |= _names(bytes(data[begin:end]))
+            at = data.find(key, end)
     return frozenset(found)
+
+
+def _names(line: bytes) -> set[str]:
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return set()
+    if not isinstance(record, dict):
+        return set()
+    return {value.strip().lower() for value in (record.get("customTitle"), record.get("agentName"))
+            if isinstance(value, str)}
 
 
 def _config_of(pid: int, cwd: str) -> str:
