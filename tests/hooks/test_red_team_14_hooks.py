@@ -12,7 +12,8 @@ every byte: MemoryError, the change never told; the read now stops past the hash
 
 Held: every event with a vanished or relative cwd, NUL or newline in paths, a transcript
 that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event;
-ledger.json or its lock truncated, zeroed, a folder, a FIFO, a symlink, another shape.
+ledger.json or its lock truncated, zeroed, a folder, a FIFO, a symlink, another shape;
+twenty hooks of two sessions at once, prompts among them.
 """
 
 from __future__ import annotations
@@ -255,3 +256,48 @@ def test_a_file_that_grows_faster_than_it_is_read_is_told_in_bounded_time_and_me
     assert proc.returncode == 0 and err == b""
     assert json.loads(out)["hookSpecificOutput"]["additionalContext"] == line(f), log_text()[-500:]
     assert time.monotonic() - started < 60
+
+
+def test_twenty_hooks_of_two_sessions_at_once_lose_no_entry_and_no_notice(tmp_path: Path) -> None:
+    """(Held.) Twenty PostToolUse hooks of two sessions started at once, with a prompt of each
+    session among them telling an earlier change: under the ledger's lock no entry is lost, the
+    earlier change is told once, and each session is told of its own files only."""
+    import subprocess
+    import sys
+
+    other = "1c2d3e4f-0000-4000-8000-000000000001"
+    early = tmp_path / "early.py"
+    early.write_text("e = 1\n")
+    edit(early)
+    early.write_text("e = 2\n")
+    files = {SID: [tmp_path / f"a{n}.py" for n in range(10)], other: [tmp_path / f"b{n}.py" for n in range(10)]}
+    payloads: list[dict[str, object]] = []
+    for session, names in files.items():
+        for f in names:
+            f.write_text(f"x = {f.name!r}\n")
+            payloads.append({"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(tmp_path),
+                             "transcript_path": "/t.jsonl", "tool_name": "Write", "tool_use_id": f"toolu_{f.name}",
+                             "tool_input": {"file_path": str(f), "content": f.read_text()},
+                             "tool_response": {"type": "create", "filePath": str(f)}})
+        payloads.insert(10, {"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": str(tmp_path),
+                             "transcript_path": "/t.jsonl", "prompt": "go on"})
+    procs = [subprocess.Popen([sys.executable, "-P", "-m", "hooks"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=str(tmp_path)) for _ in payloads]
+    for proc, payload in zip(procs, payloads, strict=True):
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload).encode())
+        proc.stdin.close()
+    told = []
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+        assert proc.stdout is not None and proc.stderr is not None and proc.stderr.read() == b""
+        out = proc.stdout.read()
+        if out:
+            told.append(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+    assert told == [line(early)]
+    assert set(entries()) == {str(f) for names in files.values() for f in names} | {str(early)}
+    files[SID][3].write_text("x = 'changed'\n")
+    files[other][7].write_text("x = 'changed'\n")
+    assert prompt(tmp_path) == line(files[SID][3])
+    assert prompt(tmp_path, session=other) == line(files[other][7])
+    assert prompt(tmp_path) == "" and prompt(tmp_path, session=other) == ""
