@@ -53,15 +53,21 @@ def gone_on_with(pid: int, args: list[bytes], resumed: list[bytes]) -> list[str]
         cwd = os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return []
-    found = _transcripts(os.path.join(_config_of(pid, cwd), "projects", _slug(cwd)))
-    ids = _continued(pid, found) if go_on else []
-    return ids + [sid for _, sid, path in found if titles and _titled(path, titles)]
+    config = _config_of(pid, cwd)
+    ids: list[str] = []
+    for slug in _slugs(cwd):  # each folder its own newest: the one it took is in one of them
+        found = _transcripts(os.path.join(config, "projects", slug))
+        ids += _continued(pid, found) if go_on else []
+        ids += [sid for _, sid, path in found if titles and _titled(path, titles)]
+    return ids
 
 
-def _slug(cwd: str) -> str:
-    from app.core.paths import project_slug
+def _slugs(cwd: str) -> list[str]:
+    """The transcripts' folders of a Claude working in `cwd`: its own, and (started in a
+    subfolder, or where another version looks) its checkout's top."""
+    from app.core.paths import project_root_str, project_slug
 
-    return project_slug(cwd)
+    return list(dict.fromkeys((project_slug(cwd), project_slug(project_root_str(cwd)))))
 
 
 def _transcripts(folder: str) -> list[tuple[float, str, str]]:

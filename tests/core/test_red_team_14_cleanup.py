@@ -16,7 +16,7 @@ import pytest
 
 from app.core import paths
 from app.core.claude_process import start_of
-from tests.support import SandboxEnv, run_cli, set_mtime
+from tests.support import SandboxEnv, make_repo, run_cli, set_mtime
 
 DAY = 86_400
 
@@ -162,3 +162,21 @@ def test_a_fifo_named_like_a_transcript_never_hangs_the_look_for_a_title(
     claude_in(project, "-p", "--resume", "auth-refactor", "go on")
     _clean()
     assert not gone.exists()
+
+
+def test_a_claude_continuing_in_a_subfolder_keeps_its_folders_last_session_beside_the_tops(
+        sandbox: SandboxEnv, claude_in: Callable[..., subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """(Held.) `cd ~/proj/api && claude -p --bare -c`: the newest conversation of `api`'s own
+    transcripts (40 days old) is the one it goes on with, though the checkout's top has a newer
+    one (31 days): each folder's newest counts, not the newest of both."""
+    project = tmp_path / "proj"
+    make_repo(project)
+    sub = project / "api"
+    sub.mkdir()
+    own, top = str(uuid.uuid4()), str(uuid.uuid4())
+    _transcript(sandbox, sub, own, 40 * DAY)
+    _transcript(sandbox, project, top, 31 * DAY)
+    kept = _old_folder(sandbox, paths.project_slug(str(sub)), own, 40 * DAY)
+    claude_in(sub, "-p", "--bare", "-c", "go on")
+    report = _clean()
+    assert (kept / "scratchpad" / "notes.md").is_file(), report
