@@ -10,7 +10,9 @@ bind-mount a folder of it (`volumes: - /tmp/tmp.X/pgdata:/var/lib/postgresql/dat
 rule 4) or whose editor runs its interpreter (`python.defaultInterpreterPath`). So the GC reads the manifests at the top
 of the user's places (the home's folders, the known projects, the recording sessions' projects)
 and keeps an output any absolute path in them leads into (`gc_records.OutsideNames`, `in_use`).
-A relative path (`../lib`) names a folder beside the project, not an output in the temp folder.
+A path that climbs out of the project (`../../tmp/tmp.X/lib`) counts as well, taken from the
+project's top: `npm install /tmp/tmp.X/lib` and `cargo add --path /tmp/tmp.X/lib` write the
+path relative to the project (`"file:../../tmp/tmp.X/lib"`), never as it was typed.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ MANIFESTS = ("go.mod", "go.work", "package.json", "Cargo.toml", ".cargo/config.t
              "pubspec.yaml", "settings.gradle", "settings.gradle.kts", ".npmrc",
              # what runs the project: its containers' bind mounts, its editor's interpreter
              "compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml", ".vscode/settings.json")
-#: An absolute path as a word of a manifest: after a space, a quote, `=>`, `file:` or `link:`.
-_WORD = r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\{}\[\]]+"
+#: An absolute path, or one climbing out of the project (`../`), as a word of a manifest: after
+#: a space, a quote, `=>`, `file:` or `link:`.
+_WORD = r"(?<![\w$.~/])(?:/|(?:\.\./)+)[^\s:;,'\"=()`|&<>\\{}\[\]]+"
 
 
 def manifest_paths(place: str) -> list[tuple[str, str]]:
@@ -32,6 +35,12 @@ def manifest_paths(place: str) -> list[tuple[str, str]]:
     `place` name (`MANIFESTS`; a file missing or unreadable names none)."""
     import re  # not at the top: gc_records, which imports this, is read by a hook now and then
 
-    from app.core.repository_rules import paths_named
+    from app.core.repository_rules import small_text
 
-    return paths_named([os.path.join(place, name) for name in MANIFESTS], re.compile(_WORD))
+    pattern = re.compile(_WORD)
+    found: list[tuple[str, str]] = []
+    for file in (os.path.join(place, name) for name in MANIFESTS):
+        for match in pattern.finditer(small_text(file)):
+            word = os.path.join(place, match.group())  # an absolute path stays itself
+            found += [(file, os.path.normpath(word)), (file, os.path.realpath(word))]
+    return found

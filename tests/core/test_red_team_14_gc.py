@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -68,3 +70,36 @@ def test_a_record_naming_a_nul_byte_stops_no_sweep(sandbox: SandboxEnv, field: s
     assert gc.sweep(dry_run=True).entries
     entries = week_later(sandbox.state, mine)
     assert entries[str(mine)] == ("removed", "age"), entries
+
+
+# --- a project that builds from a temp folder, by a relative path -------------------------------
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+@pytest.mark.parametrize("tool", ["cargo", "npm"])
+def test_a_project_whose_manifest_takes_a_library_from_a_temp_folder_by_a_relative_path_keeps_it(
+        sandbox: SandboxEnv, tool: str) -> None:
+    """To try a library, the session makes it in a temp folder and points the user's project at
+    it: `cargo add --path "$d/clib"`, `npm install "$d/lib"`. Both write the path relative to the
+    project (`path = "../../…/tmp.X/clib"`, `"file:../../…"`), and only absolute paths were read:
+    a week later the folder went and the project no longer built (npm's `node_modules` link is
+    gone after `rm -rf node_modules`, a fresh clone, a CI checkout). Now a path that climbs out of
+    the project counts, taken from its top."""
+    app = sandbox.home / "app"
+    app.mkdir()
+    folder = Path(call("mktemp -d", app).strip())
+    if tool == "cargo":  # as `cargo add --path "$d/clib"` writes it (rustup lives in the real home)
+        (folder / "clib" / "src").mkdir(parents=True)
+        (folder / "clib" / "Cargo.toml").write_text('[package]\nname = "clib"\nversion = "0.1.0"\n')
+        (folder / "clib" / "src" / "lib.rs").write_text("pub fn f() {}\n")
+        up = os.path.relpath(folder / "clib", app)
+        (app / "Cargo.toml").write_text('[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                                        f'[dependencies]\nclib = {{ version = "0.1.0", path = "{up}" }}\n')
+    else:
+        (folder / "lib").mkdir()
+        (folder / "lib" / "package.json").write_text('{"name": "lib", "version": "1.0.0"}\n')
+        (app / "package.json").write_text('{"name": "app", "version": "1.0.0"}\n')
+        call(f"npm install -s --offline --no-audit --no-fund {folder}/lib && rm -rf node_modules", app)
+        assert '"file:../' in (app / "package.json").read_text()
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
