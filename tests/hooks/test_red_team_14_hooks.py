@@ -13,7 +13,8 @@ every byte: MemoryError, the change never told; the read now stops past the hash
 Held: every event with a vanished or relative cwd, NUL or newline in paths, a transcript
 that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event;
 ledger.json or its lock truncated, zeroed, a folder, a FIFO, a symlink, another shape;
-twenty hooks of two sessions at once, prompts among them.
+twenty hooks of two sessions at once, prompts among them; a full disk (the ledger stays
+whole, the prompt's line is said again rather than lost).
 """
 
 from __future__ import annotations
@@ -301,3 +302,47 @@ def test_twenty_hooks_of_two_sessions_at_once_lose_no_entry_and_no_notice(tmp_pa
     assert prompt(tmp_path) == line(files[SID][3])
     assert prompt(tmp_path, session=other) == line(files[other][7])
     assert prompt(tmp_path) == "" and prompt(tmp_path, session=other) == ""
+
+
+def test_a_full_disk_keeps_every_entry_and_the_notice_comes_once_there_is_room(tmp_path: Path) -> None:
+    """(Held.) The disk fills (a file-size limit stands for it, as `ulimit -f` sets it): an
+    edit cannot grow ledger.json, and a prompt cannot store what it told. The ledger stays
+    whole (no half file, no temp file left), the failure is logged, the prompt's line still
+    comes, and once there is room again the next edit is recorded and its change told once."""
+    import resource
+    import subprocess
+    import sys
+
+    files = [tmp_path / f"f{n:02}.py" for n in range(30)]
+    for f in files:
+        f.write_text(f"x = {f.name!r}\n")
+        edit(f)
+    state = Path(os.environ["CLAUDETTO_HOME"])
+    before = (state / "ledger.json").read_bytes()
+    limit = len(before) + 64  # a new entry does not fit
+
+    def full() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    def hook(payload: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-P", "-m", "hooks"], input=json.dumps(payload).encode(),
+                              capture_output=True, cwd=str(tmp_path), preexec_fn=full,  # noqa: PLW1509
+                              timeout=60, check=False)
+
+    new = tmp_path / "new.py"
+    new.write_text("n = 1\n")
+    done = hook({"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path), "tool_name": "Write",
+                 "tool_input": {"file_path": str(new), "content": "n = 1\n"}, "tool_response": {"type": "create"}})
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert (state / "ledger.json").read_bytes() == before
+    assert sorted(p.name for p in state.iterdir() if p.name.startswith(".")) == []
+    assert "File too large" in log_text()
+    files[5].write_text("x = 'changed'\n")
+    said = hook({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path), "prompt": "go"})
+    assert said.returncode == 0 and said.stderr == b""
+    assert json.loads(said.stdout)["hookSpecificOutput"]["additionalContext"] == line(files[5])
+    assert prompt(tmp_path) == line(files[5])  # not stored as told on the full disk: said again, not lost
+    assert prompt(tmp_path) == ""
+    edit(new)
+    new.write_text("n = 2\n")
+    assert prompt(tmp_path) == line(new)
