@@ -70,7 +70,10 @@ def _has_tags(git_dir: str) -> bool:
 
 def _born(git_dir: str) -> int | None:
     """When the repository came to be: the time of the first entry of its HEAD reflog
-    (`<old> <new> <who> <time> <zone>\\t<message>`), None without one."""
+    (`<old> <new> <who> <time> <zone>\\t<message>`), None without one; or, when earlier, the
+    time of the files the clone or init wrote once (`description`, `info/exclude`): `git
+    gc` expires reflog entries older than 90 days, and the first one left may be months after
+    a tag the user made."""
     try:
         with open(os.path.join(git_dir, "logs", "HEAD"), "rb") as fh:
             first = fh.readline()
@@ -79,7 +82,13 @@ def _born(git_dir: str) -> int | None:
     fields = first.split(b"\t", 1)[0].split()
     if len(fields) < 2 or not fields[-2].isdigit():
         return None
-    return int(fields[-2])
+    born = int(fields[-2])
+    for name in ("description", os.path.join("info", "exclude")):
+        try:
+            born = min(born, int(os.lstat(os.path.join(git_dir, name)).st_mtime))
+        except OSError:
+            pass
+    return born
 
 
 def serves_work_tree(git_dir: str) -> tuple[bool, str | None]:

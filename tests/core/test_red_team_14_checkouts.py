@@ -20,7 +20,10 @@ stopped on a conflict (its resolution written in the checkout's own git dir, `gi
 clean) went with the checkout; now it is an operation waiting half done (`dirty`). A merge
 whose conflict was resolved by hand, then undone by `git reset --hard HEAD~1`, was read as
 bringing no change of its own: the resolution went; now a dropped merge whose tree is not
-what git merges its parents into counts (`git merge-tree`), and a clean one still does not.
+what git merges its parents into counts (`git merge-tree`), and a clean one still does not. A
+tag made in an old clone inside the checkout (`.venv/src/lib`) was taken for one the clone
+fetched once `git gc` had expired the reflog entries older than 90 days (the clone's birth was
+read from the first entry left); now the files the clone wrote once tell its birth too.
 """
 
 from __future__ import annotations
@@ -265,6 +268,47 @@ def test_a_clean_merge_undone_by_a_reset_lets_the_checkout_go(project: Path) -> 
     merge_then_undo(project, tree, conflict=False)
 
     assert judge(tree, project) == ("remove", "age")
+
+
+# --- a tag in a clone whose reflog git expired ------------------------------------------------
+
+
+def git_at(where: Path, days_ago: int, *args: str) -> None:
+    """git as run `days_ago` days ago (its commits and reflog entries dated then)."""
+    import subprocess
+    import time
+
+    when = f"@{int(time.time()) - days_ago * 86_400} +0000"
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when}
+    subprocess.run(["git", *args], cwd=where, env=env, check=True, capture_output=True)
+
+
+def test_a_tag_in_an_old_editable_clone_whose_reflog_git_expired_keeps_the_checkout(
+        project: Path, tmp_path: Path) -> None:
+    """`pip install -e git+...` cloned lib into the checkout's `.venv/src/lib` 200 days ago; 150
+    days ago the user fixed it there, tagged the fix `v1-local` and went back to origin/main;
+    `git gc` has since expired the reflog entries older than 90 days. A tag counts only when
+    its commit is no older than the clone, and the clone's birth was read from its first
+    reflog entry left: the pull of last week. The release of `.venv` and the removal of the
+    checkout took the fix only the tag held."""
+    lib = make_repo(tmp_path / "lib", files={"lib.py": "V = 1\n"})
+    (project / ".git" / "info" / "exclude").write_text(".venv/\n")
+    tree = worktree(project, "venv")
+    clone = tree / ".venv" / "src" / "lib"
+    git_at(tree, 200, "clone", "-q", str(lib), str(clone))
+    for top, dirs, files in os.walk(clone):  # the clone's files, written then
+        for name in dirs + files:
+            set_mtime(Path(top) / name, 200 * 86_400)
+    (clone / "lib.py").write_text("V = 2  # the local fix\n")
+    git_at(clone, 150, "commit", "-q", "-am", "local fix")
+    git_at(clone, 150, "tag", "v1-local")
+    git_at(clone, 150, "reset", "-q", "--hard", "origin/main")
+    commit(lib, "more.py", "M = 1\n", "upstream moves on")
+    git_at(clone, 7, "pull", "-q")
+    git(clone, "reflog", "expire", "--expire=90.days.ago", "--expire-unreachable=30.days.ago", "--all")
+
+    assert judge(tree, project) == ("keep", "unmerged")
+    assert git(clone, "show", "v1-local:lib.py") == "V = 2  # the local fix"
 
 
 # --- an operation waiting half done in the checkout's git dir ---------------------------------
