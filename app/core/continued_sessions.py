@@ -71,13 +71,20 @@ def _slugs(cwd: str) -> list[str]:
 
 
 def _transcripts(folder: str) -> list[tuple[float, str, str]]:
-    """(mtime, session id, path) of each transcript in `folder`, the newest first."""
+    """(mtime, session id, path) of each transcript in `folder`, the newest first (one that
+    vanishes meanwhile, as Claude's own cleanup at its start removes old ones, is passed over)."""
+    found: list[tuple[float, str, str]] = []
     try:
         with os.scandir(folder) as entries:
-            found = [(entry.stat(follow_symlinks=False).st_mtime, entry.name[: -len(_SUFFIX)], entry.path)
-                     for entry in entries if entry.name.endswith(_SUFFIX)]
+            for entry in entries:
+                if entry.name.endswith(_SUFFIX):
+                    try:
+                        found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name[: -len(_SUFFIX)],
+                                      entry.path))
+                    except OSError:
+                        continue
     except OSError:
-        return []
+        pass
     return sorted(found, reverse=True)
 
 
