@@ -27,7 +27,7 @@ MANIFESTS = ("go.mod", "go.work", "package.json", "Cargo.toml", ".cargo/config.t
              "compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml", ".vscode/settings.json")
 #: An absolute path, or one climbing out of the project (`../`), as a word of a manifest: after
 #: a space, a quote, `=>`, `file:` or `link:`.
-_WORD = r"(?<![\w$.~/])(?:/|(?:\.\./)+)[^\s:;,'\"=()`|&<>\\{}\[\]]+"
+_WORD = r"(?<![\w$.~/])(?:/|(?:\./)?(?:\.\./)+)[^\s:;,'\"=()`|&<>\\{}\[\]]+"
 
 
 def manifest_paths(place: str) -> list[tuple[str, str]]:
