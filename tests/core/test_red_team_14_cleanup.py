@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -180,3 +181,39 @@ def test_a_claude_continuing_in_a_subfolder_keeps_its_folders_last_session_besid
     claude_in(sub, "-p", "--bare", "-c", "go on")
     report = _clean()
     assert (kept / "scratchpad" / "notes.md").is_file(), report
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (chattr)")
+@pytest.mark.parametrize("flag", ["a", "i"])
+def test_a_session_folder_made_append_only_or_immutable_after_its_judgement_stays_whole(
+        sandbox: SandboxEnv, flag: str) -> None:
+    """(Held.) `chattr +a` (or `+i`) on an old session folder between the cleanup's judgement
+    and its removal (the user pins it: it cannot be renamed into the trash, and emptied in
+    place it would be half deleted): nothing of it goes, no line says it went, and once the
+    flag is cleared the next cleanup takes it whole."""
+    from app.core import hygiene
+
+    sid = str(uuid.uuid4())
+    folder = _old_folder(sandbox, "-srv-work", sid)
+
+    def pin(_: str) -> None:
+        if subprocess.run(["chattr", f"+{flag}", str(folder)], capture_output=True, check=False).returncode:
+            pytest.skip(f"chattr +{flag} is not supported here")
+
+    try:
+        report = hygiene.run_cleanup([], _before_remove=pin)
+        assert (folder / "scratchpad" / "notes.md").read_text() == "plan of the migration\n"
+        assert report.folders == 0 and report.bytes == 0
+        assert "removed" not in _results(folder), _results(folder)
+    finally:
+        subprocess.run(["chattr", f"-{flag}", str(folder)], capture_output=True, check=False)
+    set_mtime(folder, 40 * DAY)
+    assert _clean()["cleaned"] == {"folders": 1, "bytes": 12288, "files": 1, "worktrees": 0, "probes": 0}
+    assert not folder.exists()
+    assert _results(folder)[-1] == "removed"
+
+
+def _results(path: Path) -> list[str]:
+    file = paths.journal_file()
+    lines = [json.loads(line) for line in file.read_text().splitlines()] if file.exists() else []
+    return [str(line.get("result")) for line in lines if line.get("path") == str(path)]
