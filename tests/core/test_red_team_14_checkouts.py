@@ -24,6 +24,9 @@ what git merges its parents into counts (`git merge-tree`), and a clean one stil
 tag made in an old clone inside the checkout (`.venv/src/lib`) was taken for one the clone
 fetched once `git gc` had expired the reflog entries older than 90 days (the clone's birth was
 read from the first entry left); now the files the clone wrote once tell its birth too.
+
+Held: a detached rebase kept on a branch or given up, a branch rebased twice, a clean merge
+undone, a stat check weakened only for the project's folder by an `includeIf` of the user's.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import Any
 import pytest
 
 from app.core import worktrees
-from tests.support import git, make_repo, run_cli, run_hook, set_mtime
+from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
 
 OLD = 40 * 86_400
 PERIOD = 30 * 86_400
@@ -309,6 +312,37 @@ def test_a_tag_in_an_old_editable_clone_whose_reflog_git_expired_keeps_the_check
 
     assert judge(tree, project) == ("keep", "unmerged")
     assert git(clone, "show", "v1-local:lib.py") == "V = 2  # the local fix"
+
+
+# --- a weakened stat check set only for some folders -------------------------------------------
+
+
+def test_a_stat_check_weakened_by_an_include_for_the_projects_folder_still_sees_the_edit(
+        project: Path, sandbox: SandboxEnv) -> None:
+    """(Held.) The user's `~/.gitconfig` includes a work config for repositories under the
+    project's folder (`[includeIf "gitdir:..."]`), and that one sets `core.trustctime=false`;
+    a tool rewrites a tracked file in place, its size kept and its mtime put back: `git status`
+    says clean. Asked without a repository, git reads no such include, so the question "does
+    the user's config weaken the stat check?" must not be answered there alone."""
+    work = sandbox.home / ".gitconfig-work"
+    work.write_text("[core]\n\ttrustctime = false\n")
+    (sandbox.home / ".gitconfig").write_text(f'[includeIf "gitdir:{project}/"]\n\tpath = {work}\n')
+    tree = worktree(project, "include")
+    assert git(tree, "config", "core.trustctime") == "false"
+    config = tree / "config.ini"
+    config.write_text("token = aaaa\n")
+    os.utime(config, ns=(1_700_000_000_000_000_000,) * 2)  # older than the index: not racy
+    git(tree, "add", "config.ini")
+    git(tree, "commit", "-qm", "config")
+    git(tree, "push", "-q", "origin", "HEAD:main")
+    git(project, "fetch", "-q", "origin")
+    before = os.stat(config)
+    with open(config, "r+") as fh:  # in place: the same inode
+        fh.write("token = bbbb\n")
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert git(tree, "status", "--porcelain") == ""
+
+    assert judge(tree, project) == ("keep", "dirty")
 
 
 # --- an operation waiting half done in the checkout's git dir ---------------------------------
