@@ -25,7 +25,8 @@ tag made in an old clone inside the checkout (`.venv/src/lib`) was taken for one
 fetched once `git gc` had expired the reflog entries older than 90 days (the clone's birth was
 read from the first entry left); now the files the clone wrote once tell its birth too.
 
-Held: a detached rebase kept on a branch or given up, a branch rebased twice, a clean merge
+Held: a commit whose branch was deleted, one on a branch checked out nowhere, a detached
+rebase kept on a branch or given up, a branch rebased twice, a clean merge
 undone, a stat check weakened only for the project's folder by an `includeIf` of the user's.
 """
 
@@ -144,6 +145,28 @@ def test_a_commit_left_behind_before_a_long_detached_series_keeps_the_checkout(p
     set_mtime(tree, OLD)
     report = clean(project)
     assert tree.is_dir() and git(tree, "show", f"{spike}:spike.py") == "the only copy of the spike", report
+
+
+def test_a_commit_whose_branch_was_deleted_keeps_the_checkout_one_on_a_branch_left_elsewhere_lets_it_go(
+        project: Path) -> None:
+    """(Held.) In one checkout: a commit made on `side`, `git switch worktree-deleted`, then
+    `git branch -D side`: only the checkout's HEAD reflog leads to it, kept `unmerged`. In
+    another: the commit is on `keep-me`, a branch checked out nowhere: the branch outlives the
+    checkout, which goes, and the commit with the branch."""
+    deleted = worktree(project, "deleted")
+    git(deleted, "switch", "-q", "-c", "side")
+    lost = commit(deleted, "side.py", "S = 1\n", "side work")
+    git(deleted, "switch", "-q", "worktree-deleted")
+    git(deleted, "branch", "-q", "-D", "side")
+    elsewhere = worktree(project, "elsewhere")
+    git(elsewhere, "switch", "-q", "-c", "keep-me")
+    kept = commit(elsewhere, "keep.py", "K = 1\n", "kept work")
+    git(elsewhere, "switch", "-q", "worktree-elsewhere")
+
+    assert judge(deleted, project) == ("keep", "unmerged")
+    set_mtime(elsewhere, OLD)
+    assert worktrees.remove_worktree(elsewhere, project, live_cwds=[], period_s=PERIOD).status == "removed"
+    assert git(project, "rev-parse", "keep-me") == kept and git(project, "cat-file", "-t", lost) == "commit"
 
 
 # --- a rebase on a detached HEAD ----------------------------------------------------------------
