@@ -69,12 +69,11 @@ def made_here(entries: Iterable[Entry], made: tuple[bytes, ...]) -> list[str]:
             steps = []
         elif step is not None:
             steps.append(new)
-        if step is not None:
-            continue
-        found += steps  # the rebase ended on the detached HEAD: its steps were made here
-        steps = []
-        if message.startswith(made) or not message.strip():
-            found.append(new)
+        elif message.startswith(made) or not message.strip():
+            found.append(new)  # an amend at a rebase's `edit` stop too: the rebase goes on
+        else:
+            found += steps  # the HEAD moved on (`git switch`) from a rebase ended detached
+            steps = []
     return found + steps
 
 
