@@ -6,12 +6,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.core.test_red_team_12_gc import SID, call, pushed_project, week_later
-from tests.support import SandboxEnv, recorded
+from tests.support import SandboxEnv, git, recorded
 
 
 def users_program_folder(sandbox: SandboxEnv) -> Path:
@@ -103,3 +104,77 @@ def test_a_project_whose_manifest_takes_a_library_from_a_temp_folder_by_a_relati
         assert '"file:../' in (app / "package.json").read_text()
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+# --- a temp folder mounted elsewhere --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("namespace", ["this", "a container's"])
+def test_a_temp_folder_bind_mounted_elsewhere_is_kept(sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]],
+                                                      namespace: str) -> None:
+    """(Held.) `d=$(mktemp -d) && docker run -d -v "$d":/var/lib/postgresql/data postgres`: the database
+    lives in the temp folder, mounted at another path in the container's own mount table. Its
+    processes work in `/var/lib/...` (their cwd and open files name that path, not the folder),
+    and no mount point lies inside the folder; the same for `mount --bind "$d" /srv/data` on the
+    host. A mount, in this or any process's mount table, whose source lies at or inside the
+    folder keeps it (`mounts.mount_sources`, each process's own table)."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "PG_VERSION").write_text("16\n")
+    mnt = sandbox.home / "srv-data"
+    mnt.mkdir()
+    if namespace == "this":
+        if subprocess.run(["mount", "--bind", str(folder), str(mnt)], capture_output=True).returncode:
+            pytest.skip("no bind mounts here")
+    else:
+        script = f"mount --bind {folder} {mnt} && cd / && echo up && exec sleep 60"
+        proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        started.append(proc)
+        assert proc.stdout is not None
+        if proc.stdout.readline() != b"up\n":
+            pytest.skip("no mount namespaces here")
+    try:
+        entries = week_later(sandbox.state, folder)
+    finally:
+        if namespace == "this":
+            subprocess.run(["umount", str(mnt)], check=False)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+    assert (folder / "PG_VERSION").exists()
+
+
+def test_a_temp_file_a_running_program_maps_after_closing_it_is_kept(sandbox: SandboxEnv,
+                                                                     started: list[subprocess.Popen[bytes]]) -> None:
+    """(Held.) A program maps a model file of the temp folder and closes the file (`np.load(...,
+    mmap_mode="r")`, a shared library loaded by `ctypes`): no cwd, no open file names the folder;
+    only `/proc/<pid>/maps` does."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "model.bin").write_bytes(b"w" * 8192)
+    code = ("import mmap, sys, time\n"
+            "with open(sys.argv[1], 'rb') as fh:\n"
+            "    m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)\n"
+            "print('up', flush=True)\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(folder / "model.bin")], cwd="/", stdout=subprocess.PIPE)
+    started.append(proc)
+    assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_bare_repository_in_a_temp_folder_the_users_clone_pushes_to_is_kept(sandbox: SandboxEnv) -> None:
+    """(Held.) `git init --bare "$d/remote.git"`, then the user's `~/work` cloned from it and pushed
+    a branch there: the remote of a clone elsewhere, maybe the only copy of what was pushed
+    (`~/work` may drop the branch once pushed). A bare repository with any commit is `unmerged`."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    call(f"git init -q --bare -b main {folder}/remote.git", project)
+    work = sandbox.home / "work"
+    git(sandbox.home, "clone", "-q", str(folder / "remote.git"), str(work))
+    (work / "notes.md").write_text("the only copy\n")
+    git(work, "add", "notes.md")
+    git(work, "commit", "-q", "-m", "notes")
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/notes")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "unmerged"), entries
