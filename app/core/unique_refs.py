@@ -251,16 +251,16 @@ def _changes_lost(git_dir: str, tips: list[str], only: set[str], head_tree: str 
     listing = git(["log", "--left-right", "--cherry-mark", "--format=%m %H %T %P",
                    *(f"HEAD...{tip}" for tip in tips)], git_dir=git_dir)
     ours: set[str] = set()
-    theirs: set[str] = set()
+    own = False  # a dropped commit brought changes of its own
     trees: dict[str, str] = {}
     for line in listing.splitlines():
         mark, sha, tree, *parents = line.split()
         trees[sha] = tree
         if mark != ">":
             ours.add(tree)
-        elif len(parents) < 2 or sha in only and _merged_by_hand(git_dir, tree, parents):
-            theirs.add(sha)
-    if not theirs & only:
+        elif sha in only and not own:
+            own = len(parents) < 2 or _merged_by_hand(git_dir, tree, parents)
+    if not own:
         return False
     ours.add(head_tree or git(["rev-parse", "HEAD^{tree}"], git_dir=git_dir).strip())
     return any(trees.get(tip) not in ours for tip in tips)
