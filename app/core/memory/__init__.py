@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from app.core import paths
 from app.core.log import log
 from app.core.memory.artifacts import Artifact, artifacts_in, vanished_artifacts
-from app.core.memory.facts import fact_lines
+from app.core.memory.facts import FactLine, fact_lines
 from app.core.memory.index import index_drift
 from app.core.memory.index_writer import IndexAdded, IndexRefused, add_to_index
-from app.core.memory.pins import VersionClaim, read_pins, stale_version_pins, version_claims_of
+from app.core.memory.pins import Pin, VersionClaim, read_pins, stale_version_pins, version_claims_of
 from app.core.memory.sequences import (
     SequenceClaim,
+    Series,
     about_migrations,
     migration_series,
     sequence_claims_of,
@@ -50,7 +51,7 @@ from app.core.memory.supersede import (
     file_state,
     supersede,
 )
-from app.core.memory.tree import GIT_TIMEOUT_S, GREP_FIXED_MAX, read_text, read_tree
+from app.core.memory.tree import GIT_TIMEOUT_S, GREP_FIXED_MAX, Tree, read_text, read_tree
 from app.core.memory.versions import disjoint, exact, parse_spec, release_line
 from app.core.memory_lint import INDEX_NAME
 
@@ -279,22 +280,34 @@ def check_texts(texts: dict[str, str], root: str, folder: str, *, timeout_s: flo
     series = migration_series(tree.files or [])
     findings: list[Finding] = []
     for name, text in texts.items():
-        items: list[Artifact] = []
-        pinned: list[VersionClaim] = []
-        numbered: list[SequenceClaim] = []
-        rows = [(a.line, "vanished_artifact", a.token, why) for a, why in vanished_artifacts(named[name], tree, items)]
-        rows += [(c.line, "stale_version_pin", c.text, why)
-                 for c, why in stale_version_pins(version_claims_of(facts[name]), pins, pinned)]
-        if series:
-            claims = sequence_claims_of(facts[name], about_migrations(text))
-            rows += [(c.line, "stale_sequence", c.ref, why) for c, why in stale_sequences(claims, series, numbered)]
+        rows, seen = _rows_of(named[name], facts[name], text, (tree, pins, series))
         path = os.path.join(folder, name)
         if judged is not None:
-            judged.update((path, a.line, "vanished_artifact", a.token) for a in items)
-            judged.update((path, c.line, "stale_version_pin", c.text) for c in pinned)
-            judged.update((path, c.line, "stale_sequence", c.ref) for c in numbered)
+            judged.update((path, *key) for key in seen)
         findings += [Finding(root, path, line, kind, token, why) for line, kind, token, why in sorted(rows, key=lambda r: r[0])]
     return findings + _index_findings(texts, root, folder)
+
+
+Row = tuple[int, str, str, str]  # (line, kind, token, why)
+
+
+def _rows_of(items: list[Artifact], facts: list[FactLine], text: str,
+             read: tuple[Tree, dict[str, list[Pin]], list[Series]]) -> tuple[list[Row], list[tuple[int, str, str]]]:
+    """One memory file's findings as rows, and (line, kind, token) of every fact the tree
+    could judge (`read`: the tree, its pins and its migration series)."""
+    tree, pins, series = read
+    artifacts: list[Artifact] = []
+    versions: list[VersionClaim] = []
+    sequences: list[SequenceClaim] = []
+    rows: list[Row] = [(a.line, "vanished_artifact", a.token, why) for a, why in vanished_artifacts(items, tree, artifacts)]
+    rows += [(c.line, "stale_version_pin", c.text, why)
+             for c, why in stale_version_pins(version_claims_of(facts), pins, versions)]
+    if series:
+        claims = sequence_claims_of(facts, about_migrations(text))
+        rows += [(c.line, "stale_sequence", c.ref, why) for c, why in stale_sequences(claims, series, sequences)]
+    seen = [(a.line, "vanished_artifact", a.token) for a in artifacts]
+    seen += [(c.line, "stale_version_pin", c.text) for c in versions]
+    return rows, seen + [(c.line, "stale_sequence", c.ref) for c in sequences]
 
 
 def _index_findings(texts: dict[str, str], root: str, folder: str) -> list[Finding]:
