@@ -90,9 +90,9 @@ def claim_later(payload: dict[str, Any], named: list[tuple[str, str]], unprinted
     for call in unprinted:
         groups.setdefault(call.key(), []).append(call)
     for (pattern, folder, directory), calls in groups.items():
-        if folder is None or any(c.removed for c in calls):
+        if folder is None or any(c.removed or c.maybe for c in calls):
             notes.append(f"temp of mktemp {calls[0].template!r} not claimed: its folder cannot be expanded here, "
-                         "or the command removes or moves its variable")
+                         "the command removes or moves its variable, or a call of it may not run (app/core/mktemp.py)")
             continue
         pending.append({"path": os.path.join(folder, calls[0].template), "kind": "temp", "since": since,
                         "evidence": _carried(None, sources, flags, since),

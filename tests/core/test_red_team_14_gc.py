@@ -178,3 +178,14 @@ def test_a_bare_repository_in_a_temp_folder_the_users_clone_pushes_to_is_kept(sa
     git(work, "push", "-q", "origin", "HEAD:refs/heads/notes")
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "unmerged"), entries
+
+
+@pytest.mark.parametrize("command", ['true || d=$(mktemp -d); sleep 1', 'if false; then d=$(mktemp -d); fi; sleep 1'])
+def test_a_background_mktemp_that_may_not_run_claims_nothing(sandbox: SandboxEnv, tmp_path: Path, command: str) -> None:
+    """The same in a call run in the background: its claim counted the call that never ran, and
+    once its minute was over the user's program's `tmp.*` of that minute became the session's."""
+    from tests.core.test_background_outputs import claims, run_in_background
+
+    users_program_folder(sandbox)
+    run_in_background(command, tmp_path)
+    assert claims() == []
