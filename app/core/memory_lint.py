@@ -176,7 +176,9 @@ def relative_dates(line: str) -> list[str]:
 
     if _pattern is None:
         _pattern = re.compile(_RELATIVE, re.IGNORECASE)
-    prose = re.sub(r"~~.*?~~", " ", re.sub(r"(`+).*?\1", " ", line))
+    from app.core.code_spans import CODE_SPAN
+
+    prose = re.sub(r"~~.*?~~", " ", CODE_SPAN.sub(" ", line))
     # an address is a name, not prose: `…/d/today-errors`, `[notes](standup-today.md)`
     prose = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\]\([^)\s]*\)", " ", prose, flags=re.IGNORECASE)
     prose = re.sub(r"\S+", _unless_name, prose)

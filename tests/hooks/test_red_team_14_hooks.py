@@ -9,6 +9,9 @@ prompt as the user's change; a prompt past the limit held back every notice. The
 read whole before the cut are now used. A file grown faster than it is read (a sparse image
 extended with ftruncate while the prompt hook hashed it) kept the hook reading and holding
 every byte: MemoryError, the change never told; the read now stops past the hash limit.
+A memory line of thousands of backticks held the SessionStart sweep and the write lint for
+seconds to minutes (the code-span pattern was cubic in a run left open); runs are now
+paired once each.
 
 Held: every event with a vanished or relative cwd, NUL or newline in paths, a transcript
 that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event;
@@ -346,3 +349,41 @@ def test_a_full_disk_keeps_every_entry_and_the_notice_comes_once_there_is_room(t
     edit(new)
     new.write_text("n = 2\n")
     assert prompt(tmp_path) == line(new)
+
+
+def test_a_memory_line_of_thousands_of_backticks_blocks_neither_the_lint_nor_the_sweep(tmp_path: Path) -> None:
+    """A code span was found with `(`+)(.+?)\\1`, which retried every shorter opener from each
+    backtick of a run left open: a memory line of 4,000 backticks held the SessionStart sweep
+    6 s and one of 20,000 held the write lint (PreToolUse) 5 minutes, cubic in the run, and
+    Claude waits on both. Runs are now paired once each (CommonMark: a run closes at the next
+    run of its length), and what a span hides is what it hid."""
+    import time
+
+    from app.core.code_spans import CODE_SPAN
+    from app.core.memory import sweep
+    from app.core.memory_lint import relative_dates
+    from tests.support import make_repo
+
+    assert relative_dates("- `yesterday` and ``a ` today`` but tomorrow") == ["tomorrow"]
+    assert relative_dates("- ``` left open, yesterday") == ["yesterday"]
+    assert [m.group(2) for m in CODE_SPAN.finditer("a `x` b ``y`z`` c ``` d `w`")] == ["x", "y`z", "w"]
+    assert CODE_SPAN.sub(lambda m: "`" * len(m.group(0)), "p `ab` q") == "p ```` q"
+    started = time.monotonic()
+    assert relative_dates("- " + "`" * 20_000 + " yesterday") == ["yesterday"]
+    assert time.monotonic() - started < 2
+    repo = make_repo(tmp_path / "shop", files={"src/app.py": "x = 1\n"})
+    slug = "".join(c if c.isalnum() else "-" for c in str(repo))
+    memory = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / slug / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("- [Notes](notes.md) — notes\n")
+    (memory / "notes.md").write_text("---\nname: notes\ndescription: notes\ntype: project\n---\n"
+                                     "- " + "`" * 20_000 + "\n- The entry point is `src/gone.py`.\n")
+    started = time.monotonic()
+    found = sweep(str(repo))
+    assert time.monotonic() - started < 5
+    assert [(f.kind, f.token) for f in found] == [("vanished_artifact", "src/gone.py")]
+    payload = {"hook_event_name": "SessionStart", "session_id": SID, "cwd": str(repo), "source": "startup"}
+    started = time.monotonic()
+    result = run_hook(payload, cwd=repo, timeout=60)
+    assert result.returncode == 0 and b"src/gone.py" in result.stdout
+    assert time.monotonic() - started < 10

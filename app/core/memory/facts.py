@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core import code_spans
 from app.core.memory_lint import CORRECTION_PATTERN, fenced_lines, frontmatter
 
 #: The words that make a line something other than a plain statement about this tree, by
@@ -49,7 +50,7 @@ _PHRASE = re.compile("(?<= )(?:" + "|".join(map(re.escape, _PHRASE_KINDS)) + ")(
 _NOT_WORD = re.compile(r"[^a-z0-9'.-]+")
 URL = re.compile(r"[a-z][a-z0-9+.-]{0,31}://|\bwww\.", re.IGNORECASE)
 _STRUCK = re.compile(r"~~.*?~~")
-CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+CODE_SPAN = code_spans.CODE_SPAN  # linear: a long run of backticks left open costs no retries
 
 
 def line_marks(prose: str) -> frozenset[str]:

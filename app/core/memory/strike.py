@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from app.core.code_spans import CODE_SPAN
+
 
 class NotStruck(Exception):
     """A line that cannot be struck, with the phrase that says why (`is already struck`)."""
@@ -18,7 +20,7 @@ class NotStruck(Exception):
 
 LEAD = re.compile(r"(\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?)(#{1,6}\s+)?")
 _STRUCK = re.compile(r"(~~.*?~~)")
-_CODE = re.compile(r"(`+)(.+?)\1")
+_CODE = CODE_SPAN
 #: a table's cell separator: a `|` outside inline code and not escaped (`\|`)
 _SEPARATOR = re.compile(r"(`+).*?\1|\\.|(\|)")
 _DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
