@@ -19,6 +19,7 @@ import os
 from app.core import unique_refs as refs
 from app.core.git import GitFailed, status_entries
 from app.core.git import output as git
+from app.core.git import run as git_run
 from app.core.main_copy import copy_of_main
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
@@ -74,14 +75,22 @@ def checkout_dirty(repo: Repository) -> bool:
             or refs.operation_in_progress(repo.git_dir))
 
 
+#: What git status says, and goes on, when it cannot open a folder (a path deeper than the
+#: system allows, a folder it may not read): files in there are in no list it prints.
+_BLIND = "could not open directory"
+_UNTRANSLATED = {"LC_ALL": "C"}
+
+
 def _status(repo: Repository) -> str:
     """`dirty`; else `ignored` when git status lists ignored or untracked entries (all regenerable)."""
     assert repo.work_tree is not None
     # A submodule's own files are judged with the submodule (a repository the walk found); here
     # only its recorded commit counts (once moved aside, git could not look inside it anyway).
-    out = git(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
-               "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree)
-    entries = status_entries(out)
+    done = git_run(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
+                    "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree, env=_UNTRANSLATED)
+    if not done.ok or _BLIND in done.stderr:  # a folder git could not open (too deep, unreadable): unsure
+        raise GitFailed(done.error)
+    entries = status_entries(done.text)
     for code, entry in entries:  # a wholly untracked regenerable folder is output too
         if not (code == "!!" and (ignored_ok(repo.work_tree, entry) or copy_of_main(repo.git_dir, repo.work_tree, entry))
                 or code == "??" and untracked_output(repo.work_tree, entry)):

@@ -23,7 +23,9 @@ bringing no change of its own: the resolution went; now a dropped merge whose tr
 what git merges its parents into counts (`git merge-tree`), and a clean one still does not. A
 tag made in an old clone inside the checkout (`.venv/src/lib`) was taken for one the clone
 fetched once `git gc` had expired the reflog entries older than 90 days (the clone's birth was
-read from the first entry left); now the files the clone wrote once tell its birth too.
+read from the first entry left); now the files the clone wrote once tell its birth too. An
+untracked file deeper than git can open (`git status` warns "could not open directory", lists
+nothing and exits 0) went with the checkout; now such a warning makes the judgement unsure.
 
 Held: a commit whose branch was deleted, one on a branch checked out nowhere, a detached
 rebase kept on a branch or given up, a branch rebased twice, a clean merge
@@ -335,6 +337,32 @@ def test_a_tag_in_an_old_editable_clone_whose_reflog_git_expired_keeps_the_check
 
     assert judge(tree, project) == ("keep", "unmerged")
     assert git(clone, "show", "v1-local:lib.py") == "V = 2  # the local fix"
+
+
+# --- a folder git status cannot open ----------------------------------------------------------
+
+
+def test_an_untracked_file_deeper_than_git_can_open_keeps_the_checkout(project: Path) -> None:
+    """A session's tool nested folders past the system's path limit (a recursive copy into
+    itself, a fixture for a path-length bug) and left a file at the bottom. `git status`
+    warns "could not open directory", lists nothing and exits 0: the checkout was judged
+    clean and removed with the file. Now a folder git could not open makes it unsure."""
+    tree = worktree(project, "deep")
+    fd = os.open(tree, os.O_RDONLY)
+    try:
+        for _ in range(22):  # 22 x 201 bytes: past PATH_MAX (4096) below the checkout
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        note = os.open("notes.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(note, b"the only copy\n")
+        os.close(note)
+    finally:
+        os.close(fd)
+    assert git(tree, "status", "--porcelain") == ""  # what the user's own git says
+
+    assert judge(tree, project) == ("keep", "dirty")
 
 
 # --- a weakened stat check set only for some folders -------------------------------------------
