@@ -156,7 +156,8 @@ def lost_source(records: list[OutputRecord], folder: str | None = None) -> str |
     user's temp folder or a worktrees folder is passed over: outputs go, that is no loss;
     unless the hook found it was none (`user_sources`: a project on the scratch disk). A copy's
     own source that lost a name the copy has at its top counts too (`source_emptied`);
-    `folder`: the copy as it is now (moved aside for its removal)."""
+    `folder`: the copy as it is now (moved aside for its removal). A source that now leads into
+    the copy (`rm -rf ~/proj && ln -s /tmp/proj-copy ~/proj`) is gone as well."""
     from app.core.source_emptied import gone_from_source
 
     tmp = paths.user_tmp_str()
@@ -169,8 +170,9 @@ def lost_source(records: list[OutputRecord], folder: str | None = None) -> str |
         for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
             if (isinstance(source, str) and source.startswith("/") and (source in theirs or not paths.inside(source, tmp))
                     and "/.claude/worktrees/" not in source):
-                if not os.path.lexists(source) and not remade(source):
-                    return source
+                if not os.path.lexists(source) and not remade(source) or paths.inside(
+                        os.path.realpath(source), os.path.realpath(folder or record.path)):
+                    return source  # gone, or a link into the copy put in its place: the copy is all there is
                 if record.kind == "copy" and source == evidence.get("source"):
                     missing = gone_from_source(folder or record.path, source)
                     if missing is not None:

@@ -7,11 +7,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.core.test_red_team_12_gc import SID, call, pushed_project, week_later
+from tests.core.test_red_team_12_gc import SID, call, pushed_project, shift_records, week_later
 from tests.support import SandboxEnv, git, recorded
 
 
@@ -189,3 +190,31 @@ def test_a_background_mktemp_that_may_not_run_claims_nothing(sandbox: SandboxEnv
     users_program_folder(sandbox)
     run_in_background(command, tmp_path)
     assert claims() == []
+
+
+# --- a copy its source now leads to ---------------------------------------------------------------
+
+
+def test_a_copy_its_source_was_replaced_by_a_link_to_is_kept(sandbox: SandboxEnv) -> None:
+    """`cp -r ~/code/clients/acme /tmp/acme` in one call, then `rm -rf ~/code/clients/acme && ln -s
+    /tmp/acme ~/code/clients/acme` in the next (work on the fast disk, the project's old path kept
+    working). The source still "exists" (a link, leading into the copy), so the copy was judged no
+    only copy, the link lying too deep for the places the sweep reads: the dry run listed it
+    `would_remove`, and only the removal's last check (the copy moved aside, the link dangling)
+    kept it. A source that leads at or into the copy is gone: `dirty` when judged."""
+    project = sandbox.home / "code" / "clients" / "acme"
+    project.mkdir(parents=True)
+    (project / "report.md").write_text("the client's report\n")
+    copy = Path(os.path.realpath(sandbox.user_tmp)) / "acme"
+    call(f"cp -r {project} {copy}", sandbox.home)
+    assert str(copy) in recorded(SID)
+    call(f"rm -rf {project} && ln -s {copy} {project}", sandbox.home)
+    from app.core import gc
+
+    shift_records(sandbox.state, -8 * 86_400)
+    os.utime(copy, (time.time() - 8 * 86_400,) * 2)
+    planned = {e.path: (e.status, e.reason) for e in gc.sweep(dry_run=True).entries}
+    assert planned[str(copy)] == ("kept", "dirty"), planned
+    entries = week_later(sandbox.state, copy)
+    assert entries[str(copy)] == ("kept", "dirty"), entries
+    assert (project / "report.md").exists()
