@@ -18,6 +18,7 @@ without /proc). They count with the earlier ids (`earlier_sessions`) as one list
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -109,10 +110,10 @@ def running_named_sessions() -> list[Session]:
 
 
 def _cwd_of(pid: int) -> str | None:
-    try:
+    """The folder process `pid` works in; None when it is gone or hidden."""
+    with contextlib.suppress(OSError):
         return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return None
+    return None
 
 
 def _cmdline(pid: int) -> bytes:

@@ -241,6 +241,8 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
     lstat, is_dir, skip, big, repos = os.lstat, _S_ISDIR, tally.skip, tally.big, tally.repos
     files = others = folders = apparent = blocks = errors = 0
     for name in names:
+        if skip and prefix + name in skip:
+            continue  # a mount point: not ours, and never looked at (a hung FUSE mount would hold the stat)
         try:
             est = lstat(name, dir_fd=fd)
         except OSError:
@@ -250,8 +252,6 @@ def tally_names(tally: Tally, fd: int, folder: str, names: list[str], stack: lis
             if dev is not None and est.st_dev != dev:
                 continue  # another file system mounted here: not ours to count
             path = prefix + name
-            if skip and path in skip:
-                continue  # a mount point (a bind mount keeps the device): not ours
             folders += 1
             stack.append(path)
             if est.st_size > BIG_FOLDER:

@@ -126,10 +126,15 @@ def children(path: PathLike, *, budget_s: float | None = None) -> list[TreeSize]
     except OSError:
         return []
     mounts = mount_points()
+    real = os.path.realpath(top)
     sizes: list[TreeSize] = []
     for child in names:
         left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
+        if os.path.join(real, os.path.basename(child)) in mounts:
+            # listed as a mount point: never looked at (a FUSE mount whose server is gone, an
+            # `sshfs` to a host asleep, holds every stat of it, and the dashboard with it)
+            sizes.append(Tally().result(child, False))
+        elif left is not None and left <= 0:
             sizes.append(_entry_only(child))
         elif _mounted(top, child, mounts):
             sizes.append(_entry_only(child, partial=False))

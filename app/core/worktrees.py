@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core import git, processes, unique_work, worktree_entry
+from app.core import git, mounts, processes, unique_work, worktree_entry
 from app.core.age import is_old
 from app.core.checkout_identity import record_dropper
 from app.core.git import GitWorktree
@@ -269,6 +269,8 @@ def judge_removal(path: str | os.PathLike[str], project: str | os.PathLike[str],
     first = _first_checks(path, project, cwds, period_s, None, listing, asking_session)
     if first.action != "remove":
         return WorktreeRemoval(path=str(path), status="kept", verdict=first)
+    if mounts.mounts_inside(path):  # the removal keeps it; git status would wait on a hung FUSE mount in it
+        return WorktreeRemoval(str(path), "kept", replace(first, action="keep", reason="in_use"))
     size = scanner.scan(os.path.realpath(path), budget_s=budget_s)
     if size.partial:
         return WorktreeRemoval(str(path), "timeout", replace(first, action="skip", reason="timeout"))

@@ -217,3 +217,82 @@ def _results(path: Path) -> list[str]:
     file = paths.journal_file()
     lines = [json.loads(line) for line in file.read_text().splitlines()] if file.exists() else []
     return [str(line.get("result")) for line in lines if line.get("path") == str(path)]
+
+
+@pytest.fixture
+def hung_fuse() -> Iterator[Callable[[Path], None]]:
+    """A FUSE mount whose server never answers (an `sshfs` whose host went away): any look at
+    the mount point itself waits. Aborted (its device closed) and unmounted at the end."""
+    import ctypes
+
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.skip("needs root and /dev/fuse")
+    libc = ctypes.CDLL(None, use_errno=True)
+    made: list[tuple[int, Path]] = []
+
+    def mount(target: Path) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        fd = os.open("/dev/fuse", os.O_RDWR)
+        options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
+        if libc.mount(b"hung", os.fsencode(target), b"fuse", 0, options) != 0:
+            os.close(fd)
+            pytest.skip(f"fuse mount refused: {os.strerror(ctypes.get_errno())}")
+        made.append((fd, target))
+
+    yield mount
+    for fd, target in made:
+        os.close(fd)  # the connection aborts: every look waiting on it ends
+        subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
+
+
+def test_a_hung_fuse_mount_in_an_old_session_folder_is_never_waited_on(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None]) -> None:
+    """HANG (fixed). Claude's Bash ran `sshfs host: $scratchpad/remote`; the host went away,
+    the session ended a month ago. Before: the cleanup's measure looked at the mount point
+    itself (one `lstat` of each entry, before it asked whether it was one) and waited for
+    ever, holding the cleanup's lock: `claudetto clean` never returned, and no session start
+    cleaned anything again. Now a listed mount point is passed over unlooked at, and the
+    folder is kept (a mount inside)."""
+    sid = str(uuid.uuid4())
+    folder = _old_folder(sandbox, "-srv-work", sid)
+    hung_fuse(folder / "scratchpad" / "remote")
+    set_mtime(folder / "scratchpad", 31 * DAY)
+    set_mtime(folder, 31 * DAY)
+    done = run_cli("clean", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert (folder / "scratchpad" / "notes.md").is_file()
+
+
+
+def test_the_disk_browser_lists_a_hung_fuse_mount_without_looking_at_it(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None], tmp_path: Path) -> None:
+    """The dashboard's breakdown of a folder holding the hung mount: its own entry, empty,
+    and the rest measured (a look at it waited for ever, in a subprocess here)."""
+    top = tmp_path / "top"
+    (top / "own").mkdir(parents=True)
+    (top / "own" / "f").write_bytes(b"o" * 5000)
+    hung_fuse(top / "remote")
+    probe = ("import json, sys; from app.core.scanner import children; "
+             "print(json.dumps(sorted((c.path, c.files) for c in children(sys.argv[1]))))")
+    done = subprocess.run([sys.executable, "-P", "-c", probe, str(top)], capture_output=True, text=True,
+                          timeout=30, check=False, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[str(top / "own"), 1], [str(top / "remote"), 0]]
+
+
+def test_an_old_worktree_holding_a_hung_fuse_mount_is_kept_without_waiting(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None], tmp_path: Path) -> None:
+    """HANG (fixed). The same mount in an old, clean, merged worktree: `git status` waited on
+    it (up to its 120 s bound, each call), the cleanup with it. A worktree holding a mount
+    point is kept `in_use` before git is asked (its removal would be refused anyway)."""
+    from tests.support import git
+
+    repo = make_repo(tmp_path / "proj")
+    tree = repo / ".claude" / "worktrees" / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-wt", str(tree))
+    hung_fuse(tree / "remote")
+    set_mtime(tree, 40 * DAY)
+    done = run_cli("clean", "--json", str(repo), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert tree.is_dir()
+    assert {"path": str(tree), "reason": "in_use"} in json.loads(done.stdout)["worktrees_kept"]
