@@ -100,19 +100,24 @@ def test_a_cut_input_that_names_no_event_before_the_cut_does_nothing(tmp_path: P
 EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse")
 
 
-def _odd_payloads(tmp_path: Path) -> list[dict[str, object]]:
+def _odd_payloads(tmp_path: Path) -> list[tuple[tuple[str, ...], dict[str, object]]]:
+    """(the events it goes to, the odd fields): the common fields to every event, a tool's to
+    the tool events, an event's own to it."""
     gone = tmp_path / "gone"
     gone.mkdir()
     gone.rmdir()
     fifo = tmp_path / "transcript.fifo"
     os.mkfifo(fifo)
     memory = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-p" / "memory"
-    odd: list[dict[str, object]] = [
+    tools = ("PreToolUse", "PostToolUse")
+    common: list[dict[str, object]] = [
         {"cwd": str(gone)}, {"cwd": "relative/dir"}, {"cwd": "/a\x00b"}, {"cwd": "/a\nb"}, {"cwd": 7},
-        {"transcript_path": str(fifo)}, {"transcript_path": "/dev/zero"}, {"transcript_path": ["x"]},
-        {"session_id": None}, {"session_id": ""}, {"session_id": {"a": 1}}, {"session_id": "a\x00b"},
-        {"agent_id": 5}, {"agent_id": "a1b2c3d", "agent_type": None}, {"source": ["startup"]},
-        {"reason": 3}, {"prompt": None}, {"tool_name": None}, {"tool_name": ["Edit"]},
+        {"transcript_path": str(fifo)}, {"transcript_path": "/dev/zero"},
+        {"session_id": None}, {"session_id": {"a": 1}}, {"session_id": "a\x00b"},
+        {"agent_id": 5}, {"agent_id": "a1b2c3d", "agent_type": None},
+    ]
+    tool: list[dict[str, object]] = [
+        {"tool_name": None}, {"tool_name": ["Edit"]},
         {"tool_name": "Edit", "tool_input": "x"}, {"tool_name": "Write", "tool_input": None},
         {"tool_name": "Write", "tool_input": {"file_path": str(memory / "a\x00.md"), "content": "x"}},
         {"tool_name": "Write", "tool_input": {"file_path": str(memory / "a\nb.md"), "content": "yesterday"}},
@@ -124,7 +129,11 @@ def _odd_payloads(tmp_path: Path) -> list[dict[str, object]]:
         {"tool_name": "Bash", "tool_input": {"command": "mktemp -d\x00"}, "tool_response": None},
         {"tool_name": "Write", "tool_input": {"file_path": "/", "content": None}, "tool_response": []},
     ]
-    return odd
+    own: list[tuple[tuple[str, ...], dict[str, object]]] = [
+        (("SessionStart",), {"source": ["startup"]}), (("SessionEnd",), {"reason": 3}),
+        (("UserPromptSubmit",), {"prompt": None}),
+    ]
+    return [(EVENTS, odd) for odd in common] + [(tools, odd) for odd in tool] + own
 
 
 def test_every_event_with_odd_fields_exits_0_silent_and_fast(tmp_path: Path) -> None:
@@ -136,8 +145,8 @@ def test_every_event_with_odd_fields_exits_0_silent_and_fast(tmp_path: Path) -> 
     import time
 
     base = {"session_id": SID, "transcript_path": "/t.jsonl", "cwd": str(tmp_path)}
-    for odd in _odd_payloads(tmp_path):
-        for event in EVENTS:
+    for events, odd in _odd_payloads(tmp_path):
+        for event in events:
             started = time.monotonic()
             result = run_hook({**base, "hook_event_name": event, **odd}, cwd=tmp_path, timeout=30)
             took = time.monotonic() - started
