@@ -169,14 +169,20 @@ def dry_run() -> None:
 
 def _read_for_update(name: str, default: Callable[[], Any]) -> Any:
     """What a writer starts from. Something that is no state file (a FIFO, a folder, a file
-    past READ_LIMIT) is moved aside and the writer starts afresh; a state file that cannot be
-    read now (EACCES, EIO) raises, so the write cannot replace records it never saw."""
+    past READ_LIMIT), or another user's that this user cannot open (`_theirs_in_ours`), is
+    moved aside and the writer starts afresh; a state file of this user's that cannot be read
+    now (EACCES, EIO) raises, so the write cannot replace records it never saw."""
     try:
         raw = read_regular(name)
     except FileNotFoundError:
         return default()
     except (NotRegularFile, FileTooLarge) as exc:
         move_aside(name, str(exc))
+        return default()
+    except PermissionError:
+        if not _theirs_in_ours(name):
+            raise
+        move_aside(name, _THEIRS)
         return default()
     return _parsed(name, raw, default)
 
@@ -261,15 +267,23 @@ def open_state_file(name: str, flags: int) -> int:
     try:
         return open_regular(name, flags)
     except PermissionError:
-        try:
-            theirs = os.lstat(name).st_uid != os.getuid()
-            ours = os.stat(os.path.dirname(name) or ".").st_uid == os.getuid()
-        except OSError:
-            theirs = ours = False
-        if not (theirs and ours):
+        if not _theirs_in_ours(name):
             raise
-    move_aside(name, "another user's file, which this user cannot open")
+    move_aside(name, _THEIRS)
     return open_regular(name, flags)
+
+
+_THEIRS = "another user's file, which this user cannot open"
+
+
+def _theirs_in_ours(name: str) -> bool:
+    """Whether the state file `name`, which this user cannot open, is another user's in a
+    folder of this user's own: what a run under `sudo` that kept the home leaves (root's,
+    mode 0600). Set aside, it is kept; left, every later write would fail on it for good."""
+    try:
+        return os.lstat(name).st_uid != os.getuid() and os.stat(os.path.dirname(name) or ".").st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def open_lock_file(name: str) -> int:

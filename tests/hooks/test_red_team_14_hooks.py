@@ -11,7 +11,8 @@ extended with ftruncate while the prompt hook hashed it) kept the hook reading a
 every byte: MemoryError, the change never told; the read now stops past the hash limit.
 A memory line of thousands of backticks held the SessionStart sweep and the write lint for
 seconds to minutes (the code-span pattern was cubic in a run left open); runs are now
-paired once each.
+paired once each. A ledger.json a `sudo claude` left as root's (mode 0600) failed every
+later edit of the user for good; it is set aside like the lock already was.
 
 Held: every event with a vanished or relative cwd, NUL or newline in paths, a transcript
 that is a FIFO or /dev/zero, fields of the wrong type; a cut input naming no event;
@@ -396,3 +397,47 @@ def test_a_memory_line_of_thousands_of_backticks_blocks_neither_the_lint_nor_the
     result = run_hook(payload, cwd=repo, timeout=60)
     assert result.returncode == 0 and b"src/gone.py" in result.stdout
     assert time.monotonic() - started < 10
+
+
+def test_a_ledger_a_sudo_run_left_as_another_users_is_set_aside_and_edits_are_recorded_again(
+        tmp_path: Path) -> None:
+    """A `sudo claude` that kept the home wrote ledger.json as root's, mode 0600: every later
+    edit of the user failed to read it (PermissionError, logged) and recorded nothing, for
+    good, so no change behind the model's back was ever told again. The lock file was set
+    aside already; the ledger now is too (kept, renamed), and the next edit starts a new one.
+    Here the hook runs as root without the capabilities that read other users' files
+    (`setpriv`), and the ledger belongs to uid 65534."""
+    import shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to stand for another user")
+    state = Path(os.environ["CLAUDETTO_HOME"])
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    first.write_text("a = 1\n")
+    edit(first)
+    theirs = (state / "ledger.json").read_bytes()
+    for name in ("ledger.json", "ledger.json.lock"):
+        os.chown(state / name, 65534, 65534)
+        os.chmod(state / name, 0o600)
+
+    def hook(payload: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([setpriv, "--bounding-set=-dac_override,-dac_read_search", sys.executable, "-P", "-m",
+                               "hooks"], input=json.dumps(payload).encode(), capture_output=True, cwd=str(tmp_path),
+                              timeout=60, check=False)
+
+    second.write_text("b = 1\n")
+    done = hook({"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(tmp_path), "tool_name": "Edit",
+                 "tool_input": {"file_path": str(second), "old_string": "b = 0", "new_string": "b = 1"},
+                 "tool_response": {"filePath": str(second)}})
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    second.write_text("b = 2\n")
+    said = hook({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path), "prompt": "go"})
+    assert said.returncode == 0 and said.stderr == b""
+    assert json.loads(said.stdout)["hookSpecificOutput"]["additionalContext"] == line(second), log_text()[-600:]
+    aside = [p for p in state.glob("ledger.json.corrupt-*")]
+    assert [p.read_bytes() for p in aside] == [theirs] and aside[0].stat().st_uid == 65534
