@@ -241,6 +241,8 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
         from app.core import scanner
 
         folders = set(scanner.scan(now).repos)  # none given, or spelled for another place: walk
+    if _mount_in(folders):
+        return "in_use"  # its removal is refused anyway; git would walk into it, and wait on a hung one
     located = _locate_all(folders, places)
     if not isinstance(located, list):
         return located
@@ -256,6 +258,14 @@ def unique_work(path: str | os.PathLike[str], repos: Iterable[str] | None = None
     if any(r.kind != "worktree" for r in located) and refs.borrowed(places.inside):
         return "unmerged"
     return None
+
+
+def _mount_in(folders: set[str]) -> bool:
+    """Whether a mount point lies in one of the repositories `folders` (an `sshfs` in a clone)."""
+    from app.core.mounts import mount_points
+
+    points = mount_points() if folders else frozenset()
+    return any(inside(point, os.path.realpath(folder)) for folder in folders for point in points)
 
 
 def _locate_all(folders: set[str], places: _Places) -> list[Repository] | Reason:

@@ -296,3 +296,24 @@ def test_an_old_worktree_holding_a_hung_fuse_mount_is_kept_without_waiting(
     assert done.returncode == 0, done.stderr
     assert tree.is_dir()
     assert {"path": str(tree), "reason": "in_use"} in json.loads(done.stdout)["worktrees_kept"]
+
+
+def test_a_clone_holding_a_hung_fuse_mount_in_an_old_session_folder_is_kept_without_waiting(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None]) -> None:
+    """HANG (fixed). `git clone` into the scratchpad, then `sshfs host: clone/remote`: the
+    last look at the clone's work ran `git status`, which walked into the dead mount and
+    waited up to its bound (120 s) for each call. A repository holding a mount point is
+    kept `in_use` before git is asked (the removal would refuse it anyway)."""
+    import time
+
+    sid = str(uuid.uuid4())
+    folder = _old_folder(sandbox, "-srv-work", sid)
+    clone = make_repo(folder / "scratchpad" / "clone")
+    hung_fuse(clone / "remote")
+    for path in (folder / "scratchpad", folder):
+        set_mtime(path, 31 * DAY)
+    began = time.monotonic()
+    done = run_cli("clean", "--json", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - began < 30
+    assert (folder / "scratchpad" / "notes.md").is_file()
