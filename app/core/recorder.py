@@ -113,6 +113,9 @@ def _bash_outputs(command: str, payload: dict[str, Any], tool_input: dict[str, A
                                                 copied, into, flags)
     outputs: list[tuple[str, str]] = []
     sources = copied_paths(copied) if copied else []
+    response = payload.get("tool_response")
+    for call in unprinted if isinstance(response, dict) and response.get("interrupted") is True else ():
+        call.maybe = True  # stopped, maybe before it ran: what fits it may be another program's
     if named or unprinted:
         from app.core.created import lstat_mtime, window_s
 

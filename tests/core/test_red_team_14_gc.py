@@ -218,3 +218,25 @@ def test_a_copy_its_source_was_replaced_by_a_link_to_is_kept(sandbox: SandboxEnv
     entries = week_later(sandbox.state, copy)
     assert entries[str(copy)] == ("kept", "dirty"), entries
     assert (project / "report.md").exists()
+
+
+def test_an_interrupted_calls_mktemp_takes_no_other_programs_folder(sandbox: SandboxEnv,
+                                                                    started: list[subprocess.Popen[bytes]]) -> None:
+    """The user stops a call (Esc) while its build runs, before its `d=$(mktemp -d)`: the call
+    was counted as having made its folder, and the user's program's `tmp.*` of the same seconds
+    was taken for it. An interrupted call's unprinted mktemp is not looked for."""
+    from tests.support import run_hook
+
+    project = pushed_project(sandbox.home)
+    command = 'sleep 30 && d=$(mktemp -d) && cd "$d" && echo built'
+    proc = subprocess.Popen(["bash", "-c", command], cwd=project, start_new_session=True)
+    started.append(proc)
+    theirs = users_program_folder(sandbox)
+    os.killpg(proc.pid, 9)  # as Claude stops a call: its whole group
+    proc.wait(timeout=10)
+    payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(project), "transcript_path": "/dev/null",
+               "tool_name": "Bash", "tool_input": {"command": command},
+               "tool_response": {"stdout": "", "stderr": "", "interrupted": True, "isImage": False}, "duration_ms": 2000}
+    done = run_hook(payload, cwd=project)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    assert str(theirs) not in recorded(SID)
