@@ -1,4 +1,20 @@
-"""The output GC attacked a fourteenth time."""
+"""The output GC attacked a fourteenth time. Ordinary commands a session runs in Bash, recorded by
+the PostToolUse hook (`python -P -m hooks`) as Claude runs it; a week passes (records and mtimes
+moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls).
+
+Misses fixed:
+- an unprinted `mktemp` that may not have run was counted as run, and the user's program's fresh
+  `tmp.*` of the same seconds was recorded as the session's and removed a week later with its
+  results: the right of `||`, an `if`/`case` branch, a loop that ran none, a shell function
+  defined and not called, the script of `xargs`/`find -exec`, a background call, an
+  interrupted call;
+- a records file whose record held a NUL byte stopped every sweep with a traceback;
+- a project whose manifest takes a library from a temp folder by the relative path npm and cargo
+  write (`file:../../tmp/tmp.X/lib`) did not keep it;
+- a copy whose source was replaced by a link into it was judged `would_remove` (only the
+  removal's last check kept it).
+Held: a folder bind-mounted in a container's mount namespace, a file mapped after its close, a
+bare repository the user's clone pushes to."""
 
 from __future__ import annotations
 
