@@ -14,7 +14,7 @@ stands: the rules of the release still judge every path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 
 from app.core.log import log
 
@@ -123,16 +123,26 @@ def record_dropper(real: str) -> Callable[[], None]:
     return drop
 
 
-def gone_for_good(keys: Iterable[str]) -> set[str]:
-    """Which of the recorded checkouts `keys` are gone for good: nothing at the path, and no
+def gone_for_good(records: Mapping[str, object]) -> set[str]:
+    """Which of the recorded checkouts (key: record) are gone for good: nothing at the path, no
     removal holding it in its trash for its last check, which may put it back (a second Claude
-    starting while the first one's cleanup checks it): its record must still be there then."""
+    starting while the first one's cleanup checks it), and its project still there: a project
+    gone too may be on a drive or share not mounted now, and its checkouts come back with it.
+    Their records must still be there then."""
     from app.core.checkouts import folder_gone
     from app.core.in_flight import in_flight
 
-    missing = [key for key in keys if folder_gone(key) is True]
+    missing = [key for key, entry in records.items() if folder_gone(key) is True and _project_here(entry)]
     # settled first: a killed removal's leftover that was never journaled is put back
     return {key for i, key in enumerate(missing) if not in_flight(key, settle=i == 0) and folder_gone(key) is True}
+
+
+def _project_here(entry: object) -> bool:
+    """Whether the project a record names is there (a record naming none: as if it were)."""
+    from app.core.checkouts import folder_gone
+
+    project = entry.get("project") if isinstance(entry, dict) else None
+    return not isinstance(project, str) or folder_gone(project) is False
 
 
 def same_checkout(key: str) -> bool:

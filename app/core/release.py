@@ -113,7 +113,7 @@ def release_checkout(path: str, *, session: str | None = None,
     if entry.get("kind") != "session":
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if checkouts.folder_gone(key) is True:
-        if key in gone_for_good([key]):
+        if key in gone_for_good({key: entry}):
             if not dry_run:
                 drop_record(key, entry)
                 log(f"release: {key} is gone; its record is dropped")

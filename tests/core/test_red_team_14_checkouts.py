@@ -26,6 +26,8 @@ fetched once `git gc` had expired the reflog entries older than 90 days (the clo
 read from the first entry left); now the files the clone wrote once tell its birth too. An
 untracked file deeper than git can open (`git status` warns "could not open directory", lists
 nothing and exits 0) went with the checkout; now such a warning makes the judgement unsure.
+The record of a checkout on a drive not mounted at a session's start elsewhere was dropped as
+removed; now a record whose project is gone too stays (app/core/checkout_identity.py).
 
 Held: a commit whose branch was deleted, one on a branch checked out nowhere, a detached
 rebase kept on a branch or given up, a branch rebased twice, a clean merge
@@ -419,6 +421,51 @@ def test_a_notes_merge_waiting_for_its_conflicts_keeps_the_checkout(project: Pat
 
     assert removed.returncode == 1 and "dirty" in removed.stderr.decode(), removed.stderr
     assert resolution.read_text() == "mine and theirs, reconciled by hand\n"
+
+
+# --- a project on a drive not mounted now ------------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0 and not Path("/proc/self/ns/user").exists(), reason="no user namespace")
+def test_the_record_of_a_checkout_on_a_drive_not_mounted_outlives_a_session_start_elsewhere(
+        tmp_path: Path) -> None:
+    """The project lives on a drive (`/media/usb/proj`, here a bind mount); `claude --worktree
+    x` made a checkout there. The drive is unmounted, and a session starts in another project:
+    every record whose folder was gone was dropped as removed, so once the drive was back the
+    checkout was unrecorded (its session's end released nothing, WorktreeRemove called it
+    `unknown`). Now a record whose project is gone too stays; one whose checkout the user
+    removed while the project is there still goes."""
+    import subprocess
+    import sys
+
+    from app.core import checkouts
+
+    disk, usb = tmp_path / "disk", tmp_path / "usb"
+    make_repo(disk / "proj", files={"README.md": "x\n"})
+    other = make_repo(tmp_path / "other", files={"o.txt": "o\n"})
+    usb.mkdir()
+    proj = usb / "proj"
+    steps = []
+    for n, (cwd, payload) in enumerate([
+            (proj, {"hook_event_name": "WorktreeCreate", "name": "x", "session_id": "s1"}),
+            (proj, {"hook_event_name": "WorktreeCreate", "name": "y", "session_id": "s1"}),
+            (other, {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s2"}),
+            (other, {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s3"})]):
+        (tmp_path / f"in{n}.json").write_text(json.dumps({**payload, "cwd": str(cwd), "transcript_path": "/t"}))
+        steps.append(f"{sys.executable} -P -m hooks < {tmp_path}/in{n}.json > {tmp_path}/out{n} 2>&1")
+    script = " && ".join([
+        f"mount --bind {disk} {usb}", steps[0], steps[1],
+        f"git -C {proj} worktree remove {proj}/.claude/worktrees/y",  # the user's own removal
+        f"umount {usb}", steps[2],  # the drive away: a session starts elsewhere
+        f"mount --bind {disk} {usb}", steps[3]])  # back, and another session starts
+    run = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         check=False, env=dict(os.environ))
+    if run.returncode != 0 and "mount" in run.stderr:
+        pytest.skip(f"no bind mount here: {run.stderr.strip()}")
+    assert run.returncode == 0, (run.stderr, [(tmp_path / f"out{n}").read_text() for n in range(4)])
+
+    assert set(checkouts.registry()) == {str(proj / ".claude" / "worktrees" / "x")}
+    assert (disk / "proj" / ".claude" / "worktrees" / "x" / "README.md").exists()
 
 
 # --- WorktreeRemove of a path that resolves to a checkout ---------------------------------------
