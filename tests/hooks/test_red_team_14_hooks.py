@@ -441,3 +441,22 @@ def test_a_ledger_a_sudo_run_left_as_another_users_is_set_aside_and_edits_are_re
     assert json.loads(said.stdout)["hookSpecificOutput"]["additionalContext"] == line(second), log_text()[-600:]
     aside = [p for p in state.glob("ledger.json.corrupt-*")]
     assert [p.read_bytes() for p in aside] == [theirs] and aside[0].stat().st_uid == 65534
+
+
+def test_the_members_of_a_cut_object_are_the_whole_ones_before_the_cut() -> None:
+    """(Held.) What a cut input still says: each member read whole, in any spacing, up to the
+    one the cut ends in; nothing from a document that is not an object."""
+    import pytest
+
+    from app.core.fastjson import JSONError, members
+
+    assert members(' {\n "a" : 1 ,\t"b":{"c":[1,2]}, "d": "x') == {"a": 1, "b": {"c": [1, 2]}}
+    assert members('{"a": 1, "b"') == {"a": 1}
+    assert members('{"a": 1, "b":') == {"a": 1}
+    assert members('{"a": 1,') == {"a": 1}
+    assert members('{"a": "\\u00e9\\ud83d\\ude00", "b": tru') == {"a": "\u00e9\U0001F600"}
+    assert members('{"a": 1, "a": 2, "z"') == {"a": 2}
+    assert members("{") == {} and members('{"a" 1}') == {}
+    for text in ("", "[1, 2", '"x"', "nul"):
+        with pytest.raises(JSONError):
+            members(text)
