@@ -31,7 +31,8 @@ removed; now a record whose project is gone too stays (app/core/checkout_identit
 
 Held: a commit whose branch was deleted, one on a branch checked out nowhere, a detached
 rebase kept on a branch or given up, a branch rebased twice, a clean merge
-undone, a stat check weakened only for the project's folder by an `includeIf` of the user's.
+undone, a stat check weakened only for the project's folder by an `includeIf` of the user's,
+WorktreeRemove of the user's own worktree outside `.claude/worktrees`.
 """
 
 from __future__ import annotations
@@ -488,3 +489,18 @@ def test_worktree_remove_of_a_missing_path_that_resolves_to_a_checkout_keeps_it_
     assert (tree / "draft.md").exists() and str(tree) in checkouts.registry()
     again = hook("WorktreeRemove", project, worktree_path=str(tree))
     assert again.returncode == 1 and "dirty" in again.stderr.decode(), again.stderr
+
+
+def test_worktree_remove_of_a_users_worktree_outside_claude_worktrees_leaves_it(project: Path, tmp_path: Path) -> None:
+    """(Held.) WorktreeRemove naming the user's own clean, merged worktree beside the project
+    (`git worktree add ../proj-feature`), also spelled through the project
+    (`<project>/../proj-feature`): not a checkout claudetto made, `unknown`, untouched, and git
+    still knows it."""
+    feature = tmp_path / "proj-feature"
+    git(project, "worktree", "add", "-q", "--detach", str(feature))
+    set_mtime(feature, OLD)
+
+    for spelled in (str(feature), f"{project}/../proj-feature"):
+        removed = hook("WorktreeRemove", project, worktree_path=spelled)
+        assert removed.returncode == 1 and "unknown" in removed.stderr.decode(), removed.stderr
+    assert (feature / "README.md").exists() and str(feature) in git(project, "worktree", "list")
