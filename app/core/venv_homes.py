@@ -8,7 +8,9 @@ the project's `.venv` from it leaves nothing unique in the temp folder, yet remo
 the venv: every `python` there fails to start. So the GC reads the `pyvenv.cfg` of the venvs in
 the user's places (the project's `.venv`, `venv`, `env`; in the home, every environment of the
 tools that keep them apart: virtualenvwrapper, pyenv, pipenv, poetry, uv tools, pipx) and keeps
-an output any of them names (`gc_records.OutsideNames`, `in_use`). A Jupyter kernel registered
+an output any of them names (`gc_records.OutsideNames`, `in_use`), and so does an editable
+install into one of the latter (`pipx install -e "$d/tool"`: the tool's venv imports the folder
+through its `.pth`; the command in `~/.local/bin` leads only into the venv). A Jupyter kernel registered
 for the user from such a venv (`python -m ipykernel install --user`) starts the interpreter its
 `kernel.json` names: the same dependence, read from the home's kernel folders.
 """
@@ -31,11 +33,15 @@ _MAX_ENVS = 500
 def venv_homes(place: str) -> list[tuple[str, str]]:
     """(pyvenv.cfg, path it names) for each absolute path the `pyvenv.cfg` of a venv of `place`
     names, as written (normalised) and real; the kept-apart environments too when `place` holds them."""
-    from app.core.repository_rules import folders, small_text
+    from app.core.repository_rules import _ENVS, folders, installs_in, small_text
 
     venvs = [os.path.join(place, name) for name in _OWN]
-    for apart in (os.path.join(place, sub) for sub in _KEPT_APART):
-        venvs += folders(apart)[:_MAX_ENVS]
+    found: list[tuple[str, str]] = []
+    for sub in _KEPT_APART:
+        apart = folders(os.path.join(place, sub))[:_MAX_ENVS]
+        venvs += apart
+        for venv in apart if sub not in _ENVS else ():  # `pipx install -e "$d/tool"`: its `.pth` names the folder
+            installs_in(venv, found)  # (a place's own venvs and `_ENVS` are read with its links)
     said: list[tuple[str, str]] = []
     for config in (os.path.join(venv, "pyvenv.cfg") for venv in venvs):
         for line in small_text(config, 1 << 16).splitlines():
@@ -43,7 +49,7 @@ def venv_homes(place: str) -> list[tuple[str, str]]:
             said += [(config, word) for word in (value.split() if eq else ()) if word.startswith("/")]
     kernels = [os.path.join(k, "kernel.json") for sub in _KERNELS for k in folders(os.path.join(place, sub))[:_MAX_ENVS]]
     said += [(file, word) for file in kernels for word in _kernel_argv(small_text(file, 1 << 16))]
-    return [(file, spelled) for file, word in said for spelled in (os.path.normpath(word), os.path.realpath(word))]
+    return found + [(file, spelled) for file, word in said for spelled in (os.path.normpath(word), os.path.realpath(word))]
 
 
 def _kernel_argv(text: str) -> list[str]:

@@ -12,7 +12,9 @@ Misses fixed:
 - a project whose manifest takes a library from a temp folder by the relative path npm and cargo
   write (`file:../../tmp/tmp.X/lib`) did not keep it;
 - a copy whose source was replaced by a link into it was judged `would_remove` (only the
-  removal's last check kept it).
+  removal's last check kept it);
+- a user's tool installed editable from a temp folder by pipx or uv (its venv kept apart in the
+  home) did not keep it.
 Held: a folder bind-mounted in a container's mount namespace, a file mapped after its close, a
 bare repository the user's clone pushes to."""
 
@@ -256,3 +258,31 @@ def test_an_interrupted_calls_mktemp_takes_no_other_programs_folder(sandbox: San
     done = run_hook(payload, cwd=project)
     assert done.returncode == 0 and done.stdout == b"", done.stderr
     assert str(theirs) not in recorded(SID)
+
+
+@pytest.mark.parametrize("tools", [".local/share/pipx/venvs", ".local/share/uv/tools"])
+def test_a_users_tool_installed_editable_from_a_temp_folder_keeps_it(sandbox: SandboxEnv, tools: str) -> None:
+    """`pipx install -e "$d/mytool"` (or `uv tool install -e`): the tool's own venv, kept apart in
+    the home, imports the package from the temp folder through its `site-packages` `.pth`; the
+    command in `~/.local/bin` leads into that venv, never into the folder. Editable installs were
+    read in a place's `.venv`, `.local` and the `.virtualenvs`-like folders only: a week later the
+    folder went and `mytool` failed to import. Each venv of pipx, uv tools, pipenv and poetry
+    counts too."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    pkg = folder / "mytool"
+    (pkg / "mytool").mkdir(parents=True)
+    (pkg / "mytool" / "__init__.py").write_text("def main():\n    print('hi')\n")
+    (pkg / "setup.py").write_text("from setuptools import setup\nsetup(name='mytool', version='1.0', "
+                                  "packages=['mytool'])\n")
+    venv = sandbox.home / tools / "mytool"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    # setuptools' own editable install (`easy-install.pth`): pip's needs `wheel`, not here offline
+    done = subprocess.run([str(venv / "bin" / "python"), "setup.py", "-q", "develop"], cwd=pkg, capture_output=True,
+                          text=True)
+    if done.returncode:
+        pytest.skip(f"no editable install here: {done.stderr[-200:]}")
+    assert str(pkg) in (venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+                        / "easy-install.pth").read_text()
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
