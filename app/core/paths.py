@@ -396,4 +396,5 @@ def known_projects(cwd: str | os.PathLike[str] | None = None, *, ending_session:
     except OSError:  # the current folder is gone
         pass
     keys = dict.fromkeys(os.path.normpath(path) for path in found if path)
-    return [Path(key) for key in keys if os.path.isdir(key)]
+    from app.core.hung_mounts import reachable  # a project on a dead `sshfs` is never looked at
+    return [Path(key) for key in keys if reachable(key) and os.path.isdir(key)]

@@ -34,6 +34,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.claude_process import proc_stat, ps_field, runs_in_a_pid_namespace, signalable
 from app.core.claude_process import start_of as proc_start_time  # noqa: F401 - procStart as Claude writes it
+from app.core.hung_mounts import answering, reachable, real_paths
 from app.core.log import log
 from app.core.pid_domain import foreign_pid_domain
 from app.core.pid_domain import own_pid_domain as _own_pid_domain  # noqa: F401 - the tests' view of this machine
@@ -227,7 +228,7 @@ def _session_of(path: Path, data: dict[str, object] | str, current_session_id: s
     session = Session(
         session_id=_as_str(data.get("sessionId")) or _as_str(data.get("session_id")),
         pid=pid,
-        cwd=_as_str(data.get("cwd")),
+        cwd=answering(_as_str(data.get("cwd"))),  # one on a remote mount that does not answer: never looked at
         status=_as_str(data.get("status")),
         file=str(path),
         proc_start=None if proc_start is None or isinstance(proc_start, bool) else str(proc_start),
@@ -340,7 +341,7 @@ class Liveness:
         tmp = paths.claude_tmp_dir_str()
         found: list[str] = []
         for sid, cwd in [*((s.session_id, s.cwd) for s in self.sessions), (self.current_session, self.current_cwd)]:
-            if sid and cwd:
+            if sid and cwd and reachable(cwd):
                 for base in dict.fromkeys((cwd, paths.project_root_str(cwd))):
                     found.append(os.path.realpath(os.path.join(tmp, paths.project_slug(base), sid)))
         return found
@@ -362,7 +363,7 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     ids = {s.session_id for s in counted if s.session_id}
     if current_session:
         ids.add(current_session)
-    cwds = [os.path.realpath(c) for c in [*(s.cwd for s in counted if s.cwd), current_cwd] if c]
+    cwds = real_paths([*(s.cwd for s in counted), current_cwd])
     # unsure: a running session's file cannot be read, or names its process but no session id
     # (a shape this version does not know: which folders are its own cannot be told)
     unsure = any(s.unreadable or (s.session_id is None and s.pid is not None) for s in counted)

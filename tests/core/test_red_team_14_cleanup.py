@@ -317,3 +317,39 @@ def test_a_clone_holding_a_hung_fuse_mount_in_an_old_session_folder_is_kept_with
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - began < 30
     assert (folder / "scratchpad" / "notes.md").is_file()
+
+
+def test_a_session_working_on_a_hung_fuse_mount_holds_no_other_cleanup(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None], tmp_path: Path,
+        claude_in: Callable[..., subprocess.Popen[bytes]]) -> None:
+    """HANG (fixed). A second session works in a project on an `sshfs` whose host went away.
+    Before: every look at who is live made its cwd a real path (a look at the dead mount) and
+    waited for ever: `claudetto clean`, the session start's cleanup (its lock held for good),
+    WorktreeRemove. Now that cwd is passed over (logged); the session stays live by its id."""
+    remote = tmp_path / "remote"
+    hung_fuse(remote)
+    proc = claude_in(tmp_path)
+    sid = str(uuid.uuid4())
+    sandbox.write_session(str(proc.pid), pid=proc.pid, sessionId=sid, cwd=str(remote / "proj"),
+                          procStart=start_of(proc.pid))
+    gone = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    kept = _old_folder(sandbox, paths.project_slug(str(remote / "proj")), sid)
+    done = run_cli("clean", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert not gone.exists()
+    assert kept.is_dir()
+
+
+def test_a_known_project_on_a_hung_fuse_mount_holds_no_cleanup(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None], tmp_path: Path) -> None:
+    """HANG (fixed). Last week's project on the dev box's `sshfs` (in `.claude.json`, as
+    Claude records every project); the laptop is offline now. Before: every cleanup looked
+    at the project (`isdir`, its git root, its settings) and waited for ever, holding the
+    lock. Now it is passed over, logged, and the rest is cleaned."""
+    remote = tmp_path / "devbox"
+    hung_fuse(remote)
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(remote / "api"): {}}}))
+    gone = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    done = run_cli("clean", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert not gone.exists()
