@@ -14,6 +14,8 @@ Loaded with the command reader, only for commands holding a trigger word.
 
 from __future__ import annotations
 
+from app.core.command_line import SUBST
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from app.core.mktemp import MktempCall
@@ -34,8 +36,9 @@ class LoopCounts:
 
     def read(self, words: list[str]) -> bool:
         """One simple command as read, in order: a loop's head opens it, `done` closes it.
-        True when it defines a function (`f() { d=$(mktemp -d); }`): its body runs as often as
-        `f` is called, maybe never, and a substitution in this very command is part of it."""
+        True when a substitution in this very command may run never: it defines a function (`f()
+        { d=$(mktemp -d); }`: the body runs as often as `f` is called), or it is a branch of a
+        `case` (`case $x in a) d=$(mktemp -d);; esac`)."""
         k = 0
         while k < len(words) and words[k] in _LEADING:
             if words[k] == "{":
@@ -51,7 +54,8 @@ class LoopCounts:
             self._open.append(_for_count(words, k + 1))
         elif head in ("while", "until", "select", "if", "case", "function") or head.endswith("()"):
             self._open.append(None)  # each may run its body never, or (a function) many times
-            return head == "function" or head.endswith("()")
+            branch = head == "case" and "in" in words[k:] and SUBST in "".join(words[words.index("in", k):])
+            return head == "function" or head.endswith("()") or branch
         return False
 
     def count(self, call: MktempCall, maybe: bool) -> None:

@@ -47,6 +47,7 @@ def users_program_folder(sandbox: SandboxEnv) -> Path:
     'true || d=$(mktemp -d); echo none',
     'if [ -n "$HOME" ]; then echo home; else d=$(mktemp -d); fi',
     'while false; do d=$(mktemp -d); done; echo none',
+    'case "$HOME" in /nowhere) d=$(mktemp -d);; esac; echo none',
     "true || bash -c 'd=$(mktemp -d)'; echo none",
     "find . -name '*.zip' -exec sh -c 'd=$(mktemp -d) && unzip -q \"$1\" -d \"$d\"' _ {} \\;",
     "printf '' | xargs -r -n1 sh -c 'd=$(mktemp -d) && cp \"$1\" \"$d\"/' _",
