@@ -7,7 +7,8 @@ one look at such a path held the whole cleanup (and its lock: no session start c
 and every hook that reads who is live. So before a path of a known project or a session is
 looked at, the remote mount it lies on (a FUSE, NFS, SMB, 9p... file system, by the kernel's
 mount list) is asked once, in a thread given `PROBE_S`: one that does not answer in time is
-hung for this process, and its paths are passed over (their sessions stay live by their ids).
+hung for this process: its paths are not looked at (a known project there is not judged, a
+session's cwd there is compared as it is written, and its session stays live by its id).
 """
 
 from __future__ import annotations
@@ -33,14 +34,10 @@ def reachable(path: str | None) -> bool:
     return _ANSWERS[point]
 
 
-def answering(path: str | None) -> str | None:
-    """`path` when it is `reachable`, else None."""
-    return path if reachable(path) else None
-
-
 def real_paths(found: list[str | None]) -> list[str]:
-    """The real path of each given path, none of those on a remote mount that does not answer."""
-    return [os.path.realpath(path) for path in found if path and reachable(path)]
+    """The real path of each given path; one on a remote mount that does not answer as it is
+    written (normalized): still compared, never looked at."""
+    return [os.path.realpath(path) if reachable(path) else os.path.normpath(path) for path in found if path]
 
 
 def _answers(point: str) -> bool:

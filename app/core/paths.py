@@ -386,15 +386,15 @@ def known_projects(cwd: str | os.PathLike[str] | None = None, *, ending_session:
     `ending_session`: a session that is ending (its file goes with it) names no project."""
     from pathlib import Path
 
+    from app.core.hung_mounts import reachable  # a project on a dead `sshfs` is never looked at
     from app.core.sessions import read_sessions  # late: sessions imports this module
 
     found = claude_json_projects()
     found.extend(project_root_str(s.cwd) for s in read_sessions()
-                 if s.cwd and (ending_session is None or s.session_id != ending_session))
+                 if s.cwd and reachable(s.cwd) and (ending_session is None or s.session_id != ending_session))
     try:
         found.append(git_root_str(os.fspath(cwd) if cwd is not None else os.getcwd()) or "")
     except OSError:  # the current folder is gone
         pass
     keys = dict.fromkeys(os.path.normpath(path) for path in found if path)
-    from app.core.hung_mounts import reachable  # a project on a dead `sshfs` is never looked at
     return [Path(key) for key in keys if reachable(key) and os.path.isdir(key)]

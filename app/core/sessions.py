@@ -34,7 +34,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.claude_process import proc_stat, ps_field, runs_in_a_pid_namespace, signalable
 from app.core.claude_process import start_of as proc_start_time  # noqa: F401 - procStart as Claude writes it
-from app.core.hung_mounts import answering, reachable, real_paths
+from app.core.hung_mounts import reachable, real_paths
 from app.core.log import log
 from app.core.pid_domain import foreign_pid_domain
 from app.core.pid_domain import own_pid_domain as _own_pid_domain  # noqa: F401 - the tests' view of this machine
@@ -228,7 +228,7 @@ def _session_of(path: Path, data: dict[str, object] | str, current_session_id: s
     session = Session(
         session_id=_as_str(data.get("sessionId")) or _as_str(data.get("session_id")),
         pid=pid,
-        cwd=answering(_as_str(data.get("cwd"))),  # one on a remote mount that does not answer: never looked at
+        cwd=_as_str(data.get("cwd")),
         status=_as_str(data.get("status")),
         file=str(path),
         proc_start=None if proc_start is None or isinstance(proc_start, bool) else str(proc_start),
@@ -341,8 +341,8 @@ class Liveness:
         tmp = paths.claude_tmp_dir_str()
         found: list[str] = []
         for sid, cwd in [*((s.session_id, s.cwd) for s in self.sessions), (self.current_session, self.current_cwd)]:
-            if sid and cwd and reachable(cwd):
-                for base in dict.fromkeys((cwd, paths.project_root_str(cwd))):
+            if sid and cwd:  # its checkout's top is not looked for on a mount that does not answer
+                for base in dict.fromkeys((cwd, paths.project_root_str(cwd) if reachable(cwd) else cwd)):
                     found.append(os.path.realpath(os.path.join(tmp, paths.project_slug(base), sid)))
         return found
 

@@ -325,7 +325,8 @@ def test_a_session_working_on_a_hung_fuse_mount_holds_no_other_cleanup(
     """HANG (fixed). A second session works in a project on an `sshfs` whose host went away.
     Before: every look at who is live made its cwd a real path (a look at the dead mount) and
     waited for ever: `claudetto clean`, the session start's cleanup (its lock held for good),
-    WorktreeRemove. Now that cwd is passed over (logged); the session stays live by its id."""
+    WorktreeRemove. Now that cwd is compared as written, never looked at (logged); the
+    session stays live by its id."""
     remote = tmp_path / "remote"
     hung_fuse(remote)
     proc = claude_in(tmp_path)
