@@ -1,6 +1,24 @@
 """Red team, round fourteen: the session-start cleanup, liveness and the removal core.
 
-(draft)
+Found and fixed (liveness): a Claude that goes on with a session its command line names by
+no id held nothing, so the month-old folder of that session went at another session's
+cleanup: `claude --continue` (`-c`, `-pc`, `claude -p --bare -c` from a script, which writes
+no sessions file and runs no hook) goes on with the newest conversation of its folder, and
+`claude --resume NAME` with the session titled NAME (`claude -n NAME`, `/rename`); a
+transcript vanishing while read dropped the whole folder's; a FIFO named like a transcript
+would have held the look for a title for ever (app/core/continued_sessions.py).
+
+Found and fixed (hangs): a remote mount that stopped answering (an `sshfs` whose host went
+away) held the cleanup for ever, its lock with it, so no session start cleaned again: a
+mount inside an old session folder (the measure looked at each mount point before asking
+whether it was one; the dashboard's breakdown too), inside a worktree or a clone there
+(`git status` walked into it, 120 s a call), a session working on one, a known project on
+one (every look at who is live made the cwd a real path; `.claude.json`'s project was asked
+whether it was a folder) (app/core/hung_mounts.py).
+
+What held: an old session folder pinned with `chattr +a` or `+i` between the judgement and
+the removal stays whole, journaled `failed`, and goes once unpinned; a `claude -c` in a
+subfolder of a checkout keeps its own folder's newest session beside the top's.
 """
 
 from __future__ import annotations
