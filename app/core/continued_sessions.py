@@ -65,9 +65,11 @@ def gone_on_with(pid: int, args: list[bytes], resumed: list[bytes]) -> list[str]
 def _slugs(cwd: str) -> list[str]:
     """The transcripts' folders of a Claude working in `cwd`: its own, and (started in a
     subfolder, or where another version looks) its checkout's top."""
+    from app.core.hung_mounts import reachable
     from app.core.paths import project_root_str, project_slug
 
-    return list(dict.fromkeys((project_slug(cwd), project_slug(project_root_str(cwd)))))
+    top = project_root_str(cwd) if reachable(cwd) else cwd  # never looked for on a dead `sshfs`
+    return list(dict.fromkeys((project_slug(cwd), project_slug(top))))
 
 
 def _transcripts(folder: str) -> list[tuple[float, str, str]]:

@@ -372,3 +372,25 @@ def test_a_known_project_on_a_hung_fuse_mount_holds_no_cleanup(
     done = run_cli("clean", "--json", timeout=40)
     assert done.returncode == 0, done.stderr
     assert not gone.exists()
+
+
+def test_a_claude_continuing_on_a_hung_fuse_mount_holds_no_cleanup(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None], tmp_path: Path,
+        claude_in: Callable[..., subprocess.Popen[bytes]]) -> None:
+    """HANG (fixed with the above). `claude -p --bare -c` started in a project on the `sshfs`
+    before its host went away: the folder its conversations are kept under was looked for by
+    its checkout's top, a look at the dead mount. Now its own folder's newest session is kept
+    and nothing there is looked at."""
+    remote = tmp_path / "devbox"
+    (remote / "api").mkdir(parents=True)
+    proc = claude_in(remote / "api", "-p", "--bare", "-c", "go on")
+    sid = str(uuid.uuid4())
+    _transcript(sandbox, remote / "api", sid, 40 * DAY)
+    kept = _old_folder(sandbox, paths.project_slug(str(remote / "api")), sid)
+    hung_fuse(remote)  # mounted over it after the Claude went in: its cwd is under the mount point
+    gone = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    done = run_cli("clean", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert not gone.exists()
+    assert kept.is_dir()
+    assert proc.poll() is None
