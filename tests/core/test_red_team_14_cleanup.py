@@ -394,3 +394,37 @@ def test_a_claude_continuing_on_a_hung_fuse_mount_holds_no_cleanup(
     assert not gone.exists()
     assert kept.is_dir()
     assert proc.poll() is None
+
+
+def test_the_hooks_of_a_local_session_never_wait_on_a_hung_fuse_mount(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None], tmp_path: Path,
+        claude_in: Callable[..., subprocess.Popen[bytes]]) -> None:
+    """Everything on the dead `sshfs` at once (a project in `.claude.json`, a session working
+    there, a `claude -c` in it) while a local session's hooks run as Claude runs them: each
+    returns at once, and the detached cleanup the session start leaves finishes."""
+    import time
+
+    from tests.support import run_hook
+
+    remote = tmp_path / "devbox"
+    (remote / "api").mkdir(parents=True)
+    claude_in(remote / "api", "-c")
+    other = claude_in(tmp_path)
+    hung_fuse(remote)
+    sandbox.write_session(str(other.pid), pid=other.pid, sessionId=str(uuid.uuid4()), cwd=str(remote / "api"),
+                          procStart=start_of(other.pid))
+    (sandbox.config / ".claude.json").write_text(json.dumps({"projects": {str(remote / "api"): {}}}))
+    project = make_repo(tmp_path / "local")
+    sid = str(uuid.uuid4())
+    gone = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    base = {"session_id": sid, "cwd": str(project), "transcript_path": str(tmp_path / "t.jsonl")}
+    for event, extra in [("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {"prompt": "hi"}),
+                         ("SessionEnd", {"reason": "other"})]:
+        began = time.monotonic()
+        done = run_hook({**base, "hook_event_name": event, **extra}, cwd=project, timeout=20)
+        assert done.returncode == 0, (event, done.stderr)
+        assert time.monotonic() - began < 5, event
+    deadline = time.monotonic() + 30
+    while gone.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not gone.exists()
