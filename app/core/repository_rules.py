@@ -77,8 +77,21 @@ def checkout_dirty(repo: Repository) -> bool:
 
 #: What git status says, and goes on, when it cannot open a folder (a path deeper than the
 #: system allows, a folder it may not read): files in there are in no list it prints.
-_BLIND = "could not open directory"
+_BLIND = "could not open directory '"
 _UNTRANSLATED = {"LC_ALL": "C"}
+
+
+def _blind_only_to_output(work_tree: str, said: str) -> bool:
+    """Whether every folder git status said it could not open lies in a regenerable folder
+    (a recursive copy into itself inside `node_modules`): what it holds does not count. Git
+    cuts a message at 4,095 characters, the path's end and its closing quote with it."""
+    for line in said.splitlines():
+        named = line.partition(_BLIND)[2]
+        parts = [p for p in (named.rpartition("'")[0] or named).split("/") if p] if _BLIND in line else None
+        if parts is not None and not any(p in REGENERABLE or tagged_cache(os.path.join(work_tree, *parts[:n + 1]))
+                                         for n, p in enumerate(parts[:64])):
+            return False
+    return True
 
 
 def _status(repo: Repository) -> str:
@@ -88,8 +101,8 @@ def _status(repo: Repository) -> str:
     # only its recorded commit counts (once moved aside, git could not look inside it anyway).
     done = git_run(["status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal",
                     "--ignore-submodules=dirty"], git_dir=repo.git_dir, work_tree=repo.work_tree, env=_UNTRANSLATED)
-    if not done.ok or _BLIND in done.stderr:  # a folder git could not open (too deep, unreadable): unsure
-        raise GitFailed(done.error)
+    if not done.ok or not _blind_only_to_output(repo.work_tree, done.stderr):
+        raise GitFailed(done.error)  # a folder git could not open (too deep, unreadable): unsure
     entries = status_entries(done.text)
     for code, entry in entries:  # a wholly untracked regenerable folder is output too
         if not (code == "!!" and (ignored_ok(repo.work_tree, entry) or copy_of_main(repo.git_dir, repo.work_tree, entry))
