@@ -184,8 +184,12 @@ def scandir(folder: Path) -> list[os.DirEntry[str]]:
 
 
 def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    """The entry's own stat; None (passed over) when it cannot be read, or is a remote mount
+    that does not answer (a look at it would wait for ever: app/core/hung_mounts.py)."""
+    from app.core.hung_mounts import reachable
+
     try:
-        return entry.stat(follow_symlinks=False)
+        return entry.stat(follow_symlinks=False) if reachable(entry.path) else None
     except OSError:
         return None
 

@@ -14,11 +14,13 @@ mount inside an old session folder (the measure looked at each mount point befor
 whether it was one; the dashboard's breakdown too), inside a worktree or a clone there
 (`git status` walked into it, 120 s a call), a session working on one, a known project on
 one (every look at who is live made the cwd a real path; `.claude.json`'s project was asked
-whether it was a folder) (app/core/hung_mounts.py).
+whether it was a folder), a `claude -c` working on one, one mounted on a session's folder
+itself (app/core/hung_mounts.py).
 
 What held: an old session folder pinned with `chattr +a` or `+i` between the judgement and
 the removal stays whole, journaled `failed`, and goes once unpinned; a `claude -c` in a
-subfolder of a checkout keeps its own folder's newest session beside the top's.
+subfolder of a checkout keeps its own folder's newest session beside the top's; a local
+session's hooks and its detached cleanup never wait on a dead `sshfs` holding all of the above.
 """
 
 from __future__ import annotations
@@ -428,3 +430,15 @@ def test_the_hooks_of_a_local_session_never_wait_on_a_hung_fuse_mount(
     while gone.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not gone.exists()
+
+
+def test_a_hung_fuse_mount_as_an_old_session_folder_itself_is_never_waited_on(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None]) -> None:
+    """HANG (fixed). The dead `sshfs` mounted on a session's folder itself: the cleanup's
+    look at each entry of Claude's temp folder waited on it for ever. It is passed over now
+    (nothing of it judged, nothing journaled), and the rest is cleaned."""
+    other = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    hung_fuse(sandbox.claude_tmp / "-srv-work" / str(uuid.uuid4()))
+    done = run_cli("clean", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert not other.exists()
