@@ -132,12 +132,12 @@ def gone_for_good(records: Mapping[str, object]) -> set[str]:
     from app.core.checkouts import folder_gone
     from app.core.in_flight import in_flight
 
-    missing = [key for key, entry in records.items() if folder_gone(key) is True and _project_here(entry)]
+    missing = [key for key, entry in records.items() if folder_gone(key) is True and project_here(entry)]
     # settled first: a killed removal's leftover that was never journaled is put back
     return {key for i, key in enumerate(missing) if not in_flight(key, settle=i == 0) and folder_gone(key) is True}
 
 
-def _project_here(entry: object) -> bool:
+def project_here(entry: object) -> bool:
     """Whether the project a record names is there (a record naming none: as if it were)."""
     from app.core.checkouts import folder_gone
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.core.checkout_identity import drop_record
+from app.core.checkout_identity import drop_record, project_here
 from app.core.checkouts import folder_gone, registry
 from app.core.log import log
 
@@ -101,11 +101,14 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
 def _already_gone(path: str, key: str | None, entries: dict[str, Any],
                   kept: Callable[[str, str], CheckoutRemoval]) -> CheckoutRemoval:
     """Nothing is at `path`: gone (its record, if any, dropped), unless another removal holds
-    the checkout in its trash, or `path` is a spelling (`<checkout>/missing/..`) that names no
-    folder while the checkout it resolves to is there: Claude would report a removal that
-    never happened, and its record would go."""
+    the checkout in its trash, its project is gone too (a drive not mounted now: it comes back
+    with it), or `path` is a spelling (`<checkout>/missing/..`) that names no folder while the
+    checkout it resolves to is there: Claude would report a removal that never happened, and
+    its record would go."""
     if key is not None and key != path and folder_gone(key) is not True:
         return kept("bad_input", "it names no folder, yet resolves to a checkout that is there")
+    if key is not None and not project_here(entries[key]):
+        return kept("not_removed", "its project is not there either (a drive not mounted?)")
     if _held_elsewhere(path):
         return kept("not_removed", "another removal is checking it")
     if key is not None:

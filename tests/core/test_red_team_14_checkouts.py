@@ -434,7 +434,8 @@ def test_the_record_of_a_checkout_on_a_drive_not_mounted_outlives_a_session_star
     x` made a checkout there. The drive is unmounted, and a session starts in another project:
     every record whose folder was gone was dropped as removed, so once the drive was back the
     checkout was unrecorded (its session's end released nothing, WorktreeRemove called it
-    `unknown`). Now a record whose project is gone too stays; one whose checkout the user
+    `unknown`); WorktreeRemove asked meanwhile answered "gone" and dropped it too. Now a record
+    whose project is gone too stays, and WorktreeRemove keeps it; one whose checkout the user
     removed while the project is there still goes."""
     import subprocess
     import sys
@@ -451,20 +452,24 @@ def test_the_record_of_a_checkout_on_a_drive_not_mounted_outlives_a_session_star
             (proj, {"hook_event_name": "WorktreeCreate", "name": "x", "session_id": "s1"}),
             (proj, {"hook_event_name": "WorktreeCreate", "name": "y", "session_id": "s1"}),
             (other, {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s2"}),
-            (other, {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s3"})]):
+            (other, {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s3"}),
+            (proj, {"hook_event_name": "WorktreeRemove", "session_id": "s1",
+                    "worktree_path": str(proj / ".claude" / "worktrees" / "x")})]):
         (tmp_path / f"in{n}.json").write_text(json.dumps({**payload, "cwd": str(cwd), "transcript_path": "/t"}))
         steps.append(f"{sys.executable} -P -m hooks < {tmp_path}/in{n}.json > {tmp_path}/out{n} 2>&1")
     script = " && ".join([
         f"mount --bind {disk} {usb}", steps[0], steps[1],
         f"git -C {proj} worktree remove {proj}/.claude/worktrees/y",  # the user's own removal
-        f"umount {usb}", steps[2],  # the drive away: a session starts elsewhere
+        f"umount {usb}", steps[2],  # the drive away: a session starts elsewhere, x's asks it gone
+        f"{steps[4]}; echo $? > {tmp_path}/removed",
         f"mount --bind {disk} {usb}", steps[3]])  # back, and another session starts
     run = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                          check=False, env=dict(os.environ))
     if run.returncode != 0 and "mount" in run.stderr:
         pytest.skip(f"no bind mount here: {run.stderr.strip()}")
-    assert run.returncode == 0, (run.stderr, [(tmp_path / f"out{n}").read_text() for n in range(4)])
+    assert run.returncode == 0, (run.stderr, [(tmp_path / f"out{n}").read_text() for n in range(5)])
 
+    assert (tmp_path / "removed").read_text().strip() == "1"  # not "gone": it comes back with the drive
     assert set(checkouts.registry()) == {str(proj / ".claude" / "worktrees" / "x")}
     assert (disk / "proj" / ".claude" / "worktrees" / "x" / "README.md").exists()
 
