@@ -20,6 +20,7 @@ from app.core import unique_refs as refs
 from app.core.git import GitFailed, status_entries
 from app.core.git import output as git
 from app.core.git import run as git_run
+from app.core.gone_remotes import held_remotes
 from app.core.main_copy import copy_of_main
 from app.core.secret_files import SECRET_PATTERNS
 from app.core.secret_files import installed as _installed
@@ -194,8 +195,8 @@ def repo_unmerged(repo: Repository) -> bool:
     left behind on a detached HEAD that no remote-tracking branch holds; tags are judged
     apart. A bare repository has no remote-tracking branches: any commit counts (it may be
     the folder others push to, the only copy). Raises GitFailed."""
-    out = git(["rev-list", "--max-count=1", "--ignore-missing", *refs.NOT_OURS, "--all", "--not", "--remotes"],
-              git_dir=repo.git_dir)
+    out = git(["rev-list", "--max-count=1", "--ignore-missing", *refs.NOT_OURS, "--all", "--not",
+               *held_remotes(repo.git_dir)], git_dir=repo.git_dir)  # a gone local remote holds nothing
     return bool(out.strip()) or refs.tag_unmerged(repo.git_dir) or refs.held_only_here(repo.git_dir)
 
 
@@ -229,7 +230,7 @@ def unmerged_commit(rev: str, own_branch: str | None, *, git_dir: str | None = N
     args = ["rev-list", "--max-count=1", rev, *(refs.OWN_REFS if rev == "HEAD" else ()), "--not"]
     if own_branch and own_branch != "HEAD":
         args.append(f"--exclude={own_branch}")
-    args += ["--branches", "--remotes"]
+    args += ["--branches", *(held_remotes(git_dir) if git_dir else ["--remotes"])]
     return bool(git(args, git_dir=git_dir, cwd=cwd).strip())
 
 

@@ -45,7 +45,9 @@ def tag_unmerged(git_dir: str) -> bool:
     born = _born(git_dir)
     if born is not None:
         args.append(f"--max-age={born}")  # older commits came with the clone
-    args += ["--not", "--remotes"]
+    from app.core.gone_remotes import held_remotes
+
+    args += ["--not", *held_remotes(git_dir)]
     return bool(git(args, git_dir=git_dir).strip())
 
 

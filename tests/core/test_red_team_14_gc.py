@@ -14,7 +14,9 @@ Misses fixed:
 - a copy whose source was replaced by a link into it was judged `would_remove` (only the
   removal's last check kept it);
 - a user's tool installed editable from a temp folder by pipx or uv (its venv kept apart in the
-  home) did not keep it.
+  home) did not keep it;
+- a repository made in a temp folder and pushed to a local remote that is gone since read as
+  pushed, and went with the only copy of its commits.
 Held: a folder bind-mounted in a container's mount namespace, a file mapped after its close, a
 bare repository the user's clone pushes to."""
 
@@ -287,3 +289,36 @@ def test_a_users_tool_installed_editable_from_a_temp_folder_keeps_it(sandbox: Sa
                         / "easy-install.pth").read_text()
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+# --- a repository made in a temp folder, pushed to a local remote that went ---------------------------
+
+
+@pytest.mark.parametrize("how", ["removed", "drive unplugged"])
+def test_a_temp_repository_whose_local_remote_is_gone_is_kept(sandbox: SandboxEnv, how: str) -> None:
+    """`cd "$d" && git init && ... && git commit`, then `git remote add origin ~/backups/notes.git &&
+    git push -u origin main`: its commits are on `origin/main`, so they read as pushed. The
+    backup was removed since (or lies on a drive not mounted now): `origin/main` is only git's
+    memory of it, and the temp folder holds the only copy reachable. It went a week later. A
+    remote whose url is a local path that is gone holds nothing."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    backup = sandbox.home / ("backups" if how == "removed" else "usb-drive") / "notes.git"
+    git(sandbox.home, "init", "-q", "--bare", "-b", "main", str(backup))
+    call(f"cd {folder} && git init -q -b main && echo hi > notes.md && git add notes.md && git commit -q -m n && "
+         f"git remote add origin {backup} && git push -q -u origin main", project)
+    shutil.rmtree(backup.parent if how == "drive unplugged" else backup)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "unmerged"), entries
+
+
+def test_a_temp_repository_pushed_to_a_local_remote_still_there_goes(sandbox: SandboxEnv) -> None:
+    """(Held.) The same with the backup still there: pushed, nothing only here; it goes by age."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    backup = sandbox.home / "backups" / "notes.git"
+    git(sandbox.home, "init", "-q", "--bare", "-b", "main", str(backup))
+    call(f"cd {folder} && git init -q -b main && echo hi > notes.md && git add notes.md && git commit -q -m n && "
+         f"git remote add origin {backup} && git push -q -u origin main", project)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries

@@ -1,0 +1,45 @@
+"""The remote-tracking branches that still stand for a copy elsewhere.
+
+A commit counts as pushed when a remote-tracking branch holds it (`refs/remotes/origin/main`).
+That branch is only git's memory of what the remote had at the last fetch or push: when the
+remote is a local path (`git remote add backup ~/backups/notes.git`, a repository made with
+`git init` in a temp folder and pushed there) and that path is gone, the memory is all that is
+left, and the repository holding it has the only copy of those commits. So the remotes whose url
+is a local path that no longer exists are left out of "held by a remote" (`held_remotes`); a
+network url or a path that is there counts as before (a drive not mounted: its path is gone,
+and keeping is the safe side).
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def held_remotes(git_dir: str) -> list[str]:
+    """The `git rev-list` arguments naming the remote-tracking branches that still hold their
+    commits somewhere: `--remotes`, after an `--exclude` for each remote whose url is a local
+    path that is gone. Read from the repository's config (its common dir for a linked worktree)."""
+    return [*(f"--exclude={name}/*" for name in _gone(git_dir)), "--remotes"]  # relative to refs/remotes/
+
+
+def _gone(git_dir: str) -> list[str]:
+    from app.core.repository_rules import small_text
+
+    common = small_text(os.path.join(git_dir, "commondir"), 4096).strip()
+    config = os.path.join(os.path.join(git_dir, common) if common else git_dir, "config")
+    gone: list[str] = []
+    name = None
+    for line in small_text(config).splitlines():
+        text = line.strip()
+        if text.startswith("["):  # `[remote "backup"]`; any other section ends the remote's
+            head, _, rest = text[1:].partition(" ")
+            name = rest.rstrip("]").strip().strip('"') if head.lower() == "remote" and rest else None
+            continue
+        key, eq, value = text.partition("=")
+        if name is None or not eq or key.strip().lower() != "url":
+            continue
+        url = value.strip().strip('"')
+        url = url[len("file://"):] if url.startswith("file://") else url
+        if url.startswith("/") and not os.path.exists(url) and "*" not in name:
+            gone.append(name)
+    return gone
