@@ -442,3 +442,28 @@ def test_a_hung_fuse_mount_as_an_old_session_folder_itself_is_never_waited_on(
     done = run_cli("clean", "--json", timeout=40)
     assert done.returncode == 0, done.stderr
     assert not other.exists()
+
+
+def test_gc_never_waits_on_a_hung_fuse_mount_inside_an_old_output(
+        sandbox: SandboxEnv, hung_fuse: Callable[[Path], None]) -> None:
+    """(Held, with the measure's fix above.) `claudetto gc` on an old recorded output with the
+    dead `sshfs` inside, and a clone holding another: it returns, keeps both, and takes an old
+    output beside them."""
+    from tests.support import add_record
+
+    out = sandbox.user_tmp / "tmp.Hung1"
+    (out / "data").mkdir(parents=True)
+    hung_fuse(out / "data" / "remote")
+    clone = make_repo(sandbox.user_tmp / "tmp.Hung2")
+    hung_fuse(clone / "remote")
+    plain = sandbox.user_tmp / "tmp.Plain"
+    plain.mkdir()
+    (plain / "x.txt").write_text("x\n")
+    for path in (out / "data", out, clone, plain / "x.txt", plain):
+        set_mtime(path, 10 * DAY)
+    for path in (out, clone, plain):
+        add_record("s-old", path)
+    done = run_cli("gc", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert out.is_dir() and clone.is_dir()
+    assert not plain.exists(), done.stdout
