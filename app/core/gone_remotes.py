@@ -5,9 +5,9 @@ That branch is only git's memory of what the remote had at the last fetch or pus
 remote is a local path (`git remote add backup ~/backups/notes.git`, a repository made with
 `git init` in a temp folder and pushed there) and that path is gone, the memory is all that is
 left, and the repository holding it has the only copy of those commits. So the remotes whose url
-is a local path that no longer exists are left out of "held by a remote" (`held_remotes`); a
-network url or a path that is there counts as before (a drive not mounted: its path is gone,
-and keeping is the safe side).
+is a local path that no longer exists, or no longer holds what they say it had (made anew, reset
+past it), are left out of "held by a remote" (`held_remotes`); a network url counts as before (a
+drive not mounted: its path is gone, and keeping is the safe side).
 """
 
 from __future__ import annotations
@@ -40,6 +40,21 @@ def _gone(git_dir: str) -> list[str]:
             continue
         url = value.strip().strip('"')
         url = url[len("file://"):] if url.startswith("file://") else url
-        if url.startswith("/") and not os.path.exists(url) and "*" not in name:
+        if url.startswith("/") and "*" not in name and (not os.path.exists(url) or not _holds(git_dir, name, url)):
             gone.append(name)
     return gone
+
+
+def _holds(git_dir: str, name: str, url: str) -> bool:
+    """Whether the local repository at `url` still reaches every commit the remote-tracking
+    branches of `name` say it had (made anew with `rm -rf` and `git init --bare`, or reset past
+    them since: it does not; git failing: it does not)."""
+    from app.core import git
+    from app.core.source_emptied import repository_of
+
+    tips = git.run(["for-each-ref", "--format=%(objectname)", f"refs/remotes/{name}/"], git_dir=git_dir)
+    if not tips.ok:
+        return False
+    shas = list(dict.fromkeys(tips.text.split()))
+    lost = git.run(["rev-list", "--max-count=1", *shas, "--not", "--all"], git_dir=repository_of(url)) if shas else None
+    return lost is None or lost.ok and not lost.text.strip()

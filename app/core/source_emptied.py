@@ -74,7 +74,7 @@ def clone_held(copy: str, source: str) -> bool | None:
     urls = [url[len("file://"):] if url.startswith("file://") else url for url in urls]
     if not any(url.startswith("/") and os.path.realpath(url) == os.path.realpath(source) for url in urls):
         return None
-    theirs = _git_dir(source)
+    theirs = repository_of(source)
     refs = git.run(["for-each-ref", "--format=%(objectname)"], git_dir=own)
     if not refs.ok:
         return False
@@ -100,7 +100,7 @@ def in_no_commit(copy: str, source: str, names: list[str]) -> list[str]:
     head = git.run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], git_dir=own)
     if not head.ok or not head.text.strip():
         return names
-    lost = git.run(["rev-list", "--max-count=1", head.text.strip(), "--not", "--all"], git_dir=_git_dir(source))
+    lost = git.run(["rev-list", "--max-count=1", head.text.strip(), "--not", "--all"], git_dir=repository_of(source))
     if not lost.ok or lost.text.strip():
         return names
     specs = [":(literal)" + name for name in names]
@@ -127,7 +127,7 @@ def _cloned_from(git_dir: str) -> str:
     return said[len("clone: from "):].strip() if said.startswith("clone: from ") else ""
 
 
-def _git_dir(source: str) -> str:
+def repository_of(source: str) -> str:
     """The repository of the folder `source`: its `.git` folder, the one its `.git` file names (a
     linked worktree, a submodule, `--separate-git-dir`), or the folder itself (bare)."""
     own = os.path.join(source, ".git")

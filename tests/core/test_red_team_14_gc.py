@@ -294,13 +294,14 @@ def test_a_users_tool_installed_editable_from_a_temp_folder_keeps_it(sandbox: Sa
 # --- a repository made in a temp folder, pushed to a local remote that went ---------------------------
 
 
-@pytest.mark.parametrize("how", ["removed", "drive unplugged"])
+@pytest.mark.parametrize("how", ["removed", "drive unplugged", "made anew"])
 def test_a_temp_repository_whose_local_remote_is_gone_is_kept(sandbox: SandboxEnv, how: str) -> None:
     """`cd "$d" && git init && ... && git commit`, then `git remote add origin ~/backups/notes.git &&
     git push -u origin main`: its commits are on `origin/main`, so they read as pushed. The
-    backup was removed since (or lies on a drive not mounted now): `origin/main` is only git's
-    memory of it, and the temp folder holds the only copy reachable. It went a week later. A
-    remote whose url is a local path that is gone holds nothing."""
+    backup was removed since (or lies on a drive not mounted now, or was made anew empty):
+    `origin/main` is only git's memory of it, and the temp folder holds the only copy. It went a
+    week later. A remote whose url is a local path that is gone, or no longer holds what its
+    remote-tracking branches say, holds nothing."""
     project = pushed_project(sandbox.home)
     folder = Path(call("mktemp -d", project).strip())
     backup = sandbox.home / ("backups" if how == "removed" else "usb-drive") / "notes.git"
@@ -308,6 +309,8 @@ def test_a_temp_repository_whose_local_remote_is_gone_is_kept(sandbox: SandboxEn
     call(f"cd {folder} && git init -q -b main && echo hi > notes.md && git add notes.md && git commit -q -m n && "
          f"git remote add origin {backup} && git push -q -u origin main", project)
     shutil.rmtree(backup.parent if how == "drive unplugged" else backup)
+    if how == "made anew":  # `rm -rf ~/backups/notes.git && git init --bare ~/backups/notes.git`
+        git(sandbox.home, "init", "-q", "--bare", "-b", "main", str(backup))
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "unmerged"), entries
 
