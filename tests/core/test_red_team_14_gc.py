@@ -15,8 +15,8 @@ Misses fixed:
   removal's last check kept it);
 - a user's tool installed editable from a temp folder by pipx or uv (its venv kept apart in the
   home) did not keep it;
-- a repository made in a temp folder and pushed to a local remote that is gone since read as
-  pushed, and went with the only copy of its commits.
+- a repository made in a temp folder and pushed to a local remote that is gone since (or made
+  anew) read as pushed, and went with the only copy of its commits.
 Held: a folder bind-mounted in a container's mount namespace, a file mapped after its close, a
 bare repository the user's clone pushes to."""
 
