@@ -5,9 +5,11 @@ The guess (app/core/mktemp.py) takes the entries that fit a call only when exact
 fit as the calls ran: counted once, five fresh folders never fit one call, and the
 session's five throwaway folders were kept for ever. A `for` over literal words runs once
 per word. Any other loop (`while`, `until`, `select`, a `for` over a glob, a variable, a
-substitution or a brace expansion, C-style `for ((...))`) runs an unknown number of times:
-it multiplies nothing, so a call inside it counts once, as it always did (one entry fitting
-is taken, several are not: when unsure, nothing is recorded).
+substitution or a brace expansion, C-style `for ((...))`) runs an unknown number of times,
+none included; so do an `if` or `case` branch and a shell function's body: a call inside one
+is marked `maybe` (`count`), and the guess looks for none of its template (a call that never
+ran was counted, and another program's folder of those seconds fit it: when unsure, nothing
+is recorded).
 
 Loaded with the command reader, only for commands holding a trigger word.
 """
