@@ -301,6 +301,7 @@ def test_session_end_for_good_marks_the_session_ended(sandbox: SandboxEnv, repo:
     target = made(repo, "bold-oak-a3f2")
     end_session(target, "resume")
     end_session(target, "prompt_input_exit")
+    # an ending for good is marked by the detached release, a process of its own beside the sweep
+    assert wait_for(lambda: registry(sandbox)[str(target)]["sessions"] == {SID: False})
     entry = registry(sandbox)[str(target)]
-    assert entry["sessions"] == {SID: False}
     assert "handover" not in entry
