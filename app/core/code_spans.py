@@ -66,6 +66,8 @@ class CodeSpans:
             index = closer + 1
 
     def sub(self, repl: str | Callable[[Span], str], text: str) -> str:
+        if "`" not in text:
+            return text  # most lines: no span, and no generator to start
         parts: list[str] = []
         at = 0
         for span in self.finditer(text):
