@@ -65,7 +65,11 @@ def build_plugin_env(base: str, env: dict[str, str]) -> str:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("runs", nargs="?", type=int, default=40, help="runs of each case (default 40)")
+    runs = parser.parse_args().runs
     base = tempfile.mkdtemp(prefix="claudetto-bench-")
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDETTO_", "CLAUDE_PLUGIN_"))}

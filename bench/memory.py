@@ -97,7 +97,11 @@ def interleaved(cases: list[tuple[list[str], bytes]], env: dict[str, str], runs:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("runs", nargs="?", type=int, default=20, help="runs of each case (default 20)")
+    runs = parser.parse_args().runs
     files = int(os.environ.get("CLAUDETTO_BENCH_FILES", "5000"))
     count = int(os.environ.get("CLAUDETTO_BENCH_MEMORY", "200"))
     base = tempfile.mkdtemp(prefix="claudetto-bench-memory-")
