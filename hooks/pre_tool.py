@@ -1,7 +1,7 @@
 """PreToolUse: the write lint of Claude's project memory (app/core/memory_lint.py).
 
 Registered for Write, Edit and MultiEdit. Memory lives at `<config>/projects/<slug>/memory/`,
-so a write whose path (or, for a `.md` file, its folder with symlinks resolved) does not hold
+so a write whose path (or, for a `.md` file, its real path with symlinks resolved) does not hold
 both `/projects/` and `/memory/` is let through right here, before anything is imported:
 that is nearly every write, and it must cost no more than reading the payload."""
 
@@ -21,14 +21,15 @@ def handle(payload: dict[str, object]) -> int:
         cwd = payload.get("cwd")
         path = f"{cwd}/{path}" if isinstance(cwd, str) else path
     if "/memory/" not in path or "/projects/" not in path:
-        # A symlinked folder can lead into memory under another name (`~/notes` -> the memory
-        # folder). Memory files are `.md`: only such a write pays for resolving its folder,
-        # a few lstat calls and no import (os is loaded with the interpreter).
+        # A symlinked folder, or the file itself as a link, can lead into memory under another
+        # name (`~/notes` -> the memory folder). Memory files are `.md`: only such a write pays
+        # for resolving its path, a few lstat calls and no import (os is loaded with the
+        # interpreter).
         if not path.lower().endswith(".md"):
             return 0
         import os
 
-        real = os.path.realpath(os.path.dirname(path)) + "/"
+        real = os.path.realpath(path)
         if "/memory/" not in real or "/projects/" not in real:
             return 0
     from app.core.memory_lint import lint_write

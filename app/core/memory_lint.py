@@ -263,6 +263,9 @@ def lint_write(payload: dict[str, Any]) -> str | None:
     if path is None:
         return None
     folder = memory_folder_of(path)
+    if folder is None and os.path.islink(path):  # a link elsewhere into memory: the write lands there
+        path = os.path.realpath(path)
+        folder = memory_folder_of(path)
     if folder is None or not path.lower().endswith(".md"):
         return None
     old = _current(path)

@@ -196,6 +196,22 @@ def test_a_symlinked_config_folder_is_still_memory(sandbox: SandboxEnv, tmp_path
     assert reason is not None and "there is no frontmatter" in reason
 
 
+def test_a_link_elsewhere_to_a_memory_file_is_judged_as_that_file(sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """`~/notes/build.md -> <memory>/build.md`: the Write lands in memory (it follows the
+    link), so it is judged there; a link to a file outside memory stays unjudged."""
+    target = memory_dir() / "build.md"
+    target.write_text(GOOD)
+    link = tmp_path / "build.md"
+    link.symlink_to(target)
+    reason = write(link, "no frontmatter\n")
+    assert reason is not None and "there is no frontmatter" in reason
+    assert write(link, GOOD) is None
+    elsewhere = tmp_path / "plain.md"
+    elsewhere.write_text("x\n")
+    (tmp_path / "plain-link.md").symlink_to(elsewhere)
+    assert write(tmp_path / "plain-link.md", "no frontmatter\n") is None
+
+
 def test_a_relative_path_is_taken_from_the_payload_cwd(sandbox: SandboxEnv) -> None:
     folder = memory_dir()
     reason = pre_tool("Write", {"file_path": "x.md", "content": "no frontmatter\n"}, cwd=folder)
