@@ -130,6 +130,16 @@ def make_repo(path: Path, *, files: dict[str, str] | None = None) -> Path:
     return path
 
 
+def pushed_repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    """`tmp_path/proj`, a repository of `files` pushed to its remote `tmp_path/origin.git`."""
+    proj = make_repo(tmp_path / "proj", files=files)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(proj, "remote", "add", "origin", str(origin))
+    git(proj, "push", "-q", "-u", "origin", "main")
+    return proj
+
+
 def _init_repo(path: Path, files: dict[str, str]) -> None:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")

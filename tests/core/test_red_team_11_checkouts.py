@@ -30,7 +30,7 @@ import pytest
 from app.core import paths, worktrees
 from tests.hooks import test_checkouts
 from tests.hooks.test_checkouts import Claude, registry, released, wait_for
-from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+from tests.support import SandboxEnv, git, make_repo, pushed_repo, run_cli, run_hook, set_mtime
 
 claudes = test_checkouts.claudes  # a real process standing in for Claude, its sessions file naming it
 
@@ -41,12 +41,7 @@ PERIOD = 30 * 86_400
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project pushed to its remote, with no `.gitignore` at all."""
-    proj = make_repo(tmp_path / "proj", files={"README.md": "x\n"})
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(origin))
-    git(proj, "remote", "add", "origin", str(origin))
-    git(proj, "push", "-q", "-u", "origin", "main")
-    return proj
+    return pushed_repo(tmp_path, {"README.md": "x\n"})
 
 
 def worktree(proj: Path, name: str, *, detach: bool = False) -> Path:

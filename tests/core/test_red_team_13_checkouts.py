@@ -30,7 +30,15 @@ from typing import Any
 import pytest
 
 from app.core import checkouts, worktrees
-from tests.support import ended_session_checkout, git, make_repo, run_cli, run_hook, set_mtime
+from tests.support import (
+    ended_session_checkout,
+    git,
+    make_repo,
+    pushed_repo,
+    run_cli,
+    run_hook,
+    set_mtime,
+)
 
 OLD = 40 * 86_400
 PERIOD = 30 * 86_400
@@ -39,12 +47,7 @@ PERIOD = 30 * 86_400
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project pushed to its remote, ignoring node_modules."""
-    proj = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(origin))
-    git(proj, "remote", "add", "origin", str(origin))
-    git(proj, "push", "-q", "-u", "origin", "main")
-    return proj
+    return pushed_repo(tmp_path, {"README.md": "x\n", ".gitignore": "node_modules/\n"})
 
 
 def worktree(proj: Path, name: str, *extra: str) -> Path:

@@ -34,11 +34,13 @@ from app.core.claude_process import start_of
 from app.core.earlier_sessions import FILE_NAME, places
 from tests.core.test_other_configs import other_claude
 from tests.core.test_red_team_6_removal import AS_A_USER, as_a_user_works
+from tests.core.test_red_team_9_removal import clean_json
 from tests.core.test_red_team_10_liveness import settled
 from tests.core.test_red_team_11_cleanup import Headless
 from tests.hooks.test_checkouts import Claude
-from tests.support import SandboxEnv, git, make_repo, run_cli, set_mtime
+from tests.support import SandboxEnv, git, make_repo, set_mtime
 
+_clean = clean_json  # `claudetto clean --json`, its report
 DAY = 86_400
 
 
@@ -50,13 +52,6 @@ def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DA
     for path in (folder / "tasks" / "b1.output", folder / "tasks", folder):
         set_mtime(path, age_s)
     return folder
-
-
-def _clean() -> dict[str, object]:
-    done = run_cli("clean", "--json")
-    assert done.returncode == 0, done.stderr
-    report: dict[str, object] = json.loads(done.stdout)
-    return report
 
 
 def _journaled(path: Path) -> list[str]:

@@ -37,8 +37,10 @@ import pytest
 
 from app.core import paths
 from app.core.claude_process import start_of
+from tests.core.test_red_team_9_removal import clean_json
 from tests.support import SandboxEnv, make_repo, run_cli, set_mtime
 
+_clean = clean_json  # `claudetto clean --json`, its report
 DAY = 86_400
 
 
@@ -50,13 +52,6 @@ def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DA
     for path in (folder / "scratchpad" / "notes.md", folder / "scratchpad", folder):
         set_mtime(path, age_s)
     return folder
-
-
-def _clean() -> dict[str, object]:
-    done = run_cli("clean", "--json")
-    assert done.returncode == 0, done.stderr
-    report: dict[str, object] = json.loads(done.stdout)
-    return report
 
 
 @pytest.fixture
