@@ -44,12 +44,13 @@ _clean = clean_json  # `claudetto clean --json`, its report
 DAY = 86_400
 
 
-def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DAY) -> Path:
-    """`claude-<uid>/<slug>/<sid>/tasks/b1.output`, all `age_s` old."""
+def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DAY,
+                inner: tuple[str, str, str] = ("tasks", "b1.output", "build log\n")) -> Path:
+    """`claude-<uid>/<slug>/<sid>/tasks/b1.output` (`inner`: folder, file, text), all `age_s` old."""
     folder = sandbox.claude_tmp / slug / sid
-    (folder / "tasks").mkdir(parents=True)
-    (folder / "tasks" / "b1.output").write_text("build log\n")
-    for path in (folder / "tasks" / "b1.output", folder / "tasks", folder):
+    (folder / inner[0]).mkdir(parents=True)
+    (folder / inner[0] / inner[1]).write_text(inner[2])
+    for path in (folder / inner[0] / inner[1], folder / inner[0], folder):
         set_mtime(path, age_s)
     return folder
 

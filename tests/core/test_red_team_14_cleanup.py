@@ -38,6 +38,7 @@ import pytest
 from app.core import paths
 from app.core.claude_process import start_of
 from tests.core.test_red_team_9_removal import clean_json
+from tests.core.test_red_team_13_cleanup import _old_folder as old_session_folder
 from tests.support import SandboxEnv, make_repo, run_cli, set_mtime
 
 _clean = clean_json  # `claudetto clean --json`, its report
@@ -46,12 +47,7 @@ DAY = 86_400
 
 def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DAY) -> Path:
     """`claude-<uid>/<slug>/<sid>/scratchpad/notes.md`, all `age_s` old."""
-    folder = sandbox.claude_tmp / slug / sid
-    (folder / "scratchpad").mkdir(parents=True)
-    (folder / "scratchpad" / "notes.md").write_text("plan of the migration\n")
-    for path in (folder / "scratchpad" / "notes.md", folder / "scratchpad", folder):
-        set_mtime(path, age_s)
-    return folder
+    return old_session_folder(sandbox, slug, sid, age_s, ("scratchpad", "notes.md", "plan of the migration\n"))
 
 
 @pytest.fixture
