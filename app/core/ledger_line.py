@@ -31,11 +31,11 @@ def shown(text: str) -> str:
             text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         except UnicodeEncodeError:  # a surrogate no file name can hold: each one on its own
             text = "".join(_shown_char(c) for c in text)
-    return "".join(repr(c)[1:-1] if c in _BREAKING or c < " " or "\x7f" <= c <= "\x9f" else c for c in text)
+    return "".join(repr(c)[1:-1] if c in BREAKING or c < " " or "\x7f" <= c <= "\x9f" else c for c in text)
 
 
 # line and paragraph separators, and the bidi embeddings, overrides and isolates
-_BREAKING = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+BREAKING = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _shown_char(c: str) -> str:

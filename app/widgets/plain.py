@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from app.core.ledger_line import BREAKING
+
 # C0 controls and DEL as their control pictures; C1 controls (a terminal reads some of them
-# as escapes) as the replacement character
-_VISIBLE = {c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421} | dict.fromkeys(range(0x80, 0xA0), 0xFFFD)
+# as escapes), line and paragraph separators and bidi overrides (which start a line or reorder
+# what follows, so a name would read as another) as the replacement character: one character
+# for one, so a styled cell's spans still cover theirs
+_VISIBLE = ({c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421} | dict.fromkeys(range(0x80, 0xA0), 0xFFFD)
+            | dict.fromkeys(map(ord, BREAKING), 0xFFFD))
 _LINES = {c: v for c, v in _VISIBLE.items() if c != 0x0A}
 
 

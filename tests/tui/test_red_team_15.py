@@ -1,0 +1,141 @@
+"""The dashboard's approve-and-remove attacked a fifteenth time.
+
+Found and fixed: a folder whose name holds a right-to-left override (U+202E) or a line
+separator (U+2028) was shown in the row and the question as it is: the override reorders what
+follows it on a terminal that draws bidi text (`tmp.` + U+202E + `txt.exe` reads `tmp.exe.txt`)
+and a separator may start a line of its own. Now each shows as the replacement character, as a
+C1 control does; the ledger and the command line escape the same characters.
+
+Real sandbox, real folders, the pilot. Docstrings marked (Held.) passed at once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from app.sandbox import Sandbox
+from app.screens.confirm import ConfirmModal
+from app.screens.outputs import OutputsScreen
+from app.tui import ClaudettoApp
+from tests.support import add_record
+from tests.tui.conftest import answer, goto, settle, wait_for
+from tests.tui.test_red_team_11_dashboard import outputs_rows, work_text
+
+SIZE = (120, 36)
+
+
+def make_app(box: Sandbox) -> ClaudettoApp:
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
+
+
+BIDI = "tmp.\u202etxt.exe\u2028  1.0 GiB  kept  \u2066notes\u2069"
+
+
+async def test_a_name_with_a_bidi_override_or_line_separator_is_shown_in_one_order_on_one_line(
+        box: Sandbox) -> None:
+    """LOSS of what the question says (fixed). An old recorded output whose name holds U+202E,
+    U+2028 and an isolate: the question drew them as they are, so the name read reordered and a
+    separator could draw a line that looks like one more item. Now the row and the question
+    show none of them, and the yes removes that folder, never its neighbour."""
+    odd = box.user_tmp / BIDI
+    odd.mkdir()
+    (odd / "blob.bin").write_bytes(b"b" * 20_000)
+    plain = box.user_tmp / "tmp.exe.txt"
+    plain.mkdir()
+    (plain / "mine.txt").write_text("the user's\n")
+    add_record("0e5d0c6a-1111-4222-8333-944455556677", odd, kind="temp")
+    old = box.now - 40 * 86400
+    for folder in (odd, plain):
+        os.utime(folder, (old, old))
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        assert table.move_to(f"gc:{odd}")
+        row = " ".join(cell.plain for cell in table.get_row(f"gc:{odd}"))
+        assert not set(row) & set("\u202e\u2028\u2066\u2069"), repr(row)
+        await pilot.pause()
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        shown = str(app.screen.query_one("#body").render())
+        assert "txt.exe" in shown and not set(shown) & set("\u202e\u2028\u2066\u2069"), repr(shown)
+        await answer(pilot, "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
+        line = work_text(app)
+    assert not set(line) & set("\u202e\u2028\u2066\u2069"), repr(line)
+    assert not odd.exists(), line
+    assert (plain / "mine.txt").read_text() == "the user's\n"
+
+
+async def test_a_sweep_answered_after_claudetto_gc_ran_in_another_terminal_removes_nothing_new(
+        box: Sandbox) -> None:
+    """(Held.) `s` on Outputs asks about the full sweep; before the yes, `claudetto gc` runs in
+    another terminal and removes those same outputs, and the user makes a folder of their own
+    under one of the names. The yes removes nothing more: the user's folder stays (it is not
+    what was asked about), no traceback, and each path is journaled removed once."""
+    import json
+
+    from tests.support import run_cli
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "outputs")
+        await settle(pilot, app)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), timeout=60)
+        asked = str(app.screen.query_one("#body").render())
+        other = run_cli("gc", "--json")
+        assert other.returncode == 0 and "Traceback" not in other.stderr, other.stderr
+        gone = [e["path"] for e in json.loads(other.stdout)["entries"] if e["status"] == "removed"]
+        assert gone, other.stdout
+        mine = Path(gone[0])
+        mine.mkdir()
+        (mine / "notes.txt").write_text("the user's\n")
+        await answer(pilot, "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working, timeout=60)
+        await pilot.pause(0.3)
+        line = work_text(app)
+    assert (mine / "notes.txt").read_text() == "the user's\n", (asked, line)
+    assert "Traceback" not in line
+    journal = box.state / "journal.jsonl"
+    removed = [json.loads(x).get("path") for x in journal.read_text().splitlines() if x.strip()]
+    assert all(removed.count(p) == 1 for p in gone), removed
+
+
+async def test_a_question_shrunk_to_20x8_and_back_removes_only_what_it_listed(box: Sandbox) -> None:
+    """(Held.) Two marked rows, `d`, then the window is dragged to 20x8 and back while the
+    question is open: no traceback, each line of the list is still one item (a path that does
+    not fit is cut, never wrapped into a line that reads as another item), the question is
+    still the one asked, and the yes removes those two and nothing else."""
+    from tests.tui.test_red_team_11_dashboard import journal_lines
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    copy = box.user_tmp / "webshop-copy"
+    before = sorted(p.name for p in box.user_tmp.iterdir())
+    earlier = len(journal_lines(box))
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        for path in (build_cache, copy):
+            assert table.move_to(f"gc:{path}")
+            await pilot.pause()
+            await pilot.press("space")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        modal = app.screen
+        assert isinstance(modal, ConfirmModal)
+        await pilot.resize_terminal(20, 8)
+        await pilot.pause(0.2)
+        small = modal.body
+        assert app.screen is modal
+        listed = [ln for ln in small.splitlines() if ln.startswith("  ") and "KiB" in ln or "MiB" in ln]
+        assert len([ln for ln in small.splitlines() if "BuildCache" in ln or "copy" in ln]) >= 2, small
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause(0.2)
+        await answer(pilot, "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in work_text(app), timeout=60)
+        line = work_text(app)
+    assert listed, small
+    assert sorted(p.name for p in box.user_tmp.iterdir()) == sorted(set(before) - {build_cache.name, copy.name}), line
+    went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
+    assert sorted(went) == sorted([str(build_cache), str(copy)])
