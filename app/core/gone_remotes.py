@@ -26,7 +26,8 @@ def _gone(git_dir: str) -> list[str]:
     from app.core.repository_rules import small_text
 
     common = small_text(os.path.join(git_dir, "commondir"), 4096).strip()
-    config = os.path.join(os.path.join(git_dir, common) if common else git_dir, "config")
+    common_path = os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
+    config = os.path.join(common_path, "config")
     gone: list[str] = []
     name = None
     for line in small_text(config).splitlines():
@@ -39,10 +40,21 @@ def _gone(git_dir: str) -> list[str]:
         if name is None or not eq or key.strip().lower() != "url":
             continue
         url = value.strip().strip('"')
-        url = url[len("file://"):] if url.startswith("file://") else url
+        url = url[len("file://"):] if url.startswith("file://") else _absolute(url, common_path)
         if url.startswith("/") and "*" not in name and (not os.path.exists(url) or not _holds(git_dir, name, url)):
             gone.append(name)
     return gone
+
+
+def _absolute(url: str, common: str) -> str:
+    """A local path written relative (`git remote add backup ../backup.git`: git keeps it so
+    and reads it from the top of the checkout it runs in) made absolute from the main
+    checkout's top, where such a push is most often run; a network url (`host:path`,
+    `scheme://`) as it is. Resolved wrong, the path is gone or holds less: the safe side."""
+    if not url or url.startswith(("/", "~")) or "://" in url or ":" in url.split("/", 1)[0]:
+        return url
+    top = os.path.dirname(common) if os.path.basename(common) == ".git" else common
+    return os.path.normpath(os.path.join(top, url))
 
 
 def _holds(git_dir: str, name: str, url: str) -> bool:

@@ -1,0 +1,124 @@
+"""Red team, round fifteen: session checkouts (seed 002) and the worktree rule.
+
+Driven with ordinary git, in the checkout or in the main one, then WorktreeRemove through
+`python -P -m hooks` or the judgement itself.
+
+The losses found: commits pushed only to a remote written as a relative path (`git remote add
+backup ../backup.git`: git keeps the url as written), whose folder was then deleted, counted as
+pushed: its remote-tracking branches were taken for a copy elsewhere and the checkout went
+(only an absolute or `file://` url was checked); now a relative one is read from the main
+checkout's top (app/core/gone_remotes.py). A key or a state of an uncommon name in an ignored
+build folder (`dist/AuthKey_*.p8`, `build/platform.pk8`, `build/service-account-*.json`,
+`build/terraform.tfstate`) went with an otherwise clean, merged checkout; now they are
+secret-looking names (app/core/secret_files.py).
+
+Held: a checkout whose `.git` file was replaced by a `git init` of its own, with a commit; a
+WorktreeCreate name with spaces and non-ASCII letters is refused and makes nothing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import worktrees
+from tests.support import git, pushed_repo, run_hook, set_mtime
+
+OLD = 40 * 86_400
+PERIOD = 30 * 86_400
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project pushed to its remote, ignoring build output."""
+    return pushed_repo(tmp_path, {"README.md": "x\n", ".gitignore": "build/\ndist/\nnode_modules/\n"})
+
+
+def worktree(proj: Path, name: str, start: str = "HEAD") -> Path:
+    path = proj / ".claude" / "worktrees" / name
+    git(proj, "worktree", "add", "-q", "-b", f"worktree-{name}", str(path), start)
+    return path
+
+
+def judge(tree: Path, proj: Path) -> tuple[str, str]:
+    set_mtime(tree, OLD)
+    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
+    return verdict.action, verdict.reason
+
+
+def commit(where: Path, name: str, text: str, message: str = "work") -> str:
+    (where / name).write_text(text)
+    git(where, "add", name)
+    git(where, "commit", "-q", "-m", message)
+    return git(where, "rev-parse", "HEAD")
+
+
+def hook(event: str, project: Path, **fields: Any) -> Any:
+    return run_hook({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **fields}, cwd=project)
+
+
+# --- a remote named by a relative path ---------------------------------------------------------
+
+
+def test_commits_pushed_only_to_a_relative_path_remote_since_deleted_keep_the_checkout(
+        project: Path, tmp_path: Path) -> None:
+    """`git remote add backup ../backup.git` (git keeps the url as written), the session's
+    work pushed there, then the backup folder deleted: `backup/*` is git's memory of a copy
+    that no longer exists."""
+    tree = worktree(project, "rel")
+    sha = commit(tree, "only.py", "the only copy\n")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "backup.git"))
+    git(project, "remote", "add", "backup", "../backup.git")
+    git(project, "push", "-q", "backup", "worktree-rel:main")
+    assert judge(tree, project) == ("remove", "age")
+    shutil.rmtree(tmp_path / "backup.git")
+
+    assert judge(tree, project) == ("keep", "unmerged")
+    assert git(tree, "rev-parse", "HEAD") == sha
+
+
+# --- secrets of uncommon names in build output ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["dist/AuthKey_8XJ2K4Q7P9.p8", "build/platform.pk8",
+                                  "build/service-account-prod.json", "build/terraform.tfstate"])
+def test_a_key_or_state_of_an_uncommon_name_in_build_output_keeps_the_checkout(project: Path, name: str) -> None:
+    """An App Store Connect key downloaded once (`AuthKey_*.p8`), Android's platform key, a
+    cloud service account's key, Terraform's state: each the only copy, in an ignored build
+    folder of an otherwise clean, merged checkout."""
+    tree = worktree(project, "keys")
+    target = tree / name
+    target.parent.mkdir(parents=True)
+    target.write_text("-----BEGIN PRIVATE KEY-----\n")
+    assert judge(tree, project) == ("keep", "dirty")
+    assert target.is_file()
+
+
+# --- the checkout's .git file replaced -----------------------------------------------------------
+
+
+def test_a_checkout_made_a_repository_of_its_own_keeps_its_commits(project: Path) -> None:
+    """`rm .git && git init` in the checkout (a `worktree repair` gone wrong), then a commit:
+    the folder is a repository of its own, its commit nowhere else. (Held.)"""
+    tree = worktree(project, "own")
+    (tree / ".git").unlink()
+    git(tree, "init", "-q", "-b", "main")
+    sha = commit(tree, "new.py", "only here\n")
+    action, _ = judge(tree, project)
+    assert action == "keep"
+    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    assert tree.is_dir() and git(tree, "rev-parse", "HEAD") == sha, removed.stderr
+
+
+def test_a_checkout_named_with_spaces_and_unicode_is_refused_and_makes_nothing(project: Path) -> None:
+    """WorktreeCreate of `fix naïve café`: refused, with no folder, branch or git entry made
+    that a later removal could take for a session's. (Held.)"""
+    before = git(project, "worktree", "list", "--porcelain")
+    made = hook("WorktreeCreate", project, name="fix naïve café")
+    assert made.returncode != 0 and b"invalid worktree name" in made.stderr, made.stderr
+    assert not (project / ".claude" / "worktrees").exists()
+    assert git(project, "worktree", "list", "--porcelain") == before
+    assert git(project, "branch", "--list", "worktree-*") == ""
