@@ -2,8 +2,9 @@
 
 `git worktree remove` leaves the branch; claudetto deletes a `worktree-*` branch with its
 worktree when nothing of it would be lost. Each of its commits must be on another local branch
-(main, once merged) or on a remote-tracking branch of another name (`origin/main`, merged on
-the server). Its own copies on a server (`origin/worktree-x`, pushed with or without `-u`) do
+(main, once merged) or on a remote-tracking branch a merge on the server lands on (`origin/main`:
+the upstream of another local branch, or what `origin/HEAD` names). Its own copies on a server
+(`origin/worktree-x`, pushed with or without `-u`, or under another name: `HEAD:fix-parser`) do
 not count: a server deletes a pull request's branch when the request is closed or merged by
 squash, and `git fetch --prune` then drops the last ref to commits the user pushed but nobody
 merged. `git branch -d` would take such a branch (it is "merged into its upstream"); here it
@@ -26,7 +27,7 @@ LOCK_WAIT_S = 10.0
 
 def delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
     """Delete `branch` (a `worktree-*` one only) when each of its commits is on another branch
-    or on a remote-tracking branch of another name; True when deleted. When unsure, keep.
+    or on a remote-tracking branch a merge on the server lands on; True when deleted. When unsure, keep.
     One deletion at a time: two branches holding the same commit, deleted at once (two
     checkouts removed together), would each find it on the other, and both go."""
     from app.core.paths import claudetto_home_str
@@ -42,9 +43,10 @@ def delete_branch(project: str | os.PathLike[str], branch: str | None) -> bool:
 
 
 def _delete(where: str, branch: str) -> bool:
-    args = ["rev-list", "--max-count=1", f"refs/heads/{branch}", "--not", f"--exclude={branch}", "--branches",
-            f"--exclude=*/{branch}", "--remotes"]
     try:
+        targets = _merge_targets(where, branch)
+        args = ["rev-list", "--max-count=1", f"refs/heads/{branch}", "--not", f"--exclude={branch}", "--branches",
+                *targets]
         if git.output(args, cwd=where).strip():
             from app.core.log import log
 
@@ -53,3 +55,17 @@ def _delete(where: str, branch: str) -> bool:
     except GitFailed:
         return False
     return git.run(["branch", "-D", branch], cwd=where).ok
+
+
+def _merge_targets(where: str, branch: str) -> list[str]:
+    """The remote-tracking branches a merge on the server lands on: the upstream of another
+    local branch (`main` tracks `origin/main`) and what a remote's HEAD names. Any other one
+    is only a pushed copy: `git push origin HEAD:fix-parser` makes `origin/fix-parser`, which
+    the server deletes with its closed pull request as it would `origin/worktree-x`. Raises
+    GitFailed."""
+    listed = git.output(["for-each-ref", "--format=%(refname) %(upstream) %(symref)", "refs/heads", "refs/remotes"],
+                        cwd=where)
+    rows = [line.split(" ") for line in listed.splitlines()]
+    present = {row[0] for row in rows}
+    named = {ref for row in rows if row[0] != f"refs/heads/{branch}" for ref in row[1:]}
+    return sorted(ref for ref in named & present if ref.startswith("refs/remotes/") and not ref.endswith(f"/{branch}"))

@@ -10,7 +10,12 @@ pushed: its remote-tracking branches were taken for a copy elsewhere and the che
 checkout's top (app/core/gone_remotes.py). A key or a state of an uncommon name in an ignored
 build folder (`dist/AuthKey_*.p8`, `build/platform.pk8`, `build/service-account-*.json`,
 `build/terraform.tfstate`) went with an otherwise clean, merged checkout; now they are
-secret-looking names (app/core/secret_files.py).
+secret-looking names (app/core/secret_files.py). A checkout's work pushed under another name
+(`git push origin HEAD:fix-parser`) let its `worktree-*` branch be deleted with it, as if
+`origin/fix-parser` were a merge; once the server deleted the closed request's branch and `git
+fetch --prune` ran, the commit was on no ref. Now only a remote branch a merge lands on (the
+upstream of another local branch, what a remote's HEAD names) lets the branch go
+(app/core/worktree_branch.py).
 
 Held: a checkout whose `.git` file was replaced by a `git init` of its own, with a commit; a
 WorktreeCreate name with spaces and non-ASCII letters is refused and makes nothing.
@@ -58,6 +63,12 @@ def commit(where: Path, name: str, text: str, message: str = "work") -> str:
 
 def hook(event: str, project: Path, **fields: Any) -> Any:
     return run_hook({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **fields}, cwd=project)
+
+
+def session_checkout(project: Path, name: str) -> Path:
+    made = hook("WorktreeCreate", project, name=name)
+    assert made.returncode == 0, made.stderr
+    return Path(made.stdout.decode().strip().splitlines()[-1])
 
 
 # --- a remote named by a relative path ---------------------------------------------------------
@@ -122,3 +133,32 @@ def test_a_checkout_named_with_spaces_and_unicode_is_refused_and_makes_nothing(p
     assert not (project / ".claude" / "worktrees").exists()
     assert git(project, "worktree", "list", "--porcelain") == before
     assert git(project, "branch", "--list", "worktree-*") == ""
+
+
+# --- the branch pushed under another name --------------------------------------------------------
+
+
+def test_a_branch_pushed_under_another_name_whose_server_copy_is_deleted_keeps_its_commits(
+        project: Path, tmp_path: Path) -> None:
+    """The session pushes its work as `fix-parser` (`git push origin HEAD:fix-parser`: the
+    checkout's branch is `worktree-fix`), the request is closed, the server deletes
+    `fix-parser` and `git fetch --prune` drops `origin/fix-parser`. The checkout went and its
+    branch was deleted as "on a remote-tracking branch of another name": the commit was on no
+    ref at all. The folder still goes; the branch stays. A branch merged into `origin/main`
+    (the upstream of `main`) still goes."""
+    tree = session_checkout(project, "fix")
+    sha = commit(tree, "parser.py", "the fix\n")
+    git(tree, "push", "-q", "origin", "HEAD:fix-parser")
+    merged = session_checkout(project, "merged")
+    commit(merged, "m.txt", "merged\n")
+    git(merged, "push", "-q", "origin", "HEAD:main")
+    git(project, "fetch", "-q", "origin")
+    for each in (tree, merged):
+        set_mtime(each, OLD)
+        removed = hook("WorktreeRemove", project, worktree_path=str(each))
+        assert removed.returncode == 0 and not each.exists(), removed.stderr
+    git(tmp_path / "origin.git", "branch", "-D", "fix-parser")
+    git(project, "fetch", "-q", "--prune", "origin")
+
+    assert git(project, "rev-parse", "worktree-fix") == sha
+    assert git(project, "branch", "--list", "worktree-merged") == ""
