@@ -49,9 +49,12 @@ def _gone(git_dir: str) -> list[str]:
 def _absolute(url: str, common: str) -> str:
     """A local path written relative (`git remote add backup ../backup.git`: git keeps it so
     and reads it from the top of the checkout it runs in) made absolute from the main
-    checkout's top, where such a push is most often run; a network url (`host:path`,
-    `scheme://`) as it is. Resolved wrong, the path is gone or holds less: the safe side."""
-    if not url or url.startswith(("/", "~")) or "://" in url or ":" in url.split("/", 1)[0]:
+    checkout's top, where such a push is most often run; one under the home (`~/backup.git`:
+    git reads `~` as the home) made absolute; a network url (`host:path`, `scheme://`) as it
+    is. Resolved wrong, the path is gone or holds less: the safe side."""
+    if url.startswith("~"):
+        return os.path.expanduser(url)
+    if not url or url.startswith("/") or "://" in url or ":" in url.split("/", 1)[0]:
         return url
     top = os.path.dirname(common) if os.path.basename(common) == ".git" else common
     return os.path.normpath(os.path.join(top, url))

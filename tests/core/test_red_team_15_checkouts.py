@@ -7,7 +7,7 @@ The losses found: commits pushed only to a remote written as a relative path (`g
 backup ../backup.git`: git keeps the url as written), whose folder was then deleted, counted as
 pushed: its remote-tracking branches were taken for a copy elsewhere and the checkout went
 (only an absolute or `file://` url was checked); now a relative one is read from the main
-checkout's top (app/core/gone_remotes.py). A key or a state of an uncommon name in an ignored
+checkout's top, and one written `~/backup.git` from the home (app/core/gone_remotes.py). A key or a state of an uncommon name in an ignored
 build folder (`dist/AuthKey_*.p8`, `build/platform.pk8`, `build/service-account-*.json`,
 `build/terraform.tfstate`) went with an otherwise clean, merged checkout; now they are
 secret-looking names (app/core/secret_files.py). A checkout's work pushed under another name
@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from app.core import worktrees
-from tests.support import git, pushed_repo, run_hook, set_mtime
+from tests.support import SandboxEnv, git, pushed_repo, run_hook, set_mtime
 
 OLD = 40 * 86_400
 PERIOD = 30 * 86_400
@@ -89,6 +89,22 @@ def test_commits_pushed_only_to_a_relative_path_remote_since_deleted_keep_the_ch
 
     assert judge(tree, project) == ("keep", "unmerged")
     assert git(tree, "rev-parse", "HEAD") == sha
+
+
+def test_commits_pushed_only_to_a_remote_under_the_home_written_with_a_tilde_keep_the_checkout(
+        sandbox: SandboxEnv, project: Path) -> None:
+    """`git config remote.backup.url '~/backup.git'` (git reads `~` as the home), the work
+    pushed there, then `rm -rf ~/backup.git`."""
+    tree = worktree(project, "tilde")
+    commit(tree, "only.py", "the only copy\n")
+    git(sandbox.home, "init", "-q", "--bare", str(sandbox.home / "backup.git"))
+    git(project, "config", "remote.backup.url", "~/backup.git")
+    git(project, "config", "remote.backup.fetch", "+refs/heads/*:refs/remotes/backup/*")
+    git(project, "push", "-q", "backup", "worktree-tilde:main")
+    assert judge(tree, project) == ("remove", "age")
+    shutil.rmtree(sandbox.home / "backup.git")
+
+    assert judge(tree, project) == ("keep", "unmerged")
 
 
 # --- secrets of uncommon names in build output ---------------------------------------------------
