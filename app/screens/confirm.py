@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -125,6 +126,16 @@ class AnswerButton(Button):
             event.prevent_default()  # Button's own handler would press it
 
 
+def cut_left(line: str, width: int) -> str:
+    """`line` in at most `width` cells, cut from the left behind an ellipsis when wider."""
+    if cell_len(line) <= width:
+        return line
+    start = 0
+    while cell_len(line[start:]) > width - 1:
+        start += 1
+    return "…" + line[start:]
+
+
 class ConfirmModal(GuardedModal[bool]):
     """Ask one yes/no question about a removal; dismisses with True only on an explicit yes."""
 
@@ -164,7 +175,7 @@ class ConfirmModal(GuardedModal[bool]):
         with Vertical():
             yield Label(Text(visible(self.title_text)), id="title")
             with VerticalScroll():
-                yield Static(visible(self.body, lines=True), id="body", markup=False)
+                yield Static(self.shown(self.app.size.width), id="body", markup=False)
             with Horizontal(id="buttons"):
                 yield AnswerButton(f"{self.yes} (y)", variant="error", id="yes")
                 yield AnswerButton("No (n)", variant="primary", id="no")
@@ -177,10 +188,17 @@ class ConfirmModal(GuardedModal[bool]):
     def on_resize(self, event: events.Resize) -> None:
         self.fit_height(event.size.height)
         if self.make_body is not None:
-            body = self.make_body(self.body_width(event.size.width))
-            if body != self.body:
-                self.body = body
-                self.query_one("#body", Static).update(visible(body, lines=True))
+            self.body = self.make_body(self.body_width(event.size.width))
+        self.query_one("#body", Static).update(self.shown(event.size.width))
+
+    def shown(self, screen_width: int) -> str:
+        """The body as drawn on a screen that wide: each listed item (a line indented two
+        spaces) kept to one line, cut from the left when wider (the end of its path, which
+        names it, stays): wrapped, a path's tail would be a line of its own, which reads as
+        one more thing going. Prose lines wrap."""
+        width = max(4, self.body_width(screen_width))
+        return "\n".join(cut_left(line, width) if line.startswith("  ") else line
+                         for line in visible(self.body, lines=True).split("\n"))
 
     def fit_height(self, height: int) -> None:
         """The list scrolls; the title, the buttons and the note of an early key always show

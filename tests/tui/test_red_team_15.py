@@ -101,11 +101,16 @@ async def test_a_sweep_answered_after_claudetto_gc_ran_in_another_terminal_remov
     assert all(removed.count(p) == 1 for p in gone), removed
 
 
-async def test_a_question_shrunk_to_20x8_and_back_removes_only_what_it_listed(box: Sandbox) -> None:
-    """(Held.) Two marked rows, `d`, then the window is dragged to 20x8 and back while the
-    question is open: no traceback, each line of the list is still one item (a path that does
-    not fit is cut, never wrapped into a line that reads as another item), the question is
-    still the one asked, and the yes removes those two and nothing else."""
+async def test_a_question_shrunk_to_20x8_and_back_lists_each_item_on_one_line_and_removes_only_those(
+        box: Sandbox) -> None:
+    """LOSS of what the question says (fixed). Two marked rows, `d`, then the window is dragged
+    to 20x8 (and 40x12) while the question is open. The list was made for at least 45 cells and
+    wrapped into 12: `…/tmp.Bu` on one line, `ildCache` on the next, a line that reads as one
+    more item going. Now each listed item is one line, cut from the left (its path's end, which
+    names it, stays), prose still wraps; the yes removes those two and nothing else."""
+    from textual.geometry import Region
+    from textual.widgets import Static
+
     from tests.tui.test_red_team_11_dashboard import journal_lines
 
     build_cache = box.user_tmp / "tmp.BuildCache"
@@ -122,20 +127,21 @@ async def test_a_question_shrunk_to_20x8_and_back_removes_only_what_it_listed(bo
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         modal = app.screen
-        assert isinstance(modal, ConfirmModal)
-        await pilot.resize_terminal(20, 8)
-        await pilot.pause(0.2)
-        small = modal.body
-        assert app.screen is modal
-        listed = [ln for ln in small.splitlines() if ln.startswith("  ") and "KiB" in ln or "MiB" in ln]
-        assert len([ln for ln in small.splitlines() if "BuildCache" in ln or "copy" in ln]) >= 2, small
+        for size in ((20, 8), (40, 12)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause(0.3)
+            body = modal.query_one("#body", Static)
+            drawn = [strip.text for strip in body.render_lines(Region(0, 0, body.size.width, body.size.height))]
+            assert app.screen is modal
+            for name in ("tmp.BuildCache", "webshop-copy"):
+                assert any(line.rstrip().endswith(name[-10:]) for line in drawn), (size, drawn)
+            assert not any(line.strip() in ("ildCache", "Cache", "copy", "-copy") for line in drawn), drawn
         await pilot.resize_terminal(*SIZE)
         await pilot.pause(0.2)
         await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and "freed" in work_text(app), timeout=60)
         line = work_text(app)
-    assert listed, small
     assert sorted(p.name for p in box.user_tmp.iterdir()) == sorted(set(before) - {build_cache.name, copy.name}), line
     went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
     assert sorted(went) == sorted([str(build_cache), str(copy)])
