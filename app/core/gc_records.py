@@ -15,6 +15,7 @@ from typing import Any
 from app.core import paths
 from app.core.log import log
 from app.core.manifest_paths import manifest_paths
+from app.core.node_globals import node_globals
 from app.core.output_shape import born_after
 from app.core.paths import inside
 from app.core.recorder import KINDS, normal_records
@@ -321,13 +322,28 @@ def tracked_around(path: str, outputs: frozenset[str]) -> bool:
 # asked (the home and its folders, the known projects, the recording sessions' projects).
 
 
+#: Checkouts one level down the home's folders read at most (each costs a few small reads).
+_MAX_CHECKOUTS = 256
+
+
 def user_places(cwds: list[str], *, home: bool = True) -> list[str]:
     """The home, its folders and the known projects (`home`), and the projects of `cwds` (the git
     root of each, else itself): real paths, each once."""
-    found = [paths.home_str(), *folders(paths.home_str()), *map(os.fspath, paths.known_projects())] if home else []
+    tops = folders(paths.home_str()) if home else []
+    found = [paths.home_str(), *tops, *_checkouts_in(tops), *map(os.fspath, paths.known_projects())] if home else []
     found += [paths.git_root_str(cwd) or cwd for cwd in cwds if cwd[:1] == "/" and "\0" not in cwd]
     tmp = paths.user_tmp_str()  # its own links are tools' (`latest` -> a run): its folders' count
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in found) if p != tmp]
+
+
+def _checkouts_in(tops: list[str]) -> list[str]:
+    """The checkouts and venv-holding folders one level down the home's visible folders
+    (`~/code/acme`): a project Claude never ran in still imports from, or builds from, an output
+    a session pointed its `.venv` or manifest at (`~/code/acme/.venv/bin/pip install -e "$d/lib"`)."""
+    tmp = os.path.realpath(paths.user_tmp_str())  # its checkouts are outputs, not places
+    found = [f for top in tops if not os.path.basename(top).startswith(".") and os.path.realpath(top) != tmp for f in folders(top)
+             if any(os.path.lexists(os.path.join(f, name)) for name in (".git", ".venv", "venv"))]
+    return found[:_MAX_CHECKOUTS]
 
 
 class OutsideNames:
@@ -348,7 +364,7 @@ class OutsideNames:
         """The file outside the output `real` that links to, installs from or names as a
         submodule's url a path at or inside it (`ln -s`, `pip install -e`), or None. Logged."""
         places = self._places(records)
-        self._names.update((p, [*outside_names([p]), *venv_homes(p), *manifest_paths(p)]) for p in places
+        self._names.update((p, [*outside_names([p]), *venv_homes(p), *manifest_paths(p), *node_globals(p)]) for p in places
                            if p not in self._names)
         found = next((file for place in places for file, said in self._names[place]
                       if inside(said, real) and not inside(file, real)), None)

@@ -24,6 +24,11 @@ _OWN = (".venv", "venv", "env")
 #: Folders of the home that hold one venv per entry.
 _KEPT_APART = (".virtualenvs", ".pyenv/versions", ".local/share/virtualenvs", ".cache/pypoetry/virtualenvs",
                ".local/share/uv/tools", ".local/pipx/venvs", ".local/share/pipx/venvs")
+#: Python installations of the home that `pip install -e` (or `conda develop`) writes into as into
+#: a venv, though they are none: conda's base environments (`~/miniconda3/bin/pip install -e
+#: "$d/lib"`, the everyday environment of many), and each Python uv installs (the second tuple).
+_BASES = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba")
+_BASES_APART = (".local/share/uv/python",)
 #: Where Jupyter keeps the kernels a user registered (`--user`), in the home.
 _KERNELS = (".local/share/jupyter/kernels", "Library/Jupyter/kernels")
 #: Venvs (or kernels) of one folder read at most (each costs one small read).
@@ -42,6 +47,7 @@ def venv_homes(place: str) -> list[tuple[str, str]]:
         venvs += apart
         for venv in apart if sub not in _ENVS else ():  # `pipx install -e "$d/tool"`: its `.pth` names the folder
             installs_in(venv, found)  # (a place's own venvs and `_ENVS` are read with its links)
+    found += _base_installs(place)
     said: list[tuple[str, str]] = []
     for config in (os.path.join(venv, "pyvenv.cfg") for venv in venvs):
         for line in small_text(config, 1 << 16).splitlines():
@@ -50,6 +56,17 @@ def venv_homes(place: str) -> list[tuple[str, str]]:
     kernels = [os.path.join(k, "kernel.json") for sub in _KERNELS for k in folders(os.path.join(place, sub))[:_MAX_ENVS]]
     said += [(file, word) for file in kernels for word in _kernel_argv(small_text(file, 1 << 16))]
     return found + [(file, spelled) for file, word in said for spelled in (os.path.normpath(word), os.path.realpath(word))]
+
+
+def _base_installs(place: str) -> list[tuple[str, str]]:
+    """(file, path) for each editable install of the base Pythons kept in `place` (`_BASES`)."""
+    from app.core.repository_rules import folders, installs_in
+
+    found: list[tuple[str, str]] = []
+    bases = [os.path.join(place, name) for name in _BASES]
+    for base in bases + [b for sub in _BASES_APART for b in folders(os.path.join(place, sub))[:_MAX_ENVS]]:
+        installs_in(base, found)
+    return found
 
 
 def _kernel_argv(text: str) -> list[str]:
