@@ -1,12 +1,18 @@
 """The dashboard's approve-and-remove attacked a fifteenth time.
 
-Found and fixed: a folder whose name holds a right-to-left override (U+202E) or a line
-separator (U+2028) was shown in the row and the question as it is: the override reorders what
-follows it on a terminal that draws bidi text (`tmp.` + U+202E + `txt.exe` reads `tmp.exe.txt`)
-and a separator may start a line of its own. Now each shows as the replacement character, as a
-C1 control does; the ledger and the command line escape the same characters.
+Found and fixed:
+- a folder whose name holds a right-to-left override (U+202E), an isolate or a line separator
+  (U+2028) was shown in the row and the question as it is: the override reorders what follows
+  on a terminal that draws bidi text (`tmp.` + U+202E + `txt.exe` reads `tmp.exe.txt`) and a
+  separator may start a line of its own. Each now shows as the replacement character, as a C1
+  control does; the ledger and the command line escape the same characters.
+- a question on a narrow terminal (20x8, 40x12) wrapped each listed path: its tail was a line
+  of its own, which reads as one more item going. Each item is now one line, cut from the left.
 
-Real sandbox, real folders, the pilot. Docstrings marked (Held.) passed at once."""
+Held: a sweep answered after `claudetto gc` ran in another terminal; a folder of the user's
+moved to a listed name before `d`.
+
+Real sandbox, real folders, real processes, the pilot. Docstrings marked (Held.) passed at once."""
 
 from __future__ import annotations
 
@@ -145,3 +151,45 @@ async def test_a_question_shrunk_to_20x8_and_back_lists_each_item_on_one_line_an
     assert sorted(p.name for p in box.user_tmp.iterdir()) == sorted(set(before) - {build_cache.name, copy.name}), line
     went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
     assert sorted(went) == sorted([str(build_cache), str(copy)])
+
+
+async def test_a_folder_of_the_users_moved_to_a_listed_name_before_d_is_not_removed(box: Sandbox) -> None:
+    """(Held.) The row for tmp.BuildCache is read; before `d`, the folder is gone (`rm -rf`
+    by the session) and the user moves a month-old folder of their own to that name (`mv`
+    keeps its times). The question is asked at `d` about what bears the name then; the yes
+    must not take the user's folder: the GC recorded another folder under that name."""
+    import shutil
+
+    build_cache = box.user_tmp / "tmp.BuildCache"
+    mine = box.home / "thesis-backup"
+    mine.mkdir()
+    (mine / "chapter1.tex").write_text("the user's\n")
+    old = box.now - 40 * 86400
+    os.utime(mine / "chapter1.tex", (old, old))
+    os.utime(mine, (old, old))
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        assert table.move_to(f"gc:{build_cache}")
+        await pilot.pause()
+        await pilot.press("space")
+        shutil.rmtree(build_cache)
+        os.rename(mine, build_cache)
+        await pilot.pause(0.5)
+        await pilot.press("d")
+        if isinstance(app.screen, ConfirmModal) or await _asked(pilot, app):
+            await answer(pilot, "y")
+            await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working,
+                           timeout=60)
+            await pilot.pause(0.3)
+        line = work_text(app)
+    assert (build_cache / "chapter1.tex").read_text() == "the user's\n", line
+
+
+async def _asked(pilot: object, app: ClaudettoApp) -> bool:
+    """Whether `d` asked (it may say instead that nothing removable is marked)."""
+    try:
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), 3)
+    except AssertionError:
+        return False
+    return True
