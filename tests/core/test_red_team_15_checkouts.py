@@ -17,8 +17,9 @@ fetch --prune` ran, the commit was on no ref. Now only a remote branch a merge l
 upstream of another local branch, what a remote's HEAD names) lets the branch go
 (app/core/worktree_branch.py).
 
-Held: a checkout whose `.git` file was replaced by a `git init` of its own, with a commit; a
-WorktreeCreate name with spaces and non-ASCII letters is refused and makes nothing.
+Held: a checkout whose `.git` file was replaced by a `git init` of its own, with a commit; one
+whose `.git` file was deleted, an edit left in it; a file marked assume-unchanged then edited;
+a WorktreeCreate name with spaces and non-ASCII letters is refused and makes nothing.
 """
 
 from __future__ import annotations
@@ -178,3 +179,30 @@ def test_a_branch_pushed_under_another_name_whose_server_copy_is_deleted_keeps_i
 
     assert git(project, "rev-parse", "worktree-fix") == sha
     assert git(project, "branch", "--list", "worktree-merged") == ""
+
+
+# --- the checkout's .git file gone, or a file hidden from git -----------------------------------
+
+
+def test_a_checkout_whose_git_file_was_deleted_keeps_its_edits(project: Path) -> None:
+    """`rm .git` in the checkout (taken for junk), an edit there not committed: git no longer
+    sees the folder as its worktree; the sweep and WorktreeRemove leave it. (Held.)"""
+    tree = session_checkout(project, "nogit")
+    (tree / "README.md").write_text("an edit never committed\n")
+    (tree / ".git").unlink()
+    action, _ = judge(tree, project)
+    assert action == "keep"
+    hook("WorktreeRemove", project, worktree_path=str(tree))
+    assert (tree / "README.md").read_text() == "an edit never committed\n"
+
+
+def test_a_file_marked_assume_unchanged_then_edited_keeps_the_checkout(project: Path) -> None:
+    """`git update-index --assume-unchanged README.md`, then the file rewritten: `git status`
+    is clean. (Held.)"""
+    tree = session_checkout(project, "assumed")
+    git(tree, "update-index", "--assume-unchanged", "README.md")
+    (tree / "README.md").write_text("the only copy of this edit\n")
+    assert git(tree, "status", "--porcelain") == ""
+    set_mtime(tree, OLD)
+    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    assert removed.returncode != 0 and (tree / "README.md").read_text() == "the only copy of this edit\n"
