@@ -28,7 +28,11 @@ STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".p
                  ".zprofile", ".zlogin", ".zshrc.local", ".config/fish/config.fish", ".pam_environment",
                  ".gitconfig", ".config/git/config", ".ssh/config", ".config/pip/pip.conf", ".pip/pip.conf",
                  ".condarc", ".config/go/env", ".gradle/gradle.properties", ".xprofile", ".xsessionrc",
-                 ".tmux.conf", ".vimrc", ".config/nvim/init.vim", ".config/nvim/init.lua")
+                 ".tmux.conf", ".vimrc", ".config/nvim/init.vim", ".config/nvim/init.lua",
+                 # R's library paths, kubectl's certificates, AWS's credential helpers, Maven's
+                 # repository, IPython's and Julia's start-up code: each read at every start
+                 ".Rprofile", ".Renviron", ".kube/config", ".aws/config", ".m2/settings.xml",
+                 ".ipython/profile_default/ipython_config.py", ".julia/config/startup.jl")
 #: In the home, what starts programs at login: systemd user units and their login environment,
 #: desktop autostart entries, fish's snippets.
 STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d")

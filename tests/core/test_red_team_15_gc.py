@@ -9,7 +9,10 @@ Misses fixed (each: the user's tool or project broke when the folder went, nothi
 - an editable install into a base Python of the home (conda's `~/miniconda3`, `anaconda3`,
   `miniforge3`, `mambaforge`, a uv-installed Python) was never read;
 - a global Node package linked into a temp folder (`npm install -g "$d/tool"`, `npm link`,
-  `pnpm link --global`, `bun link`) with nvm, fnm, pnpm or bun was never read.
+  `pnpm link --global`, `bun link`) with nvm, fnm, pnpm or bun was never read;
+- a tool set-up file of the home naming a temp folder (R's `.Rprofile`/`.Renviron`,
+  `.kube/config`, `.aws/config`, `.m2/settings.xml`, IPython's and Julia's start-up files) was
+  never read.
 Held: a project's `.env`/`.envrc` naming a database in a temp folder, a database a running
 program holds open, a clone in a temp folder the user committed in later, a temp repository
 whose only own work is a note or a stash, a pyenv version's or a conda env's editable install,
@@ -175,5 +178,31 @@ def test_a_global_node_package_linked_from_a_temp_folder_keeps_it(sandbox: Sandb
     link = sandbox.home / modules / f"{scope}tool"
     link.parent.mkdir(parents=True)
     link.symlink_to(folder / "tool")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+@pytest.mark.parametrize(("name", "line"), [
+    (".Rprofile", '.libPaths(c("{d}/Rlib", .libPaths()))\n'),
+    (".Renviron", "R_LIBS_USER={d}/Rlib\n"),
+    (".kube/config", "clusters:\n- cluster:\n    certificate-authority: {d}/ca.crt\n    server: https://127.0.0.1:6443\n"),
+    (".aws/config", "[profile dev]\ncredential_process = {d}/bin/creds --profile dev\n"),
+    (".m2/settings.xml", "<settings><localRepository>{d}/m2</localRepository></settings>\n"),
+    (".ipython/profile_default/ipython_config.py", "c.InteractiveShellApp.exec_files = ['{d}/setup.py']\n"),
+    (".julia/config/startup.jl", 'push!(LOAD_PATH, "{d}/src")\n'),
+], ids=lambda value: value if value.startswith(".") else "")
+def test_a_tool_set_up_file_of_the_home_naming_a_temp_folder_keeps_it(sandbox: SandboxEnv, name: str,
+                                                                       line: str) -> None:
+    """R's `.Rprofile`/`.Renviron` taking packages from a library the session installed into a temp
+    folder, kubectl's config naming the certificate of a cluster the session set up there, an AWS
+    profile's `credential_process`, Maven's local repository, IPython's and Julia's start-up files:
+    each tool reads the folder at every start, and only the shell's and a few others' start-up
+    files were read. A week later the folder went and the tool failed at its next start."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    file = sandbox.home / name
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(line.format(d=folder))
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
