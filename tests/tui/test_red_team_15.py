@@ -10,7 +10,8 @@ Found and fixed:
   of its own, which reads as one more item going. Each item is now one line, cut from the left.
 
 Held: a sweep answered after `claudetto gc` ran in another terminal; a folder of the user's
-moved to a listed name before `d`.
+moved to a listed name before `d`; a checkout removed on Checkouts, then asked about again on
+Outputs before it reloaded.
 
 Real sandbox, real folders, real processes, the pilot. Docstrings marked (Held.) passed at once."""
 
@@ -193,3 +194,41 @@ async def _asked(pilot: object, app: ClaudettoApp) -> bool:
     except AssertionError:
         return False
     return True
+
+
+async def test_a_checkout_removed_on_checkouts_then_asked_again_on_outputs_goes_once(box: Sandbox) -> None:
+    """(Held.) old-clean is marked on Outputs; the person goes to Checkouts, removes it there
+    (`d`, `y`), and back on Outputs presses `d` and `y` at once, before Outputs reloads. No
+    traceback; old-clean is journaled removed once; nothing else of the sandbox goes."""
+    from app.screens.checkouts import CheckoutsScreen
+    from app.widgets.table import Table
+    from tests.tui.test_red_team_11_dashboard import journal_lines
+
+    checkout = box.project / ".claude" / "worktrees" / "old-clean"
+    before = sorted(p.name for p in box.user_tmp.iterdir())
+    earlier = len(journal_lines(box))
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        table = await outputs_rows(pilot, app)
+        assert table.move_to(f"worktree:{checkout}")
+        await pilot.pause()
+        await pilot.press("space")
+        await goto(pilot, "checkouts")
+        listing = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
+        assert listing.move_to(str(checkout))
+        await pilot.pause()
+        await pilot.press("d")
+        await answer(pilot, "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not checkout.exists(), timeout=60)
+        await goto(pilot, "outputs")
+        await pilot.press("d")
+        if await _asked(pilot, app):
+            await answer(pilot, "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working, timeout=60)
+        await pilot.pause(0.5)
+        line = work_text(app)
+    assert "Traceback" not in line and "Error" not in line, line
+    went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
+    assert went.count(str(checkout)) == 1, went
+    assert sorted(p.name for p in box.user_tmp.iterdir()) == before
