@@ -245,13 +245,20 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
     deadline = time.monotonic_ns() + PROMPT_BUDGET_NS
     read = False
     late = 0
-    for path, entry in trusted(files, session):
-        if entry.get("told") is None and unmoved(path, entry):
-            continue  # unchanged since it was hashed: what `_judge` would say, without a read
-        if read and time.monotonic_ns() > deadline:
+    # unchanged since it was hashed: what `_judge` would say, without a read
+    pending = [(path, entry) for path, entry in trusted(files, session)
+               if not (entry.get("told") is None and unmoved(path, entry))]
+    ahead: dict[str, Look] = {}
+    if len(pending) > 1:
+        from app.core.ledger_look import look_ahead
+
+        ahead = look_ahead([(path, _known(entry)) for path, entry in pending], deadline)
+    for path, entry in pending:
+        seen = ahead.get(path)
+        if seen is None and read and time.monotonic_ns() > deadline:
             late += 1
             continue
-        judged, fields, tell, fresh = _judge(path, entry)
+        judged, fields, tell, fresh = _judge(path, entry, seen)
         read = read or fresh
         if tell:
             from app.core.ledger_line import change_line, utf16_len
@@ -296,19 +303,24 @@ def ledger_files() -> list[LedgerFile]:
 # --- judging one entry ----------------------------------------------------------------------
 
 
-def _judge(path: str, entry: dict[str, Any]) -> tuple[LedgerFile, dict[str, Any], bool, bool]:
-    """One entry against the disk: (the verdict, the fields to store, whether to tell now,
-    whether the file was read).
-
-    The content the entry was edited with is looked for first, then the content the model
-    was last told of: either one, seen with a stat stored beside it, needs no read."""
+def _known(entry: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """The contents a look may find without a read: the one the entry was edited with, then
+    the one the model was last told of, each with the stat stored beside it."""
     told = entry.get("told") if isinstance(entry.get("told"), dict) else None
     known: list[tuple[dict[str, Any], str]] = [(entry, entry["hash"])]
     if told and not told.get("deleted") and isinstance(told.get("hash"), str):
         known.append((told, told["hash"]))
-    from app.core.ledger_look import look
+    return known
 
-    seen = look(path, known)
+
+def _judge(path: str, entry: dict[str, Any], seen: Look | None = None) -> tuple[LedgerFile, dict[str, Any], bool, bool]:
+    """One entry against the disk (or against `seen`, a look just taken): (the verdict, the
+    fields to store, whether to tell now, whether the file was read)."""
+    told = entry.get("told") if isinstance(entry.get("told"), dict) else None
+    if seen is None:
+        from app.core.ledger_look import look
+
+        seen = look(path, _known(entry))
     fields: dict[str, Any] = {}
     changed = deleted = was_told = tell = False
     if seen.kind == "unreadable":

@@ -29,6 +29,12 @@ MAX_HASH_BYTES_PY = 32 * 1024 * 1024
 # Below it the bytes object is as cheap, and the `mmap` module is not loaded.
 BIG_READ_BYTES = 4 * 1024 * 1024
 
+# Files to read at one prompt are read two at a time from this many bytes in all (below it a
+# thread costs more than it saves), unless one is longer than PARALLEL_MAX_BYTES: two of those
+# at once would hold twice the memory one read does.
+PARALLEL_MIN_BYTES = 2 * 1024 * 1024
+PARALLEL_MAX_BYTES = 64 * 1024 * 1024
+
 
 class Look:
     """What is on disk at a path: a file (hash None when too large to read), or nothing."""
@@ -52,6 +58,13 @@ _UNREADABLE = Look("unreadable", None, None, False)
 def look(path: str, known: list[tuple[dict[str, Any], str]]) -> Look:
     """Stat first; when the stat equals a stored one (and is not racy), its hash holds
     without reading the file. Otherwise read and hash it."""
+    first = _by_stat(path, known)
+    return first if isinstance(first, Look) else read_and_hash(path)
+
+
+def _by_stat(path: str, known: list[tuple[dict[str, Any], str]]) -> Look | int:
+    """What the stat alone tells (nothing there, no regular file, a stored stat that still
+    holds), else the file's size: it must be read."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -63,7 +76,61 @@ def look(path: str, known: list[tuple[dict[str, Any], str]]) -> Look:
     for stored, digest in known:
         if same_sig(stored, sig(st, 0)) and not racy(stored):
             return Look("file", digest, {k: stored[k] for k in (*SIG_KEYS, "seen_ns")}, False)
-    return read_and_hash(path)
+    return st.st_size
+
+
+def look_ahead(wanted: list[tuple[str, list[tuple[dict[str, Any], str]]]], deadline_ns: int) -> dict[str, Look]:
+    """The looks at several files, the reads two at a time where that pays: many long files
+    changed at once (a branch switched, a formatter run over the tree). The C hash lets go
+    of the interpreter's lock while it runs (cffi), and FNV-1a is one serial chain a file, so
+    a second core halves the wait. Files taken after `deadline_ns` are left out (the caller
+    judges them, or leaves them for the next prompt, as it would have)."""
+    ahead: dict[str, Look] = {}
+    sizes: list[tuple[int, str]] = []
+    for path, known in wanted:
+        first = _by_stat(path, known)
+        if isinstance(first, Look):
+            ahead[path] = first
+        else:
+            sizes.append((first, path))
+    if (len(sizes) < 2 or sum(size for size, _ in sizes) < PARALLEL_MIN_BYTES
+            or max(size for size, _ in sizes) > PARALLEL_MAX_BYTES or _cores() < 2
+            or not fnv.c_available()):
+        return ahead  # the caller reads them one by one, as the pure-Python hash holds the lock
+    queue = [path for _, path in sorted(sizes)]  # longest first (taken from the end)
+    import _thread  # `threading` would cost a hook ~2 ms to import
+
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def second() -> None:
+        try:
+            _take(queue, deadline_ns, ahead)
+        except BaseException:  # noqa: BLE001 - a file this thread missed is read by the caller
+            pass
+        finally:
+            done.release()
+
+    _thread.start_new_thread(second, ())
+    _take(queue, deadline_ns, ahead)
+    done.acquire()
+    return ahead
+
+
+def _cores() -> int:
+    """The cores this process may run on (macOS has no affinity: all of them)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def _take(queue: list[str], deadline_ns: int, ahead: dict[str, Look]) -> None:
+    """Read and hash files from `queue` until it is empty or the deadline passed."""
+    while queue and time.monotonic_ns() <= deadline_ns:
+        try:
+            path = queue.pop()  # one bytecode under the interpreter's lock: each path is taken once
+        except IndexError:
+            return
+        ahead[path] = read_and_hash(path)
 
 
 def read_and_hash(path: str) -> Look:
