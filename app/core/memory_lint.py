@@ -12,10 +12,9 @@ the model reads at the moment of writing holds. Three rules, each one function h
   loads its first 200 lines every session, and prose there is memory content in the wrong
   place: `index_problems`.
 
-Only files inside `<config>/projects/*/memory/` are judged (`memory_folder_of`, also the
-rule `claudetto supersede` uses). The hook calls in here only for a path that names a
-memory folder at all, so every other write costs nothing beyond reading the payload; this
-module is stdlib only and loads `re` only once a memory write is being judged.
+Only files inside `<config>/projects/*/memory/` are judged (`memory_folder_of`, also the rule
+`claudetto supersede` uses); the hook calls in only for a path naming a memory folder, so other
+writes cost only the payload's read. Stdlib only; `re` is loaded once a memory write is judged.
 """
 
 from __future__ import annotations
@@ -271,7 +270,7 @@ def lint_write(payload: dict[str, Any]) -> str | None:
     old = _current(path)
     if old is not None:  # Claude's Edit reads a CRLF file as LF text and writes its endings back
         old = old.replace("\r\n", "\n")
-    new = _after(tool, tool_input, old, missing=old is None and not os.path.lexists(path))
+    new = _after(tool, tool_input, old, missing=old is None and not os.path.exists(path))
     if new is None:
         return None
     is_index = os.path.basename(path) == INDEX_NAME and os.path.dirname(os.path.abspath(path)) == os.path.abspath(folder)
@@ -282,7 +281,8 @@ def _current(path: str) -> str | None:
     from app.core.state import read_regular
 
     try:
-        return read_regular(path, limit=READ_MAX).decode("utf-8", "replace")
+        # through a link, as Claude's tools read and write it: a linked memory file is memory too
+        return read_regular(os.path.realpath(path), limit=READ_MAX).decode("utf-8", "replace")
     except OSError:
         return None
 
