@@ -24,7 +24,10 @@ MANIFESTS = ("go.mod", "go.work", "package.json", "Cargo.toml", ".cargo/config.t
              "requirements.txt", "requirements-dev.txt", "Pipfile", "Gemfile", "composer.json",
              "pubspec.yaml", "settings.gradle", "settings.gradle.kts", ".npmrc",
              # what runs the project: its containers' bind mounts, its editor's interpreter
-             "compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml", ".vscode/settings.json")
+             "compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml", ".vscode/settings.json",
+             # what compose reads beside them by default: the local run's own bind mounts
+             "compose.override.yaml", "compose.override.yml", "docker-compose.override.yml",
+             "docker-compose.override.yaml")
 #: An absolute path, or one climbing out of the project (`../`), as a word of a manifest: after
 #: a space, a quote, `=>`, `file:` or `link:`.
 _WORD = r"(?<![\w$.~/])(?:/|(?:\./)?(?:\.\./)+)[^\s:;,'\"=()`|&<>\\{}\[\]]+"

@@ -275,20 +275,26 @@ def borrowers(places: list[str], *, home: bool = True) -> list[tuple[str, str]]:
 def git_urls(place: str, found: list[tuple[str, str]]) -> None:
     """The local paths a repository's config and `.gitmodules` name: a submodule's url (every
     clone of the project fetches it from there), `core.hooksPath`, an `include.path`, an
-    excludes or attributes file. A remote's url is not counted: what was pushed there is judged
-    by git's rules (a branch on none of its remotes), and what was fetched from there the
-    repository holds."""
+    excludes or attributes file, a program a value runs (`core.sshCommand`, a credential helper).
+    A remote's url is not counted: what was pushed there is judged by git's rules (a branch on
+    none of its remotes), and what was fetched from there the repository holds."""
+    import re
+
     for file in (os.path.join(place, ".git", "config"), os.path.join(place, ".gitmodules")):
         section = ""
         for line in small_text(file).splitlines():
             key, _, value = line.strip().partition("=")
             section = key.split()[0].lower() if key.startswith("[") and key.split() else section
             value = value.strip().strip('"').removeprefix("file://")
-            if section not in ("[remote", "[remote]", "[branch") and key.strip().lower() in _GIT_PATH_KEYS and (
-                    value[:1] == "/"):
-                found.append((file, os.path.realpath(value)))
+            if section in ("[remote", "[remote]", "[branch"):
+                continue
+            named = [value] if key.strip().lower() in _GIT_PATH_KEYS and value[:1] == "/" else []
+            # and what a command of it runs or reads: `core.sshCommand = ssh -i /tmp/x/deploy_key`
+            found += [(file, os.path.realpath(p)) for p in dict.fromkeys([*named, *re.findall(PATH_WORD, value)])]
 
 
+#: An absolute path as a word of a set-up file or a command (`PATH=/tmp/x/bin`, `ssh -i /tmp/x/key`).
+PATH_WORD = r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+"
 #: The keys of a git config whose value is a path git reads or runs from.
 _GIT_PATH_KEYS = frozenset({"url", "hookspath", "path", "excludesfile", "attributesfile", "worktree", "template"})
 

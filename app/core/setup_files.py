@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from app.core.repository_rules import _names, links_in, paths_named, small_text
+from app.core.repository_rules import PATH_WORD, _names, links_in, paths_named, small_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,12 +35,17 @@ STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".p
                  ".ipython/profile_default/ipython_config.py", ".julia/config/startup.jl")
 #: In the home, what starts programs at login: systemd user units and their login environment,
 #: desktop autostart entries, fish's snippets.
-STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d")
+STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d",
+                   # the snippets Fedora's `.bashrc` and oh-my-zsh source at every shell's start
+                   ".bashrc.d", ".oh-my-zsh/custom")
 #: In the home, the user's own commands: a script there may run from anywhere (pip writes a
 #: console script's venv python as its `#!` line; a wrapper `exec`s a tool built elsewhere).
 _SCRIPTS = (".local/bin", "bin")
 #: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
 PROJECT_FILES = (".envrc", ".env", ".mcp.json")
+#: Beside `.env`, the environment files of a mode or of this machine (`.env.local`,
+#: `.env.development`: Next.js, Vite, dotenv-flow), read at most this many per place.
+_MAX_ENV_FILES = 20
 #: The keys of Claude's settings whose commands or paths Claude runs or reads at every start:
 #: its hooks and status line, the helpers that give it its keys, the environment it starts with.
 _RUN_BY_CLAUDE = ("hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
@@ -60,7 +65,7 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
     import json
     import re
 
-    word = re.compile(r"(?<![\w$.~/])/[^\s:;,'\"=()`|&<>\\]+")
+    word = re.compile(PATH_WORD)
     found += paths_named(_set_up_files(place, found, home=home), word)
     for folder in (os.path.join(place, f) for f in _SCRIPTS if home):
         for script in (os.path.join(folder, n) for n in _names(folder)[:_MAX_ENTRIES]):
@@ -84,6 +89,7 @@ def _set_up_files(place: str, found: list[tuple[str, str]], *, home: bool) -> li
     """The set-up files of a place to read for paths; where a link among the home's
     `STARTUP_FOLDERS` leads goes into `found` (a unit `systemctl --user link` made)."""
     files = [os.path.join(place, name) for name in (*PROJECT_FILES, *(STARTUP_FILES if home else ()))]
+    files += [os.path.join(place, n) for n in sorted(n for n in _names(place) if n.startswith(".env."))[:_MAX_ENV_FILES]]
     hooks = os.path.join(place, ".git", "hooks")  # a git hook runs at every commit, checkout, push
     files += [os.path.join(hooks, n) for n in _names(hooks)[:_MAX_ENTRIES] if not n.endswith(".sample")]
     budget = [_MAX_ENTRIES * len(STARTUP_FOLDERS)]

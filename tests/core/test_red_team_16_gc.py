@@ -1,0 +1,85 @@
+"""The output GC attacked a sixteenth time. Ordinary commands a session runs in Bash, recorded by
+the PostToolUse hook (`python -P -m hooks`) as Claude runs it; a week passes (records and mtimes
+moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_red_team_12_gc import call, pushed_project, week_later
+from tests.support import SandboxEnv, git
+
+
+@pytest.mark.parametrize("name", ["compose.override.yaml", "docker-compose.override.yml"])
+def test_a_compose_override_bind_mounting_a_temp_folder_keeps_it(sandbox: SandboxEnv, name: str) -> None:
+    """The project runs its database in a container (`compose.yaml`); the session keeps the
+    data of the user's local run out of the project: `d=$(mktemp -d)`, and in the override file
+    compose reads beside it by default, `volumes: - /tmp/tmp.X/pgdata:/var/lib/postgresql/data`.
+    The container is not up this week (and its processes are another user's): only the file
+    says the folder holds the database."""
+    project = pushed_project(sandbox.home)
+    (project / "compose.yaml").write_text("services:\n  db:\n    image: postgres:16\n")
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "pgdata").mkdir()
+    (folder / "pgdata" / "PG_VERSION").write_text("16\n")
+    (project / name).write_text(f"services:\n  db:\n    volumes:\n      - {folder}/pgdata:/var/lib/postgresql/data\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+@pytest.mark.parametrize("name", [".env.local", ".env.development", ".env.development.local"])
+def test_a_projects_local_env_file_naming_a_database_in_a_temp_folder_keeps_it(sandbox: SandboxEnv,
+                                                                               name: str) -> None:
+    """Next.js, Vite and dotenv-flow read `.env.local` (and `.env.<mode>[.local]`) for what is
+    the user's own: the session points the app's development database there
+    (`DATABASE_URL=file:/tmp/tmp.X/dev.db`). Only `.env` was read, so the folder went by age
+    with every row the user entered."""
+    app = sandbox.home / "app"
+    app.mkdir()
+    (app / "package.json").write_text('{"name": "app"}\n')
+    folder = Path(call("mktemp -d", app).strip())
+    (folder / "dev.db").write_bytes(b"SQLite format 3\0the only copy")
+    (app / name).write_text(f"NEXT_PUBLIC_TITLE=app\nDATABASE_URL=file:{folder}/dev.db\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_deploy_key_a_projects_git_config_uses_keeps_its_temp_folder(sandbox: SandboxEnv) -> None:
+    """`d=$(mktemp -d) && ssh-keygen -f "$d/deploy_key"`, then `git config core.sshCommand "ssh -i
+    $d/deploy_key"` in the project (the key is added to the server as a deploy key). Only a
+    project config's url, hooksPath, path and a few file keys were read, so a week later the
+    folder went with the only copy of the key and every `git push` failed."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "deploy_key").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----\n")
+    (folder / "deploy_key.pub").write_text("ssh-ed25519 AAAAC3 deploy\n")
+    git(project, "config", "core.sshCommand", f"ssh -i {folder}/deploy_key -o IdentitiesOnly=yes")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_snippet_the_users_bashrc_sources_naming_a_temp_folder_keeps_it(sandbox: SandboxEnv) -> None:
+    """Fedora's `~/.bashrc` sources every file of `~/.bashrc.d`; the session adds the tool it
+    built there to the PATH (`echo 'export PATH=/tmp/tmp.X/bin:$PATH' > ~/.bashrc.d/tool.sh`).
+    Only the start-up files themselves were read: a week later every new shell lost the tool."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "bin").mkdir()
+    (sandbox.home / ".bashrc").write_text('for rc in ~/.bashrc.d/*; do . "$rc"; done\n')
+    (sandbox.home / ".bashrc.d").mkdir()
+    (sandbox.home / ".bashrc.d" / "tool.sh").write_text(f"export PATH={folder}/bin:$PATH\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_temp_folder_a_projects_files_do_not_name_still_goes(sandbox: SandboxEnv) -> None:
+    """The control: an override, a `.env.local` and a git config naming other folders keep nothing."""
+    project = pushed_project(sandbox.home)
+    (project / "compose.override.yaml").write_text("services:\n  db:\n    volumes:\n      - ./pgdata:/data\n")
+    (project / ".env.local").write_text("DATABASE_URL=file:./dev.db\n")
+    git(project, "config", "core.sshCommand", "ssh -o IdentitiesOnly=yes")
+    folder = Path(call("mktemp -d", project).strip())
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
