@@ -1,0 +1,115 @@
+"""Red team, round sixteen: session checkouts (seed 002) and the worktree rule.
+
+Driven with ordinary git in the checkout or the main one, a real process, then WorktreeRemove
+through `python -P -m hooks` or the judgement itself.
+
+Found: a checkout a running process works in (a shell `cd`-ed there, a dev server) was kept,
+but WorktreeRemove told the user only `in_use (in_use)`; now the line says what keeps it.
+
+Held (no test pinned them): a checkout of a project whose `.git` is a file (a clone made with
+`--separate-git-dir`, a submodule checked out in a superproject) keeps its commit; a linked
+worktree of the same repository made inside a checkout, with a commit on its detached HEAD,
+keeps the checkout.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support import (
+    commit_file,
+    git,
+    pushed_repo,
+    session_checkout,
+    session_hook,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project pushed to its remote, ignoring build output."""
+    return pushed_repo(tmp_path, {"README.md": "x\n", ".gitignore": "build/\ndist/\nnode_modules/\n"})
+
+
+# --- what the user reads when a running process keeps the checkout -------------------------------
+
+
+def test_worktree_remove_of_a_checkout_a_process_works_in_says_so(project: Path) -> None:
+    """A shell (here `sleep`) started in the checkout: WorktreeRemove keeps it, and its one
+    line says a running process works there, not only the reason's code."""
+    tree = session_checkout(project, "busy")
+    proc = subprocess.Popen(["sleep", "60"], cwd=tree)
+    try:
+        removed = session_hook("WorktreeRemove", project, worktree_path=str(tree))
+    finally:
+        proc.kill()
+        proc.wait()
+    line = removed.stderr.decode()
+    assert removed.returncode == 1 and tree.is_dir()
+    assert ": in_use (" in line and "in_use (in_use)" not in line and "running process" in line, line
+
+
+# --- projects whose .git is a file ---------------------------------------------------------------
+
+
+def test_a_checkout_of_a_project_cloned_with_a_separate_git_dir_keeps_its_commit(tmp_path: Path) -> None:
+    """`git clone --separate-git-dir ~/gd/proj.git`: the project's `.git` is a file, its
+    checkouts' entries live under that git dir."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "--initial-branch=main", str(origin))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    commit_file(seed, "README.md", "x\n")
+    git(seed, "push", "-q", str(origin), "main")
+    proj = tmp_path / "proj"
+    (tmp_path / "gd").mkdir()
+    git(tmp_path, "clone", "-q", "--separate-git-dir", str(tmp_path / "gd" / "proj.git"), str(origin), str(proj))
+    assert (proj / ".git").is_file()
+    tree = session_checkout(proj, "sep")
+    sha = commit_file(tree, "only.py", "the only copy\n")
+
+    removed = session_hook("WorktreeRemove", proj, worktree_path=str(tree))
+    assert removed.returncode == 1 and b"unmerged" in removed.stderr, removed.stderr
+    assert git(tree, "rev-parse", "HEAD") == sha
+
+
+def test_a_checkout_of_a_submodule_checked_out_in_a_superproject_keeps_its_commit(
+        tmp_path: Path, project: Path) -> None:
+    """Claude started in `super/lib`, a submodule (its `.git` a file naming
+    `super/.git/modules/lib`): its checkout is a worktree of the submodule's repository."""
+    sup = tmp_path / "super"
+    git(tmp_path, "init", "-q", "-b", "main", str(sup))
+    git(sup, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(project), "lib")
+    git(sup, "commit", "-qm", "lib")
+    lib = sup / "lib"
+    tree = session_checkout(lib, "sub")
+    assert tree.parent.parent.parent == lib
+    sha = commit_file(tree, "only.py", "the only copy\n")
+
+    removed = session_hook("WorktreeRemove", lib, worktree_path=str(tree))
+    assert removed.returncode == 1 and b"unmerged" in removed.stderr, removed.stderr
+    assert git(tree, "rev-parse", "HEAD") == sha
+
+
+# --- a worktree of the same repository inside a checkout -----------------------------------------
+
+
+def test_a_worktree_of_the_same_repository_made_in_a_checkouts_node_modules_keeps_its_detached_commit(
+        project: Path) -> None:
+    """`git worktree add --detach node_modules/review HEAD` (an ignored folder: `git status`
+    of the checkout is clean), a commit there: only the inner worktree's HEAD holds it, and
+    the outer folder's removal, or its release, would take it."""
+    tree = session_checkout(project, "outer")
+    inner = tree / "node_modules" / "review"
+    git(project, "worktree", "add", "-q", "--detach", str(inner), "HEAD")
+    sha = commit_file(inner, "review.py", "the only copy\n")
+
+    from app.core.release import release_checkout
+    from app.core.unique_work import unique_work
+
+    done = release_checkout(str(tree), session="s1")
+    assert done.status == "released" and git(inner, "rev-parse", "HEAD") == sha, done
+    assert unique_work(tree) == "unmerged"
