@@ -145,7 +145,9 @@ def test_session_start_names_ten_findings_then_counts_the_rest(tmp_path: Path) -
     rows = session_start(repo).split("\n")
     assert rows[0].startswith(f"claudetto: 11 remembered facts in {folder} may be out of date.")
     assert len(rows) == 12 and rows[10].startswith("- notes.md:16: `src/gone_step_9.py`")
-    assert rows[11] == "(and 1 more finding: `claudetto memory` lists them all)"
+    from app.core.memory import command_name  # `claudetto`, or its script where no PATH names it
+
+    assert rows[11] == f"(and 1 more finding: `{command_name()} memory` lists them all)"
 
 
 # --- "that isn't on disk", "once `V28__*.sql` exists on disk" -------------------------------------

@@ -392,7 +392,7 @@ def test_session_start_context_shows_ten_findings_and_the_count_of_the_rest(repo
     assert "re-verify" in lines[0] and "claudetto supersede" in lines[0]
     assert lines[1] == ("- notes.md:7: `src/gone_00.py` is not in the tree: no such file or folder, and git grep "
                         "finds no mention of it")
-    assert len(lines) == 12 and lines[-1] == "(and 4 more findings: `claudetto memory` lists them all)"
+    assert len(lines) == 12 and lines[-1] == f"(and 4 more findings: `{memory.command_name()} memory` lists them all)"
 
 
 def test_session_start_context_stays_under_the_cap_whatever_the_tokens(repo: Path, sandbox: SandboxEnv) -> None:

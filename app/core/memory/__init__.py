@@ -340,10 +340,11 @@ def context_text(findings: Sequence[Finding], folder: str = "") -> str:
 
     where = f" in {printable(folder)}" if folder else ""
     count = len(findings)
+    command = printable(command_name())
     lines = [
         f"claudetto: {count} remembered fact{'s' if count != 1 else ''}{where} may be out of date. Each is a "
         "request to re-verify against the code, not a verdict. Where a fact is wrong, strike its line (~~...~~) "
-        "and add a dated correction below it instead of deleting it (`claudetto supersede FILE --line N "
+        f"and add a dated correction below it instead of deleting it (`{command} supersede FILE --line N "
         "--correction TEXT` does both; add `--expect LINE`, the line as you last read it, once the file may "
         "have changed: a line that moved is then never struck); keep MEMORY.md one pointer line per topic file."
     ]
@@ -354,8 +355,25 @@ def context_text(findings: Sequence[Finding], folder: str = "") -> str:
         lines.append(line if len(line) <= CONTEXT_LINE_MAX else line[: CONTEXT_LINE_MAX - 1] + "\u2026")
     if count > CONTEXT_FINDINGS:
         rest = count - CONTEXT_FINDINGS
-        lines.append(f"(and {rest} more finding{'s' if rest != 1 else ''}: `claudetto memory` lists them all)")
+        lines.append(f"(and {rest} more finding{'s' if rest != 1 else ''}: `{command} memory` lists them all)")
     return "\n".join(lines)
+
+
+def command_name() -> str:
+    """How the model's Bash tool runs this claudetto: `claudetto` when PATH finds this very
+    script, else the script beside the running interpreter by absolute path (a plugin's or a
+    clone's venv, which no PATH names: the bare name would fail "command not found")."""
+    import shlex
+    import shutil
+    import sys
+
+    script = os.path.join(os.path.dirname(sys.executable), "claudetto")
+    if not os.access(script, os.X_OK):
+        return "claudetto"
+    found = shutil.which("claudetto")
+    if found is not None and os.path.realpath(found) == os.path.realpath(script):
+        return "claudetto"
+    return shlex.quote(script)
 
 
 def session_start_context(payload: dict[str, object]) -> str:
