@@ -213,6 +213,26 @@ def mounts_crossed(root: str, path: str, known: frozenset[str] | None = None) ->
 unescape = _unescape
 
 
+def namespace_of(pid: str) -> str | None:
+    """The mount namespace of process `pid` (`mnt:[<inode>]`), None when it ended. Another
+    user's process (a container's, root's, for a user in the `docker` group) closes that link
+    to this user, yet its mount table is open to every user: the table then stands for it (one
+    like this process's own is this namespace), so its mounts (`docker run -v <folder>:/data`)
+    are looked at too."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except PermissionError:
+        pass
+    except OSError:
+        return None
+    try:
+        with open(f"/proc/{pid}/mountinfo", "rb") as fh:
+            table = fh.read()
+    except OSError:
+        return None
+    return namespace_of("self") if table == _TABLE.read() else f"table:{hash(table)}"
+
+
 def sources_here(theirs: list[tuple[str, str, str]], ours: list[tuple[str, str, str]]) -> set[str]:
     """The folders here that the mounts of another mount namespace show (`docker run -v
     <folder>:/data`): each mount of `theirs` (mount point, device, root on its file system)

@@ -39,6 +39,7 @@ from app.core.claude_process import (
     signalable,
 )
 from app.core.log import log
+from app.core.mounts import namespace_of as _namespace
 from app.core.mounts import overlay_layers_in, sources_here, unescape
 from app.core.socket_files import other_network_sockets, path_being_opened
 
@@ -198,13 +199,6 @@ class _Namespaces:
         for path in held:
             named.update(_name_here(path, self.tables[theirs], self.tables["self"]) or (path,))
         return named
-
-
-def _namespace(pid: str) -> str | None:
-    try:
-        return os.readlink(f"{_PROC}/{pid}/ns/mnt")
-    except OSError:
-        return None
 
 
 def _mounts(mountinfo: str) -> list[tuple[str, str, str]]:
