@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +109,32 @@ def run_cli(*args: str, cwd: Path | str | None = None, timeout: float = 60) -> s
     )
 
 
+@contextmanager
+def running_claudes(root: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """`launch(*args, cwd=None)`: `claude ARGS...` as a running process (a program named
+    `claude`, kept in `root/bin`, that waits on its stdin), with no sessions file: one starting
+    up, a headless run, or one whose files this claudetto cannot see. Each is ended on exit."""
+    from app.core.claude_process import start_of
+
+    program = root / "bin" / "claude"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text("import sys\nsys.stdin.read()\n")
+    running: list[subprocess.Popen[bytes]] = []
+
+    def launch(*args: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, str(program), *args], stdin=subprocess.PIPE, cwd=cwd)
+        running.append(proc)
+        assert start_of(proc.pid)
+        return proc
+
+    try:
+        yield launch
+    finally:
+        for proc in running:
+            proc.kill()
+            proc.wait()
+
+
 def git(cwd: Path | str, *args: str) -> str:
     """Run real git; raises on failure so a broken fixture cannot pass silently."""
     out = subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, text=True, check=True)
@@ -200,6 +228,49 @@ def copy_fresh(source: Path, target: Path) -> None:
         git(target, "update-index", "-q", "--refresh")
 
 
+# --- session checkouts and the worktree rule, as the checkout attack rounds drive them ---------
+
+#: A worktree judged by `judge_old_worktree` is made this old, past the period it is judged by.
+CHECKOUT_OLD_S = 40 * 86_400
+CHECKOUT_PERIOD_S = 30 * 86_400
+
+
+def claude_worktree(proj: Path, name: str, start: str = "HEAD") -> Path:
+    """`git worktree add -b worktree-<name> .claude/worktrees/<name> <start>` in `proj`."""
+    path = proj / ".claude" / "worktrees" / name
+    git(proj, "worktree", "add", "-q", "-b", f"worktree-{name}", str(path), start)
+    return path
+
+
+def judge_old_worktree(tree: Path, proj: Path) -> tuple[str, str]:
+    """The worktree rule's (action, reason) for `tree`, made older than the period, no session in it."""
+    from app.core import worktrees
+
+    set_mtime(tree, CHECKOUT_OLD_S)
+    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=CHECKOUT_PERIOD_S)
+    return verdict.action, verdict.reason
+
+
+def commit_file(where: Path, name: str, text: str, message: str = "work") -> str:
+    """`name` written with `text` and committed in `where`; the new HEAD."""
+    (where / name).write_text(text)
+    git(where, "add", name)
+    git(where, "commit", "-q", "-m", message)
+    return git(where, "rev-parse", "HEAD")
+
+
+def session_hook(event: str, project: Path, **fields: Any) -> subprocess.CompletedProcess[bytes]:
+    """Hook `event` of session s1 with its cwd in `project`, through `python -P -m hooks`."""
+    return run_hook({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **fields}, cwd=project)
+
+
+def session_checkout(project: Path, name: str) -> Path:
+    """The session checkout WorktreeCreate makes for session s1 in `project`."""
+    made = session_hook("WorktreeCreate", project, name=name)
+    assert made.returncode == 0, made.stderr
+    return Path(made.stdout.decode().strip().splitlines()[-1])
+
+
 def many_files(folder: Path, names: list[str], content: bytes = b"") -> None:
     """Regular files `folder/<name>` holding `content`, made with one open, write and close
     each: a tree of tens of thousands of files costs its kernel work and little more
@@ -213,6 +284,34 @@ def many_files(folder: Path, names: list[str], content: bytes = b"") -> None:
                 os.write(fd, content)
         finally:
             os.close(fd)
+
+
+def deep_folders(top: Path, depth: int, name: str = "d", *, each: tuple[str, bytes] | None = None,
+                 bottom: tuple[str, bytes] | None = None) -> None:
+    """`top/<name>/<name>/...` `depth` folders deep below the folder `top`, made fd-relative
+    (its deep end may lie past PATH_MAX, where no path names it): the file `each` (name,
+    content) in every one of them, the file `bottom` in the deepest."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            if each:
+                _write_at(fd, *each)
+        if bottom:
+            _write_at(fd, *bottom)
+    finally:
+        os.close(fd)
+
+
+def _write_at(fd: int, name: str, content: bytes) -> None:
+    file = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    try:
+        os.write(file, content)
+    finally:
+        os.close(file)
 
 
 def set_mtime(path: Path, age_seconds: float) -> None:

@@ -38,7 +38,7 @@ from tests.core.test_red_team_9_removal import clean_json
 from tests.core.test_red_team_10_liveness import settled
 from tests.core.test_red_team_11_cleanup import Headless
 from tests.hooks.test_checkouts import Claude
-from tests.support import SandboxEnv, git, make_repo, set_mtime
+from tests.support import SandboxEnv, git, make_repo, running_claudes, set_mtime
 
 _clean = clean_json  # `claudetto clean --json`, its report
 DAY = 86_400
@@ -89,24 +89,9 @@ def test_a_second_accounts_claude_whose_file_is_caught_half_written_keeps_its_ol
 
 @pytest.fixture
 def claude_running(sandbox: SandboxEnv) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """`claude ARGS...` as a running process (a program named `claude` that waits), with no
-    sessions file: one starting up, a headless run, or one whose files this claudetto
-    cannot see."""
-    program = sandbox.root / "bin" / "claude"
-    program.parent.mkdir(exist_ok=True)
-    program.write_text("import sys\nsys.stdin.read()\n")
-    running: list[subprocess.Popen[bytes]] = []
-
-    def launch(*args: str) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([sys.executable, str(program), *args], stdin=subprocess.PIPE)
-        running.append(proc)
-        assert start_of(proc.pid)
-        return proc
-
-    yield launch
-    for proc in running:
-        proc.kill()
-        proc.wait()
+    """`claude ARGS...` as a running process with no sessions file (`running_claudes`)."""
+    with running_claudes(sandbox.root) as launch:
+        yield launch
 
 
 @pytest.mark.parametrize("args", [

@@ -45,45 +45,28 @@ from typing import Any
 import pytest
 
 from app.core import worktrees
-from tests.support import SandboxEnv, git, make_repo, pushed_repo, run_cli, run_hook, set_mtime
-
-OLD = 40 * 86_400
-PERIOD = 30 * 86_400
+from tests.support import (
+    CHECKOUT_OLD_S,
+    CHECKOUT_PERIOD_S,
+    SandboxEnv,
+    claude_worktree,
+    commit_file,
+    deep_folders,
+    git,
+    judge_old_worktree,
+    make_repo,
+    pushed_repo,
+    run_cli,
+    session_checkout,
+    session_hook,
+    set_mtime,
+)
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project pushed to its remote, ignoring node_modules."""
     return pushed_repo(tmp_path, {"README.md": "x\n", ".gitignore": "node_modules/\n"})
-
-
-def worktree(proj: Path, name: str, start: str = "HEAD") -> Path:
-    path = proj / ".claude" / "worktrees" / name
-    git(proj, "worktree", "add", "-q", "-b", f"worktree-{name}", str(path), start)
-    return path
-
-
-def judge(tree: Path, proj: Path) -> tuple[str, str]:
-    set_mtime(tree, OLD)
-    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
-    return verdict.action, verdict.reason
-
-
-def commit(where: Path, name: str, text: str, message: str = "work") -> str:
-    (where / name).write_text(text)
-    git(where, "add", name)
-    git(where, "commit", "-q", "-m", message)
-    return git(where, "rev-parse", "HEAD")
-
-
-def hook(event: str, project: Path, **fields: Any) -> Any:
-    return run_hook({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **fields}, cwd=project)
-
-
-def session_checkout(project: Path, name: str) -> Path:
-    made = hook("WorktreeCreate", project, name=name)
-    assert made.returncode == 0, made.stderr
-    return Path(made.stdout.decode().strip().splitlines()[-1])
 
 
 # --- the HEAD reflog read whole ----------------------------------------------------------------
@@ -96,7 +79,7 @@ def test_a_commit_left_behind_early_in_a_long_session_keeps_the_checkout(project
     reflog, over a MiB back, name the early commit: WorktreeRemove removed the checkout."""
     tree = session_checkout(project, "long")
     git(tree, "switch", "-q", "--detach")
-    early = commit(tree, "spike.py", "the only copy of the spike\n", "spike")
+    early = commit_file(tree, "spike.py", "the only copy of the spike\n", "spike")
     git(tree, "switch", "-q", "worktree-long")
     line = "step passed: " + "test_parser_handles_nested_brackets ok; " * 400
     for i in range(70):
@@ -105,7 +88,7 @@ def test_a_commit_left_behind_early_in_a_long_session_keeps_the_checkout(project
     git(project, "fetch", "-q", "origin")
     assert os.path.getsize(git(tree, "rev-parse", "--git-dir") + "/logs/HEAD") > 1 << 20
 
-    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    removed = session_hook("WorktreeRemove", project, worktree_path=str(tree))
 
     assert removed.returncode == 1 and "unmerged" in removed.stderr.decode(), removed.stderr
     assert tree.is_dir() and git(tree, "show", f"{early}:spike.py") == "the only copy of the spike"
@@ -132,17 +115,17 @@ def test_a_commit_left_behind_before_a_long_detached_series_keeps_the_checkout(p
     branch and pushes it. Only the newest 100 commits made there were asked about, all of them
     pushed: the sweep removed the checkout with the spike."""
     vendor_series(project, 101)
-    tree = worktree(project, "backport")
+    tree = claude_worktree(project, "backport")
     git(tree, "switch", "-q", "--detach")
-    spike = commit(tree, "spike.py", "the only copy of the spike\n", "spike")
+    spike = commit_file(tree, "spike.py", "the only copy of the spike\n", "spike")
     git(tree, "switch", "-q", "--detach", "origin/main")
     git(tree, "cherry-pick", "origin/main..origin/series")
     git(tree, "switch", "-q", "-c", "backport")
     git(tree, "push", "-q", "origin", "backport")
     git(tree, "switch", "-q", "worktree-backport")
 
-    assert judge(tree, project) == ("keep", "unmerged")
-    set_mtime(tree, OLD)
+    assert judge_old_worktree(tree, project) == ("keep", "unmerged")
+    set_mtime(tree, CHECKOUT_OLD_S)
     report = clean(project)
     assert tree.is_dir() and git(tree, "show", f"{spike}:spike.py") == "the only copy of the spike", report
 
@@ -153,19 +136,19 @@ def test_a_commit_whose_branch_was_deleted_keeps_the_checkout_one_on_a_branch_le
     `git branch -D side`: only the checkout's HEAD reflog leads to it, kept `unmerged`. In
     another: the commit is on `keep-me`, a branch checked out nowhere: the branch outlives the
     checkout, which goes, and the commit with the branch."""
-    deleted = worktree(project, "deleted")
+    deleted = claude_worktree(project, "deleted")
     git(deleted, "switch", "-q", "-c", "side")
-    lost = commit(deleted, "side.py", "S = 1\n", "side work")
+    lost = commit_file(deleted, "side.py", "S = 1\n", "side work")
     git(deleted, "switch", "-q", "worktree-deleted")
     git(deleted, "branch", "-q", "-D", "side")
-    elsewhere = worktree(project, "elsewhere")
+    elsewhere = claude_worktree(project, "elsewhere")
     git(elsewhere, "switch", "-q", "-c", "keep-me")
-    kept = commit(elsewhere, "keep.py", "K = 1\n", "kept work")
+    kept = commit_file(elsewhere, "keep.py", "K = 1\n", "kept work")
     git(elsewhere, "switch", "-q", "worktree-elsewhere")
 
-    assert judge(deleted, project) == ("keep", "unmerged")
-    set_mtime(elsewhere, OLD)
-    assert worktrees.remove_worktree(elsewhere, project, live_cwds=[], period_s=PERIOD).status == "removed"
+    assert judge_old_worktree(deleted, project) == ("keep", "unmerged")
+    set_mtime(elsewhere, CHECKOUT_OLD_S)
+    assert worktrees.remove_worktree(elsewhere, project, live_cwds=[], period_s=CHECKOUT_PERIOD_S).status == "removed"
     assert git(project, "rev-parse", "keep-me") == kept and git(project, "cat-file", "-t", lost) == "commit"
 
 
@@ -176,12 +159,12 @@ def pull_request_rebased_detached(project: Path, tree: Path) -> str:
     """A colleague's pushed branch checked out detached in the checkout, rebased onto a main
     that moved, the conflict resolved by hand; the session then switches back."""
     git(project, "switch", "-q", "-c", "pr-42")
-    commit(project, "README.md", "pr version\n", "pr change")
-    commit(project, "feature.py", "F = 1\n", "pr feature")
+    commit_file(project, "README.md", "pr version\n", "pr change")
+    commit_file(project, "feature.py", "F = 1\n", "pr feature")
     git(project, "push", "-q", "origin", "pr-42")
     git(project, "switch", "-q", "main")
     git(project, "branch", "-q", "-D", "pr-42")
-    commit(project, "README.md", "main version\n", "main change")
+    commit_file(project, "README.md", "main version\n", "main change")
     git(project, "push", "-q", "origin", "main")
     git(tree, "fetch", "-q", "origin")
     git(tree, "switch", "-q", "--detach", "origin/pr-42")
@@ -210,7 +193,7 @@ def test_a_pull_request_rebased_on_a_detached_head_keeps_its_conflict_resolution
     tree = session_checkout(project, "pr")
     resolved = pull_request_rebased_detached(project, tree)
 
-    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    removed = session_hook("WorktreeRemove", project, worktree_path=str(tree))
 
     assert removed.returncode == 1 and "unmerged" in removed.stderr.decode(), removed.stderr
     assert git(tree, "show", f"{resolved}:README.md") == "main and pr versions, merged by hand"
@@ -221,21 +204,21 @@ def test_a_detached_rebase_kept_on_a_branch_or_given_up_and_a_branch_rebased_twi
     """(Held.) The same rebase with its result then put on a branch (`git switch -c`), one
     given up (`git rebase --abort`), and the checkout's own branch rebased twice (its first
     picks replaced on purpose): nothing is left behind, each checkout goes."""
-    kept_on_branch = worktree(project, "pr")
+    kept_on_branch = claude_worktree(project, "pr")
     pull_request_rebased_detached(project, kept_on_branch)
     git(kept_on_branch, "switch", "-q", "--detach", "HEAD@{1}")
     git(kept_on_branch, "switch", "-q", "-c", "pr-42-rebased")
     git(kept_on_branch, "push", "-q", "origin", "pr-42-rebased")
     git(kept_on_branch, "switch", "-q", "worktree-pr")
 
-    given_up = worktree(project, "abort")
+    given_up = claude_worktree(project, "abort")
     git(given_up, "switch", "-q", "--detach", "origin/pr-42")
     assert run_git(given_up, "rebase", "origin/main").returncode != 0
     git(given_up, "rebase", "--abort")
     git(given_up, "switch", "-q", "worktree-abort")
 
-    twice = worktree(project, "twice", "origin/main~1")
-    commit(twice, "mine.py", "M = 1\n", "mine")
+    twice = claude_worktree(project, "twice", "origin/main~1")
+    commit_file(twice, "mine.py", "M = 1\n", "mine")
     git(twice, "rebase", "-q", "origin/main")
     git(twice, "commit", "-q", "--amend", "-m", "mine, reworded")
     git(twice, "rebase", "-q", "--force-rebase", "origin/main")
@@ -243,7 +226,7 @@ def test_a_detached_rebase_kept_on_a_branch_or_given_up_and_a_branch_rebased_twi
     git(project, "fetch", "-q", "origin")
 
     for tree in (kept_on_branch, given_up, twice):
-        assert judge(tree, project) == ("remove", "age"), tree
+        assert judge_old_worktree(tree, project) == ("remove", "age"), tree
 
 
 def clean(*projects: Path) -> dict[str, Any]:
@@ -259,9 +242,9 @@ def clean(*projects: Path) -> dict[str, Any]:
 def merge_then_undo(project: Path, tree: Path, *, conflict: bool) -> str:
     """main moves on the server; the checkout's pushed commit is merged with it (a conflict
     resolved by hand, or none), then the merge undone with `git reset --hard HEAD~1`."""
-    commit(project, "README.md" if conflict else "other.md", "main version\n", "main")
+    commit_file(project, "README.md" if conflict else "other.md", "main version\n", "main")
     git(project, "push", "-q", "origin", "main")
-    commit(tree, "README.md", "mine\n", "mine")
+    commit_file(tree, "README.md", "mine\n", "mine")
     git(tree, "push", "-q", "origin", "HEAD:wip")
     git(tree, "fetch", "-q", "origin")
     merged = run_git(tree, "merge", "--no-edit", "origin/main")
@@ -280,20 +263,20 @@ def test_a_merge_resolved_by_hand_then_undone_by_a_reset_keeps_the_checkout(proj
     HEAD~1` (meant: drop the commit before it). The merge was read as bringing no change of its
     own, and every other commit is on the server: the sweep removed the checkout, and the
     resolution that only the reflog and ORIG_HEAD still led to."""
-    tree = worktree(project, "merge")
+    tree = claude_worktree(project, "merge")
     merge = merge_then_undo(project, tree, conflict=True)
 
-    assert judge(tree, project) == ("keep", "unmerged")
+    assert judge_old_worktree(tree, project) == ("keep", "unmerged")
     assert git(tree, "show", f"{merge}:README.md") == "mine and main, merged by hand"
 
 
 def test_a_clean_merge_undone_by_a_reset_lets_the_checkout_go(project: Path) -> None:
     """(Held.) The same merge without a conflict: merging again gives it back, the checkout
     goes."""
-    tree = worktree(project, "clean-merge")
+    tree = claude_worktree(project, "clean-merge")
     merge_then_undo(project, tree, conflict=False)
 
-    assert judge(tree, project) == ("remove", "age")
+    assert judge_old_worktree(tree, project) == ("remove", "age")
 
 
 # --- a tag in a clone whose reflog git expired ------------------------------------------------
@@ -319,7 +302,7 @@ def test_a_tag_in_an_old_editable_clone_whose_reflog_git_expired_keeps_the_check
     checkout took the fix only the tag held."""
     lib = make_repo(tmp_path / "lib", files={"lib.py": "V = 1\n"})
     (project / ".git" / "info" / "exclude").write_text(".venv/\n")
-    tree = worktree(project, "venv")
+    tree = claude_worktree(project, "venv")
     clone = tree / ".venv" / "src" / "lib"
     git_at(tree, 200, "clone", "-q", str(lib), str(clone))
     for top, dirs, files in os.walk(clone):  # the clone's files, written then
@@ -329,11 +312,11 @@ def test_a_tag_in_an_old_editable_clone_whose_reflog_git_expired_keeps_the_check
     git_at(clone, 150, "commit", "-q", "-am", "local fix")
     git_at(clone, 150, "tag", "v1-local")
     git_at(clone, 150, "reset", "-q", "--hard", "origin/main")
-    commit(lib, "more.py", "M = 1\n", "upstream moves on")
+    commit_file(lib, "more.py", "M = 1\n", "upstream moves on")
     git_at(clone, 7, "pull", "-q")
     git(clone, "reflog", "expire", "--expire=90.days.ago", "--expire-unreachable=30.days.ago", "--all")
 
-    assert judge(tree, project) == ("keep", "unmerged")
+    assert judge_old_worktree(tree, project) == ("keep", "unmerged")
     assert git(clone, "show", "v1-local:lib.py") == "V = 2  # the local fix"
 
 
@@ -345,22 +328,12 @@ def test_an_untracked_file_deeper_than_git_can_open_keeps_the_checkout(project: 
     itself, a fixture for a path-length bug) and left a file at the bottom. `git status`
     warns "could not open directory", lists nothing and exits 0: the checkout was judged
     clean and removed with the file. Now a folder git could not open makes it unsure."""
-    tree = worktree(project, "deep")
-    fd = os.open(tree, os.O_RDONLY)
-    try:
-        for _ in range(22):  # 22 x 201 bytes: past PATH_MAX (4096) below the checkout
-            os.mkdir("d" * 200, dir_fd=fd)
-            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        note = os.open("notes.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(note, b"the only copy\n")
-        os.close(note)
-    finally:
-        os.close(fd)
+    tree = claude_worktree(project, "deep")
+    # 22 x 201 bytes: past PATH_MAX (4096) below the checkout
+    deep_folders(tree, 22, "d" * 200, bottom=("notes.txt", b"the only copy\n"))
     assert git(tree, "status", "--porcelain") == ""  # what the user's own git says
 
-    assert judge(tree, project) == ("keep", "dirty")
+    assert judge_old_worktree(tree, project) == ("keep", "dirty")
 
 
 # --- a weakened stat check set only for some folders -------------------------------------------
@@ -376,7 +349,7 @@ def test_a_stat_check_weakened_by_an_include_for_the_projects_folder_still_sees_
     work = sandbox.home / ".gitconfig-work"
     work.write_text("[core]\n\ttrustctime = false\n")
     (sandbox.home / ".gitconfig").write_text(f'[includeIf "gitdir:{project}/"]\n\tpath = {work}\n')
-    tree = worktree(project, "include")
+    tree = claude_worktree(project, "include")
     assert git(tree, "config", "core.trustctime") == "false"
     config = tree / "config.ini"
     config.write_text("token = aaaa\n")
@@ -391,7 +364,7 @@ def test_a_stat_check_weakened_by_an_include_for_the_projects_folder_still_sees_
     os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert git(tree, "status", "--porcelain") == ""
 
-    assert judge(tree, project) == ("keep", "dirty")
+    assert judge_old_worktree(tree, project) == ("keep", "dirty")
 
 
 # --- an operation waiting half done in the checkout's git dir ---------------------------------
@@ -413,7 +386,7 @@ def test_a_notes_merge_waiting_for_its_conflicts_keeps_the_checkout(project: Pat
     resolution.write_text("mine and theirs, reconciled by hand\n")
     assert git(tree, "status", "--porcelain") == ""
 
-    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    removed = session_hook("WorktreeRemove", project, worktree_path=str(tree))
 
     assert removed.returncode == 1 and "dirty" in removed.stderr.decode(), removed.stderr
     assert resolution.read_text() == "mine and theirs, reconciled by hand\n"
@@ -483,11 +456,11 @@ def test_worktree_remove_of_a_missing_path_that_resolves_to_a_checkout_keeps_it_
     tree = session_checkout(project, "odd")
     (tree / "draft.md").write_text("the only copy\n")
 
-    removed = hook("WorktreeRemove", project, worktree_path=f"{tree}/missing/..")
+    removed = session_hook("WorktreeRemove", project, worktree_path=f"{tree}/missing/..")
 
     assert removed.returncode == 1, removed.stderr
     assert (tree / "draft.md").exists() and str(tree) in checkouts.registry()
-    again = hook("WorktreeRemove", project, worktree_path=str(tree))
+    again = session_hook("WorktreeRemove", project, worktree_path=str(tree))
     assert again.returncode == 1 and "dirty" in again.stderr.decode(), again.stderr
 
 
@@ -498,9 +471,9 @@ def test_worktree_remove_of_a_users_worktree_outside_claude_worktrees_leaves_it(
     still knows it."""
     feature = tmp_path / "proj-feature"
     git(project, "worktree", "add", "-q", "--detach", str(feature))
-    set_mtime(feature, OLD)
+    set_mtime(feature, CHECKOUT_OLD_S)
 
     for spelled in (str(feature), f"{project}/../proj-feature"):
-        removed = hook("WorktreeRemove", project, worktree_path=spelled)
+        removed = session_hook("WorktreeRemove", project, worktree_path=spelled)
         assert removed.returncode == 1 and "unknown" in removed.stderr.decode(), removed.stderr
     assert (feature / "README.md").exists() and str(feature) in git(project, "worktree", "list")

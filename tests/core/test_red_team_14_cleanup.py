@@ -39,7 +39,7 @@ from app.core import paths
 from app.core.claude_process import start_of
 from tests.core.test_red_team_9_removal import clean_json
 from tests.core.test_red_team_13_cleanup import _old_folder as old_session_folder
-from tests.support import SandboxEnv, make_repo, run_cli, set_mtime
+from tests.support import SandboxEnv, make_repo, run_cli, running_claudes, set_mtime
 
 _clean = clean_json  # `claudetto clean --json`, its report
 DAY = 86_400
@@ -53,21 +53,19 @@ def _old_folder(sandbox: SandboxEnv, slug: str, sid: str, age_s: float = 31 * DA
 @pytest.fixture
 def claude_in(sandbox: SandboxEnv) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """`claude ARGS...` running in a folder, with no sessions file (a headless run)."""
-    program = sandbox.root / "bin" / "claude"
-    program.parent.mkdir(exist_ok=True)
-    program.write_text("import sys\nsys.stdin.read()\n")
-    running: list[subprocess.Popen[bytes]] = []
+    with running_claudes(sandbox.root) as launch:
+        yield lambda cwd, *args: launch(*args, cwd=cwd)
 
-    def launch(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([sys.executable, str(program), *args], stdin=subprocess.PIPE, cwd=cwd)
-        running.append(proc)
-        assert start_of(proc.pid)
-        return proc
-
-    yield launch
-    for proc in running:
-        proc.kill()
-        proc.wait()
+def kept_while_it_runs(proc: subprocess.Popen[bytes], kept: Path, gone: Path) -> None:
+    """A cleanup while `proc` runs keeps the session folder `kept` (and removes `gone`); one
+    after it ended removes `kept` too."""
+    report = _clean()
+    assert (kept / "scratchpad" / "notes.md").is_file(), report
+    assert not gone.exists()
+    proc.kill()
+    proc.wait()
+    _clean()
+    assert not kept.exists()
 
 
 def _transcript(sandbox: SandboxEnv, project: Path, sid: str, age_s: float) -> Path:
@@ -104,13 +102,7 @@ def test_a_claude_continuing_the_last_session_of_its_folder_keeps_its_old_folder
     gone = _old_folder(sandbox, slug, older, 60 * DAY)
     proc = claude_in(project, *args)
     _transcript(sandbox, project, str(uuid.uuid4()), 0)  # another session of the folder since
-    report = _clean()
-    assert (kept / "scratchpad" / "notes.md").is_file(), report
-    assert not gone.exists()
-    proc.kill()
-    proc.wait()
-    _clean()
-    assert not kept.exists()
+    kept_while_it_runs(proc, kept, gone)
 
 
 
@@ -148,13 +140,7 @@ def test_a_claude_resuming_a_session_by_its_title_keeps_its_old_folder(
     gone = _old_folder(sandbox, slug, other, 40 * DAY)
     proc = claude_in(project, *args)
     claude_in(project, "--resume", "fix-login")
-    report = _clean()
-    assert (kept / "scratchpad" / "notes.md").is_file(), report
-    assert not gone.exists()
-    proc.kill()
-    proc.wait()
-    _clean()
-    assert not kept.exists()
+    kept_while_it_runs(proc, kept, gone)
 
 
 def test_a_fifo_named_like_a_transcript_never_hangs_the_look_for_a_title(

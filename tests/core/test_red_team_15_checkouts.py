@@ -26,50 +26,27 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from app.core import worktrees
-from tests.support import SandboxEnv, git, pushed_repo, run_hook, set_mtime
-
-OLD = 40 * 86_400
-PERIOD = 30 * 86_400
+from tests.support import (
+    CHECKOUT_OLD_S,
+    SandboxEnv,
+    claude_worktree,
+    commit_file,
+    git,
+    judge_old_worktree,
+    pushed_repo,
+    session_checkout,
+    session_hook,
+    set_mtime,
+)
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project pushed to its remote, ignoring build output."""
     return pushed_repo(tmp_path, {"README.md": "x\n", ".gitignore": "build/\ndist/\nnode_modules/\n"})
-
-
-def worktree(proj: Path, name: str, start: str = "HEAD") -> Path:
-    path = proj / ".claude" / "worktrees" / name
-    git(proj, "worktree", "add", "-q", "-b", f"worktree-{name}", str(path), start)
-    return path
-
-
-def judge(tree: Path, proj: Path) -> tuple[str, str]:
-    set_mtime(tree, OLD)
-    verdict = worktrees.judge_worktree(tree, proj, live_cwds=[], period_s=PERIOD)
-    return verdict.action, verdict.reason
-
-
-def commit(where: Path, name: str, text: str, message: str = "work") -> str:
-    (where / name).write_text(text)
-    git(where, "add", name)
-    git(where, "commit", "-q", "-m", message)
-    return git(where, "rev-parse", "HEAD")
-
-
-def hook(event: str, project: Path, **fields: Any) -> Any:
-    return run_hook({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **fields}, cwd=project)
-
-
-def session_checkout(project: Path, name: str) -> Path:
-    made = hook("WorktreeCreate", project, name=name)
-    assert made.returncode == 0, made.stderr
-    return Path(made.stdout.decode().strip().splitlines()[-1])
 
 
 # --- a remote named by a relative path ---------------------------------------------------------
@@ -80,15 +57,15 @@ def test_commits_pushed_only_to_a_relative_path_remote_since_deleted_keep_the_ch
     """`git remote add backup ../backup.git` (git keeps the url as written), the session's
     work pushed there, then the backup folder deleted: `backup/*` is git's memory of a copy
     that no longer exists."""
-    tree = worktree(project, "rel")
-    sha = commit(tree, "only.py", "the only copy\n")
+    tree = claude_worktree(project, "rel")
+    sha = commit_file(tree, "only.py", "the only copy\n")
     git(tmp_path, "init", "-q", "--bare", str(tmp_path / "backup.git"))
     git(project, "remote", "add", "backup", "../backup.git")
     git(project, "push", "-q", "backup", "worktree-rel:main")
-    assert judge(tree, project) == ("remove", "age")
+    assert judge_old_worktree(tree, project) == ("remove", "age")
     shutil.rmtree(tmp_path / "backup.git")
 
-    assert judge(tree, project) == ("keep", "unmerged")
+    assert judge_old_worktree(tree, project) == ("keep", "unmerged")
     assert git(tree, "rev-parse", "HEAD") == sha
 
 
@@ -96,16 +73,16 @@ def test_commits_pushed_only_to_a_remote_under_the_home_written_with_a_tilde_kee
         sandbox: SandboxEnv, project: Path) -> None:
     """`git config remote.backup.url '~/backup.git'` (git reads `~` as the home), the work
     pushed there, then `rm -rf ~/backup.git`."""
-    tree = worktree(project, "tilde")
-    commit(tree, "only.py", "the only copy\n")
+    tree = claude_worktree(project, "tilde")
+    commit_file(tree, "only.py", "the only copy\n")
     git(sandbox.home, "init", "-q", "--bare", str(sandbox.home / "backup.git"))
     git(project, "config", "remote.backup.url", "~/backup.git")
     git(project, "config", "remote.backup.fetch", "+refs/heads/*:refs/remotes/backup/*")
     git(project, "push", "-q", "backup", "worktree-tilde:main")
-    assert judge(tree, project) == ("remove", "age")
+    assert judge_old_worktree(tree, project) == ("remove", "age")
     shutil.rmtree(sandbox.home / "backup.git")
 
-    assert judge(tree, project) == ("keep", "unmerged")
+    assert judge_old_worktree(tree, project) == ("keep", "unmerged")
 
 
 # --- secrets of uncommon names in build output ---------------------------------------------------
@@ -117,11 +94,11 @@ def test_a_key_or_state_of_an_uncommon_name_in_build_output_keeps_the_checkout(p
     """An App Store Connect key downloaded once (`AuthKey_*.p8`), Android's platform key, a
     cloud service account's key, Terraform's state: each the only copy, in an ignored build
     folder of an otherwise clean, merged checkout."""
-    tree = worktree(project, "keys")
+    tree = claude_worktree(project, "keys")
     target = tree / name
     target.parent.mkdir(parents=True)
     target.write_text("-----BEGIN PRIVATE KEY-----\n")
-    assert judge(tree, project) == ("keep", "dirty")
+    assert judge_old_worktree(tree, project) == ("keep", "dirty")
     assert target.is_file()
 
 
@@ -131,13 +108,13 @@ def test_a_key_or_state_of_an_uncommon_name_in_build_output_keeps_the_checkout(p
 def test_a_checkout_made_a_repository_of_its_own_keeps_its_commits(project: Path) -> None:
     """`rm .git && git init` in the checkout (a `worktree repair` gone wrong), then a commit:
     the folder is a repository of its own, its commit nowhere else. (Held.)"""
-    tree = worktree(project, "own")
+    tree = claude_worktree(project, "own")
     (tree / ".git").unlink()
     git(tree, "init", "-q", "-b", "main")
-    sha = commit(tree, "new.py", "only here\n")
-    action, _ = judge(tree, project)
+    sha = commit_file(tree, "new.py", "only here\n")
+    action, _ = judge_old_worktree(tree, project)
     assert action == "keep"
-    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    removed = session_hook("WorktreeRemove", project, worktree_path=str(tree))
     assert tree.is_dir() and git(tree, "rev-parse", "HEAD") == sha, removed.stderr
 
 
@@ -145,7 +122,7 @@ def test_a_checkout_named_with_spaces_and_unicode_is_refused_and_makes_nothing(p
     """WorktreeCreate of `fix naïve café`: refused, with no folder, branch or git entry made
     that a later removal could take for a session's. (Held.)"""
     before = git(project, "worktree", "list", "--porcelain")
-    made = hook("WorktreeCreate", project, name="fix naïve café")
+    made = session_hook("WorktreeCreate", project, name="fix naïve café")
     assert made.returncode != 0 and b"invalid worktree name" in made.stderr, made.stderr
     assert not (project / ".claude" / "worktrees").exists()
     assert git(project, "worktree", "list", "--porcelain") == before
@@ -164,15 +141,15 @@ def test_a_branch_pushed_under_another_name_whose_server_copy_is_deleted_keeps_i
     ref at all. The folder still goes; the branch stays. A branch merged into `origin/main`
     (the upstream of `main`) still goes."""
     tree = session_checkout(project, "fix")
-    sha = commit(tree, "parser.py", "the fix\n")
+    sha = commit_file(tree, "parser.py", "the fix\n")
     git(tree, "push", "-q", "origin", "HEAD:fix-parser")
     merged = session_checkout(project, "merged")
-    commit(merged, "m.txt", "merged\n")
+    commit_file(merged, "m.txt", "merged\n")
     git(merged, "push", "-q", "origin", "HEAD:main")
     git(project, "fetch", "-q", "origin")
     for each in (tree, merged):
-        set_mtime(each, OLD)
-        removed = hook("WorktreeRemove", project, worktree_path=str(each))
+        set_mtime(each, CHECKOUT_OLD_S)
+        removed = session_hook("WorktreeRemove", project, worktree_path=str(each))
         assert removed.returncode == 0 and not each.exists(), removed.stderr
     git(tmp_path / "origin.git", "branch", "-D", "fix-parser")
     git(project, "fetch", "-q", "--prune", "origin")
@@ -190,9 +167,9 @@ def test_a_checkout_whose_git_file_was_deleted_keeps_its_edits(project: Path) ->
     tree = session_checkout(project, "nogit")
     (tree / "README.md").write_text("an edit never committed\n")
     (tree / ".git").unlink()
-    action, _ = judge(tree, project)
+    action, _ = judge_old_worktree(tree, project)
     assert action == "keep"
-    hook("WorktreeRemove", project, worktree_path=str(tree))
+    session_hook("WorktreeRemove", project, worktree_path=str(tree))
     assert (tree / "README.md").read_text() == "an edit never committed\n"
 
 
@@ -203,6 +180,6 @@ def test_a_file_marked_assume_unchanged_then_edited_keeps_the_checkout(project: 
     git(tree, "update-index", "--assume-unchanged", "README.md")
     (tree / "README.md").write_text("the only copy of this edit\n")
     assert git(tree, "status", "--porcelain") == ""
-    set_mtime(tree, OLD)
-    removed = hook("WorktreeRemove", project, worktree_path=str(tree))
+    set_mtime(tree, CHECKOUT_OLD_S)
+    removed = session_hook("WorktreeRemove", project, worktree_path=str(tree))
     assert removed.returncode != 0 and (tree / "README.md").read_text() == "the only copy of this edit\n"

@@ -27,7 +27,7 @@ import pytest
 
 from app.core import journal, paths, removal
 from app.core.scanner import scan
-from tests.support import ROOT, SandboxEnv, add_record, run_cli, set_mtime
+from tests.support import ROOT, SandboxEnv, add_record, deep_folders, run_cli, set_mtime
 
 OLD = 20 * 86_400
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (chown, mknod, chattr)")
@@ -37,18 +37,7 @@ def deep_tree(top: Path, depth: int) -> None:
     """`top/d/d/.../d` `depth` folders deep, a one-byte file `f` in each, made fd-relative:
     its deep end lies past PATH_MAX, where no path names it."""
     top.mkdir(parents=True)
-    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir("d", dir_fd=fd)
-            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-            file_fd = os.open("f", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
-            os.write(file_fd, b"x")
-            os.close(file_fd)
-    finally:
-        os.close(fd)
+    deep_folders(top, depth, each=("f", b"x"))
 
 
 def folders_of_files(top: Path, folders: int, files: int) -> Path:

@@ -30,6 +30,9 @@ from app.sandbox import Sandbox, build_sandbox
 from app.sandbox.build import _Builder
 from app.sandbox.content import CHILD, growing_output
 from app.screens import confirm
+from app.screens.outputs import OutputsScreen
+from app.widgets.progress import WorkLine
+from app.widgets.table import Table
 from tests.support import make_sandbox
 
 
@@ -218,3 +221,112 @@ async def answer(pilot: Any, *keys: str, timeout: float = 30.0) -> None:
     """Answer the question on screen with `keys`, once it takes an answer (`answerable`)."""
     await answerable(pilot, timeout)
     await pilot.press(*keys)
+
+
+def make_app(box: Sandbox) -> Any:
+    """The dashboard on the sandbox, its clock the sandbox's, polling five times a second."""
+    from app.tui import ClaudettoApp
+
+    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
+
+
+def work_text(app: Any) -> str:
+    """The progress line of the screen shown."""
+    return str(app.screen.query_one(WorkLine).text)
+
+
+def journal_lines(box: Sandbox) -> list[dict[str, Any]]:
+    """The removals journal of the sandbox, one entry a line, oldest first."""
+    path = box.state / "journal.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+async def outputs_rows(pilot: Any, app: Any) -> Table:
+    """Outputs shown and settled: its table."""
+    await goto(pilot, "outputs")
+    await settle(pilot, app)
+    return app.screen.query_one("#outputs", Table)
+
+
+async def mark_rows(pilot: Any, app: Any, *keys: str) -> Table:
+    """On Outputs, as a person: the cursor on each row of `keys` in turn and `space`. The table."""
+    table = await outputs_rows(pilot, app)
+    for key in keys:
+        assert table.move_to(key)
+        await pilot.pause()
+        await pilot.press("space")
+    return table
+
+
+async def remove_on_outputs(pilot: Any, app: Any, key: str) -> tuple[str, str, str]:
+    """On Outputs, as a person: the row `key` marked, `d`, `y`, until the line says it ended.
+    What the person saw: the row's text, the question's and the line's at the end."""
+    table = await outputs_rows(pilot, app)
+    assert table.move_to(key)
+    row = " ".join(cell.plain for cell in table.get_row(key))
+    await pilot.pause()
+    await pilot.press("space", "d")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, confirm.ConfirmModal))
+    shown = str(app.screen.query_one("#body").render())
+    await answer(pilot, "y")
+    await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
+    return row, shown, work_text(app)
+
+
+def old_output_beside(box: Sandbox, name: str, neighbour: str, session: str) -> tuple[Path, Path]:
+    """A month-old output folder `$TMPDIR/<name>` that `session` recorded, and beside it the
+    user's folder `$TMPDIR/<neighbour>` (holding `mine.txt`), as old."""
+    from tests.support import add_record
+
+    odd = box.user_tmp / name
+    odd.mkdir()
+    (odd / "blob.bin").write_bytes(b"b" * 20_000)
+    plain = box.user_tmp / neighbour
+    plain.mkdir()
+    (plain / "mine.txt").write_text("the user's\n")
+    add_record(session, odd, kind="temp")
+    old = box.now - 40 * 86400
+    for folder in (odd, plain):
+        os.utime(folder, (old, old))
+    return odd, plain
+
+
+@dataclass(frozen=True)
+class BeforeRemoval:
+    """What the sandbox held before a removal was asked: the names in its $TMPDIR, and how
+    long the journal was."""
+
+    box: Sandbox
+    names: list[str]
+    journaled: int
+
+    @classmethod
+    def of(cls, box: Sandbox) -> BeforeRemoval:
+        return cls(box, sorted(p.name for p in box.user_tmp.iterdir()), len(journal_lines(box)))
+
+    def names_now(self) -> list[str]:
+        return sorted(p.name for p in self.box.user_tmp.iterdir())
+
+    def removed(self) -> list[str]:
+        """The paths journaled removed since."""
+        return [e["path"] for e in journal_lines(self.box)[self.journaled:] if e["result"] == "removed"]
+
+
+async def ask_to_remove(pilot: Any, app: Any, *keys: str) -> confirm.ConfirmModal:
+    """On Outputs, as a person: the rows `keys` marked (`mark_rows`), then `d`. The question."""
+    await mark_rows(pilot, app, *keys)
+    await pilot.press("d")
+    await wait_for(pilot, lambda: isinstance(app.screen, confirm.ConfirmModal))
+    return app.screen
+
+
+async def remove_on_checkouts(pilot: Any, app: Any, checkout: Path) -> None:
+    """On Checkouts, as a person: the cursor on `checkout`'s row once it is listed, then `d`."""
+    await goto(pilot, "checkouts")
+    listing = app.screen.query_one("#checkouts", Table)
+    await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
+    assert listing.move_to(str(checkout))
+    await pilot.pause()
+    await pilot.press("d")

@@ -21,18 +21,23 @@ from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
 from app.widgets.table import Table
 from tests.support import git, run_hook
-from tests.tui.conftest import answer, answerable, goto, settle, wait_for
+from tests.tui.conftest import (
+    BeforeRemoval,
+    answer,
+    answerable,
+    ask_to_remove,
+    goto,
+    journal_lines,
+    make_app,
+    outputs_rows,
+    remove_on_outputs,
+    settle,
+    wait_for,
+    work_text,
+)
 
 SIZE = (120, 36)
 STALE_SESSION = "9b3e7d21-6a4f-4e8b-b2c5-7d1f0e9a3c42"  # the sandbox's stale session (notes)
-
-
-def make_app(box: Sandbox) -> ClaudettoApp:
-    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
-
-
-def work_text(app: ClaudettoApp) -> str:
-    return app.screen.query_one(WorkLine).text
 
 
 def burst(app: ClaudettoApp, *keys: str) -> None:
@@ -42,13 +47,6 @@ def burst(app: ClaudettoApp, *keys: str) -> None:
 
     for key in keys:
         app.post_message(events.Key(key, key if len(key) == 1 else None))
-
-
-def journal_lines(box: Sandbox) -> list[dict[str, Any]]:
-    path = box.state / "journal.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def worktree_the_session_made(box: Sandbox, name: str, session: str = STALE_SESSION) -> Path:
@@ -66,23 +64,6 @@ def worktree_the_session_made(box: Sandbox, name: str, session: str = STALE_SESS
     old = box.now - 40 * 86400
     os.utime(checkout, (old, old))
     return checkout
-
-
-async def outputs_rows(pilot: Any, app: ClaudettoApp) -> Table:
-    await goto(pilot, "outputs")
-    await settle(pilot, app)
-    return app.screen.query_one("#outputs", Table)
-
-
-async def remove_on_outputs(pilot: Any, app: ClaudettoApp, key: str) -> None:
-    """On Outputs, as a person: the row `key` marked, `d`, `y`, until the line says it ended."""
-    table = await outputs_rows(pilot, app)
-    assert table.move_to(key)
-    await pilot.pause()
-    await pilot.press("space", "d")
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-    await answer(pilot, "y")
-    await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
 
 
 async def test_two_rows_of_one_path_are_one_item_asked_once_and_removed_once(box: Sandbox) -> None:
@@ -252,17 +233,10 @@ async def test_resizing_while_a_removal_runs_removes_what_was_asked_once_and_ref
     2 items, and the table ends fitted to the new width (session and age dropped)."""
     build_cache = box.user_tmp / "tmp.BuildCache"
     copy = box.user_tmp / "webshop-copy"
-    before = sorted(p.name for p in box.user_tmp.iterdir())
-    earlier = len(journal_lines(box))
+    before = BeforeRemoval.of(box)
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        table = await outputs_rows(pilot, app)
-        for path in (build_cache, copy):
-            assert table.move_to(f"gc:{path}")
-            await pilot.pause()
-            await pilot.press("space")
-        await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await ask_to_remove(pilot, app, f"gc:{build_cache}", f"gc:{copy}")
         await answer(pilot, "y")
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
@@ -274,8 +248,8 @@ async def test_resizing_while_a_removal_runs_removes_what_was_asked_once_and_ref
         assert isinstance(screen, OutputsScreen)
         assert "session" not in screen.fitted.keys and "age" not in screen.fitted.keys
     assert " in 2 items" in line and "kept" not in line, line
-    assert sorted(p.name for p in box.user_tmp.iterdir()) == sorted(set(before) - {build_cache.name, copy.name})
-    went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
+    assert before.names_now() == sorted(set(before.names) - {build_cache.name, copy.name})
+    went = before.removed()
     assert sorted(went) == sorted([str(build_cache), str(copy)])
 
 

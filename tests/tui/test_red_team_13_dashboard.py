@@ -12,17 +12,18 @@ from pathlib import Path
 from app.sandbox import Sandbox
 from app.screens.checkouts import CheckoutsScreen
 from app.screens.confirm import ConfirmModal
-from app.tui import ClaudettoApp
 from app.widgets.progress import WorkLine
-from app.widgets.table import Table
 from tests.support import git
-from tests.tui.conftest import answer, goto, wait_for
+from tests.tui.conftest import (
+    answer,
+    make_app,
+    old_output_beside,
+    remove_on_checkouts,
+    remove_on_outputs,
+    wait_for,
+)
 
 SIZE = (120, 36)
-
-
-def make_app(box: Sandbox) -> ClaudettoApp:
-    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
 
 
 def the_users_old_worktree(box: Sandbox, at: Path) -> None:
@@ -46,12 +47,7 @@ async def test_a_checkout_replaced_while_its_question_was_open_is_not_removed(bo
     checkout = box.project / ".claude" / "worktrees" / "old-clean"
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        await goto(pilot, "checkouts")
-        listing = app.screen.query_one("#checkouts", Table)
-        await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
-        assert listing.move_to(str(checkout))
-        await pilot.pause()
-        await pilot.press("d")
+        await remove_on_checkouts(pilot, app, checkout)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         the_users_old_worktree(box, checkout)
         await answer(pilot, "y")
@@ -70,33 +66,11 @@ async def test_a_folder_named_in_markup_is_shown_and_removed_as_it_is_named(box:
     """(Held.) An old recorded output named `tmp.[bold red]Cache[@click=app.quit]x[link=https:x]`
     beside a folder named as its markup would read (`tmp.Cachex`, the user's): the row and the
     question show the brackets as they are, and the yes removes that folder, never the other."""
-    from app.screens.outputs import OutputsScreen
-    from tests.support import add_record
-    from tests.tui.test_red_team_11_dashboard import outputs_rows, work_text
-
-    odd = box.user_tmp / MARKUP
-    odd.mkdir()
-    (odd / "blob.bin").write_bytes(b"b" * 20_000)
-    plain = box.user_tmp / "tmp.Cachex"
-    plain.mkdir()
-    (plain / "mine.txt").write_text("the user's\n")
-    add_record("0e5d0c6a-1111-4222-8333-944455556666", odd, kind="temp")
-    old = box.now - 40 * 86400
-    for folder in (odd, plain):
-        os.utime(folder, (old, old))
+    odd, plain = old_output_beside(box, MARKUP, "tmp.Cachex", "0e5d0c6a-1111-4222-8333-944455556666")
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        table = await outputs_rows(pilot, app)
-        assert table.move_to(f"gc:{odd}")
-        assert "Cache[@click=app.quit]x[link=https:x]" in " ".join(  # the row cuts a path from the left
-            cell.plain for cell in table.get_row(f"gc:{odd}"))
-        await pilot.pause()
-        await pilot.press("space", "d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        shown = str(app.screen.query_one("#body").render())
-        assert "Cache[@click=app.quit]x[link=https:x]" in shown, shown
-        await answer(pilot, "y")
-        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
-        line = work_text(app)
+        row, shown, line = await remove_on_outputs(pilot, app, f"gc:{odd}")
+    assert "Cache[@click=app.quit]x[link=https:x]" in row  # the row cuts a path from the left
+    assert "Cache[@click=app.quit]x[link=https:x]" in shown, shown
     assert not odd.exists(), line
     assert (plain / "mine.txt").read_text() == "the user's\n"

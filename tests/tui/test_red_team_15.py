@@ -24,15 +24,22 @@ from app.sandbox import Sandbox
 from app.screens.confirm import ConfirmModal
 from app.screens.outputs import OutputsScreen
 from app.tui import ClaudettoApp
-from tests.support import add_record
-from tests.tui.conftest import answer, goto, settle, wait_for
-from tests.tui.test_red_team_11_dashboard import outputs_rows, work_text
+from tests.tui.conftest import (
+    BeforeRemoval,
+    answer,
+    ask_to_remove,
+    goto,
+    make_app,
+    mark_rows,
+    old_output_beside,
+    remove_on_checkouts,
+    remove_on_outputs,
+    settle,
+    wait_for,
+    work_text,
+)
 
 SIZE = (120, 36)
-
-
-def make_app(box: Sandbox) -> ClaudettoApp:
-    return ClaudettoApp(clock=lambda: box.now, poll_s=0.2)
 
 
 BIDI = "tmp.\u202etxt.exe\u2028  1.0 GiB  kept  \u2066notes\u2069"
@@ -44,30 +51,12 @@ async def test_a_name_with_a_bidi_override_or_line_separator_is_shown_in_one_ord
     U+2028 and an isolate: the question drew them as they are, so the name read reordered and a
     separator could draw a line that looks like one more item. Now the row and the question
     show none of them, and the yes removes that folder, never its neighbour."""
-    odd = box.user_tmp / BIDI
-    odd.mkdir()
-    (odd / "blob.bin").write_bytes(b"b" * 20_000)
-    plain = box.user_tmp / "tmp.exe.txt"
-    plain.mkdir()
-    (plain / "mine.txt").write_text("the user's\n")
-    add_record("0e5d0c6a-1111-4222-8333-944455556677", odd, kind="temp")
-    old = box.now - 40 * 86400
-    for folder in (odd, plain):
-        os.utime(folder, (old, old))
+    odd, plain = old_output_beside(box, BIDI, "tmp.exe.txt", "0e5d0c6a-1111-4222-8333-944455556677")
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        table = await outputs_rows(pilot, app)
-        assert table.move_to(f"gc:{odd}")
-        row = " ".join(cell.plain for cell in table.get_row(f"gc:{odd}"))
-        assert not set(row) & set("\u202e\u2028\u2066\u2069"), repr(row)
-        await pilot.pause()
-        await pilot.press("space", "d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        shown = str(app.screen.query_one("#body").render())
-        assert "txt.exe" in shown and not set(shown) & set("\u202e\u2028\u2066\u2069"), repr(shown)
-        await answer(pilot, "y")
-        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
-        line = work_text(app)
+        row, shown, line = await remove_on_outputs(pilot, app, f"gc:{odd}")
+    assert not set(row) & set("\u202e\u2028\u2066\u2069"), repr(row)
+    assert "txt.exe" in shown and not set(shown) & set("\u202e\u2028\u2066\u2069"), repr(shown)
     assert not set(line) & set("\u202e\u2028\u2066\u2069"), repr(line)
     assert not odd.exists(), line
     assert (plain / "mine.txt").read_text() == "the user's\n"
@@ -118,22 +107,12 @@ async def test_a_question_shrunk_to_20x8_and_back_lists_each_item_on_one_line_an
     from textual.geometry import Region
     from textual.widgets import Static
 
-    from tests.tui.test_red_team_11_dashboard import journal_lines
-
     build_cache = box.user_tmp / "tmp.BuildCache"
     copy = box.user_tmp / "webshop-copy"
-    before = sorted(p.name for p in box.user_tmp.iterdir())
-    earlier = len(journal_lines(box))
+    before = BeforeRemoval.of(box)
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        table = await outputs_rows(pilot, app)
-        for path in (build_cache, copy):
-            assert table.move_to(f"gc:{path}")
-            await pilot.pause()
-            await pilot.press("space")
-        await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        modal = app.screen
+        modal = await ask_to_remove(pilot, app, f"gc:{build_cache}", f"gc:{copy}")
         for size in ((20, 8), (40, 12)):
             await pilot.resize_terminal(*size)
             await pilot.pause(0.3)
@@ -149,8 +128,8 @@ async def test_a_question_shrunk_to_20x8_and_back_lists_each_item_on_one_line_an
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and "freed" in work_text(app), timeout=60)
         line = work_text(app)
-    assert sorted(p.name for p in box.user_tmp.iterdir()) == sorted(set(before) - {build_cache.name, copy.name}), line
-    went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
+    assert before.names_now() == sorted(set(before.names) - {build_cache.name, copy.name}), line
+    went = before.removed()
     assert sorted(went) == sorted([str(build_cache), str(copy)])
 
 
@@ -170,10 +149,7 @@ async def test_a_folder_of_the_users_moved_to_a_listed_name_before_d_is_not_remo
     os.utime(mine, (old, old))
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        table = await outputs_rows(pilot, app)
-        assert table.move_to(f"gc:{build_cache}")
-        await pilot.pause()
-        await pilot.press("space")
+        await mark_rows(pilot, app, f"gc:{build_cache}")
         shutil.rmtree(build_cache)
         os.rename(mine, build_cache)
         await pilot.pause(0.5)
@@ -201,24 +177,12 @@ async def test_a_checkout_removed_on_checkouts_then_asked_again_on_outputs_goes_
     (`d`, `y`), and back on Outputs presses `d` and `y` at once, before Outputs reloads. No
     traceback; old-clean is journaled removed once; nothing else of the sandbox goes."""
     from app.screens.checkouts import CheckoutsScreen
-    from app.widgets.table import Table
-    from tests.tui.test_red_team_11_dashboard import journal_lines
-
     checkout = box.project / ".claude" / "worktrees" / "old-clean"
-    before = sorted(p.name for p in box.user_tmp.iterdir())
-    earlier = len(journal_lines(box))
+    before = BeforeRemoval.of(box)
     app = make_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        table = await outputs_rows(pilot, app)
-        assert table.move_to(f"worktree:{checkout}")
-        await pilot.pause()
-        await pilot.press("space")
-        await goto(pilot, "checkouts")
-        listing = app.screen.query_one("#checkouts", Table)
-        await wait_for(pilot, lambda: str(checkout) in listing.keys_in_order())
-        assert listing.move_to(str(checkout))
-        await pilot.pause()
-        await pilot.press("d")
+        await mark_rows(pilot, app, f"worktree:{checkout}")
+        await remove_on_checkouts(pilot, app, checkout)
         await answer(pilot, "y")
         await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not checkout.exists(), timeout=60)
         await goto(pilot, "outputs")
@@ -229,6 +193,6 @@ async def test_a_checkout_removed_on_checkouts_then_asked_again_on_outputs_goes_
         await pilot.pause(0.5)
         line = work_text(app)
     assert "Traceback" not in line and "Error" not in line, line
-    went = [e["path"] for e in journal_lines(box)[earlier:] if e["result"] == "removed"]
+    went = before.removed()
     assert went.count(str(checkout)) == 1, went
-    assert sorted(p.name for p in box.user_tmp.iterdir()) == before
+    assert before.names_now() == before.names
