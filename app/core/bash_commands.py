@@ -384,13 +384,13 @@ def _read_cp(args: list[str], cwd: str | None, reading: Reading) -> None:
 
 def _copy_name(source: str) -> str:
     """The name cp gives a copy of `source` inside a folder: its last part. "." when the copy
-    is the folder's own content (`src/.`); "" when it cannot be known here (a glob, `$x`, `~`,
-    `..`, `/`)."""
+    is the folder's own content (`src/.`); "" when it cannot be known here (a glob, a brace,
+    `$x`, `~`, `..`, `/`)."""
     trimmed = source.rstrip("/")
     name = os.path.basename(trimmed)
     if name == ".":
         return name
-    if not name or name == ".." or any(c in name for c in "*?[$`") or (name[0] == "~" and "/" not in trimmed):
+    if not name or name == ".." or any(c in name for c in "*?[{$`") or (name[0] == "~" and "/" not in trimmed):
         return ""
     return name
 

@@ -243,15 +243,61 @@ def clone_lender(args: list[str], source: str | None) -> str | None:
 
 
 def matched_now(path: str, most: int) -> list[str]:
-    """A path the shell expanded (`cp ~/proj/*.md "$d"/`) as the names it matches now (at most
-    `most`), while a cp's sources are all still there; as written when none match (a mv took
-    them): a source that cannot be found counts as gone, which keeps what it went into."""
+    """A path the shell expanded (`cp ~/proj/*.md "$d"/`, `cp -r {src,docs} "$d"/`) as the names
+    it matches now (at most `most`), while a cp's sources are all still there; as written when
+    none match (a mv took them): a source that cannot be found counts as gone, which keeps what
+    it went into. A brace word that names a file as it is was quoted: it is that file."""
+    words = brace_words(path, most) if "{" in path and not os.path.lexists(path) else [path]
     if not any(c in path for c in "*?["):
-        return [path]
+        return words
     import glob
     import itertools
 
-    return sorted(itertools.islice(glob.iglob(path), most)) or [path]  # never a whole tree listed
+    found = (name for word in words for name in sorted(glob.iglob(word)) or [word])
+    return list(itertools.islice(found, most))  # never a whole tree listed
+
+
+def brace_words(word: str, most: int) -> list[str]:
+    """The words bash's brace expansion makes of `word`, at most `most`: `src/{a,b}.txt` is
+    `src/a.txt` and `src/b.txt`, nested braces and `{1..3}` too; `${x}` and a brace with neither
+    a comma nor a range are left as they are, and so is a word too long to be a path or with
+    more than 64 braces (each brace is a scan of the word: reading stays linear)."""
+    start = word.find("{") if len(word) <= 4096 and word.count("{") <= 64 else -1
+    while start != -1:
+        end, parts = _alternatives(word, start) if word[start - 1:start] != "$" else (start, None)
+        if parts is not None:
+            found: list[str] = []
+            for part in parts:  # each alternative with what follows it, expanded in turn
+                found += [word[:start] + rest for rest in brace_words(part + word[end + 1:], most - len(found))]
+                if len(found) >= most:
+                    break
+            return found[:most]
+        start = word.find("{", start + 1)
+    return [word]
+
+
+def _alternatives(word: str, start: int) -> tuple[int, list[str] | None]:
+    """(the index of the brace that closes the one at `start`, what it lists), or None when it
+    lists nothing bash expands (no comma at its level, no `a..b` range) or never closes."""
+    depth, last = 0, start + 1
+    parts: list[str] = []
+    for k in range(start, len(word)):
+        if word[k] == "{":
+            depth += 1
+        elif word[k] == "}":
+            depth -= 1
+            if depth == 0:
+                inner = word[last:k]
+                if parts:
+                    return k, [*parts, inner]
+                low, dots, high = inner.partition("..")
+                numbers = dots and low.lstrip("-").isdigit() and high.lstrip("-").isdigit()
+                step = 1 if numbers and int(high) >= int(low) else -1
+                return k, [str(n) for n in range(int(low), int(high) + step, step)][:1000] if numbers else None
+        elif word[k] == "," and depth == 1:
+            parts.append(word[last:k])
+            last = k + 1
+    return len(word), None
 
 
 #: The shells whose `-c` script or heredoc the reader reads as a command.

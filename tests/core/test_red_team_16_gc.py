@@ -83,3 +83,48 @@ def test_a_temp_folder_a_projects_files_do_not_name_still_goes(sandbox: SandboxE
     folder = Path(call("mktemp -d", project).strip())
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+@pytest.mark.parametrize("words", ["{src,docs}", "~/proj/{src,docs}", "src/{a,b}.txt"])
+def test_a_temp_folder_given_copies_named_by_brace_expansion_goes(sandbox: SandboxEnv, words: str) -> None:
+    """`d=$(mktemp -d) && cp -r {src,docs} "$d"/`: bash copies `src` and `docs`, both still in the
+    project. The word `{src,docs}` was stored as the copy's source, a path that never existed: it
+    read as a source removed since, and the folder was kept `dirty` for good (the log said the
+    project's files were gone)."""
+    project = pushed_project(sandbox.home)
+    for name in ("src", "docs"):
+        (project / name).mkdir()
+        (project / name / "a.txt").write_text("a\n")
+    (project / "src" / "b.txt").write_text("b\n")
+    folder = Path(call(f'd=$(mktemp -d) && cp -r {words} "$d"/ && echo "$d"', project).strip())
+    assert len(list(folder.iterdir())) == 2
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
+
+
+def test_a_temp_folder_given_a_brace_copy_of_a_folder_removed_since_is_kept(sandbox: SandboxEnv) -> None:
+    """The other side: one of the braced sources removed a call later leaves the only copy."""
+    project = pushed_project(sandbox.home)
+    for name in ("src", "docs"):
+        (project / name).mkdir()
+        (project / name / "a.txt").write_text("a\n")
+    folder = Path(call('d=$(mktemp -d) && cp -r {src,docs} "$d"/ && echo "$d"', project).strip())
+    call("rm -rf docs", project)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def test_a_brace_copy_into_a_folder_the_call_made_is_no_copy_of_a_path_that_never_was(sandbox: SandboxEnv) -> None:
+    """`mkdir /tmp/bak && cp -r ~/proj/{src,docs} /tmp/bak/`: bash copies `src` and `docs` into
+    `bak`. The recorder read one source named `{src,docs}`, found no `bak/{src,docs}`, took `bak`
+    itself as the copy of `~/proj/{src,docs}`, a path that never existed, and kept it `dirty` for
+    good as a copy whose source was gone. A brace names no copy it can know: not recorded."""
+    project = pushed_project(sandbox.home)
+    for name in ("src", "docs"):
+        (project / name).mkdir()
+        (project / name / "a.txt").write_text("a\n")
+    bak = Path(sandbox.user_tmp.resolve() / "bak")
+    call(f"mkdir {bak} && cp -r {project}/{{src,docs}} {bak}/", project)
+    assert sorted(p.name for p in bak.iterdir()) == ["docs", "src"]
+    entries = week_later(sandbox.state, bak)
+    assert entries.get(str(bak)) != ("kept", "dirty"), entries
