@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.hooks.test_memory_lint import GOOD, memory_dir, pre_tool
 
 
@@ -50,3 +52,28 @@ def test_a_write_through_a_symlinked_memory_file_judges_only_the_lines_it_adds(t
     reason = pre_tool("Write", {"file_path": str(folder / "deploy.md"),
                                 "content": legacy + "- Staging moved yesterday.\n"})
     assert reason is not None and "\"yesterday\" (line 9)" in reason and "\"last week\" (line" not in reason
+
+
+@pytest.mark.parametrize("line", [
+    "- The nightly ETL loads yesterday's orders at 01:00.",
+    "- Each morning the cleanup job archives yesterday's logs.",
+    "- The weekly digest covers the past week.",
+    "- The daily report covers the last 7 days, every morning at 06:00.",
+    "- Cache keys include today's date (`YYYY-MM-DD`).",
+    "- The hourly sync reads tomorrow's bookings from the partner feed.",
+])
+def test_a_window_each_run_of_a_schedule_computes_is_no_relative_date(line: str) -> None:
+    """A job that runs each night reads "yesterday" anew at every run: a lasting fact about
+    the project, true next year as today. Refused, it teaches the model to drop the fact."""
+    assert pre_tool("Write", {"file_path": str(memory_dir() / "jobs.md"), "content": GOOD + line + "\n"}) is None
+
+
+@pytest.mark.parametrize(("line", "word"), [
+    ("- Yesterday's deploy broke checkout.", "Yesterday"),
+    ("- Standup is every Monday; next Monday is a holiday.", "next Monday"),
+    ("- The report covered the last 7 days when we checked.", "last 7 days"),
+    ("- The nightly job failed yesterday.", "yesterday"),
+])
+def test_a_relative_date_beside_a_schedule_is_still_refused(line: str, word: str) -> None:
+    reason = pre_tool("Write", {"file_path": str(memory_dir() / "jobs.md"), "content": GOOD + line + "\n"})
+    assert reason is not None and f'"{word}" (line 8)' in reason
