@@ -49,7 +49,7 @@ def earlier_and_named(files: list[Session], ending_session: str | None, current:
     filed = {s.pid for s in files}
     noted = [s for s in running_sessions() if s.pid not in ends
              and not (ending and s.session_id == ending and s.pid not in filed)]
-    return noted + [s for s in running_named_sessions() if s.pid not in ends
+    return noted + [s for s in running_named_sessions(filed) if s.pid not in ends
                     and not (ending and s.session_id == ending and not ends and s.pid not in filed)]
 
 
@@ -81,9 +81,10 @@ def named_values(rest: list[bytes]) -> list[tuple[bytes, bytes]]:
     return found
 
 
-def running_named_sessions() -> list[Session]:
+def running_named_sessions(filed: set[int] | frozenset[int] = frozenset()) -> list[Session]:
     """A live session for each id a running Claude's command line names, with that process's
-    pid, start and folder."""
+    pid, start and folder. One with no sessions file (not in `filed`) whose arguments its
+    title overwrote (`overwritten`) may go on with any session: taken as `--continue` is."""
     found: list[Session] = []
     own = os.getpid()
     for pid in running_pids():
@@ -99,7 +100,8 @@ def running_named_sessions() -> list[Session]:
         if not ids:  # `--continue`, `--resume TITLE`: no id (app/core/continued_sessions.py)
             from app.core.continued_sessions import gone_on_with
 
-            ids = gone_on_with(pid, args[program + 1:], [value for name, value in values if name != b"--session-id"])
+            rest = [b"--continue"] if pid not in filed and overwritten(args) else args[program + 1:]
+            ids = gone_on_with(pid, rest, [value for name, value in values if name != b"--session-id"])
         if not ids:
             continue
         start = start_of(pid)
@@ -107,6 +109,14 @@ def running_named_sessions() -> list[Session]:
         found += [Session(session_id=sid, pid=pid, cwd=cwd, status=None, file=f"/proc/{pid}/cmdline",
                           proc_start=start, live=True, file_named=False) for sid in dict.fromkeys(ids)]
     return found
+
+
+def overwritten(args: list[bytes]) -> bool:
+    """Whether a command line is Claude's title written over its arguments: Claude on Node
+    sets `process.title = "claude"` at its start, which on Linux writes the title and NULs
+    over them (`claude` and empty words). Its `--continue`, `--resume <id>` or `-p` cannot be
+    read then: unsure, so it may go on with a session of its folder, as `-c` does."""
+    return len(args) > 2 and args[0] == b"claude" and not any(args[1:])
 
 
 def _cwd_of(pid: int) -> str | None:

@@ -8,11 +8,13 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from app.core import paths
+from tests.core.test_red_team_14_cleanup import _old_folder, _transcript, kept_while_it_runs
 from tests.support import ROOT, SandboxEnv, make_sandbox, set_mtime
 
 NOBODY = 65534
@@ -94,3 +96,92 @@ def test_a_containers_volume_in_an_old_session_folder_is_kept_for_a_user_who_is_
     report = _clean_as_nobody(variables)  # the container stopped: the old folder goes
     assert not folder.exists(), report
     assert report["cleaned"]["folders"] == 1  # type: ignore[index]
+
+
+def _own(*paths: Path) -> None:
+    for path in paths:
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+
+
+def _old_session_folder(env: SandboxEnv) -> Path:
+    folder = env.root / "ctmp" / f"claude-{NOBODY}" / "-work-proj" / str(uuid.uuid4())
+    (folder / "scratchpad").mkdir(parents=True)
+    _own(folder.parent.parent, folder.parent, folder, folder / "scratchpad")
+    return folder
+
+
+@as_nobody
+def test_exp_go_cache(nobody_sandbox: tuple[SandboxEnv, dict[str, str]]) -> None:
+    env, variables = nobody_sandbox
+    folder = _old_session_folder(env)
+    mod = folder / "scratchpad" / "go" / "pkg" / "mod" / "x@v1"
+    mod.mkdir(parents=True)
+    for i in range(3):
+        (mod / f"f{i}.go").write_text("package x\n")
+    for p in [folder / "scratchpad" / "go", *(folder / "scratchpad" / "go").rglob("*")]:
+        _own(p)
+    for p in sorted((folder / "scratchpad" / "go").rglob("*"), reverse=True):
+        if p.is_dir():
+            p.chmod(0o555)
+    for p in (folder / "scratchpad", folder):
+        set_mtime(p, 40 * DAY)
+    report = _clean_as_nobody(variables)
+    print(report)
+    assert not folder.exists()
+    trash = list((env.state / "trash").glob("*")) if (env.state / "trash").exists() else []
+    trash += list((env.root / "ctmp" / "claudetto" / "trash").glob("*"))
+    assert trash == []
+
+
+# --- a Claude whose command line its own title overwrote ----------------------------------------
+
+NODE = shutil.which("node")
+
+
+@pytest.fixture
+def titled_claude(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """`claude ARGS...` as Node runs Claude's `cli.js` on Linux: it sets `process.title =
+    "claude"` at its start, which writes the title over its arguments (`/proc/<pid>/cmdline`
+    reads `claude` and NULs). No sessions file: a headless run."""
+    program = tmp_path / "lib" / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
+    program.parent.mkdir(parents=True)
+    program.write_text('process.title = "claude"; console.log("up"); setTimeout(() => {}, 120000);\n')
+    running: list[subprocess.Popen[bytes]] = []
+
+    def launch(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([str(NODE), str(program), *args], cwd=cwd, stdout=subprocess.PIPE)
+        running.append(proc)
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        assert Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"claude", b""]
+        return proc
+
+    yield launch
+    for proc in running:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node")
+@pytest.mark.parametrize("args", [["-p", "-c", "go on"], ["-p", "--resume", "{sid}", "go on"]])
+def test_a_headless_claude_whose_title_hid_its_arguments_keeps_the_session_it_goes_on_with(
+        sandbox: SandboxEnv, titled_claude: Callable[..., subprocess.Popen[bytes]], tmp_path: Path,
+        args: list[str]) -> None:
+    """LOSS. A script's `claude -p -c "go on"` (or `--resume <id>`) goes on with a session of
+    40 days ago, no sessions file. Claude on Node sets its title at its start, which on Linux
+    overwrites its arguments: `--continue` and the id were read from a command line that
+    showed only `claude`, it held nothing, and another session's cleanup took the session's
+    folder while it ran. Such a Claude is unsure: what it goes on with is taken as `-c` is (the
+    newest conversation of its folder before it began, and every one written since)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    slug = paths.project_slug(str(project))
+    older, last = str(uuid.uuid4()), str(uuid.uuid4())
+    _transcript(sandbox, project, older, 60 * DAY)
+    resumed = _transcript(sandbox, project, last, 40 * DAY)
+    kept = _old_folder(sandbox, slug, last, 40 * DAY)
+    gone = _old_folder(sandbox, slug, older, 60 * DAY)
+    proc = titled_claude(project, *(arg.format(sid=last) for arg in args))
+    if "--resume" in args:  # not the newest one: its transcript goes on once it runs
+        _transcript(sandbox, project, str(uuid.uuid4()), 20 * DAY)
+        resumed.write_text(resumed.read_text() + json.dumps({"type": "user", "sessionId": last}) + "\n")
+    kept_while_it_runs(proc, kept, gone)
