@@ -81,7 +81,7 @@ def named_values(rest: list[bytes]) -> list[tuple[bytes, bytes]]:
     return found
 
 
-def running_named_sessions(filed: set[int] | frozenset[int] = frozenset()) -> list[Session]:
+def running_named_sessions(filed: set[int | None] | frozenset[int] = frozenset()) -> list[Session]:
     """A live session for each id a running Claude's command line names, with that process's
     pid, start and folder. One with no sessions file (not in `filed`) whose arguments its
     title overwrote (`overwritten`) may go on with any session: taken as `--continue` is."""
