@@ -24,6 +24,15 @@ LOCK_FILES = (
     ("go.sum", "go mod download"),
     ("Gemfile.lock", "bundle install"),
 )
+#: The folders each lock file's command fills again (a `requirements*.txt` fills a venv). Its
+#: command is given only when one of them went: `npm ci` deletes a `node_modules` that is
+#: there, one a release kept because a dev server runs from it. A deleted path of another name
+#: (a project's own scratch list) says nothing of which tool fills it: every command is given.
+_NODE = ("node_modules",)
+_VENVS = (".venv", "venv")
+FILLS = {"package-lock.json": _NODE, "pnpm-lock.yaml": _NODE, "yarn.lock": _NODE, "bun.lockb": _NODE,
+         "bun.lock": _NODE, "uv.lock": _VENVS, "poetry.lock": _VENVS, "requirements": _VENVS,
+         "Cargo.lock": ("target",)}
 NOTE_MAX_PATHS = 20
 
 
@@ -72,22 +81,43 @@ def _size(count: int) -> str:
 
 
 def reinstall_commands(checkout: str, deleted: list[str]) -> list[str]:
-    """`<command>` lines from the lock files present: in the checkout, and beside each
-    deleted path (a workspace package's own lock file)."""
-    folders = sorted({""} | {os.path.dirname(rel) for rel in deleted})
+    """`<command>` lines from the lock files present: in the checkout (a workspace's root lock
+    fills every package's `node_modules`), and beside each deleted path (a workspace package's
+    own lock file); each only when what it fills again went (`FILLS`)."""
     lines = []
-    for folder in folders:
-        where = os.path.join(checkout, folder) if folder else checkout
+    for folder in sorted({""} | {os.path.dirname(rel) for rel in deleted}):
         try:
-            names = set(os.listdir(where))
+            names = set(os.listdir(os.path.join(checkout, folder) if folder else checkout))
         except OSError:
             continue
-        found = [(name, command) for name, command in LOCK_FILES if name in names]
-        found += [(name, f"pip install -r {name}") for name in sorted(names)
-                  if name.startswith("requirements") and name.endswith(".txt")]
         prefix = f"in {printable(folder)}: " if folder else ""
-        lines += [f"- {prefix}`{command}` ({name})" for name, command in found]
+        lines += [f"- {prefix}`{command}` ({name})" for name, command in _commands(names, folder, deleted)]
     return lines
+
+
+def _commands(names: set[str], folder: str, deleted: list[str]) -> list[tuple[str, str]]:
+    """(lock file, command) of the lock files `names` of one folder of the checkout."""
+    went = {os.path.basename(rel) for rel in deleted if not folder or os.path.dirname(rel) == folder}
+    found = [(name, command) for name, command in LOCK_FILES if name in names and _refills(name, went)]
+    here = {os.path.basename(rel) for rel in deleted if os.path.dirname(rel) == folder}
+    venv = next((v for v in _VENVS if v in here), None)  # a requirements file fills its own folder's
+    return found + [(name, _pip(name, venv)) for name in sorted(names)
+                    if name.startswith("requirements") and name.endswith(".txt") and _refills("requirements", here)]
+
+
+def _refills(lock: str, went: set[str]) -> bool:
+    """Whether the command of `lock` fills again something that went: one of its folders, or a
+    path of a name no regenerable folder has (declared by the project: unsure, give it)."""
+    from app.core.repository_rules import REGENERABLE
+
+    return bool(went.intersection(FILLS.get(lock, ()))) or any(name not in REGENERABLE for name in went)
+
+
+def _pip(requirements: str, venv: str | None) -> str:
+    """`pip install -r`, into the venv made again first when the release deleted it beside."""
+    if venv is None:
+        return f"pip install -r {requirements}"
+    return f"python3 -m venv {venv} && {venv}/bin/pip install -r {requirements}"
 
 
 def reinstall_note(checkout: str, last: dict[str, Any]) -> str:

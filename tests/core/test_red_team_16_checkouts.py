@@ -4,7 +4,13 @@ Driven with ordinary git in the checkout or the main one, a real process, then W
 through `python -P -m hooks` or the judgement itself.
 
 Found: a checkout a running process works in (a shell `cd`-ed there, a dev server) was kept,
-but WorktreeRemove told the user only `in_use (in_use)`; now the line says what keeps it.
+but WorktreeRemove told the user only `in_use (in_use)`; now the line says what keeps it. The
+note SessionStart gives the model after a release listed the command of every lock file
+present, whatever went: with `node_modules` kept (a dev server runs from it) and only `dist/`
+deleted, it told the model to run `npm ci`, which deletes `node_modules` first; and a `.venv`
+deleted beside a `requirements.txt` was to be refilled by `pip install -r`, into whatever
+Python comes first. Now a lock file's command is given only when what it refills went, and a
+venv is made again before `pip` installs into it (app/core/release_notes.py).
 
 Held (no test pinned them): a checkout of a project whose `.git` is a file (a clone made with
 `--separate-git-dir`, a submodule checked out in a superproject) keeps its commit; a linked
@@ -113,3 +119,52 @@ def test_a_worktree_of_the_same_repository_made_in_a_checkouts_node_modules_keep
     done = release_checkout(str(tree), session="s1")
     assert done.status == "released" and git(inner, "rev-parse", "HEAD") == sha, done
     assert unique_work(tree) == "unmerged"
+
+
+# --- the note SessionStart gives after a release ------------------------------------------------
+
+
+def _last_note(tree: Path) -> str:
+    from app.core import checkouts
+    from app.core.release_notes import reinstall_note
+
+    return reinstall_note(str(tree), checkouts.registry()[str(tree)]["last_release"])
+
+
+def test_the_note_never_tells_to_reinstall_node_modules_the_release_kept(project: Path) -> None:
+    """A dev server runs from `node_modules` (kept `in_use`), `dist/` goes: `npm ci` would
+    delete `node_modules` under that server, and nothing of it needs reinstalling."""
+    from app.core.release import release_checkout
+
+    tree = session_checkout(project, "web")
+    (tree / "package-lock.json").write_text("{}\n")
+    for folder in ("node_modules/vite", "dist"):
+        (tree / folder).mkdir(parents=True)
+        (tree / folder / "index.js").write_text("x\n")
+    server = subprocess.Popen(["sleep", "60"], cwd=tree / "node_modules" / "vite")
+    try:
+        done = release_checkout(str(tree), session="s1")
+    finally:
+        server.kill()
+        server.wait()
+    assert done.status == "released" and (tree / "node_modules" / "vite").is_dir() and not (tree / "dist").exists()
+
+    note = _last_note(tree)
+    assert "dist" in note and "npm ci" not in note, note
+
+
+def test_the_note_makes_a_deleted_venv_again_before_pip_installs_into_it(project: Path) -> None:
+    """`.venv` went beside `requirements.txt` and `package-lock.json` (node_modules stayed
+    absent): the venv is made again first, and npm is not named."""
+    from app.core.release import release_checkout
+
+    tree = session_checkout(project, "py")
+    (tree / "requirements.txt").write_text("pytest\n")
+    (tree / "package-lock.json").write_text("{}\n")
+    (tree / ".venv" / "bin").mkdir(parents=True)
+    (tree / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert release_checkout(str(tree), session="s1").status == "released"
+
+    note = _last_note(tree)
+    assert "- `python3 -m venv .venv && .venv/bin/pip install -r requirements.txt` (requirements.txt)" in note, note
+    assert "npm ci" not in note, note

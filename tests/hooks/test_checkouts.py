@@ -271,7 +271,7 @@ def test_resume_from_the_launch_folder_reclaims_it_with_the_reinstall_note(
     assert note.startswith(f"claudetto released this checkout ({checkout})")
     assert "node_modules, src/__pycache__, web/node_modules" in note
     assert "- `npm ci` (package-lock.json)" in note
-    assert "- `pip install -r requirements-dev.txt` (requirements-dev.txt)" in note
+    assert "pip install" not in note  # no venv went (only a __pycache__): nothing to fill again
     assert "- in web: `pnpm install --frozen-lockfile` (pnpm-lock.yaml)" in note
     assert "`.tmp/` and everything else were kept." in note
     entry = registry(sandbox)[str(checkout)]
