@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import git, paths, removal
+from app.core.cleanup_guard import changed_since_judged
 from app.core.gc_records import OutsideNames, drop_records, read_records
 from app.core.gc_roots import fresh
 from app.core.gc_rules import Facts, Item, in_use, judge, place, replaced, work_lost
@@ -73,7 +74,9 @@ def _remove(item: Item, dry_run: bool, trash: bool | None, facts_now: Callable[[
     def still_unused(where: str) -> Reason | None:
         fresh()  # the last look sees the disk as it is now, not what the judgement worked out
         facts = facts_now()
-        return in_use(item, facts, where) or work_lost(item, where, facts.outside) or replaced(item, where)
+        return (in_use(item, facts, where) or work_lost(item, where, facts.outside) or replaced(item, where)
+                # written into since it was judged old (a file saved there): its age is now
+                or ("young" if changed_since_judged(_verdict(item), where) else None))
 
     result = removal.remove(item.path, item.root, RULE, kind=first.kind, session=first.session,
                             size=item.tree, dry_run=dry_run, trash=trash,
@@ -162,6 +165,7 @@ def _run(dry_run: bool, facts_now: Callable[[], Facts], trash: bool | None,
     for item in sorted(items, key=lambda i: -i.path.count("/")):
         if item.action == "remove":
             freed += _remove(item, dry_run, trash, facts_now, before_remove)
+            _own_change(item.path, items)
     entries = [_verdict(item) for item in items]
     removed = sum(1 for e in entries if e.action == "remove")
     if not dry_run:
@@ -169,6 +173,19 @@ def _run(dry_run: bool, facts_now: Callable[[], Facts], trash: bool | None,
         dropped = {e.path for e in entries if e.status in _DROPPED}
         drop_records([r for item in items if item.path in dropped for r in item.records])
     return GcReport(dry_run=dry_run, entries=entries, removed=removed, freed=freed)
+
+
+def _own_change(removed: str, items: list[Item]) -> None:
+    """A recorded folder that held a path this sweep removed (or moved aside and put back) has a
+    new mtime by this sweep's own doing, not a user's: its last check compares with that one."""
+    import os
+
+    for item in items:
+        if item.path == os.path.dirname(removed) and item.mtime is not None:
+            try:
+                item.mtime = os.lstat(item.path).st_mtime
+            except OSError:
+                pass  # gone meanwhile: its removal finds it missing
 
 
 def _forget_worktrees(entries: list[Verdict], inner: dict[str, list[tuple[str, str]]]) -> None:

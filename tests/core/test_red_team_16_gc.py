@@ -4,6 +4,8 @@ moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls)."
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,34 @@ def test_a_brace_copy_into_a_folder_the_call_made_is_no_copy_of_a_path_that_neve
     assert sorted(p.name for p in bak.iterdir()) == ["docs", "src"]
     entries = week_later(sandbox.state, bak)
     assert entries.get(str(bak)) != ("kept", "dirty"), entries
+
+
+def _old_temp_folder(sandbox: SandboxEnv) -> Path:
+    """A temp folder a session made, its record and mtime a week back."""
+    from tests.core.test_red_team_12_gc import OLD, shift_records
+
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "scratch.txt").write_text("the session's\n")
+    shift_records(sandbox.state, -OLD)
+    when = time.time() - OLD
+    os.utime(folder, (when, when))
+    return folder
+
+
+def test_a_file_written_into_an_old_temp_folder_after_the_sweep_judged_it_keeps_it(sandbox: SandboxEnv) -> None:
+    """The sweep judged the folder a week old; before its removal the user saves their results
+    into it (`cp results.csv /tmp/tmp.X/`): the folder's mtime is now. The last check asked who
+    uses it and what unique work it holds, never its age again, and the new file went with it.
+    Changed since judged: `young`, as the cleanup's last check says."""
+    from app.core import gc
+
+    folder = _old_temp_folder(sandbox)
+
+    def user_saves(target: str) -> None:
+        Path(target, "results.csv").write_text("the user's only copy\n")
+
+    report = gc.sweep(_before_remove=user_saves)
+    assert {e.path: (e.status, e.reason) for e in report.entries}[str(folder)] == ("kept", "young")
+    assert (folder / "results.csv").read_text() == "the user's only copy\n"
+
