@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from app.core import sessions
 from app.core.fd_removal import DIR_FLAGS
+from app.core.log import log
 from app.core.other_vcs import MARKS
 from app.core.verdict import Reason, Verdict
 
@@ -47,7 +48,11 @@ def removal_guard(verdict: Verdict, *, current_session: str | None = None,
             return "in_use"
         if os.path.islink(where) or not os.path.isdir(where):
             return None  # a gate log, or gone meanwhile (the removal finds it missing)
-        repos = repositories_in(where)
+        closed: list[str] = []
+        repos = repositories_in(where, closed)
+        if closed:
+            log(f"clean: {verdict.path} holds {closed[0]!r}, another user's, which this user cannot empty; kept whole")
+            return "not_removed"
         if repos is None:
             repos = measured_repositories(where)
         if repos is None:
@@ -68,7 +73,7 @@ def measured_repositories(where: str) -> tuple[str, ...] | None:
     return None if tree.errors or tree.partial else tree.repos
 
 
-def repositories_in(top: str) -> tuple[str, ...] | None:
+def repositories_in(top: str, closed: list[str] | None = None) -> tuple[str, ...] | None:
     """The folders in the tree `top` (itself included) that hold a `.git` entry or another
     system's working copy marker, or are a bare repository (`HEAD` beside `objects/` and
     `refs/`), as the measuring walk notes them, found
@@ -78,7 +83,12 @@ def repositories_in(top: str) -> tuple[str, ...] | None:
     measuring way, which reads those too. A folder past PATH_MAX is opened from its parent,
     still open (a chain thousands of folders deep, as a recursive copy into itself leaves,
     took a second walk from the top for each). Symlinks are not followed; a mount inside
-    never reaches here (the removal keeps such a folder first)."""
+    never reaches here (the removal keeps such a folder first).
+
+    `closed` (for a user who is not root) gets each folder of another user's, not empty, that
+    this user may not write (`docker run -v "$PWD":/app node npm install` leaves root's
+    `node_modules/`): its entries cannot go, and the purge would take everything around them,
+    leaving the folder half deleted in the trash for good."""
     found: list[str] = []
     stack = [top]
     held = ("", -1)  # the folder listed last, still open: most often the parent of the next
@@ -99,6 +109,8 @@ def repositories_in(top: str) -> tuple[str, ...] | None:
             except OSError:
                 return None
             names = {entry.name for entry in entries}
+            if closed is not None and entries and _closed_to_me(fd):
+                closed.append(folder)
             if ".git" in names or not MARKS.isdisjoint(names) or (
                     "HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
                     and os.path.basename(folder) != ".git"):
@@ -108,6 +120,13 @@ def repositories_in(top: str) -> tuple[str, ...] | None:
         if held[1] >= 0:
             os.close(held[1])
     return tuple(sorted(found))
+
+
+def _closed_to_me(fd: int) -> bool:
+    """Whether the folder `fd` is another user's that this one (not root) may not write in."""
+    uid = os.geteuid()
+    return uid != 0 and os.fstat(fd).st_uid != uid and not os.access(".", os.W_OK | os.X_OK, dir_fd=fd,
+                                                                      effective_ids=os.access in os.supports_effective_ids)
 
 
 def _open_folder(folder: str, held: tuple[str, int]) -> int:
