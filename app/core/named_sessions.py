@@ -114,9 +114,10 @@ def running_named_sessions(filed: set[int | None] | frozenset[int] = frozenset()
 def overwritten(args: list[bytes]) -> bool:
     """Whether a command line is Claude's title written over its arguments: Claude on Node
     sets `process.title = "claude"` at its start, which on Linux writes the title and NULs
-    over them (`claude` and empty words). Its `--continue`, `--resume <id>` or `-p` cannot be
-    read then: unsure, so it may go on with a session of its folder, as `-c` does."""
-    return len(args) > 2 and args[0] == b"claude" and not any(args[1:])
+    over them (`claude` and empty words; a runtime that points the kernel at the title alone
+    leaves `claude` only). Its `--continue`, `--resume <id>` or `-p` cannot be read then:
+    unsure, so it may go on with a session of its folder, as `-c` does."""
+    return len(args) > 1 and args[0] == b"claude" and not any(args[1:])
 
 
 def _cwd_of(pid: int) -> str | None:
