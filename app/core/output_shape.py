@@ -42,11 +42,21 @@ def born_after(record: OutputRecord) -> bool:
 
 def not_as_recorded(path: str, records: list[OutputRecord]) -> bool:
     """What is at `path` (as it is now: moved aside for its removal) has another shape than every
-    record's kind says the call made."""
+    record's kind says the call made, or holds what another user wrote (a container's database:
+    app/core/foreign_entries.py)."""
     try:
         mode = os.lstat(path).st_mode
     except OSError:
         return False  # gone: the removal's own checks answer
+    if stat.S_ISDIR(mode) and not _owners_copied(records):
+        from app.core.foreign_entries import foreign_entry
+
+        theirs = foreign_entry(path)
+        if theirs is not None:
+            from app.core.log import log
+
+            log(f"gc: {path} kept: {theirs} belongs to another user (a container's or root's)")
+            return True
     kinds = {r.kind for r in records}
     if kinds == {"scratch"}:
         return stat.S_ISDIR(mode)
@@ -56,3 +66,10 @@ def not_as_recorded(path: str, records: list[OutputRecord]) -> bool:
         except OSError:
             return False
     return False
+
+
+def _owners_copied(records: list[OutputRecord]) -> bool:
+    """Run as root, `cp -a`, `tar -x` and `rsync -a` give what they make their source's owners:
+    another user's entry is then part of the copy. They are the calls that keep their source's
+    times too, which the record says (`old_times`)."""
+    return os.geteuid() == 0 and any(isinstance(r.evidence, dict) and "old_times" in r.evidence for r in records)

@@ -161,3 +161,46 @@ def test_a_file_written_into_an_old_temp_folder_after_the_sweep_judged_it_keeps_
     assert {e.path: (e.status, e.reason) for e in report.entries}[str(folder)] == ("kept", "young")
     assert (folder / "results.csv").read_text() == "the user's only copy\n"
 
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_containers_database_in_a_temp_folder_keeps_it(sandbox: SandboxEnv) -> None:
+    """`d=$(mktemp -d) && docker run -d --name db -v "$d/pgdata":/var/lib/postgresql/data
+    postgres`: the container's postgres (uid 999) owns its data folder. The container is stopped
+    this week (a reboot): no process, no mount shows it, and its configuration lies in the
+    daemon's root-only folder. The sweep moved the folder into its trash, so the next `docker
+    start db` found no data at that path (docker makes an empty one: a fresh database), and a
+    user could not even delete what the container wrote. An entry of another user (a container's,
+    what `sudo` made) is no output of this user's call."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "pgdata" / "base").mkdir(parents=True)
+    (folder / "pgdata" / "PG_VERSION").write_text("16\n")
+    for path in (folder / "pgdata", folder / "pgdata" / "base", folder / "pgdata" / "PG_VERSION"):
+        os.chown(path, 999, 999)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+    assert (folder / "pgdata" / "PG_VERSION").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an archive keeps its owners when root extracts it")
+def test_an_archive_root_extracted_into_a_temp_folder_still_goes(sandbox: SandboxEnv) -> None:
+    """The other side, run as root (a dev container): `tar -xf` gives what it unpacks the
+    archive's owners (uid 1000 here), and so do `cp -a` and `rsync -a`. Those entries are the
+    copy's, not a container's: the folder goes by age."""
+    import tarfile
+
+    project = pushed_project(sandbox.home)
+    (project / "pkg").mkdir()
+    (project / "pkg" / "README").write_text("a package\n")
+    def theirs(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 1000
+        info.uname = info.gname = ""  # tar goes by the name first
+        return info
+
+    with tarfile.open(project / "pkg.tar", "w") as archive:
+        archive.add(project / "pkg", arcname="pkg", filter=theirs)
+    folder = Path(call(f'd=$(mktemp -d) && tar -xf {project}/pkg.tar -C "$d" && echo "$d"', project).strip())
+    assert (folder / "pkg").stat().st_uid == 1000
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries

@@ -1,0 +1,43 @@
+"""Entries of another user inside an output: what a container or `sudo` put there.
+
+A session's call makes what it makes as this user. A container a session started with a
+temp folder as its volume (`docker run -v "$d/pgdata":/var/lib/postgresql/data postgres`)
+writes its database there as its own user (uid 999, root, or a rootless container's sub-uid).
+Stopped (a reboot), nothing running shows the folder in use and the container's configuration
+lies in the daemon's own folder, which this user cannot read; removed, the next `docker start`
+finds an empty folder and starts a fresh database. Nor could this user delete those entries:
+the removal would stop half-way. So an output holding an entry of another user at its top or
+one level down (where a volume's data folder lies) is no output of this user's call.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+#: Entries looked at for one output at most (its top and the folders directly in it).
+MAX_LOOKED = 1_024
+
+
+def foreign_entry(folder: str) -> str | None:
+    """The first entry at the top of `folder` or one level down that another user owns, else
+    None (a file, a folder that cannot be read, or past MAX_LOOKED entries: none found)."""
+    me, budget, level = os.geteuid(), MAX_LOOKED, [folder]
+    for depth in range(2):
+        deeper: list[str] = []
+        for top in level:
+            try:
+                with os.scandir(top) as entries:
+                    for entry in entries:
+                        budget -= 1
+                        if budget < 0:
+                            return None
+                        st = entry.stat(follow_symlinks=False)
+                        if st.st_uid != me:
+                            return entry.path
+                        if depth == 0 and stat.S_ISDIR(st.st_mode):
+                            deeper.append(entry.path)
+            except OSError:
+                continue
+        level = deeper
+    return None
