@@ -26,7 +26,8 @@ KEPT_BECAUSE = {
     "dirty": "uncommitted, untracked or git-ignored files inside, or work git status does not show (see the log)",
     "unmerged": "commits that are on no other branch or remote",
     "not_removed": "git did not remove it (locked?)",
-    "in_use": "a running process works in it or holds a file in it (a shell, an editor, a dev server), or a mount",
+    "in_use": ("a running process works in it or holds a file in it (a shell, an editor, a dev server), a mount, "
+               "or a link or editable install of yours leads into it (see the log)"),
     "journal": "the removal could not be written to the journal first",
 }
 

@@ -355,15 +355,16 @@ class OutsideNames:
         self._names: dict[str, list[tuple[str, str]]] = {}
         self._borrowers: dict[str, list[tuple[str, str]]] = {}
 
-    def _places(self, records: list[OutputRecord]) -> list[str]:
+    def _places(self, records: list[OutputRecord], cwds: tuple[str, ...] = ()) -> list[str]:
         if self._base is None:
             self._base = user_places([])
-        return list(dict.fromkeys([*self._base, *user_places([r.cwd for r in records], home=False)]))
+        return list(dict.fromkeys([*self._base, *user_places([*(r.cwd for r in records), *cwds], home=False)]))
 
-    def naming(self, real: str, records: list[OutputRecord]) -> str | None:
+    def naming(self, real: str, records: list[OutputRecord], cwds: tuple[str, ...] = ()) -> str | None:
         """The file outside the output `real` that links to, installs from or names as a
-        submodule's url a path at or inside it (`ln -s`, `pip install -e`), or None. Logged."""
-        places = self._places(records)
+        submodule's url a path at or inside it (`ln -s`, `pip install -e`), or None. Logged.
+        `cwds`: more folders whose projects are read (a checkout's own project)."""
+        places = self._places(records, cwds)
         self._names.update((p, [*outside_names([p]), *venv_homes(p), *manifest_paths(p), *node_globals(p)]) for p in places
                            if p not in self._names)
         found = next((file for place in places for file, said in self._names[place]

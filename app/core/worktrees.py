@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import git, mounts, processes, unique_work, worktree_entry
 from app.core.age import is_old
 from app.core.checkout_identity import record_dropper
+from app.core.checkout_links import named_from_outside
 from app.core.git import GitWorktree
 from app.core.paths import inside
 from app.core.unique_work import REGENERABLE, GitFailed
@@ -148,6 +149,8 @@ def _first_checks(path: str | os.PathLike[str], project: str | os.PathLike[str],
         return verdict("keep", "not_a_worktree", st.st_mtime)
     if processes.first_inside(real, processes.judging_paths_in_use()):
         return verdict("keep", "in_use", st.st_mtime)  # a shell cd-ed there, a dev server
+    if named_from_outside(real, os.fspath(project)) is not None:
+        return verdict("keep", "in_use", st.st_mtime)  # an editable install, a link of the user's
     return verdict("remove", "age", st.st_mtime)
 
 

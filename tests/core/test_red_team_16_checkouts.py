@@ -26,8 +26,11 @@ from pathlib import Path
 import pytest
 
 from tests.support import (
+    SandboxEnv,
+    claude_worktree,
     commit_file,
     git,
+    judge_old_worktree,
     pushed_repo,
     session_checkout,
     session_hook,
@@ -168,3 +171,37 @@ def test_the_note_makes_a_deleted_venv_again_before_pip_installs_into_it(project
     note = _last_note(tree)
     assert "- `python3 -m venv .venv && .venv/bin/pip install -r requirements.txt` (requirements.txt)" in note, note
     assert "npm ci" not in note, note
+
+
+# --- what outside a checkout still runs from it --------------------------------------------------
+
+
+def test_an_editable_install_of_a_checkout_into_the_projects_venv_keeps_it(project: Path) -> None:
+    """`pip install -e .` run in the checkout with the main checkout's venv active (Claude was
+    started there): the project's `.venv` imports the package from the checkout's `src/`, and
+    removing the merged, clean checkout breaks every import of it in the project."""
+    tree = claude_worktree(project, "lib")
+    (tree / "src" / "mypkg").mkdir(parents=True)
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "__editable__.mypkg-0.1.pth").write_text(f"{tree}/src\n")
+    assert judge_old_worktree(tree, project) == ("keep", "in_use")
+
+
+def test_a_command_of_the_users_linked_into_a_checkout_keeps_it(
+        sandbox: SandboxEnv, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ln -s "$PWD/bin/deploy" ~/.local/bin/deploy` (or `npm link`) run in the checkout: the
+    user's command runs from it. The link gone, the checkout goes."""
+    from app.core import checkout_links
+
+    monkeypatch.setattr(checkout_links, "READING_S", 0.0)  # each judgement reads the places anew
+    tree = claude_worktree(project, "tool")
+    (tree / "bin").mkdir()
+    commit_file(tree, "bin/deploy", "#!/bin/sh\n")
+    git(project, "merge", "-q", "--ff-only", "worktree-tool")
+    bin_dir = sandbox.home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "deploy").symlink_to(tree / "bin" / "deploy")
+    assert judge_old_worktree(tree, project) == ("keep", "in_use")
+    (bin_dir / "deploy").unlink()
+    assert judge_old_worktree(tree, project) == ("remove", "age")
