@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -164,3 +165,22 @@ def test_a_headless_claude_whose_title_hid_its_arguments_keeps_the_session_it_go
         resumed.write_text(resumed.read_text() + json.dumps({"type": "user", "sessionId": last}) + "\n")
     kept_while_it_runs(proc, kept, gone)
 
+
+
+def test_a_claude_whose_title_left_a_bare_name_and_no_sessions_file_keeps_its_folders_session(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A runtime that points the kernel at the title alone leaves `claude` and nothing after it:
+    no sessions file, nothing to read. Unsure too: taken as a `--continue` is."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    slug = paths.project_slug(str(project))
+    last = str(uuid.uuid4())
+    _transcript(sandbox, project, last, 40 * DAY)
+    kept = _old_folder(sandbox, slug, last, 40 * DAY)
+    gone = _old_folder(sandbox, slug, str(uuid.uuid4()), 60 * DAY)
+    proc = subprocess.Popen(["bash", "-c", "exec -a claude cat"], cwd=project, stdin=subprocess.PIPE)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{proc.pid}/cmdline").read_bytes() != b"claude\0":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    kept_while_it_runs(proc, kept, gone)
