@@ -21,7 +21,15 @@ MAX_LOOKED = 1_024
 
 def foreign_entry(folder: str) -> str | None:
     """The first entry at the top of `folder` or one level down that another user owns, else
-    None (a file, a folder that cannot be read, or past MAX_LOOKED entries: none found)."""
+    None (a file, a folder that cannot be read, or past MAX_LOOKED entries: none found). A
+    folder with a mount inside is not looked at: a remote one may never answer, and the mount
+    keeps it by itself (`gc_rules.in_use`)."""
+    from app.core.mounts import mount_points
+    from app.core.paths import strictly_inside
+
+    real = os.path.realpath(folder)
+    if any(strictly_inside(point, real) for point in mount_points()):
+        return None
     me, budget, level = os.geteuid(), MAX_LOOKED, [folder]
     for depth in range(2):
         deeper: list[str] = []
