@@ -40,6 +40,36 @@ def real_paths(found: list[str | None]) -> list[str]:
     return [os.path.realpath(path) if reachable(path) else os.path.normpath(path) for path in found if path]
 
 
+def remote_devices() -> frozenset[int]:
+    """The devices (`st_dev`) of the remote mounts this process sees, from the mount table
+    (empty without one): a file recorded on one may stop answering. One read, no import: the
+    edit ledger asks at a prompt, only when a file of it lies on an anonymous device."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return frozenset()
+    found = set()
+    for line in lines:
+        head, _, tail = line.partition(b" - ")
+        fields, kind = head.split(b" "), tail.split(b" ")[:1]
+        if len(fields) > 2 and kind and kind[0].decode("ascii", "replace").startswith(_REMOTE):
+            major, _, minor = fields[2].partition(b":")
+            if major.isdigit() and minor.isdigit():
+                found.add(os.makedev(int(major), int(minor)))
+    return frozenset(found)
+
+
+def did_not_answer(path: str) -> str | None:
+    """A look at `path` did not answer in time (a caller that stats in a thread of its own, as
+    the edit ledger does): the remote mount it lies on is hung for this process, as if asked
+    here. Returns that mount point, or None when `path` lies on no remote mount."""
+    point = _remote_mount_of(os.path.normpath(path))
+    if point is not None:
+        _ANSWERS[point] = False
+    return point
+
+
 def _answers(point: str) -> bool:
     import threading
 

@@ -40,8 +40,8 @@ from app.core.ledger_entry import (
     files_of,
     racy,
     same_sig,
+    to_look,
     trusted,
-    unmoved,
     writable,
 )
 from app.core.log import log
@@ -245,9 +245,7 @@ def check_session(session: str, deliver: Callable[[list[str]], None] | None = No
     deadline = time.monotonic_ns() + PROMPT_BUDGET_NS
     read = False
     late = 0
-    # unchanged since it was hashed: what `_judge` would say, without a read
-    pending = [(path, entry) for path, entry in trusted(files, session)
-               if not (entry.get("told") is None and unmoved(path, entry))]
+    pending = to_look(trusted(files, session))
     ahead: dict[str, Look] = {}
     if len(pending) > 1:
         from app.core.ledger_look import look_ahead

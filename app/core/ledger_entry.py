@@ -204,13 +204,17 @@ def failed(response: Any) -> bool:
 # --- the stat an entry holds --------------------------------------------------------------
 
 
-def unmoved(path: str, entry: Mapping[str, Any]) -> bool:
+def unmoved(path: str, entry: Mapping[str, Any], st: os.stat_result | None | bool = True) -> bool:
     """True when the file's stat now equals the one the entry's hash was taken with, and that
     one was old enough to trust: the content is the entry's, known without a read. The check
-    each unchanged file costs at every prompt, so it is one stat and one expression."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
+    each unchanged file costs at every prompt, so it is one stat and one expression. `st`:
+    the stat already taken (None: nothing there), else it is taken here."""
+    if st is True:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return False
+    if not isinstance(st, os.stat_result):
         return False
     return (st.st_size == entry["size"] and st.st_mtime_ns == entry["mtime_ns"]
             and st.st_ctime_ns == entry["ctime_ns"] and st.st_ino == entry["inode"]
@@ -240,3 +244,85 @@ def racy(stored: Mapping[str, Any]) -> bool:
         return int(stored["seen_ns"]) - max(int(stored["mtime_ns"]), int(stored["ctime_ns"])) < RACY_NS
     except (KeyError, TypeError, ValueError, OverflowError):
         return True
+
+
+# --- a file that does not answer ----------------------------------------------------------
+
+#: How long one hook waits for the stat of a file: a file on a mount whose server went away
+#: (an sshfs whose host is gone, a dead NFS share) answers no look at all, ever, and Claude
+#: kills a prompt hook that waits at 30 s (nothing told), the model's turn waiting with an
+#: edit's hook for up to 600 s. A local stat answers in microseconds, a slow share in ms.
+ANSWER_WAIT_S = 1.0
+
+#: the paths, and the mount points they lie under, that did not answer in this process:
+#: never looked at again
+_silent: set[str] = set()
+_silent_mounts: set[str] = set()
+
+
+def stats(items: list[tuple[str, Any]], wait_s: float = ANSWER_WAIT_S) -> dict[str, os.stat_result | None]:
+    """The stat of each `(path, device it was recorded on)` (None: nothing there, or no
+    access). A file recorded on a remote mount (FUSE, NFS...) is looked at in a second thread:
+    one whose stat does not answer within `wait_s` is left out, logged, and never looked at
+    again in this process, nor is any other path under its mount (the same dead share): each
+    silent mount costs `wait_s` once. Other files cost a stat, as before."""
+    found: dict[str, os.stat_result | None] = {}
+    far: frozenset[int] = frozenset()
+    if any(type(dev) is int and os.major(dev) == 0 for _path, dev in items):  # FUSE, NFS: anonymous devices
+        from app.core.hung_mounts import remote_devices
+
+        far = remote_devices()
+    todo = []
+    for path, dev in items:
+        if dev in far or _is_silent(path):
+            todo.append(path)
+            continue
+        try:
+            found[path] = os.stat(path)
+        except (OSError, ValueError):
+            found[path] = None
+    todo = [path for path in todo if not _is_silent(path)]
+    while todo:
+        import _thread  # built in; `threading` would cost a hook ~2 ms to import
+
+        done, at = _thread.allocate_lock(), [0]
+        done.acquire()
+        _thread.start_new_thread(_stat_all, (todo, found, at, done))
+        if done.acquire(timeout=wait_s):
+            break
+        path = todo[at[0]]  # the one it waits on
+        from app.core.hung_mounts import did_not_answer
+
+        _silent.add(path)
+        mount = did_not_answer(path)
+        if mount is not None:
+            _silent_mounts.add(mount)
+        log(f"ledger: {path} does not answer (on {mount or 'a mount'}, whose server went away?); "
+            "not looked at this time")
+        todo = [p for p in todo[at[0] + 1:] if p not in found and not _is_silent(p)]
+    return dict(found)
+
+
+def to_look(listed: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The entries a prompt must judge: not those unchanged since they were hashed (what
+    `_judge` would say, without a read), nor those on a mount that does not answer (judged at
+    a later prompt, once it answers: see `stats`)."""
+    answered = stats([(path, entry["dev"]) for path, entry in listed])
+    return [(path, entry) for path, entry in listed
+            if path in answered and not (entry.get("told") is None and unmoved(path, entry, answered[path]))]
+
+
+def _is_silent(path: str) -> bool:
+    return path in _silent or any(path.startswith(mount.rstrip("/") + "/") for mount in _silent_mounts)
+
+
+def _stat_all(todo: list[str], found: dict[str, os.stat_result | None], at: list[int], done: Any) -> None:
+    try:
+        for index, path in enumerate(todo):
+            at[0] = index
+            try:
+                found[path] = os.stat(path)
+            except (OSError, ValueError):
+                found[path] = None
+    finally:
+        done.release()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 
-from app.core.ledger_entry import is_hash
+from app.core.ledger_entry import files_of, is_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,15 +80,15 @@ def drop_aliases(files: dict[str, Any], path: str, session: str, dev: int, inode
     made a symlink to new.py) is a change behind the model's back, and keeps its entry."""
     # Only names that can pass the test below are stat'ed (this runs on every edit): the
     # same file when hashed, or a name ending as the file's real one (a symlinked folder).
+    from app.core.ledger_entry import stats
+
     name = os.path.basename(os.path.realpath(path))
-    for other, entry in [(p, e) for p, e in files.items()
-                         if p != path and isinstance(e, dict) and e.get("session") == session
-                         and ((e.get("dev"), e.get("inode")) == (dev, inode) or os.path.basename(p) == name)]:
-        try:
-            st = os.stat(other)
-        except (OSError, ValueError):
-            continue
-        if st.st_dev != dev or st.st_ino != inode:
+    named = [(p, e) for p, e in files.items() if p != path and isinstance(e, dict) and e.get("session") == session
+             and ((e.get("dev"), e.get("inode")) == (dev, inode) or os.path.basename(p) == name)]
+    answered = stats([(p, e.get("dev")) for p, e in named])  # a name on a dead mount is left alone
+    for other, entry in named:
+        st = answered.get(other)
+        if st is None or st.st_dev != dev or st.st_ino != inode:
             continue
         if (entry.get("dev"), entry.get("inode")) == (dev, inode) or (
                 not os.path.islink(other) and os.path.realpath(other) == os.path.realpath(path)):
@@ -146,11 +146,10 @@ def settled(data: dict[str, Any], path: str, session: str, dev: int, inode: int)
 def _same_file(record: dict[str, Any], dev: int, inode: int) -> bool:
     if (record.get("dev"), record.get("inode")) != (dev, inode) or not isinstance(record.get("path"), str):
         return False
-    try:
-        st = os.stat(record["path"])
-    except (OSError, ValueError):
-        return False
-    return (st.st_dev, st.st_ino) == (dev, inode)
+    from app.core.ledger_entry import stats
+
+    st = stats([(record["path"], dev)]).get(record["path"])
+    return st is not None and (st.st_dev, st.st_ino) == (dev, inode)
 
 
 def _left_of(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,14 +170,17 @@ def _unsettled(path: str, entry: dict[str, Any], unmoved: Any) -> list[tuple[str
     shows the edited content or it was told of a deletion. The file is read when one may: an
     entry edited in this very turn has a stat too fresh to trust, and a record for each of a
     long turn's files would push the real changes out of `left`."""
+    from app.core.ledger_entry import stats
+
     found = [(owner, record["agent"], record["hash"]) for owner, record in earlier_of(entry).items()]
+    answered = stats([(path, entry["dev"])])
     told = entry.get("told")
     if told is None:
-        if not unmoved(path, entry):
+        if not unmoved(path, entry, answered.get(path, False)):
             found.append((entry["session"], entry["agent"], entry["hash"]))
     elif not told.get("deleted") and is_hash(told.get("hash")):
         found.append((entry["session"], entry["agent"], told["hash"]))
-    if found:
+    if found and path in answered:  # a file that does not answer is told when it does
         from app.core.ledger_look import read_and_hash
 
         seen = read_and_hash(path)
@@ -203,6 +205,14 @@ def pending(data: Any, session: str) -> list[tuple[str, int | None, str, str]]:
         if isinstance(record, dict) and record.get("session") == session and _good_left(record):
             found.append((record["path"], None, record["agent"], record["hash"]))
     return found
+
+
+def _recorded_dev(data: Any, path: str) -> Any:
+    """The device `path` was recorded on: its entry's, else its `left` record's (or None)."""
+    entry = files_of(data).get(path)
+    if isinstance(entry, dict) and "dev" in entry:
+        return entry["dev"]
+    return next((r.get("dev") for r in _left_of(data) if r.get("path") == path), None) if isinstance(data, dict) else None
 
 
 def _good_left(record: dict[str, Any]) -> bool:
@@ -238,12 +248,17 @@ def check_pending(data: Any, session: str, deadline: int | None = None,
     before) and `time.monotonic_ns()` is past `deadline`, the rest wait for the next prompt."""
     import time
 
+    from app.core.ledger_entry import stats
     from app.core.ledger_line import change_line
     from app.core.ledger_look import read_and_hash
     from app.core.log import log
 
     found: list[tuple[str | None, tuple[str, int | None, str]]] = []
-    for path, edited_ns, agent, known in pending(data, session):
+    records = pending(data, session)
+    answered = stats([(record[0], _recorded_dev(data, record[0])) for record in records])  # one on a dead mount waits
+    for path, edited_ns, agent, known in records:
+        if path not in answered:
+            continue
         if read and deadline is not None and time.monotonic_ns() > deadline:
             log("ledger: files another session changed are left for the next prompt (time spent)")
             break

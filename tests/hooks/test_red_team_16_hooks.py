@@ -11,11 +11,20 @@ line as new, and refused the write for a legacy line it kept as it was.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from app.core import paths
+from tests.hooks.test_ledger_hooks import SID, edit, entries
 from tests.hooks.test_memory_lint import GOOD, memory_dir, pre_tool
+from tests.support import run_hook
 
 
 def test_an_edit_through_a_symlinked_memory_file_is_judged(tmp_path: Path) -> None:
@@ -77,3 +86,83 @@ def test_a_window_each_run_of_a_schedule_computes_is_no_relative_date(line: str)
 def test_a_relative_date_beside_a_schedule_is_still_refused(line: str, word: str) -> None:
     reason = pre_tool("Write", {"file_path": str(memory_dir() / "jobs.md"), "content": GOOD + line + "\n"})
     assert reason is not None and f'"{word}" (line 8)' in reason
+
+
+@pytest.fixture
+def hung_mount() -> Iterator[Callable[[Path], None]]:
+    """Mounts over a folder a FUSE file system whose server never answers (an `sshfs` whose
+    host went away): every look at a name under it waits. Aborted (its device closed) and
+    unmounted at the end."""
+    import ctypes
+
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.skip("needs root and /dev/fuse")
+    libc = ctypes.CDLL(None, use_errno=True)
+    made: list[tuple[int, Path]] = []
+
+    def mount(target: Path) -> None:
+        fd = os.open("/dev/fuse", os.O_RDWR)
+        options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
+        if libc.mount(b"hung", os.fsencode(target), b"fuse", 0, options) != 0:
+            os.close(fd)
+            pytest.skip(f"fuse mount refused: {os.strerror(ctypes.get_errno())}")
+        made.append((fd, target))
+
+    yield mount
+    for fd, target in made:
+        os.close(fd)  # the connection aborts: every look waiting on it ends
+        subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
+
+
+def on_mount(ledger: Path, path: str, mount: Path) -> None:
+    """The entry of `path` as an edit made while the mount still answered records it: on the
+    mount's own device (the file was written there, then the server went away)."""
+    for row in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = row.split(" ")
+        if fields[4] == str(mount):
+            major, minor = fields[2].split(":")
+    data = json.loads(ledger.read_text())
+    data["files"][path]["dev"] = os.makedev(int(major), int(minor))
+    ledger.write_text(json.dumps(data))
+
+
+def timed_hook(payload: dict[str, Any], cwd: Path) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    start = time.monotonic()
+    result = run_hook(payload, cwd=cwd, timeout=40)
+    return time.monotonic() - start, result
+
+
+def test_a_file_on_a_mount_that_stopped_answering_holds_no_prompt_and_no_edit(
+        tmp_path: Path, hung_mount: Callable[[Path], None]) -> None:
+    """HANG. The model edited `remote/app/main.py` on an sshfs mount and `local/main.py`; the
+    host went away. Every look at a name on the mount now waits for ever: the prompt hook
+    waited until Claude killed it at 30 s, at every prompt, and told nothing (the change to
+    `local/main.py` never came); the PostToolUse hook of the next edit of a `main.py` waited
+    the same (Claude's bound for it is 600 s), the model's turn with it. A file that does not
+    answer is now left for a later prompt, and the others are told."""
+    remote = tmp_path / "remote"
+    (remote / "app").mkdir(parents=True)
+    (remote / "app" / "main.py").write_text("x = 1\n")
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "main.py").write_text("y = 1\n")
+    edit(remote / "app" / "main.py")
+    edit(local / "main.py")
+    hung_mount(remote)
+    on_mount(paths.ledger_file(), str(remote / "app" / "main.py"), remote)
+    (local / "main.py").write_text("y = 2\n")
+    payload: dict[str, Any] = {"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(local),
+               "transcript_path": "/t.jsonl", "prompt": "go on"}
+    took, result = timed_hook(payload, local)
+    assert result.returncode == 0 and took < 10, (took, result)
+    text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert text == f"The user or a tool changed `{local / 'main.py'}` after the last edit of `main`."
+    other = tmp_path / "other" / "main.py"
+    other.parent.mkdir()
+    other.write_text("z = 1\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(other.parent),
+               "transcript_path": "/t.jsonl", "tool_name": "Write", "tool_use_id": "toolu_9",
+               "tool_input": {"file_path": str(other), "content": "z = 1\n"}, "tool_response": {"filePath": str(other)}}
+    took, result = timed_hook(payload, other.parent)
+    assert (result.returncode, result.stdout) == (0, b"") and took < 10, (took, result)
+    assert str(other) in entries() and str(remote / "app" / "main.py") in entries()
