@@ -6,7 +6,12 @@ Misses fixed: an Edit of a memory file that is a symlink (a topic file linked to
 the folder, or to a dotfiles copy Claude loads as memory all the same) was let through
 unjudged, a relative date and all: the lint read the current file without following the
 link, found nothing, and could not apply the edit. A Write through such a link judged every
-line as new, and refused the write for a legacy line it kept as it was.
+line as new, and refused the write for a legacy line it kept as it was. A lasting fact about
+a schedule ("the nightly ETL loads yesterday's orders", "the weekly digest covers the past
+week", "cache keys include today's date") was refused as a relative date. A file the model
+edited on an sshfs mount whose host went away held every prompt hook until Claude killed it
+at 30 s, nothing told, and the next edit of a file of the same name held the model's turn:
+a file on a remote mount is now looked at in a thread given 1 s, and left for later.
 """
 
 from __future__ import annotations
