@@ -4,7 +4,9 @@ Misses fixed: the SessionStart context told the model to run `claudetto supersed
 `claudetto memory`, a command no PATH names where claudetto runs from its own environment
 (the plugin's venv, a clone's `.venv`): the model's Bash call failed with "command not
 found". The context now names the script of the claudetto that wrote it, by absolute path,
-unless `claudetto` on PATH is that very script.
+unless `claudetto` on PATH is that very script. A recorded upgrade (`jhelm 1.3.1 -> 1.5.2`,
+with an arrow or "to") and an old version's documentation (`the jhelm 1.3 docs`) were told
+to the model as stale pins, to strike.
 """
 
 from __future__ import annotations
@@ -56,3 +58,29 @@ def test_the_bare_name_is_kept_when_path_finds_this_very_claudetto(tmp_path: Pat
     repo, _notes = rotten(tmp_path)
     text = session_start(repo, f"{os.path.dirname(SCRIPT)}:/usr/bin:/bin")
     assert "(`claudetto supersede FILE --line N --correction TEXT` does both" in text
+
+
+PINNED = {"pyproject.toml": '[project]\nname = "app"\ndependencies = ["jhelm==1.5.2"]\n', "app.py": "x = 1\n"}
+
+
+def pins_found(tmp_path: Path, lines: list[str]) -> list[tuple[int, str]]:
+    from app.core import memory
+
+    repo = make_repo(tmp_path / "pins", files=PINNED)
+    write_memory(repo, {"notes.md": "".join(f"{line}\n" for line in lines)})
+    return [(f.line or 0, f.token) for f in memory.sweep(str(repo)) if f.kind == "stale_version_pin"]
+
+
+def test_a_change_from_one_version_to_another_and_an_old_versions_docs_are_no_stale_pin(tmp_path: Path) -> None:
+    """`jhelm 1.3.1 -> 1.5.2` records the upgrade the build bears out, as a table row of two
+    versions does; `the jhelm 1.3 docs` names documentation, as `the requests 2.0 API` names
+    an API. Told to strike them, the model loses a true fact (and the why of the move)."""
+    assert pins_found(tmp_path, [
+        "- jhelm 1.3.1 -> 1.5.2 migration done.",
+        "- jhelm 1.3.1 \u2192 1.5.2, the YAML loader changed.",
+        "- jhelm: 1.3.1 => 1.5.2",
+        "- Moved jhelm from 1.3.1 to 1.5.2 for the anchors fix.",
+        "- The jhelm 1.3 docs are still at the vendor site.",
+        "- The jhelm 1.4 migration guide lists the renamed options.",
+        "- jhelm 1.3.1 is what the build pins.",  # still a pin, and stale
+    ]) == [(13, "jhelm 1.3.1")]

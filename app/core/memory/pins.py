@@ -273,7 +273,9 @@ _NOT_A_RELEASE = re.compile(
     r"\s*(?:%|×|°|(?:x|s|ms|us|ns|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|k|m|b|kb|mb|gb|tb|"
     r"kib|mib|gib|tib|times|px|em|rem|pt|fps|hz|khz|mhz|ghz|cores?|cpus?|gpus?|"
     r"api|apis|spec|specs|specification|protocol|endpoints?|schema|format|standard|rfc|flow|profile|dialect|"
-    r"syntax|grammar|wire)\b)", re.IGNORECASE)
+    r"syntax|grammar|wire|docs?|documentation|changelog|manual|(?:migration|upgrade)\s+guide|release\s+notes)\b)",
+    re.IGNORECASE)
+_CHANGED_TO = re.compile(r"\s*(?:->|=>|\u2192|\u21d2|\u27f6|to)\s*[vV]?\d+(?:\.\d+)+")
 #: a changelog entry: the line opens with a version heading or label (`## 1.2.0`, `v1.2.0:`,
 #: `[1.2.0] -`); what it says was true then, it is history
 _VERSION_LABEL = re.compile(r"\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:#+\s*\[?v?\d+\.\d|\[?v?\d+(?:\.\d+)+\]?\s*(?::|\(|[-—–]\s))")
@@ -317,6 +319,8 @@ def _claim(number: int, line: str, match: re.Match[str]) -> VersionClaim | None:
     if match.group(1).count(".") == 3 or line.startswith(":", match.end()):
         return None
     if _NOT_A_RELEASE.match(match.group(2)) or _NOT_A_RELEASE.match(line, match.end()):
+        return None
+    if _CHANGED_TO.match(line, match.end()):  # `jhelm 1.3.1 -> 1.5.2`: a change, as a row of two versions
         return None
     before = _BEFORE.search(line[max(0, match.start() - 80): match.start()])
     if before is None:
