@@ -97,12 +97,20 @@ def reinstall_commands(checkout: str, deleted: list[str]) -> list[str]:
 
 def _commands(names: set[str], folder: str, deleted: list[str]) -> list[tuple[str, str]]:
     """(lock file, command) of the lock files `names` of one folder of the checkout."""
-    went = {os.path.basename(rel) for rel in deleted if not folder or os.path.dirname(rel) == folder}
+    went, here = _went(deleted, folder, anywhere=not folder), _went(deleted, folder, anywhere=False)
     found = [(name, command) for name, command in LOCK_FILES if name in names and _refills(name, went)]
-    here = {os.path.basename(rel) for rel in deleted if os.path.dirname(rel) == folder}
     venv = next((v for v in _VENVS if v in here), None)  # a requirements file fills its own folder's
     return found + [(name, _pip(name, venv)) for name in sorted(names)
                     if name.startswith("requirements") and name.endswith(".txt") and _refills("requirements", here)]
+
+
+def _went(deleted: list[str], folder: str, *, anywhere: bool) -> set[str]:
+    """The names of the deleted paths directly in `folder` (`anywhere`: at any depth), but
+    those inside an output folder (`node_modules/.cache`: the installs around it stayed)."""
+    from app.core.repository_rules import REGENERABLE
+
+    return {os.path.basename(rel) for rel in deleted if (anywhere or os.path.dirname(rel) == folder)
+            and not REGENERABLE.intersection(rel.split("/")[:-1])}
 
 
 def _refills(lock: str, went: set[str]) -> bool:

@@ -173,6 +173,24 @@ def test_the_note_makes_a_deleted_venv_again_before_pip_installs_into_it(project
     assert "npm ci" not in note, note
 
 
+
+def test_the_note_never_tells_to_reinstall_node_modules_when_only_its_cache_was_declared(project: Path) -> None:
+    """`"scratch": ["node_modules/.cache"]` (the project keeps its installs, drops the
+    bundler's cache): `npm ci` would delete the `node_modules` the list kept."""
+    from app.core.release import release_checkout
+
+    tree = session_checkout(project, "cache")
+    (project / ".claude" / "claudetto.json").write_text('{"scratch": ["node_modules/.cache"]}\n')
+    (tree / "package-lock.json").write_text("{}\n")
+    (tree / "node_modules" / ".cache" / "vite").mkdir(parents=True)
+    (tree / "node_modules" / ".cache" / "vite" / "deps.json").write_text("{}\n")
+    (tree / "node_modules" / "vite").mkdir()
+    assert release_checkout(str(tree), session="s1").status == "released"
+    assert (tree / "node_modules" / "vite").is_dir() and not (tree / "node_modules" / ".cache").exists()
+
+    note = _last_note(tree)
+    assert "node_modules/.cache" in note and "npm ci" not in note, note
+
 # --- what outside a checkout still runs from it --------------------------------------------------
 
 
