@@ -6,7 +6,8 @@ Misses fixed: the SessionStart context told the model to run `claudetto supersed
 found". The context now names the script of the claudetto that wrote it, by absolute path,
 unless `claudetto` on PATH is that very script. A recorded upgrade (`jhelm 1.3.1 -> 1.5.2`,
 with an arrow or "to") and an old version's documentation (`the jhelm 1.3 docs`) were told
-to the model as stale pins, to strike.
+to the model as stale pins, to strike, and so was "the latest orders migration is V27" (the
+latest of a topic, in a tree whose one migration folder is not named orders) as a stale sequence.
 """
 
 from __future__ import annotations
@@ -84,3 +85,18 @@ def test_a_change_from_one_version_to_another_and_an_old_versions_docs_are_no_st
         "- The jhelm 1.4 migration guide lists the renamed options.",
         "- jhelm 1.3.1 is what the build pins.",  # still a pin, and stale
     ]) == [(13, "jhelm 1.3.1")]
+
+
+def test_the_latest_migration_of_a_topic_no_folder_is_named_for_is_no_stale_sequence(tmp_path: Path) -> None:
+    """One migration folder; V28 adds indexes. "The latest orders migration is V27" (the
+    latest that touches orders) is true and says nothing of V28: no folder is named `orders`,
+    so the line cannot be judged, and the model must not be asked to strike it."""
+    from app.core import memory
+
+    repo = make_repo(tmp_path / "seq", files={**{f"db/migration/V{n}__step.sql": "-- x\n" for n in (1, 2, 27, 28)},
+                                               "app.py": "x = 1\n"})
+    write_memory(repo, {"notes.md": "- The latest orders migration is V27.\n"
+                                    "- V27 is the latest migration touching orders.\n"
+                                    "- The latest migration is V27.\n"})
+    found = [(f.line, f.token) for f in memory.sweep(str(repo)) if f.kind == "stale_sequence"]
+    assert found == [(9, "V27")]

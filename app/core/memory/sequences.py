@@ -125,6 +125,8 @@ def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series],
     for claim in claims:
         candidates = [s for s in series if s.kind == claim.kind]
         named = [s for s in candidates if _names_folder(claim.context, s.folder)]
+        if not named and _of_a_topic(claim.context):
+            continue  # "the latest orders migration": the latest of a topic no folder is named for
         candidates = named or candidates
         if not candidates:
             continue
@@ -140,6 +142,19 @@ def stale_sequences(claims: Sequence[SequenceClaim], series: Sequence[Series],
             what = f"{same} already exists" if same else f"migrations up to {newest} exist"
             stale.append((claim, f"memory says the next migration is {claim.ref}, but {what}"))
     return stale
+
+
+#: a word narrowing "migration" to a topic: "the latest orders migration", "the latest
+#: migration touching orders"; words that only say which kind of migration are no topic
+_TOPIC = re.compile(r"\b(?P<a>[A-Za-z][\w-]*)\s+(?=migration\b)|\bmigration\s+(?:touching|for|on|of|about|affecting"
+                    r"|that\s+touch(?:es|ed)|changing|in)\s+(?:the\s+)?(?P<b>[A-Za-z][\w-]*)", re.IGNORECASE)
+_NO_TOPIC = frozenset({"the", "a", "an", "our", "its", "their", "latest", "last", "newest", "recent", "current", "head",
+                       "highest", "next", "upcoming", "new", "applied", "db", "database", "sql", "schema", "flyway",
+                       "django", "rails", "alembic", "prisma", "knex", "liquibase", "data", "this", "that", "one", "is"})
+
+
+def _of_a_topic(context: str) -> bool:
+    return any((m.group("a") or m.group("b")).lower() not in _NO_TOPIC for m in _TOPIC.finditer(CODE_SPAN.sub(" ", context)))
 
 
 def _names_folder(context: str, folder: str) -> bool:
