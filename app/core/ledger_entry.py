@@ -263,7 +263,7 @@ _silent_mounts: set[str] = set()
 def stats(items: list[tuple[str, Any]], wait_s: float = ANSWER_WAIT_S) -> dict[str, os.stat_result | None]:
     """The stat of each `(path, device it was recorded on)` (None: nothing there, or no
     access). A file recorded on a remote mount (FUSE, NFS...) is looked at in a second thread:
-    one whose stat does not answer within `wait_s` is left out, logged, and never looked at
+    one whose own stat does not answer within `wait_s` is left out, logged, and never looked at
     again in this process, nor is any other path under its mount (the same dead share): each
     silent mount costs `wait_s` once. Other files cost a stat, as before."""
     found: dict[str, os.stat_result | None] = {}
@@ -288,7 +288,7 @@ def stats(items: list[tuple[str, Any]], wait_s: float = ANSWER_WAIT_S) -> dict[s
         done, at = _thread.allocate_lock(), [0]
         done.acquire()
         _thread.start_new_thread(_stat_all, (todo, found, at, done))
-        if done.acquire(timeout=wait_s):
+        if _finished(done, at, wait_s):
             break
         path = todo[at[0]]  # the one it waits on
         from app.core.hung_mounts import did_not_answer
@@ -310,6 +310,17 @@ def to_look(listed: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[st
     answered = stats([(path, entry["dev"]) for path, entry in listed])
     return [(path, entry) for path, entry in listed
             if path in answered and not (entry.get("told") is None and unmoved(path, entry, answered[path]))]
+
+
+def _finished(done: Any, at: list[int], wait_s: float) -> bool:
+    """Whether the thread stat'ing got through its list, waiting `wait_s` for each file (a
+    slow share, WSL's 9p `/mnt/c`, takes ms a file: many files take long, and still answer)."""
+    while True:
+        seen = at[0]
+        if done.acquire(timeout=wait_s):
+            return True
+        if at[0] == seen:
+            return False
 
 
 def _is_silent(path: str) -> bool:
