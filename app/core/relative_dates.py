@@ -59,8 +59,8 @@ def relative_dates(line: str) -> list[str]:
 
 
 # A line about a schedule ("the nightly ETL", "every morning", "a cron job")
-_RECURRING = (r"\b(?:each|every|daily|nightly|hourly|weekly|monthly|cron|"
-              r"per\s+(?:day|night|hour|week|month|run))\b")
+_RECURRING = (r"\b(?:daily|nightly|hourly|weekly|monthly|cron|(?:each|every|per)\s+(?:other\s+)?"
+              rf"(?:day|hour|minute|run|build|deploy|release|{_PERIODS})s?)\b")
 
 
 def _each_run(match: Any, prose: str, recurring: bool) -> bool:

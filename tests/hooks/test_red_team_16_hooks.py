@@ -171,3 +171,10 @@ def test_a_file_on_a_mount_that_stopped_answering_holds_no_prompt_and_no_edit(
     took, result = timed_hook(payload, other.parent)
     assert (result.returncode, result.stdout) == (0, b"") and took < 10, (took, result)
     assert str(other) in entries() and str(remote / "app" / "main.py") in entries()
+
+
+def test_each_of_a_thing_is_no_schedule() -> None:
+    """"Each service" says nothing of a time: the date beside it is still one."""
+    reason = pre_tool("Write", {"file_path": str(memory_dir() / "jobs.md"),
+                                "content": GOOD + "- Each service has its own DB; yesterday's outage took two down.\n"})
+    assert reason is not None and '"yesterday" (line 8)' in reason
