@@ -174,10 +174,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     refused = {
         "held": f"{done.path} is held by running session(s) {', '.join(done.holders)}; nothing released",
         "busy": f"another release of {done.path} is running; try again when it ends",
-        "not_managed": f"{done.path} is not a session checkout claudetto made; left alone"
-                       + ("" if os.path.isdir(done.path) and not os.path.islink(done.path)
-                          else " (it is a symlink or no folder now)"),
+        "not_managed": f"{done.path} is not a session checkout claudetto made; left alone" + (
+            "" if os.path.isdir(done.path) and not os.path.islink(done.path) else " (it is a symlink or no folder now)"),
         "missing": f"{done.path} is gone; its record was dropped",
+        "away": f"{done.path} and its project are not there (a drive not mounted?); its record stays for when they are back",
     }.get(done.status)
     if refused:
         raise CommandError(f"claudetto release: {refused}")

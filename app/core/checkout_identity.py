@@ -137,6 +137,23 @@ def gone_for_good(records: Mapping[str, object]) -> set[str]:
     return {key for i, key in enumerate(missing) if not in_flight(key, settle=i == 0) and folder_gone(key) is True}
 
 
+def gone_status(key: str, entry: object, *, dry_run: bool = False) -> str | None:
+    """What a release answers for the recorded checkout `key` whose folder is gone: `missing`
+    (gone for good: its record is dropped unless `dry_run`), `busy` (another removal checks
+    it: it may come back), `away` (its project is gone too: a drive not mounted now, the
+    record waits for it); None when it is back meanwhile."""
+    from app.core.checkouts import folder_gone
+
+    if key in gone_for_good({key: entry}):
+        if not dry_run:
+            drop_record(key, entry)
+            log(f"release: {key} is gone; its record is dropped")
+        return "missing"
+    if folder_gone(key) is not True:
+        return None
+    return "busy" if project_here(entry) else "away"
+
+
 def project_here(entry: object) -> bool:
     """Whether the project a record names is there (a record naming none: as if it were)."""
     from app.core.checkouts import folder_gone

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import checkouts, paths
-from app.core.checkout_identity import drop_record, gone_for_good, same_checkout
+from app.core.checkout_identity import gone_status, same_checkout
 from app.core.log import log, printable
 from app.core.reopen import entered_again, state_after_release
 from app.core.scratch import scratch_plan, secret_inside
@@ -55,9 +55,9 @@ MARK_WAIT_S = 30.0
 
 @dataclass(frozen=True)
 class Release:
-    """What one release did. `status`: `released`, `dry_run`, `held` (`holders` say by whom),
-    `busy` (another release of it runs), `not_managed` (not a session checkout claudetto
-    made: left alone), `missing` (its folder is gone: the record is dropped).
+    """What one release did. `status`: `released`, `dry_run`, `held` (`holders` say by whom), `busy`
+    (another release of it runs), `not_managed` (not a session checkout claudetto made: left alone),
+    `missing` (its folder is gone: the record is dropped), `away` (its project too: a drive not mounted).
     `verdicts`: one per scratch path, action `remove` (reason `scratch`), `keep` (why) or
     `missing`; `freed` is the disk bytes that went (or would)."""
 
@@ -112,14 +112,8 @@ def release_checkout(path: str, *, session: str | None = None,
     key, entry = found
     if entry.get("kind") != "session":
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
-    if checkouts.folder_gone(key) is True:
-        if key in gone_for_good({key: entry}):
-            if not dry_run:
-                drop_record(key, entry)
-                log(f"release: {key} is gone; its record is dropped")
-            return Release(key, "missing", dry_run=dry_run)
-        if checkouts.folder_gone(key) is True:  # another removal checks it: it may come back
-            return Release(key, "busy", str(entry.get("state") or ""), dry_run=dry_run)
+    if checkouts.folder_gone(key) is True and (gone := gone_status(key, entry, dry_run=dry_run)) is not None:
+        return Release(key, gone, None if gone == "missing" else str(entry.get("state") or ""), dry_run=dry_run)
     if swapped(key):
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
     if dry_run:

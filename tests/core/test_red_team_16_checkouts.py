@@ -32,6 +32,7 @@ from tests.support import (
     git,
     judge_old_worktree,
     pushed_repo,
+    run_cli,
     session_checkout,
     session_hook,
 )
@@ -223,3 +224,22 @@ def test_a_command_of_the_users_linked_into_a_checkout_keeps_it(
     assert judge_old_worktree(tree, project) == ("keep", "in_use")
     (bin_dir / "deploy").unlink()
     assert judge_old_worktree(tree, project) == ("remove", "age")
+
+
+# --- claudetto release of a checkout whose drive is not mounted ---------------------------------
+
+
+def test_claudetto_release_of_a_checkout_whose_project_is_away_says_so_and_keeps_its_record(
+        project: Path, tmp_path: Path) -> None:
+    """The project lives on a drive not mounted now (here: moved away): `claudetto release`
+    said "another release of it is running; try again when it ends", which no release was,
+    and the user waited for nothing. The record stays for when the drive is back."""
+    from app.core import checkouts
+
+    tree = session_checkout(project, "away")
+    project.rename(tmp_path / "unmounted")
+
+    done = run_cli("release", str(tree))
+    assert done.returncode == 1
+    assert "another release" not in done.stderr and "not there" in done.stderr, done.stderr
+    assert str(tree) in checkouts.registry()
