@@ -20,7 +20,8 @@ KEPT_BECAUSE = {
     "symlink": "a symlink, not a checkout claudetto made",
     "bad_input": "not a usable absolute path",
     "no_project": "its registry entry names no project",
-    "live": "another live session is working inside it",
+    "live": "another live session works inside it or holds it (it made the checkout or started there, and may "
+            "resume into it), or the Claude process that made it still runs",
     "young": "its modification time is in the future",
     "not_a_worktree": "git does not list it as a worktree of its project, or its .git names another entry",
     "dirty": "uncommitted, untracked or git-ignored files inside, or work git status does not show (see the log)",

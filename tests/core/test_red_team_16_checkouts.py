@@ -243,3 +243,25 @@ def test_claudetto_release_of_a_checkout_whose_project_is_away_says_so_and_keeps
     assert done.returncode == 1
     assert "another release" not in done.stderr and "not there" in done.stderr, done.stderr
     assert str(tree) in checkouts.registry()
+
+
+
+def test_worktree_remove_of_a_checkout_a_session_holds_from_elsewhere_never_says_it_works_inside(
+        project: Path, sandbox: SandboxEnv) -> None:
+    """Session s1 made the checkout and runs on with its cwd in the main checkout (it may
+    resume into the checkout): s2's WorktreeRemove keeps it `live`, and its line said
+    "another live session is working inside it", which no session was."""
+    from tests.support import run_hook
+
+    tree = session_checkout(project, "held")
+    claude = subprocess.Popen(["sleep", "60"])
+    try:
+        sandbox.write_session("s1", pid=claude.pid, sessionId="s1", cwd=str(project))
+        removed = run_hook({"hook_event_name": "WorktreeRemove", "session_id": "s2", "cwd": str(project),
+                            "worktree_path": str(tree)}, cwd=project)
+    finally:
+        claude.kill()
+        claude.wait()
+    line = removed.stderr.decode()
+    assert removed.returncode == 1 and tree.is_dir() and ": live (" in line, line
+    assert "working inside it" not in line and "holds it" in line, line
