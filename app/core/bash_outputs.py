@@ -31,7 +31,7 @@ from app.core.bash_commands import (
 )
 from app.core.call_folder import outside_call_folder
 from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
-from app.core.copy_origins import unnamed_move, unpacked
+from app.core.copy_origins import archive_copies, unnamed_move
 from app.core.loop_counts import LoopCounts
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
@@ -123,11 +123,11 @@ class _Reading(Reading):
         self.keeps_times = self.keeps_times or kept
         if at is not None and len(self.copied) < MAX_OUTPUTS:
             self._copying(words, at, cwd)
-        archive = unpacked(words) if len(self.copied) < MAX_OUTPUTS else None
-        if archive is not None and (absolute_path(cwd, archive[0]) or home_spelled(archive[0])[:5] == "$HOME"):
-            # a copy of the archive, a move once removed; not one in a folder of its own (`cd "$d"`)
-            self.copied.append((archive[0], cwd))
-            self.into.append((archive[1], cwd, []))
+        for sources, target, moves in archive_copies(words, cwd) if len(self.copied) < MAX_OUTPUTS else ():
+            # `tar -x` copies its archive, a move once removed; `tar -c`/`zip` what they pack
+            self.copied.extend((source, cwd) for source in sources[:MAX_OUTPUTS - len(self.copied)])
+            self.into.append((target, cwd, sources[:MAX_OUTPUTS] if moves else []))
+            self.removing(sources if moves else [], cwd)
         if not self._watch:
             return
         defines = self._loops.read(words)

@@ -28,6 +28,78 @@ _TAR_VALUES = frozenset("fCbTXKNgLVFHI")
 _TAR_LONG = {"--file": "f", "--directory": "C"}
 
 
+def archive_copies(words: list[str], cwd: str | None) -> list[tuple[list[str], str, bool]]:
+    """What an archive command of the simple command copies, into which path, and whether it
+    removes what it copied: `tar -x`/`unzip` copy their archive into their folder (not one the
+    hook cannot name, which lies in a folder of the call's own: `cd "$d" && tar -xzf x.tgz`);
+    `tar -c`/`zip` copy what they pack into the archive (`tar -czf "$d/old.tgz" ~/old && rm -rf
+    ~/old` leaves the only copy in the temp folder, as `cp -r` and `rm` would), and `tar
+    --remove-files`/`zip -m` remove it, a move by themselves. Sources as written, relative to
+    `cwd` (a `tar -C DIR` joined in front)."""
+    from app.core.bash_outputs import home_spelled
+    from app.core.shell_words import absolute_path
+
+    archive = unpacked(words)
+    if archive is not None and (absolute_path(cwd, archive[0]) or home_spelled(archive[0])[:5] == "$HOME"):
+        return [([archive[0]], archive[1], False)]
+    packing = packed(words)
+    return [packing] if packing is not None else []
+
+
+#: GNU tar's long options that take the next word as their value when written without `=`.
+_TAR_LONG_VALUES = frozenset({"--file", "--directory", "--exclude", "--exclude-from", "--files-from", "--transform",
+                              "--xform", "--owner", "--group", "--mode", "--mtime", "--newer", "--label", "--format",
+                              "--use-compress-program", "--blocking-factor", "--exclude-tag", "--checkpoint-action"})
+
+
+def packed(words: list[str]) -> tuple[list[str], str, bool] | None:
+    """(what it packs, the archive, whether it removes what it packed) of a `tar -c`/`-r`/`-u`
+    or a `zip` in the simple command, as written; None for another command, or one whose
+    archive or inputs it does not name (`-f -`, `-T list`)."""
+    at = next((i for i, word in enumerate(words) if os.path.basename(word) in (*_TARS, "zip")), None)
+    if at is None:
+        return None
+    args = words[at + 1:]
+    found = _zip_inputs(args) if os.path.basename(words[at]) == "zip" else _tar_inputs(args)
+    return found if found is not None and found[0] and found[1] not in ("", "-") else None
+
+
+def _tar_inputs(args: list[str]) -> tuple[list[str], str, bool] | None:
+    inputs: list[str] = []
+    base, archive, packs = "", "", False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            inputs += [os.path.join(base, word) for word in args[i + 1:]]
+            break
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            packs = packs or name in ("--create", "--append", "--update")
+            if name in _TAR_LONG_VALUES and not eq:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            archive, base = (value, base) if name == "--file" else (archive, os.path.join(base, value)) if (
+                name == "--directory") else (archive, base)
+        elif arg.startswith("-") or i == 0:  # the first word is options even without a dash
+            packs = packs or any(letter in "cru" for letter in arg.lstrip("-"))
+            values: dict[str, str] = {}
+            i = _tar_letters(args, i, values)
+            archive, base = values.get("f", archive), os.path.join(base, values["C"]) if "C" in values else base
+        else:
+            inputs.append(os.path.join(base, arg))
+        i += 1
+    return (inputs, archive, "--remove-files" in args) if packs else None
+
+
+def _zip_inputs(args: list[str]) -> tuple[list[str], str, bool] | None:
+    """`zip [options] ARCHIVE NAMES [-x PATTERNS]`: the first plain word, then the names; `-m` moves."""
+    plain = [word for k, word in enumerate(args) if not word.startswith("-")
+             and not any(before in ("-x", "-i", "-b", "-t", "-n", "-P", "-O") for before in args[max(k - 1, 0):k])]
+    removes = any(arg.startswith("-") and not arg.startswith("--") and "m" in arg for arg in args)
+    return (plain[1:], plain[0], removes) if len(plain) > 1 else None
+
+
 def unpacked(words: list[str]) -> tuple[str, str] | None:
     """(archive, folder it is unpacked into, "." for the cwd) of a `tar -x`/`unzip` in the
     simple command, as written; None for another command or an archive read from stdin."""

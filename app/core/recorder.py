@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 KINDS = ("temp", "worktree", "copy", "config", "scratch")
 
 #: A command none of these words appear in makes no output: it costs no parsing, no import.
-TRIGGERS = ("mktemp", "worktree", "clone", "cp", "mv ", "rsync", "CLAUDE_CONFIG_DIR", "tar ", "unzip")
+TRIGGERS = ("mktemp", "worktree", "clone", "cp", "mv ", "rsync", "CLAUDE_CONFIG_DIR", "tar ", "zip ", "unzip")
 
 
 def scratch_of_write(file_path: str) -> str | None:

@@ -5,6 +5,7 @@ moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls)."
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -202,5 +203,58 @@ def test_an_archive_root_extracted_into_a_temp_folder_still_goes(sandbox: Sandbo
         archive.add(project / "pkg", arcname="pkg", filter=theirs)
     folder = Path(call(f'd=$(mktemp -d) && tar -xf {project}/pkg.tar -C "$d" && echo "$d"', project).strip())
     assert (folder / "pkg").stat().st_uid == 1000
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
+
+
+def _old_project(home: Path) -> Path:
+    old = home / "work" / "old"
+    old.mkdir(parents=True)
+    (old / "thesis.tex").write_text("the only copy\n")
+    return old
+
+
+@pytest.mark.parametrize("command", [
+    'd=$(mktemp -d) && tar -czf "$d/old.tgz" {old} && rm -rf {old} && echo "$d"',
+    'd=$(mktemp -d) && tar -czf "$d/old.tgz" -C {work} old && rm -rf {old} && echo "$d"',
+    'd=$(mktemp -d) && cd {work} && tar czf "$d/old.tgz" old && rm -r old && echo "$d"',
+    pytest.param('d=$(mktemp -d) && cd {work} && zip -qr "$d/old.zip" old && rm -rf old && echo "$d"',
+                 marks=pytest.mark.skipif(shutil.which("zip") is None, reason="zip is not installed")),
+])
+def test_a_folder_packed_into_a_temp_folder_and_removed_is_kept(sandbox: SandboxEnv, command: str) -> None:
+    """"Archive the old project before deleting it": `tar -czf "$d/old.tgz" ~/work/old && rm -rf
+    ~/work/old`. The archive in the temp folder is the only copy left, as after `cp -r` and `rm`
+    (a move, which records nothing) or `tar -x` of an archive and its removal; yet a `tar -c`'s
+    inputs were no source, and the folder went a week later with the project in it."""
+    project = pushed_project(sandbox.home)
+    old = _old_project(sandbox.home)
+    out = call(command.format(old=old, work=old.parent), project).strip().splitlines()[-1]
+    folder = Path(out)
+    assert not old.exists() and len(list(folder.iterdir())) == 1
+    entries = week_later(sandbox.state, folder)
+    assert entries.get(str(folder), ("kept", "not recorded"))[0] == "kept", entries
+
+
+@pytest.mark.parametrize("pack", [
+    'tar -czf {folder}/old.tgz -C {work} old',
+    pytest.param('cd {work} && zip -qr {folder}/old.zip old',
+                 marks=pytest.mark.skipif(shutil.which("zip") is None, reason="zip is not installed")),
+])
+def test_a_folder_packed_into_a_temp_folder_then_removed_a_call_later_keeps_it(sandbox: SandboxEnv, pack: str) -> None:
+    """The move in three calls: `mktemp -d`, then the pack into it, then `rm -rf ~/work/old`."""
+    project = pushed_project(sandbox.home)
+    old = _old_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    call(pack.format(folder=folder, work=old.parent), project)
+    call(f"rm -rf {old}", project)
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
+
+
+def test_a_folder_packed_into_a_temp_folder_and_still_there_goes(sandbox: SandboxEnv) -> None:
+    """The control: the project is still there; the archive is a copy, and the folder goes."""
+    project = pushed_project(sandbox.home)
+    old = _old_project(sandbox.home)
+    folder = Path(call(f'd=$(mktemp -d) && tar -czf "$d/old.tgz" {old} && echo "$d"', project).strip())
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
