@@ -12,6 +12,12 @@ deleted beside a `requirements.txt` was to be refilled by `pip install -r`, into
 Python comes first. Now a lock file's command is given only when what it refills went, and a
 venv is made again before `pip` installs into it (app/core/release_notes.py).
 
+A merged, clean checkout the project's venv imported from (`pip install -e .` run in it) or
+a command of the user's was linked into (`ln -s`, `npm link`) went with the cleanup; now it is
+kept `in_use` (app/core/checkout_links.py). `claudetto release` of a checkout whose project is
+on a drive not mounted said another release was running; and WorktreeRemove of a checkout a
+session holds from elsewhere said that session was working inside it.
+
 Held (no test pinned them): a checkout of a project whose `.git` is a file (a clone made with
 `--separate-git-dir`, a submodule checked out in a superproject) keeps its commit; a linked
 worktree of the same repository made inside a checkout, with a commit on its detached HEAD,
