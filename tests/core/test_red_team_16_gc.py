@@ -1,6 +1,20 @@
 """The output GC attacked a sixteenth time. Ordinary commands a session runs in Bash, recorded by
 the PostToolUse hook (`python -P -m hooks`) as Claude runs it; a week passes (records and mtimes
-moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls)."""
+moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls).
+
+Misses fixed:
+- a temp folder a compose override bind-mounts, a `.env.local`/`.env.<mode>` names, a project's
+  git config runs from (`core.sshCommand = ssh -i $d/deploy_key`) or a `~/.bashrc.d` snippet puts
+  on the PATH went by age (only the base compose files, `.env`, a few git keys and the start-up
+  files themselves were read);
+- copies named by a brace (`cp -r {src,docs} "$d"/`) stored `{src,docs}` as their source, a path
+  that never was: the folder was kept `dirty` for good;
+- a file saved into an old temp folder between the sweep's judgement and its removal went with
+  it (the last check never looked at the age again);
+- a stopped container's database in a temp folder (owned by the container's uid) went, and the
+  next `docker start` began an empty one;
+- what `tar -c`/`zip` packed into a temp folder and the command (or a later call) removed was no
+  source: the folder went with the only copy."""
 
 from __future__ import annotations
 
