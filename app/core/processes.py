@@ -38,6 +38,7 @@ from app.core.claude_process import (
     shares,
     signalable,
 )
+from app.core.hung_mounts import real_paths
 from app.core.log import log
 from app.core.mounts import namespace_of as _namespace
 from app.core.mounts import overlay_layers_in, sources_here, unescape
@@ -252,7 +253,8 @@ def _add_environment(found: set[str], environ: str, real: dict[bytes, str]) -> N
         value = data[start:end if end >= 0 else len(data)]
         for entry in value.split(b":") if key in _SEARCH_KEYS else (value,):
             if entry not in real and entry.startswith(b"/") and len(entry) < 4096:
-                real[entry] = os.path.realpath(os.fsdecode(entry))
+                # one on a dead `sshfs` (`PATH=~/remote/bin:...`) as written: a look there waits for ever
+                real[entry] = real_paths([os.fsdecode(entry)])[0]
             if entry in real:
                 found.add(real[entry])
 

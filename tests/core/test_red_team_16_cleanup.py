@@ -11,6 +11,11 @@ mount table is open to every user and now stands for their namespace (app/core/m
 title over its arguments: a headless `claude -p -c` or `--resume <id>` read as a bare
 `claude`, held nothing, and its month-old session folder went while it ran; such a Claude
 without a sessions file is now taken as a `--continue` is (app/core/named_sessions.py).
+
+Found and fixed (hang): a running process whose `PATH` (or `TMPDIR`, `HOME`) names a folder on
+a remote mount that stopped answering (`PATH=~/remote/bin:$PATH`, the `sshfs` host gone) held
+every look at who uses a folder, and with it the cleanup and its lock, for ever: each entry
+was made a real path. Now such an entry is taken as written (app/core/processes.py).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -29,6 +35,7 @@ import pytest
 
 from app.core import paths
 from tests.core.test_red_team_14_cleanup import _old_folder, _transcript, kept_while_it_runs
+from tests.core.test_red_team_14_cleanup import hung_fuse as hung_fuse  # the fixture
 from tests.support import ROOT, SandboxEnv, make_sandbox, set_mtime
 
 NOBODY = 65534
@@ -184,3 +191,28 @@ def test_a_claude_whose_title_left_a_bare_name_and_no_sessions_file_keeps_its_fo
         assert time.monotonic() < deadline
         time.sleep(0.02)
     kept_while_it_runs(proc, kept, gone)
+
+
+def test_a_dead_remote_mount_on_a_processs_path_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. `export PATH=~/remote/bin:$PATH` in a shell, the `sshfs` behind `~/remote` since
+    gone dead: every look at who uses a folder resolved each process's PATH (and TMPDIR, HOME)
+    entries to real paths, and the look at the dead mount waited for ever, holding the
+    cleanup's lock. Such an entry is taken as written. (`started` before `hung_fuse`: a
+    cleanup still waiting is killed once the mount is cut, never waited on before.)"""
+    remote = tmp_path / "remote"
+    hung_fuse(remote)
+    sleep = shutil.which("sleep")  # found here: a search of that PATH would wait on the mount too
+    started.append(subprocess.Popen([str(sleep), "60"], cwd="/", env={"PATH": f"{remote}/bin:/usr/bin:/bin",
+                                                                 "TMPDIR": str(remote / "tmp")}))
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    clean = subprocess.Popen([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
+                              "clean", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started.append(clean)
+    try:
+        _, errors = clean.communicate(timeout=40)
+    except subprocess.TimeoutExpired:
+        pytest.fail("claudetto clean waited on the dead mount")
+    assert clean.returncode == 0, errors
+    assert not folder.exists()
