@@ -272,3 +272,20 @@ def test_a_folder_packed_into_a_temp_folder_and_still_there_goes(sandbox: Sandbo
     folder = Path(call(f'd=$(mktemp -d) && tar -czf "$d/old.tgz" {old} && echo "$d"', project).strip())
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+@pytest.mark.parametrize("name", ["deploy_key", "github_ed25519", pytest.param("work_rsa", marks=pytest.mark.xfail(
+    strict=True, reason="`*_rsa` would make `my_id_rsa` secret-looking, which test_unique_work.py::test_looks_secret "
+                        "pins as not secret; left to the lead"))])
+def test_a_private_key_generated_into_a_temp_folder_under_its_own_name_keeps_it(sandbox: SandboxEnv,
+                                                                                  name: str) -> None:
+    """`d=$(mktemp -d) && ssh-keygen -t ed25519 -N "" -f "$d/deploy_key"`, the public half then
+    added to the server as a deploy key. Only `id_*`, `*.key` and `*.pem` looked secret, so the
+    folder went a week later with the only copy of the private half."""
+    project = pushed_project(sandbox.home)
+    out = call(f'd=$(mktemp -d) && ssh-keygen -q -t ed25519 -N "" -C deploy -f "$d/{name}" && echo "$d"', project)
+    folder = Path(out.strip().splitlines()[-1])
+    assert (folder / name).is_file()
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "dirty"), entries
