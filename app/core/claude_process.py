@@ -369,9 +369,12 @@ def _config_of(pid: int, data: bytes, home: str | None, temp_root: str | None) -
 
 
 def _temp_root(env: dict[bytes, bytes]) -> str:
-    """The Claude temp root a process of environment `env` uses (Linux), as Claude picks it."""
+    """The Claude temp root a process of environment `env` uses (Linux), as Claude picks it; one
+    on a remote mount that does not answer as written (a look there would wait for ever)."""
+    from app.core.hung_mounts import real_paths
+
     root = next((env[k] for k in (b"CLAUDE_CODE_TMPDIR", b"TMPDIR", b"TMP", b"TEMP") if env.get(k)), b"/tmp")
-    return os.path.realpath(os.fsdecode(root))
+    return real_paths([os.fsdecode(root)])[0]
 
 
 _kcmp = None  # kcmp(2) through libc, once it is first needed

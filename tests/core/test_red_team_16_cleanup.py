@@ -15,7 +15,9 @@ without a sessions file is now taken as a `--continue` is (app/core/named_sessio
 Found and fixed (hang): a running process whose `PATH` (or `TMPDIR`, `HOME`) names a folder on
 a remote mount that stopped answering (`PATH=~/remote/bin:$PATH`, the `sshfs` host gone) held
 every look at who uses a folder, and with it the cleanup and its lock, for ever: each entry
-was made a real path. Now such an entry is taken as written (app/core/processes.py).
+was made a real path; so was the temp folder of every process that names a Claude config
+folder (`CLAUDE_CONFIG_DIR` exported in a shell's rc), compared with ours. Now such an entry
+is taken as written (app/core/processes.py, app/core/claude_process.py).
 """
 
 from __future__ import annotations
@@ -193,19 +195,24 @@ def test_a_claude_whose_title_left_a_bare_name_and_no_sessions_file_keeps_its_fo
     kept_while_it_runs(proc, kept, gone)
 
 
+@pytest.mark.parametrize("config", [False, True])
 def test_a_dead_remote_mount_on_a_processs_path_never_holds_the_cleanup(
         sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
-        tmp_path: Path) -> None:
+        tmp_path: Path, config: bool) -> None:
     """HANG. `export PATH=~/remote/bin:$PATH` in a shell, the `sshfs` behind `~/remote` since
     gone dead: every look at who uses a folder resolved each process's PATH (and TMPDIR, HOME)
     entries to real paths, and the look at the dead mount waited for ever, holding the
-    cleanup's lock. Such an entry is taken as written. (`started` before `hung_fuse`: a
-    cleanup still waiting is killed once the mount is cut, never waited on before.)"""
+    cleanup's lock. Such an entry is taken as written; so is its temp folder when it names a
+    Claude config folder (`CLAUDE_CONFIG_DIR` exported in a shell's rc: its Claude temp root
+    is compared with ours). (`started` before `hung_fuse`: a cleanup still waiting is killed
+    once the mount is cut, never waited on before.)"""
     remote = tmp_path / "remote"
     hung_fuse(remote)
     sleep = shutil.which("sleep")  # found here: a search of that PATH would wait on the mount too
-    started.append(subprocess.Popen([str(sleep), "60"], cwd="/", env={"PATH": f"{remote}/bin:/usr/bin:/bin",
-                                                                 "TMPDIR": str(remote / "tmp")}))
+    env = {"PATH": f"{remote}/bin:/usr/bin:/bin", "TMPDIR": str(remote / "tmp")}
+    if config:
+        env["CLAUDE_CONFIG_DIR"] = str(sandbox.home / ".claude-work")
+    started.append(subprocess.Popen([str(sleep), "60"], cwd="/", env=env))
     folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
     clean = subprocess.Popen([sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())",
                               "clean", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
