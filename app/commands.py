@@ -18,6 +18,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 
 from app.screens.base import claudetto
+from app.widgets.plain import visible
 
 Entry = tuple[str, str, Callable[[], Any]]  # (name, help, run)
 
@@ -46,14 +47,21 @@ class _Entries(Provider):
 
     async def discover(self) -> Hits:
         for name, help_text, run in self.entries():
-            yield DiscoveryHit(name, run, help=help_text)
+            yield DiscoveryHit(as_markup(name), run, help=as_markup(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, help_text, run in self.entries():
             score = matcher.match(f"{name} {help_text}")
             if score > 0:
-                yield Hit(score, matcher.highlight(name), run, text=name, help=help_text)
+                yield Hit(score, matcher.highlight(visible(name)), run, text=name, help=as_markup(help_text))
+
+
+def as_markup(text: str) -> str:
+    """`text` as the palette's markup that shows it as it is: the palette reads a hit's help
+    (and a listed name) as markup, and a session's cwd is a folder's name (`site [old]`, a
+    `[/]`, a `[@click=…]`); control characters drawn (app/widgets/plain.py)."""
+    return visible(text).replace("[", "\\[")
 
 
 class KeyCommands(_Entries):

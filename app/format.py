@@ -14,6 +14,7 @@ import re
 from datetime import datetime, timedelta
 
 import humanize
+from rich.cells import cell_len
 
 from app.core import paths
 
@@ -79,8 +80,14 @@ def verdict_cell(action: str, why: str) -> str:
 
 
 def tail(text: str, width: int) -> str:
-    """`text` cut from the left to `width` cells, so the end of a path stays visible."""
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    """`text` cut from the left to `width` cells, so the end of a path stays visible (a wide
+    character, CJK say, takes two: counted in characters, the table cut it at the right)."""
+    if cell_len(text) <= width:
+        return text
+    start = max(0, len(text) - width + 1)  # at least one cell a character
+    while start < len(text) and cell_len(text[start:]) > width - 1:
+        start += 1
+    return "…" + text[start:]
 
 
 _UUID = re.compile(r"([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -101,7 +108,7 @@ def compact_path(path: str, width: int, project: str | None = None,
     name (or the project slug in the path), `…`, and the last part with a session uuid cut to
     its first 8 characters (`notes/…/9b3e7d21…`), cut from the left only when still too long."""
     shown = short_path(path, table)
-    if len(shown) <= width:
+    if cell_len(shown) <= width:
         return shown
     parts = shown.rstrip(os.sep).split(os.sep)
     last = _UUID.sub(r"\1…", parts[-1])
@@ -113,9 +120,9 @@ def compact_path(path: str, width: int, project: str | None = None,
     if not label or label == last:
         return tail(os.sep.join([*parts[:-1], last]), width)
     between = os.sep if len(parts) > 1 and parts[-2] == label else f"{os.sep}…{os.sep}"
-    room = width - len(last) - len(between)
-    if room < len(label):
-        label = label[:room - 1] + "…" if room >= 4 else ""
+    room = width - cell_len(last) - len(between)
+    if room < cell_len(label):
+        label = tail(label[::-1], room)[::-1] if room >= 4 else ""  # its start kept, cut at its end
     return tail(f"{label}{between}{last}" if label else f"…{os.sep}{last}", width)
 
 

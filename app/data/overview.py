@@ -23,9 +23,13 @@ class KindTotal:
 
 
 def reclaimable_by_kind(verdicts: Iterable[Verdict], size_of: dict[str, int | None]) -> list[KindTotal]:
-    """What a sweep would remove now, per kind, largest first (a path counted once)."""
+    """What a sweep would remove now, per kind, largest first (a path counted once, and only
+    when no rule keeps it)."""
+    from app.data.removals import kept_paths
+
+    verdicts = list(verdicts)
     totals: dict[str, tuple[int, int]] = {}
-    seen: set[str] = set()
+    seen: set[str] = set(kept_paths(verdicts))
     for verdict in verdicts:
         if verdict.action != "remove" or verdict.path in seen:
             continue

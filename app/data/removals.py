@@ -114,6 +114,17 @@ def one_per_path(verdicts: Iterable[Verdict]) -> list[Verdict]:
     return list(first.values())
 
 
+def kept_paths(verdicts: Iterable[Verdict]) -> dict[str, Verdict]:
+    """Each path a rule keeps, with the first verdict that keeps it. A path goes only when
+    every rule that judges it says so: a worktree a session made with `git worktree add` ten
+    days ago is past the GC's 7 days and inside the worktree rule's 30; when unsure, keep."""
+    held: dict[str, Verdict] = {}
+    for verdict in verdicts:
+        if not verdict.removable:
+            held.setdefault(verdict.path, verdict)
+    return held
+
+
 def ways_to_remove(shown: Iterable[Verdict], rows: Iterable[Verdict]) -> list[Verdict]:
     """Every removable verdict of each path the question shows, in its order: the path is
     what the person said yes to, and a rule that judged it may be the one that can take it
@@ -138,7 +149,9 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
     for ways in by_path.values():
         ways.sort(key=lambda v: v.rule != "worktree")  # it makes git forget the checkout too
     wanted = list(by_path)
-    fresh = {(v.rule, v.path): v for v in judge().verdicts}
+    judged = judge().verdicts
+    fresh = {(v.rule, v.path): v for v in judged}
+    held = kept_paths(judged)  # a rule the question did not ask about may keep the path now
     removed = freed = 0
     refused: list[tuple[str, str]] = []
     gone: list[str] = []
@@ -150,8 +163,8 @@ def remove_marked(marked: Iterable[Verdict], judge: Callable[[], Judged],
             removed += 1  # went with a folder around it that was marked too: counted there
             gone.append(path)
         else:
-            ok, freed_bytes, why = _remove_path([fresh.get((v.rule, v.path)) for v in by_path[path]], path,
-                                                pinned, gone)
+            now = [fresh.get((v.rule, v.path)) for v in by_path[path]]
+            ok, freed_bytes, why = _remove_path([*now, *([held[path]] if path in held else [])], path, pinned, gone)
             if ok:
                 removed += 1
                 freed += freed_bytes
@@ -221,5 +234,6 @@ class SweepPlan:
 
 def plan_sweep(judge: Callable[[], Judged]) -> SweepPlan:
     judged = judge()
-    remove = [v for v in judged.verdicts if v.action == "remove"]
-    return SweepPlan(remove, [v for v in judged.verdicts if v.action != "remove"], list(judged.problems), pin(remove))
+    held = kept_paths(judged.verdicts)  # listed once, as kept, with the reason of the rule that keeps it
+    remove = [v for v in judged.verdicts if v.removable and v.path not in held]
+    return SweepPlan(remove, [v for v in judged.verdicts if not v.removable], list(judged.problems), pin(remove))

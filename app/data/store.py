@@ -89,9 +89,12 @@ class Store:
 
     def total(self, action: str) -> int:
         """Disk bytes of the distinct paths with this action (a path judged twice counts once)."""
+        from app.data.removals import kept_paths
+
+        held = kept_paths(self.rows.values()) if action == "remove" else {}  # what one rule keeps stays
         seen: dict[str, int] = {}
         for verdict in self.rows.values():
-            if verdict.action == action:
+            if verdict.action == action and verdict.path not in held:
                 seen[verdict.path] = self.size(verdict) or 0
         return sum(seen.values())
 
@@ -246,7 +249,10 @@ class Store:
         self.rows = {key_of(v): v for v in judged.verdicts if not (v.action == "missing" and v.path in self.gone)}
         self._owned = None
         self.problems = list(judged.problems)
-        self.marked = {k for k in self.marked if k in self.rows and self.rows[k].removable}
+        from app.data.removals import kept_paths
+
+        held = kept_paths(self.rows.values())
+        self.marked = {k for k in self.marked if k in self.rows and self.rows[k].path not in held}
         self.judged = True
         self.changed.publish(None)
         self.measure()

@@ -21,6 +21,7 @@ from textual.worker import Worker
 
 from app import format as fmt
 from app.core.release import Release, swapped
+from app.core.verdict import Verdict
 from app.core.worktrees import WorktreeInfo
 from app.data import checkouts, removals
 from app.data.store import live_places
@@ -50,7 +51,10 @@ def sessions_cell(sessions: dict[str, bool]) -> str:
     return f"{len(sessions)} ({live} live)"
 
 
-def verdict_text(info: WorktreeInfo) -> str:
+def verdict_text(info: WorktreeInfo, held: Verdict | None = None) -> str:
+    """`removable`, or why it is kept: by the worktree rule, or by another rule (`held`)."""
+    if held is not None:
+        return fmt.verdict_cell(held.action, held.reason)
     return "removable" if info.removable else f"keep: {info.reason}"
 
 
@@ -76,6 +80,7 @@ class CheckoutsScreen(ClaudettoScreen):
         self.asked_again = False  # a yes to a release was said: a dry run now is a new question
         self.confirmed: frozenset[str] = frozenset()  # the scratch the last yes was to
         self.live_seen: set[tuple[str | None, str | None]] | None = None  # the live sessions the rows show
+        self.held_by_others: dict[str, Verdict] = {}  # what the rows show another rule keeps
 
     def below_table(self) -> ComposeResult:
         yield WorkLine(id="progress")
@@ -89,6 +94,19 @@ class CheckoutsScreen(ClaudettoScreen):
 
     def on_mount(self) -> None:  # after the base's (Textual calls each class's handler), which reads
         self.store.sessions_changed.subscribe(self, lambda _d: self.sessions_moved())
+        self.store.changed.subscribe(self, lambda _d: self.judged_again())
+
+    def judged_again(self) -> None:
+        """The outputs were judged again: a checkout another rule keeps now (or no longer)
+        says so at once, not at the next read."""
+        if self.held_by_others != self.others_keep():
+            self.show_rows()
+
+    def others_keep(self) -> dict[str, Verdict]:
+        """Each listed checkout another rule keeps, with that rule's verdict (the worktree
+        rule's own is the one this screen read, fresher than the store's)."""
+        held = removals.kept_paths(v for v in self.store.rows.values() if v.rule != "worktree")
+        return {path: held[path] for path, info in self.infos.items() if info.removable and path in held}
 
     def sessions_moved(self) -> None:
         """A session started or ended: the ● and ○ of the rows, and the `keep: live` of a
@@ -114,7 +132,8 @@ class CheckoutsScreen(ClaudettoScreen):
     def detail_worker(self, info: WorktreeInfo) -> checkouts.CheckoutDetail:
         return checkouts.checkout_detail(info)
 
-    def cells(self, _key: str, info: WorktreeInfo) -> list[Text]:
+    def cells(self, _key: str, row: tuple[WorktreeInfo, Verdict | None]) -> list[Text]:
+        info, held = row
         values = {
             "name": Text(fmt.tail(info.name, self.fitted.rest), no_wrap=True),
             "project": Text(os.path.basename(info.project.rstrip("/"))),
@@ -122,13 +141,19 @@ class CheckoutsScreen(ClaudettoScreen):
             "size": Text(fmt.size(info.size)),
             "state": Text(self.state_of(info), style=STATE_STYLES.get(info.state, "")),
             "sessions": Text(sessions_cell(info.sessions)),
-            "verdict": Text(verdict_text(info), style="bold" if info.removable else ""),
+            "verdict": Text(verdict_text(info, held), style="bold" if info.removable and not held else ""),
         }
         return [values[key] for key in self.fitted.keys]
 
+    def kept_by(self, info: WorktreeInfo) -> Verdict | None:
+        """What another rule says of a removable checkout it keeps: the GC keeps the worktree a
+        live session made with `git worktree add` (`live`), though no session works in it."""
+        return self.others_keep().get(info.path)
+
     def show_rows(self) -> None:
         table = self.query_one("#checkouts", Table)
-        table.sync(self.infos, self.cells)
+        self.held_by_others = held = self.others_keep()  # once, not once a row
+        table.sync({path: (info, held.get(path)) for path, info in self.infos.items()}, self.cells)
         self.show_detail()
 
     def state_of(self, info: WorktreeInfo) -> str:
@@ -158,7 +183,10 @@ class CheckoutsScreen(ClaudettoScreen):
             text.append("  (r finishes the release)")
         holders = visible(", ".join(f"{sid[:8]} ({'live' if running else 'ended'})" for sid, running in info.sessions.items()))
         text.append(f"   sessions: {holders or 'none recorded'}\n")
-        if info.removable:
+        held = self.kept_by(info)
+        if held is not None:
+            text.append(f"verdict: {fmt.reason(held.action, held.reason)} (the {held.rule} rule)")
+        elif info.removable:
             text.append("verdict: removable (d removes it; it is judged again first)", style="bold")
         else:
             text.append(f"verdict: {fmt.reason('keep', info.reason)}")
@@ -314,9 +342,10 @@ class CheckoutsScreen(ClaudettoScreen):
         info = self.highlighted()
         if info is None or self.refuse_read_only() or self.refuse_busy():
             return
-        if not info.removable:
-            self.notify(f"Cannot remove {visible(info.name)}: {fmt.reason('keep', info.reason)}.", title="Kept",
-                        severity="warning")
+        held = self.kept_by(info)
+        if not info.removable or held:
+            why = fmt.reason(held.action, held.reason) if held else fmt.reason("keep", info.reason)
+            self.notify(f"Cannot remove {visible(info.name)}: {why}.", title="Kept", severity="warning")
             return
         body = (f"Remove the checkout {visible(fmt.short_path(info.path))}, {fmt.size(info.size)}, and its branch "
                 f"{visible(info.branch or '-')} when every commit of it is elsewhere.\n\n"
@@ -338,10 +367,16 @@ class CheckoutsScreen(ClaudettoScreen):
         """The removal, judged again by the core. A checkout swapped for a symlink (or gone)
         since the listing is judged through what it points at now: the core's reason (a live
         session in the home it points at, say) is none about the checkout the question named."""
-        removed, freed, why = removals.remove_one(info.verdict, pinned)
-        if not removed and swapped(info.path):
+        return self.removal(info, pinned)
+
+    def removal(self, info: WorktreeInfo, pinned: dict[str, removals.Identity]) -> tuple[str, bool, int, str]:
+        """(path, removed, bytes freed, why not): every rule judges it again first (one that
+        keeps the folder, as the GC keeps a live session's worktree, keeps it)."""
+        done = removals.remove_marked([info.verdict], self.store.judge, lambda *_: None, lambda: False, pinned)
+        why = done.not_removed[0][1] if done.not_removed else ""
+        if not done.gone and swapped(info.path):
             why = SWAPPED
-        return info.path, removed, freed, why
+        return info.path, bool(done.gone), done.freed, why
 
     def removal_done(self, path: str, removed: bool, freed: int, why: str) -> None:
         self.busy = False

@@ -20,6 +20,7 @@ from app import format as fmt
 from app.data.ledger import LedgerRow, Stat, read_ledger
 from app.screens.base import ClaudettoScreen
 from app.widgets.detail import DetailPlan
+from app.widgets.plain import visible
 from app.widgets.table import Col, Table, TablePlan
 
 COLUMNS = (Col("path", "path"), Col("agent", "agent", 16, drop=1), Col("edited", "last edit", 14),
@@ -111,9 +112,9 @@ class LedgerScreen(ClaudettoScreen):
             return None
         f, now = row.file, self.now()
         text = Text()
-        text.append(fmt.home_path(f.path), style="bold")
-        text.append(f"\nlast edit by {f.agent} (session {f.session[:8]}), {fmt.age(f.edited_ns / 1e9, now)}; "
-                    f"content hash then {f.hash}\n")
+        text.append(visible(fmt.home_path(f.path)), style="bold")  # a name as the table shows it
+        text.append(f"\nlast edit by {visible(f.agent)} (session {visible(f.session[:8])}), "
+                    f"{fmt.age(f.edited_ns / 1e9, now)}; content hash then {visible(f.hash)}\n")
         if f.deleted:
             text.append("changed: the file was deleted after the edit", style="bold red")
         elif f.changed:

@@ -39,7 +39,8 @@ COLUMNS = (Col("mark", " ", 1), Col("kind", "kind", 14, drop=3), Col("size", "si
            Col("path", "path"))
 MIN_PATH = 24
 SORTS = ("size", "age", "kind")  # the order `o` walks through
-Row = tuple[Verdict, int | None, bool, float, str | None]  # verdict, size, marked, age tick, session
+# verdict, size, marked, age tick, session, and what another rule keeps its path for
+Row = tuple[Verdict, int | None, bool, float, str | None, Verdict | None]
 
 
 class OutputsScreen(ClaudettoScreen):
@@ -99,10 +100,11 @@ class OutputsScreen(ClaudettoScreen):
 
     def cells(self, key: str, row: Row) -> list[Text]:
         """One row's cells for the fitted columns, as Text (a path is never read as markup)."""
-        verdict, size, marked, _tick, session = row
+        verdict, size, marked, _tick, session, held = row
+        shown = held or verdict  # a path one rule keeps is kept, whatever the other says
         values = {
             "mark": "✓" if marked else " ", "kind": verdict.kind, "size": fmt.size(size),
-            "age": fmt.age(verdict.mtime, self.shown_at), "verdict": fmt.verdict_cell(verdict.action, verdict.reason),
+            "age": fmt.age(verdict.mtime, self.shown_at), "verdict": fmt.verdict_cell(shown.action, shown.reason),
             "session": (session or "-")[:8],
             "path": fmt.compact_path(verdict.path, self.fitted.rest, verdict.project, self.roots),
         }
@@ -119,7 +121,8 @@ class OutputsScreen(ClaudettoScreen):
         self.shown_at = self.now()
         tick = self.shown_at // 30  # an age is shown again every 30 s, not on every change
         self.roots = fmt.roots()
-        rows = {key: (v, store.size(v), key in store.marked, tick, store.session_of(v))
+        held = removals.kept_paths(store.rows.values())
+        rows = {key: (v, store.size(v), key in store.marked, tick, store.session_of(v), held.get(v.path) if v.removable else None)
                 for key, v in store.rows.items() if self.matches(v)}
         if table.sync(rows, self.cells).moved("size", "age", "kind"):
             self.sort_rows()
@@ -184,10 +187,12 @@ class OutputsScreen(ClaudettoScreen):
         if found is None or self.refuse_read_only():
             return
         key, verdict = found
+        # a path another rule keeps (its own row says why) stays too
+        keeping = verdict if not verdict.removable else removals.kept_paths(self.store.rows.values()).get(verdict.path)
         if key in self.store.marked:
             self.store.marked.discard(key)
-        elif not verdict.removable:
-            self.notify(f"Cannot mark {visible(fmt.short_path(verdict.path))}: {fmt.reason(verdict.action, verdict.reason)}.",
+        elif keeping is not None:
+            self.notify(f"Cannot mark {visible(fmt.short_path(verdict.path))}: {fmt.reason(keeping.action, keeping.reason)}.",
                         title="Kept", severity="warning")
             return
         else:

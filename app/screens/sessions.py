@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Label
 from app import format as fmt
 from app.core.sessions import Session
 from app.core.verdict import Verdict
-from app.data.removals import one_per_path
+from app.data.removals import kept_paths, one_per_path
 from app.screens.base import ClaudettoScreen
 from app.widgets.empty import EmptyState
 from app.widgets.plain import visible
@@ -145,9 +145,10 @@ class SessionsScreen(ClaudettoScreen):
     def follow_cursor(self) -> None:
         self.show_owned()
 
-    def owned_cells(self, _key: str, source: tuple[Verdict, int | None]) -> list[str]:
-        verdict, size = source
-        return [verdict.kind, fmt.size(size), fmt.verdict_cell(verdict.action, verdict.reason),
+    def owned_cells(self, _key: str, source: tuple[Verdict, int | None, Verdict | None]) -> list[str]:
+        verdict, size, held = source
+        shown = held or verdict  # a path another rule keeps is kept (as on Outputs)
+        return [verdict.kind, fmt.size(size), fmt.verdict_cell(shown.action, shown.reason),
                 fmt.compact_path(verdict.path, self.fits[1].rest, verdict.project)]
 
     def show_owned(self) -> None:
@@ -159,7 +160,9 @@ class SessionsScreen(ClaudettoScreen):
         self.query_one("#owned-title", Label).update(  # a session id is the sessions file's word: no markup
             Text(visible(f"Outputs of {sid[:8]}: {len(folders)}, {total}") if sid else "Outputs: highlight a session"))
         owned = self.query_one("#owned", Table)
-        rows = {f"{v.rule}:{v.path}": (v, self.store.size(v)) for v in verdicts}
+        held = kept_paths(self.store.rows.values())
+        rows = {f"{v.rule}:{v.path}": (v, self.store.size(v), held.get(v.path) if v.removable else None)
+                for v in verdicts}
         owned.sync(rows, self.owned_cells)
 
         def rank(key: str) -> tuple[int, str]:
