@@ -19,16 +19,20 @@ import stat
 MAX_LOOKED = 1_024
 
 
-def foreign_entry(folder: str) -> str | None:
+def foreign_entry(folder: str, known_mounts: frozenset[str] | None = None, judged: str | None = None) -> str | None:
     """The first entry at the top of `folder` or one level down that another user owns, else
     None (a file, a folder that cannot be read, or past MAX_LOOKED entries: none found). A
     folder with a mount inside is not looked at: a remote one may never answer, and the mount
-    keeps it by itself (`gc_rules.in_use`)."""
-    from app.core.mounts import mount_points
+    keeps it by itself (`gc_rules.in_use`). `known_mounts`: the sweep's mount table (read
+    here when None), taken before `folder` was moved aside from `judged`, its place then."""
     from app.core.paths import strictly_inside
 
-    real = os.path.realpath(folder)
-    if any(strictly_inside(point, real) for point in mount_points()):
+    if known_mounts is None:
+        from app.core.mounts import mount_points
+
+        known_mounts = mount_points()
+    places = {os.path.realpath(folder), os.path.realpath(judged or folder)}
+    if any(strictly_inside(point, real) for point in known_mounts for real in places):
         return None
     me, budget, level = os.geteuid(), MAX_LOOKED, [folder]
     for depth in range(2):

@@ -214,7 +214,7 @@ def _the_users(item: Item, real: str, facts: Facts, where: str | None) -> bool:
     """No output (any more): claudetto's state or Claude's temp folder (`gc_roots.own_place`), not
     what the recorded call made (`output_shape`), a project or a project's file: a clone the user
     runs Claude in, a file a repository around it tracks."""
-    return (own_place(real, item.root) or not_as_recorded(where or item.path, item.records)
+    return (own_place(real, item.root) or not_as_recorded(where or item.path, item.records, facts.mounts)
             or any(inside(p, real) for p in facts.projects) or _in_a_project(item, real, facts)
             or gc_records.tracked_around(real, facts.output_set))
 

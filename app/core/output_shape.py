@@ -40,10 +40,10 @@ def born_after(record: OutputRecord) -> bool:
     return born is not None and born > record.time + SLACK_S
 
 
-def not_as_recorded(path: str, records: list[OutputRecord]) -> bool:
+def not_as_recorded(path: str, records: list[OutputRecord], known_mounts: frozenset[str] | None = None) -> bool:
     """What is at `path` (as it is now: moved aside for its removal) has another shape than every
     record's kind says the call made, or holds what another user wrote (a container's database:
-    app/core/foreign_entries.py)."""
+    app/core/foreign_entries.py; `known_mounts`: the sweep's mount table)."""
     try:
         mode = os.lstat(path).st_mode
     except OSError:
@@ -51,7 +51,7 @@ def not_as_recorded(path: str, records: list[OutputRecord]) -> bool:
     if stat.S_ISDIR(mode) and not _owners_copied(records):
         from app.core.foreign_entries import foreign_entry
 
-        theirs = foreign_entry(path)
+        theirs = foreign_entry(path, known_mounts, records[0].path if records else None)
         if theirs is not None:
             from app.core.log import log
 
