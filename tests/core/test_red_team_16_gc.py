@@ -16,7 +16,7 @@ Misses fixed:
 - what `tar -c`/`zip` packed into a temp folder and the command (or a later call) removed was no
   source: the folder went with the only copy;
 - a private key `ssh-keygen -f` wrote under a name of its own (`deploy_key`) did not look secret.
-Open: `*_rsa` (see the xfail)."""
+"""
 
 from __future__ import annotations
 
@@ -277,9 +277,7 @@ def test_a_folder_packed_into_a_temp_folder_and_still_there_goes(sandbox: Sandbo
 
 
 @pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
-@pytest.mark.parametrize("name", ["deploy_key", "github_ed25519", pytest.param("work_rsa", marks=pytest.mark.xfail(
-    strict=True, reason="`*_rsa` would make `my_id_rsa` secret-looking, which test_unique_work.py::test_looks_secret "
-                        "pins as not secret; left to the lead"))])
+@pytest.mark.parametrize("name", ["deploy_key", "github_ed25519", "work_rsa"])
 def test_a_private_key_generated_into_a_temp_folder_under_its_own_name_keeps_it(sandbox: SandboxEnv,
                                                                                   name: str) -> None:
     """`d=$(mktemp -d) && ssh-keygen -t ed25519 -N "" -f "$d/deploy_key"`, the public half then

@@ -406,9 +406,9 @@ def test_no_fsmonitor_hook_runs_and_the_environment_cannot_redirect_git(
 
 def test_looks_secret() -> None:
     for name in (".env", ".env.local", ".ENV.prod", "server.pem", "tls.KEY", "id_rsa", "id_ed25519.pub",
-                 "credentials", "credentials.json", "settings.local.json", "app.local.yaml"):
+                 "my_id_rsa", "work_rsa", "old_dsa", "credentials", "credentials.json", "settings.local.json", "app.local.yaml"):
         assert looks_secret(name), name
-    for name in ("env", "readme.md", "keys.txt", "pem", "my_id_rsa", "local.json", "x.local",
+    for name in ("env", "readme.md", "keys.txt", "pem", "rsa.txt", "my_id", "local.json", "x.local",
                  "mycredentials", "main.py", "environment.yml"):
         assert not looks_secret(name), name
 
