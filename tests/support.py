@@ -425,3 +425,33 @@ def _ended_by_hooks(repo: Path, name: str, session: str) -> Path:
         assert time.monotonic() < deadline, checkouts.registry()
         time.sleep(0.05)
     return path
+
+
+@contextmanager
+def hung_fuse_mounts() -> Iterator[Callable[[Path], None]]:
+    """A function that mounts over a folder a FUSE file system whose server never answers (an
+    `sshfs` whose host went away): every look at a name under it waits. Each one is aborted
+    (its device closed: every look waiting on it ends) and unmounted at the end. Skips the
+    test without root or /dev/fuse."""
+    import ctypes
+
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.skip("needs root and /dev/fuse")
+    libc = ctypes.CDLL(None, use_errno=True)
+    made: list[tuple[int, Path]] = []
+
+    def mount(target: Path) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        fd = os.open("/dev/fuse", os.O_RDWR)
+        options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
+        if libc.mount(b"hung", os.fsencode(target), b"fuse", 0, options) != 0:
+            os.close(fd)
+            pytest.skip(f"fuse mount refused: {os.strerror(ctypes.get_errno())}")
+        made.append((fd, target))
+
+    try:
+        yield mount
+    finally:
+        for fd, target in made:
+            os.close(fd)
+            subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)

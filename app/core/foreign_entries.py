@@ -35,6 +35,11 @@ def foreign_entry(folder: str, known_mounts: frozenset[str] | None = None, judge
     if any(strictly_inside(point, real) for point in known_mounts for real in places):
         return None
     me, budget, level = os.geteuid(), MAX_LOOKED, [folder]
+    try:
+        if os.lstat(folder).st_uid != me:
+            return None  # the whole folder is another user's: never this user's to remove (`removal`)
+    except OSError:
+        return None
     for depth in range(2):
         deeper: list[str] = []
         for top in level:

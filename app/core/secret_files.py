@@ -18,15 +18,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-# Files that hold secrets or local configuration: never regenerable, wherever they lie. A
-# signing keystore (`keytool -genkey -keystore build/release.keystore`, a `.p12` in `dist/`) is
-# the only copy of a key no build makes again; so is a password database, a PuTTY key, a token
-# file (`.npmrc`, `.pypirc`, `.netrc`), a key downloaded once (App Store Connect's `AuthKey_*.p8`, a
-# `service-account*.json`), Android's platform key (`*.pk8`), Terraform's state, an `ssh-keygen -f deploy_key` (or `work_rsa`).
+# Files that hold secrets or local configuration: never regenerable, wherever they lie. A signing
+# keystore (`keytool -genkey -keystore build/release.keystore`, a `.p12` in `dist/`) is the only copy
+# of a key no build makes again; so is a password database, a PuTTY key, a token file (`.npmrc`,
+# `.pypirc`, `.netrc`), a key downloaded once (App Store Connect's `AuthKey_*.p8`, a `service-account*.json`),
+# Android's `*.pk8`, Terraform's state, `ssh-keygen -f deploy_key` (or `work_rsa`).
 SECRET_PATTERNS = (".env*", "*.pem", "*.key", "id_*", "credentials*", ".credentials*", "*.local.*",
                    "*.keystore", "*.jks", "*.p12", "*.pfx", "*.kdbx", "*.ppk", ".npmrc", ".pypirc", ".netrc",
-                   "*.p8", "*.pk8", "service-account*", "*.tfstate*", "*_key", "*_ed25519", "*_ecdsa", "*_rsa",
-                   "*_dsa")
+                   "*.p8", "*.pk8", "service-account*", "*.tfstate*", "*_key", "*_ed25519", "*_ecdsa", "*_rsa", "*_dsa")
 
 # Folders that package managers fill from a registry: a CA bundle (`certifi/cacert.pem`, in
 # every virtualenv that has pip) or a test key shipped inside a package is no user's secret.

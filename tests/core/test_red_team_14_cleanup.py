@@ -39,7 +39,14 @@ from app.core import paths
 from app.core.claude_process import start_of
 from tests.core.test_red_team_9_removal import clean_json
 from tests.core.test_red_team_13_cleanup import _old_folder as old_session_folder
-from tests.support import SandboxEnv, make_repo, run_cli, running_claudes, set_mtime
+from tests.support import (
+    SandboxEnv,
+    hung_fuse_mounts,
+    make_repo,
+    run_cli,
+    running_claudes,
+    set_mtime,
+)
 
 _clean = clean_json  # `claudetto clean --json`, its report
 DAY = 86_400
@@ -220,26 +227,8 @@ def _results(path: Path) -> list[str]:
 def hung_fuse() -> Iterator[Callable[[Path], None]]:
     """A FUSE mount whose server never answers (an `sshfs` whose host went away): any look at
     the mount point itself waits. Aborted (its device closed) and unmounted at the end."""
-    import ctypes
-
-    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
-        pytest.skip("needs root and /dev/fuse")
-    libc = ctypes.CDLL(None, use_errno=True)
-    made: list[tuple[int, Path]] = []
-
-    def mount(target: Path) -> None:
-        target.mkdir(parents=True, exist_ok=True)
-        fd = os.open("/dev/fuse", os.O_RDWR)
-        options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
-        if libc.mount(b"hung", os.fsencode(target), b"fuse", 0, options) != 0:
-            os.close(fd)
-            pytest.skip(f"fuse mount refused: {os.strerror(ctypes.get_errno())}")
-        made.append((fd, target))
-
-    yield mount
-    for fd, target in made:
-        os.close(fd)  # the connection aborts: every look waiting on it ends
-        subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
+    with hung_fuse_mounts() as mount:
+        yield mount
 
 
 def test_a_hung_fuse_mount_in_an_old_session_folder_is_never_waited_on(

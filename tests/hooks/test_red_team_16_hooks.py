@@ -29,7 +29,7 @@ import pytest
 from app.core import paths
 from tests.hooks.test_ledger_hooks import SID, edit, entries
 from tests.hooks.test_memory_lint import GOOD, memory_dir, pre_tool
-from tests.support import run_hook
+from tests.support import hung_fuse_mounts, run_hook
 
 
 def test_an_edit_through_a_symlinked_memory_file_is_judged(tmp_path: Path) -> None:
@@ -98,25 +98,8 @@ def hung_mount() -> Iterator[Callable[[Path], None]]:
     """Mounts over a folder a FUSE file system whose server never answers (an `sshfs` whose
     host went away): every look at a name under it waits. Aborted (its device closed) and
     unmounted at the end."""
-    import ctypes
-
-    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
-        pytest.skip("needs root and /dev/fuse")
-    libc = ctypes.CDLL(None, use_errno=True)
-    made: list[tuple[int, Path]] = []
-
-    def mount(target: Path) -> None:
-        fd = os.open("/dev/fuse", os.O_RDWR)
-        options = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
-        if libc.mount(b"hung", os.fsencode(target), b"fuse", 0, options) != 0:
-            os.close(fd)
-            pytest.skip(f"fuse mount refused: {os.strerror(ctypes.get_errno())}")
-        made.append((fd, target))
-
-    yield mount
-    for fd, target in made:
-        os.close(fd)  # the connection aborts: every look waiting on it ends
-        subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
+    with hung_fuse_mounts() as mount:
+        yield mount
 
 
 def on_mount(ledger: Path, path: str, mount: Path) -> None:
