@@ -675,7 +675,11 @@ def _world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_sweeps_never_lose_work(sandbox: SandboxEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _world(tmp_path, monkeypatch)
     run_state_machine_as_test(SweepMachine, settings=SETTINGS)
-    assert REMOVED["gc"] > 0 and REMOVED["clean"] > 0, REMOVED
+    # Not vacuous: the sweeps removed something. Which sweep gets to remove what depends on the
+    # examples Hypothesis draws (the GC, running first, takes most old worktrees), which change
+    # between its versions; each sweep's own removals are met every run by SCENARIOS below
+    # ("plain old outputs go": one worktree only the cleanup may remove).
+    assert REMOVED["gc"] + REMOVED["clean"] > 0, REMOVED
 
 
 # The machine's own programs for the cases each invariant exists for. The property run draws
