@@ -196,7 +196,7 @@ class CheckoutsScreen(ClaudettoScreen):
         text = Text()
         git = detail.git
         if git.error:
-            text.append(f"\ngit: cannot say ({git.error})", style="yellow")
+            text.append(f"\ngit: cannot say ({visible(str(git.error))})", style="yellow")
         else:
             text.append(f"\ngit: {git.changed} changed, {git.untracked} untracked, {git.ignored} ignored; "
                         f"{git.unmerged} commit{'s' if git.unmerged != 1 else ''} on no other branch")
@@ -206,12 +206,12 @@ class CheckoutsScreen(ClaudettoScreen):
         elif not plan.goes:
             text.append("\nrelease: no declared scratch to delete")
         else:
-            goes = ", ".join(f"{rel} {fmt.size(size)}" for rel, size in plan.goes)
+            goes = ", ".join(f"{visible(rel)} {fmt.size(size)}" for rel, size in plan.goes)
             text.append(f"\nrelease would delete {fmt.size(plan.total)}: {goes}")
         if plan is not None:
             text.append("; .tmp/ stays" if detail.tmp_kept else "; .tmp/ would stay")
             if plan.kept:
-                text.append(f"; kept: {', '.join(f'{rel} ({why})' for rel, why in plan.kept)}")
+                text.append(f"; kept: {', '.join(f'{visible(rel)} ({visible(why)})' for rel, why in plan.kept)}")
         return text
 
     def worker_done(self, worker: Worker[Any]) -> None:
@@ -235,7 +235,7 @@ class CheckoutsScreen(ClaudettoScreen):
             self.detail_pane.failed(f"The checkouts cannot be read: {worker.error}")
         elif worker.group == "detail" and (info := self.highlighted()) is not None:
             # exclusive: the worker that failed is the one for the row highlighted now
-            self.detail_pane.show(self.head(info) + Text(f"\ngit: cannot say ({worker.error})", style="yellow"))
+            self.detail_pane.show(self.head(info) + Text(f"\ngit: cannot say ({visible(str(worker.error))})", style="yellow"))
         elif worker.group == "act":
             self.busy = False
             self.query_one(WorkLine).ended(f"{worker.name} failed: {worker.error}")

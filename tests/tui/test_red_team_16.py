@@ -272,3 +272,28 @@ async def test_the_sessions_panel_shows_a_worktree_one_rule_keeps_as_kept(box: S
         await wait_for(pilot, lambda: f"gc:{checkout}" in owned.keys_in_order())
         row = " ".join(cell.plain for cell in owned.get_row(f"gc:{checkout}"))
         assert "keep: young" in row and "will remove" not in row, row
+
+
+async def test_the_checkouts_pane_shows_a_declared_scratch_name_as_it_is(box: Sandbox) -> None:
+    """The project's `.claude/claudetto.json` names a scratch folder whose name holds an escape
+    (pasted from a terminal): the release plan in the Checkouts pane drew the name as it is, the
+    escape reaching the terminal. Now it draws it as every other name, one symbol a control."""
+    import json
+
+    from app.widgets.detail import DetailPane
+
+    odd = "out\x1b[2J"
+    (box.project / ".claude" / "claudetto.json").write_text(json.dumps({"scratch": ["node_modules", odd]}))
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    (checkout / odd).mkdir()
+    (checkout / odd / "x.bin").write_bytes(b"x" * 5000)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await goto(pilot, "checkouts")
+        table = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: str(checkout) in table.keys_in_order())
+        assert table.move_to(str(checkout))
+        pane = app.screen.query_one(DetailPane)
+        await wait_for(pilot, lambda: "release would delete" in str(pane.render()))
+        shown = str(pane.render())
+    assert "out␛[2J" in shown and "\x1b" not in shown, repr(shown)
