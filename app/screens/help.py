@@ -18,6 +18,7 @@ from app import format as fmt
 from app.commands import key_label, live_bindings
 from app.core import paths
 from app.core.bounds import all_bounds
+from app.widgets.plain import visible
 
 
 class HelpScreen(ModalScreen[None]):
@@ -70,7 +71,7 @@ class HelpScreen(ModalScreen[None]):
         table.add_row("", "")
         table.add_row(Text("Where claudetto looks", style="bold underline"), "")
         for label, path in self.places():
-            table.add_row(label, Text(path))
+            table.add_row(label, Text(visible(path)))
         table.add_row("", "")
         table.add_row(Text("Bounds in force", style="bold underline"), "")
         for name, value in all_bounds().items():

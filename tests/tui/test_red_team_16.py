@@ -297,3 +297,16 @@ async def test_the_checkouts_pane_shows_a_declared_scratch_name_as_it_is(box: Sa
         await wait_for(pilot, lambda: "release would delete" in str(pane.render()))
         shown = str(pane.render())
     assert "out␛[2J" in shown and "\x1b" not in shown, repr(shown)
+
+
+def test_the_help_screen_shows_a_folder_named_with_an_escape_as_it_is(monkeypatch: Any, tmp_path: Path) -> None:
+    """A state folder named with an escape (CLAUDETTO_HOME set from a pasted path): the help
+    screen's list of where claudetto looks drew it as it is, the escape reaching the terminal."""
+    from app.screens.help import HelpScreen
+
+    odd = tmp_path / "state\x1b]0;x\x07"
+    monkeypatch.setenv("CLAUDETTO_HOME", str(odd))
+    rows = [str(cell) for column in HelpScreen.places_table(HelpScreen.__new__(HelpScreen)).columns
+            for cell in column._cells]
+    assert any("state␛]0;x␇" in cell for cell in rows), rows
+    assert not any("\x1b" in cell or "\x07" in cell for cell in rows), rows
