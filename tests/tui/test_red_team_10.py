@@ -66,6 +66,8 @@ async def answer_yes(pilot: Any, app: ClaudettoApp) -> str:
     await wait_for(pilot, lambda: isinstance(app.screen, CheckoutsScreen) and not app.screen.busy
                    and (": removed" in app.screen.query_one(WorkLine).text
                         or ": kept" in app.screen.query_one(WorkLine).text), timeout=60)
+    # the notification the line goes with is a message of its own: handled a moment later
+    await wait_for(pilot, lambda: bool(app._notifications))  # noqa: SLF001 - what the user sees
     return app.screen.query_one(WorkLine).text
 
 
@@ -368,6 +370,7 @@ async def test_a_release_whose_scratch_became_a_link_to_home_deletes_nothing_of_
                        and "releas" in app.screen.query_one(WorkLine).text
                        and "…" not in app.screen.query_one(WorkLine).text, timeout=60)
         line = app.screen.query_one(WorkLine).text
+        await wait_for(pilot, lambda: bool(app._notifications))  # noqa: SLF001 - its own message
         note = list(app._notifications)[-1]  # noqa: SLF001 - what the user saw last
     assert marker.read_text(encoding="utf-8") == "mine\n", line
     assert (moved / "react" / "index.js").is_file(), line
@@ -425,6 +428,7 @@ async def test_a_worktree_marked_on_the_outputs_screen_and_changed_before_the_ye
         await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
                        and "freed" in app.screen.query_one(WorkLine).text, timeout=60)
         line = app.screen.query_one(WorkLine).text
+        await wait_for(pilot, lambda: bool(app._notifications))  # noqa: SLF001 - its own message
         title = list(app._notifications)[-1].title  # noqa: SLF001 - what the user saw last
     assert checkout.is_dir(), line
     assert "in 0 items; 1 kept" in line and title == "Nothing removed", (line, title)
