@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -125,7 +127,7 @@ def running_claudes(root: Path) -> Iterator[Callable[..., subprocess.Popen[bytes
         proc = subprocess.Popen([sys.executable, str(program), *args], stdin=subprocess.PIPE, cwd=cwd)
         running.append(proc)
         assert start_of(proc.pid)
-        return proc
+        return execed(proc)
 
     try:
         yield launch
@@ -133,6 +135,20 @@ def running_claudes(root: Path) -> Iterator[Callable[..., subprocess.Popen[bytes
         for proc in running:
             proc.kill()
             proc.wait()
+
+
+def execed(proc: subprocess.Popen[Any]) -> subprocess.Popen[Any]:
+    """`proc` once its command line can be read. Popen returns when the child's exec has
+    closed its close-on-exec files, a moment before the kernel has set the new program's
+    arguments: `/proc/<pid>/cmdline` reads empty then, and a judgement by command line made at
+    once would not see the program yet."""
+    deadline = time.monotonic() + 10
+    while os.path.isdir("/proc/self") and time.monotonic() < deadline:
+        with contextlib.suppress(OSError), open(f"/proc/{proc.pid}/cmdline", "rb") as fh:
+            if fh.read(1):
+                break
+        time.sleep(0.001)
+    return proc
 
 
 def git(cwd: Path | str, *args: str) -> str:

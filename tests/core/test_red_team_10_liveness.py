@@ -39,7 +39,7 @@ import pytest
 from app.core import paths, sessions
 from app.core.claude_process import start_of
 from tests.hooks.test_checkouts import _CLAUDE, Claude, wait_for
-from tests.support import SandboxEnv, run_cli
+from tests.support import SandboxEnv, execed, run_cli
 
 DAY = 86400.0
 OLD = 40 * DAY  # past the default cleanupPeriodDays (30)
@@ -338,9 +338,9 @@ class Teammate(Claude):
 
     def __init__(self, sandbox: SandboxEnv, cwd: Path, lead: str) -> None:  # noqa: D107
         self.sandbox = sandbox
-        self.proc = subprocess.Popen([sys.executable, "-c", _CLAUDE, "--agent-id", "kiln@team",
-                                      "--parent-session-id", lead], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = execed(subprocess.Popen([sys.executable, "-c", _CLAUDE, "--agent-id", "kiln@team",
+                                             "--parent-session-id", lead], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, text=True))
         self.session_id = str(uuid.uuid4())
         self.cwd = cwd
 

@@ -35,7 +35,7 @@ from app.core.pid_domain import own_pid_domain
 from app.core.sessions import proc_start_time
 from tests.core.test_red_team_10_liveness import settled
 from tests.hooks.test_checkouts import _CLAUDE, Claude
-from tests.support import SandboxEnv, run_cli, run_hook, set_mtime
+from tests.support import SandboxEnv, execed, run_cli, run_hook, set_mtime
 
 DAY = 86_400
 MINUTE = 60
@@ -222,9 +222,9 @@ class Headless(Claude):
         program.parent.mkdir(exist_ok=True)
         program.write_text(_CLAUDE)
         self.sandbox = sandbox
-        self.proc = subprocess.Popen([sys.executable, str(program), *mode, "--resume", session_id,
-                                      "summarize the failing tests"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = execed(subprocess.Popen([sys.executable, str(program), *mode, "--resume", session_id,
+                                             "summarize the failing tests"], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, text=True))
         self.session_id = session_id
         self.cwd = cwd
 
@@ -425,8 +425,8 @@ def test_a_claude_of_another_home_sharing_the_temp_folder_keeps_its_sessions_fol
     program = sandbox.root / "bin" / "claude"
     program.parent.mkdir(exist_ok=True)
     program.write_text(_CLAUDE)
-    proc = subprocess.Popen([sys.executable, str(program), "--resume", ended.gone[0].name], env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc = execed(subprocess.Popen([sys.executable, str(program), "--resume", ended.gone[0].name], env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL))
     try:
         (config / "sessions").mkdir(parents=True)
         (config / "sessions" / f"{proc.pid}.json").write_text(json.dumps({
@@ -511,8 +511,8 @@ def test_a_cleared_id_of_a_claude_of_another_account_with_its_own_state_keeps_it
     old, new = ended.gone[0].name, str(uuid.uuid4())
     config, state = sandbox.home / ".claude-work", sandbox.root / "state-work"
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "CLAUDETTO_HOME": str(state)}
-    claude = subprocess.Popen([sys.executable, "-c", _CLAUDE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, env=env)
+    claude = execed(subprocess.Popen([sys.executable, "-c", _CLAUDE], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env))
     try:
         (config / "sessions").mkdir(parents=True)
 
