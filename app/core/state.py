@@ -255,6 +255,20 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o
         except OSError:
             pass
         raise
+    _leftovers(folder, f".{base}.")
+
+
+def _leftovers(folder: str, prefix: str) -> None:
+    """The temp files of earlier writes of this file killed before their rename go
+    (`state_leftovers`); a listdir when there are none."""
+    try:
+        names = [n for n in os.listdir(folder or ".") if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    if names:
+        from app.core.state_leftovers import remove_leftovers
+
+        remove_leftovers(folder, prefix, names)
 
 
 def open_state_file(name: str, flags: int) -> int:

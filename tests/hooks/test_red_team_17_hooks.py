@@ -1,0 +1,81 @@
+"""Red team, round seventeen: the hooks and the edit ledger (seed 000), driven as Claude drives
+them: `python -P -m hooks` with the JSON Claude sends, real files, real processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from app.core import paths
+from tests.hooks.test_ledger_hooks import edit, entries, log_text
+from tests.support import execed
+
+# --- a writer killed halfway leaves its temp file; the next write of that file removes it ----
+
+WRITER = """
+import sys, time
+from app.core.state import write_atomic
+write_atomic(sys.argv[1], b'{"version": 1, "files": {}}', before_replace=lambda: time.sleep(600))
+"""
+
+
+def _killed_writer(target: Path) -> tuple[Path, int]:
+    """A real process killed (SIGKILL) in the middle of an atomic write of `target`: its temp
+    file, written and never renamed, and its pid, which no longer runs."""
+    before = set(os.listdir(target.parent)) if target.parent.exists() else set()
+    proc = execed(subprocess.Popen([sys.executable, "-P", "-c", WRITER, str(target)]))
+    deadline = time.monotonic() + 30
+    while True:
+        new = [n for n in os.listdir(target.parent) if n not in before and n.endswith(".tmp")] \
+            if target.parent.exists() else []
+        if new and os.path.getsize(target.parent / new[0]) > 0:
+            break
+        assert time.monotonic() < deadline, "the writer never wrote its temp file"
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return target.parent / new[0], proc.pid
+
+
+def _aged(path: Path, seconds: float = 120) -> Path:
+    then = time.time() - seconds
+    os.utime(path, (then, then), follow_symlinks=False)
+    return path
+
+
+def test_a_temp_file_of_a_writer_killed_halfway_goes_with_the_next_write(tmp_path: Path) -> None:
+    """`kill -9` of a hook in the middle of its ledger write (Claude kills a hook's process group
+    at its timeout; the OOM killer) left `.ledger.json.<pid>.<ns>.tmp` in CLAUDETTO_HOME for
+    good: nothing removed it, and every killed write added one. The next write of the ledger
+    now removes such a file once its writer is gone and it is over a minute old; everything
+    else stays: a live writer's, a young one, another state file's, a name of another shape."""
+    ledger_file = paths.ledger_file()
+    ledger_file.parent.mkdir(parents=True, exist_ok=True)
+    left, dead = _killed_writer(ledger_file)
+    assert left.name.startswith(f".ledger.json.{dead}.") and not ledger_file.exists()
+    _aged(left)
+    young, _ = _killed_writer(ledger_file)
+    live = ledger_file.parent / f".ledger.json.{os.getppid()}.123456789.tmp"
+    other = ledger_file.parent / f".checkouts.json.{dead}.123456789.tmp"
+    odd = [ledger_file.parent / name for name in (
+        f".ledger.json.{dead}.tmp", f".ledger.json.{dead}.12.tmp.bak", f".ledger.json.{dead}.x1.tmp",
+        f"ledger.json.{dead}.12.tmp", f".ledger.json.{dead}.12.13.tmp")]
+    for path in (live, other, *odd):
+        path.write_bytes(b"keep")
+        _aged(path)
+    folder_named_so = ledger_file.parent / f".ledger.json.{dead + 1}.99.tmp"
+    folder_named_so.mkdir()
+    _aged(folder_named_so)
+    work = tmp_path / "a.py"
+    work.write_text("x = 1\n")
+    edit(work)
+    assert str(work) in entries()
+    assert not left.exists(), "the temp file of the killed writer is still there"
+    for path in (young, live, other, *odd, folder_named_so):
+        assert path.exists(), path
+    assert f"removed {left}" in log_text() or str(left.name) in log_text()
