@@ -122,6 +122,17 @@ def repositories_in(top: str, closed: list[str] | None = None) -> tuple[str, ...
     return tuple(sorted(found))
 
 
+def closed_inside(top: str) -> str | None:
+    """The first folder in the tree `top` of another user's, not empty, that this user (not
+    root) may not write in (`repositories_in`'s `closed`): no removal can take it, and every
+    removal keeps `top` whole rather than purge what lies around it. None for root, unwalked."""
+    if os.geteuid() == 0:
+        return None
+    closed: list[str] = []
+    repositories_in(top, closed)
+    return closed[0] if closed else None
+
+
 def _closed_to_me(fd: int) -> bool:
     """Whether the folder `fd` is another user's that this one (not root) may not write in."""
     uid = os.geteuid()

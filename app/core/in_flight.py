@@ -51,11 +51,18 @@ def last_look(where: str, origin: str) -> str | None:
     """The removal's own look at a folder it moved into the trash (at `where`, from `origin`),
     before it asks its caller's last check: `in_use` when a mount point moved with it (never
     emptied), or when another removal holds something from inside it (that one may put it
-    back: this folder was judged without it); None when neither."""
+    back: this folder was judged without it); `not_removed` when it holds a folder of another
+    user's this user cannot empty (a container's `node_modules/.vite`): purged, it would be
+    half deleted, the rest left in the trash for good; None when none of these."""
     from app.core import mounts
+    from app.core.cleanup_guard import closed_inside
 
     if mounts.mounts_inside(where) or _held(origin, inside=True):
         return "in_use"
+    closed = closed_inside(where)
+    if closed is not None:
+        log(f"removal: {origin} holds {closed[len(where):]!r}, another user's folder this user cannot empty; kept whole")
+        return "not_removed"
     return None
 
 

@@ -279,6 +279,10 @@ def _remove_dir(parent_fd: int, name: str, st: os.stat_result, trash: bool | Non
             # a bind mount made since the first check has the folder's own device: only
             # the mount table, read again right before the walk, shows it
             raise Kept("in_use")
+        from app.core.cleanup_guard import closed_inside
+
+        if closed_inside(job.target) is not None:  # it could not go whole (`in_flight.last_look`)
+            raise Kept("not_removed")
         job.start()
         empty_dir(dir_fd, job.root_dev, job.tally)
         if job.tally.errors or job.tally.other_fs:  # it stays, half emptied: with the age it had,

@@ -1,0 +1,78 @@
+"""Red team, round seventeen: session checkouts (seed 002), their release and WorktreeCreate.
+
+Driven with ordinary git and shell steps in the checkout or the main one, then the release,
+WorktreeCreate or WorktreeRemove as Claude or `claudetto release` runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_red_team_16_cleanup import NOBODY, PYTHON, as_nobody
+from tests.support import ROOT, make_repo, make_sandbox
+
+# --- a user who is not root: a folder of another user's inside the scratch ----------------------
+
+
+@pytest.fixture
+def nobody_project() -> Iterator[tuple[Path, dict[str, str]]]:
+    """A project and a sandbox that a user who is not root owns (tmp_path lies in a folder
+    only root may enter)."""
+    base = Path(tempfile.mkdtemp(prefix="claudetto-rt17-"))
+    os.chmod(base, 0o755)
+    _env, variables = make_sandbox(base / "sb")
+    project = make_repo(base / "proj", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    for path in [base / "sb", *(base / "sb").rglob("*"), project, *project.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    try:
+        yield project, variables
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _as_nobody(variables: dict[str, str], code: str) -> object:
+    """`code` (which prints one JSON document) run by that user through the core."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **variables}
+    done = subprocess.run([str(PYTHON), "-P", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); {code}"],
+                          capture_output=True, text=True, env=env, cwd="/", user=NOBODY, group=NOBODY,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@as_nobody
+def test_a_release_keeps_whole_a_scratch_folder_holding_another_users_folder(
+        nobody_project: tuple[Path, dict[str, str]]) -> None:
+    """LOSS. `docker run -v "$PWD":/app node npx vite build` in a session's checkout leaves
+    root's `node_modules/.vite/` in the user's `node_modules/`. The release (run by the user,
+    not root) moved `node_modules` into the trash and journaled it; the purge deleted the
+    user's packages and stopped at root's folder, left in the trash for good, and the release
+    said `node_modules` was deleted. As the cleanup does, a folder this user cannot empty
+    whole stays whole where it was."""
+    project, variables = nobody_project
+    made = _as_nobody(variables, "import json; from app.core.checkouts import create_checkout; "
+                                 f"print(json.dumps(create_checkout({str(project)!r}, 'work', 's1', None).path))")
+    tree = Path(str(made))
+    package = tree / "node_modules" / "left-pad"
+    package.mkdir(parents=True)
+    (package / "index.js").write_text("module.exports = 1\n")
+    for path in (tree / "node_modules", package, package / "index.js"):
+        os.chown(path, NOBODY, NOBODY)
+    cache = tree / "node_modules" / ".vite"  # root's, as the container made it
+    cache.mkdir()
+    (cache / "deps.json").write_text("{}\n")
+
+    done = _as_nobody(variables, "import json; from app.core.release import release_checkout, release_json; "
+                                 f"print(json.dumps(release_json(release_checkout({str(tree)!r}, session='s1'))))")
+    assert isinstance(done, dict)
+    assert (package / "index.js").exists() and (cache / "deps.json").exists(), done
+    entries = {Path(e["path"]).name: (e["status"], e["reason"]) for e in done["entries"]}
+    assert entries["node_modules"][0] == "kept", done
