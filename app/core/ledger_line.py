@@ -39,10 +39,10 @@ BREAKING = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u20
 
 
 def _shown_char(c: str) -> str:
-    if "\udc80" <= c <= "\udcff":
-        return f"\\x{ord(c) - 0xDC00:02x}"
     if "\ud800" <= c <= "\udfff":
-        return f"\\u{ord(c):04x}"
+        from app.core.log import escaped
+
+        return escaped(c)
     return c
 
 

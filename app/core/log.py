@@ -41,7 +41,16 @@ def printable(text: str) -> str:
     `x\nremoved ...` can never forge a line of a plain-text report."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() else escaped(c) for c in text)
+
+
+def escaped(c: str) -> str:
+    """One character that is not printable, as Python writes it; a byte that is not UTF-8 (a
+    `\\udcXX` surrogate escape of a name) as the byte, `\\xXX`, as the ledger's line tells it
+    to the model and as a person knows bytes: one spelling of a name in every report."""
+    if "\udc80" <= c <= "\udcff":
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return repr(c)[1:-1]
 
 
 def log(message: str, *, target: str | os.PathLike[str] | None = None) -> None:

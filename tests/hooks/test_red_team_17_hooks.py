@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from app.core import paths
-from tests.hooks.test_ledger_hooks import edit, entries, log_text
-from tests.support import execed
+from tests.hooks.test_ledger_hooks import edit, entries, log_text, prompt
+from tests.support import execed, run_cli
 
 # --- a writer killed halfway leaves its temp file; the next write of that file removes it ----
 
@@ -79,3 +79,27 @@ def test_a_temp_file_of_a_writer_killed_halfway_goes_with_the_next_write(tmp_pat
     for path in (young, live, other, *odd, folder_named_so):
         assert path.exists(), path
     assert f"removed {left}" in log_text() or str(left.name) in log_text()
+
+
+# --- one way to show a path: the ledger's table as the prompt's line ---------------------------
+
+
+def test_the_ledger_table_shows_a_latin1_byte_as_the_prompt_line_does(tmp_path: Path) -> None:
+    """A file named in Latin-1 (`caf\\xe9.py`) was told to the model as `caf\\xe9.py` and listed
+    by `claudetto ledger` as `caf\\udce9.py`, Python's private spelling: the user could not match
+    the table to what the model was told, nor to what `ls` shows (`'caf'$'\\351''.py'`)."""
+    raw = os.fsencode(str(tmp_path)) + b"/caf\xe9.py"
+    with open(raw, "wb") as fh:
+        fh.write(b"x = 1\n")
+    work = Path(os.fsdecode(raw))
+    edit(work)
+    with open(raw, "wb") as fh:
+        fh.write(b"x = 2\n")
+    told = prompt(tmp_path)
+    shown = f"{tmp_path}/caf\\xe9.py"
+    assert f"`{shown}`" in told
+    result = run_cli("ledger")
+    assert result.returncode == 0, result.stderr
+    row = [line for line in result.stdout.splitlines() if "caf" in line]
+    assert len(row) == 1 and row[0].startswith(shown + " "), result.stdout
+    assert "udce9" not in result.stdout
