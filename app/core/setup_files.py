@@ -8,8 +8,10 @@ writes `INSTALL_PYTHON=$d/venv/bin/python` into `.git/hooks/pre-commit`: every c
 the venv is gone); in the home, also what a shell, a login, git, ssh, pip, conda or go read at
 start, and what starts programs at login, whose entries may be links into the output
 (`systemctl --user link "$d/web.service"` names nothing of the folder inside the unit), and
-what Claude itself starts in every later session: the MCP servers `claude mcp add` registered
-in `.claude.json` and the hooks of the user's settings, wherever `CLAUDE_CONFIG_DIR` put them.
+what Claude itself starts or loads in every later session: the MCP servers `claude mcp add`
+registered in `.claude.json`, the hooks and plugin marketplaces of the user's settings, the
+skills, commands and agents linked into a `.claude` folder, the files a `CLAUDE.md` imports,
+wherever `CLAUDE_CONFIG_DIR` put them.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".p
                  ".Rprofile", ".Renviron", ".kube/config", ".aws/config", ".m2/settings.xml",
                  ".ipython/profile_default/ipython_config.py", ".julia/config/startup.jl")
 #: In the home, what starts programs at login: systemd user units and their login environment,
-#: desktop autostart entries, fish's snippets.
-STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", ".config/fish/conf.d",
+#: desktop autostart entries, macOS's launch agents (`launchctl load`), fish's snippets.
+STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", "Library/LaunchAgents",
+                   ".config/fish/conf.d",
                    # the snippets Fedora's `.bashrc` and oh-my-zsh source at every shell's start
                    ".bashrc.d", ".oh-my-zsh/custom")
 #: In the home, the user's own commands: a script there may run from anywhere (pip writes a
@@ -47,9 +50,14 @@ PROJECT_FILES = (".envrc", ".env", ".mcp.json")
 #: `.env.development`: Next.js, Vite, dotenv-flow), read at most this many per place.
 _MAX_ENV_FILES = 20
 #: The keys of Claude's settings whose commands or paths Claude runs or reads at every start:
-#: its hooks and status line, the helpers that give it its keys, the environment it starts with.
+#: its hooks and status line, the helpers that give it its keys, the environment it starts with,
+#: the plugin marketplaces it loads (a `directory` source: `/plugin marketplace add "$d"`).
 _RUN_BY_CLAUDE = ("hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
-                  "otelHeadersHelper", "env")
+                  "otelHeadersHelper", "env", "extraKnownMarketplaces")
+#: The folders of a `.claude` (a place's, and Claude's config folder) whose entries Claude loads
+#: in every session: a skill, command, agent or output style linked there from a temp folder
+#: (`ln -s "$d/my-skill" ~/.claude/skills/`) is read from it at every start.
+_CLAUDE_FOLDERS = ("skills", "commands", "agents", "output-styles")
 #: Entries of one folder of set-up files read at most.
 _MAX_ENTRIES = 200
 
@@ -67,6 +75,7 @@ def startup_paths(place: str, found: list[tuple[str, str]], *, home: bool) -> No
 
     word = re.compile(PATH_WORD)
     found += paths_named(_set_up_files(place, found, home=home), word)
+    found += paths_named(_memory_files(place, home=home), re.compile(f"@({PATH_WORD})"))
     for folder in (os.path.join(place, f) for f in _SCRIPTS if home):
         for script in (os.path.join(folder, n) for n in _names(folder)[:_MAX_ENTRIES]):
             text = "" if os.path.islink(script) else small_text(script, 1 << 16)  # a link: `links_in`
@@ -96,7 +105,25 @@ def _set_up_files(place: str, found: list[tuple[str, str]], *, home: bool) -> li
     for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
         files += [os.path.join(folder, name) for name in _names(folder)[:_MAX_ENTRIES]]
         links_in(folder, found, budget)
+    claude = [os.path.join(place, ".claude"), *(_config_dir() if home else ())]
+    budget = [_MAX_ENTRIES * len(_CLAUDE_FOLDERS) * len(claude)]
+    for folder in (os.path.join(c, f) for c in dict.fromkeys(claude) for f in _CLAUDE_FOLDERS):
+        links_in(folder, found, budget)
+    # the marketplaces Claude registered (`claude plugin marketplace add "$d"`), each read at start
+    files += [os.path.join(c, "plugins", "known_marketplaces.json") for c in claude[1:]]
     return files
+
+
+#: The memory files Claude loads into every session of a place (and, from its config folder, of
+#: every place); an `@/abs/path` line there imports that file too.
+_MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+
+
+def _memory_files(place: str, *, home: bool) -> list[str]:
+    """The memory files of a place (and of Claude's config folder) whose `@` imports Claude
+    follows at every start: `@/tmp/x/guide.md` written there reads the guide from the output."""
+    files = [os.path.join(place, name) for name in _MEMORY_FILES]
+    return files + [os.path.join(folder, "CLAUDE.md") for folder in _config_dir() if home]
 
 
 def _said(file: str, text: str, word: re.Pattern[str]) -> list[tuple[str, str]]:
@@ -108,9 +135,14 @@ def _said(file: str, text: str, word: re.Pattern[str]) -> list[tuple[str, str]]:
 def _users_settings() -> list[str]:
     """The user's Claude settings in Claude's config folder, wherever `CLAUDE_CONFIG_DIR` put it
     (`~/.claude` is read as a folder of the home already)."""
+    return [os.path.join(folder, "settings.json") for folder in _config_dir()]
+
+
+def _config_dir() -> list[str]:
+    """Claude's config folder, wherever `CLAUDE_CONFIG_DIR` put it."""
     from app.core import paths
 
-    return [os.path.join(paths.config_dir_str(), "settings.json")]
+    return [paths.config_dir_str()]
 
 
 def _mcp_servers() -> tuple[str, list[object]]:

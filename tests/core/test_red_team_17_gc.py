@@ -1,0 +1,123 @@
+"""The output GC attacked a seventeenth time. Ordinary commands a session runs in Bash, recorded
+by the PostToolUse hook (`python -P -m hooks`) as Claude runs it; a week passes (records and
+mtimes moved back); the sweep runs in-process (`gc.sweep`, what `claudetto gc` calls).
+
+Misses fixed:
+- a skill, command, agent or output style a session wrote in a temp folder and linked into
+  Claude's own folders (`ln -s "$d/my-skill" ~/.claude/skills/`), a plugin marketplace it
+  registered from there (`extraKnownMarketplaces`, `plugins/known_marketplaces.json`), a file
+  a `CLAUDE.md` imports from there (`@/tmp/x/guide.md`) and a macOS launch agent running from
+  there went a week later, and every later session (or login) lost them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_red_team_12_gc import call, pushed_project, week_later
+from tests.support import SandboxEnv
+
+
+def skill_in_temp(project: Path) -> Path:
+    """`d=$(mktemp -d)` and a skill written there: `$d/my-skill/SKILL.md`."""
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "my-skill").mkdir()
+    (folder / "my-skill" / "SKILL.md").write_text("---\nname: my-skill\ndescription: x\n---\nDo it.\n")
+    return folder
+
+
+@pytest.mark.parametrize("where", ["config", "project"])
+@pytest.mark.parametrize("kind", ["skills", "commands", "agents"])
+def test_a_skill_linked_into_claudes_folders_keeps_its_temp_folder(sandbox: SandboxEnv, where: str,
+                                                                   kind: str) -> None:
+    """`d=$(mktemp -d)`, a skill written in `$d/my-skill`, then `ln -s "$d/my-skill"
+    ~/.claude/skills/` (or the project's `.claude/skills`, `commands`, `agents`): Claude loads it
+    in every later session. Only the top of `~/.claude` was looked at for links: the folder went
+    by age and the skill was gone."""
+    project = pushed_project(sandbox.home)
+    folder = skill_in_temp(project)
+    base = sandbox.config if where == "config" else project / ".claude"
+    (base / kind).mkdir(parents=True)
+    (base / kind / "my-skill").symlink_to(folder / "my-skill")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_marketplace_in_settings_keeps_its_temp_folder(sandbox: SandboxEnv) -> None:
+    """A plugin developed in a temp folder, its marketplace declared in the user's settings
+    (`extraKnownMarketplaces`, a `directory` source): Claude reads it at every start. Only the
+    settings' hooks, status line, helpers and env were read."""
+    project = pushed_project(sandbox.home)
+    folder = skill_in_temp(project)
+    (sandbox.config / "settings.json").write_text(json.dumps({"extraKnownMarketplaces": {
+        "dev": {"source": {"source": "directory", "path": str(folder)}}}}))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_known_marketplace_keeps_its_temp_folder(sandbox: SandboxEnv) -> None:
+    """`claude plugin marketplace add "$d"` writes the folder into
+    `<config>/plugins/known_marketplaces.json`; nothing read that file."""
+    project = pushed_project(sandbox.home)
+    folder = skill_in_temp(project)
+    (sandbox.config / "plugins").mkdir()
+    (sandbox.config / "plugins" / "known_marketplaces.json").write_text(json.dumps({
+        "dev": {"source": {"source": "directory", "path": str(folder)}, "installLocation": str(folder),
+                "lastUpdated": "2026-01-01T00:00:00.000Z"}}))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_launch_agent_keeps_its_temp_folder(sandbox: SandboxEnv) -> None:
+    """macOS's systemd user unit: a plist in `~/Library/LaunchAgents` whose `ProgramArguments`
+    run a server from the temp folder (`launchctl load`) starts it at every login. Only Linux's
+    start-up folders were read."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    agents = sandbox.home / "Library" / "LaunchAgents"
+    agents.mkdir(parents=True)
+    (agents / "com.me.server.plist").write_text(
+        "<plist><dict><key>ProgramArguments</key><array>"
+        f"<string>{folder}/server</string></array></dict></plist>\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_claude_md_import_keeps_its_temp_folder(sandbox: SandboxEnv) -> None:
+    """The session keeps notes in a temp folder and imports them into the user's memory
+    (`@/tmp/tmp.X/guide.md` in `~/.claude/CLAUDE.md`): every later session loads them."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "guide.md").write_text("# guide\n")
+    (sandbox.config / "CLAUDE.md").write_text(f"See @{folder}/guide.md\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_project_import_keeps_its_temp_folder(sandbox: SandboxEnv) -> None:
+    """The same import in the project's `CLAUDE.local.md`."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "guide.md").write_text("# guide\n")
+    (project / "CLAUDE.local.md").write_text(f"# local\n@{folder}/guide.md\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_temp_folder_claudes_files_do_not_lead_into_still_goes(sandbox: SandboxEnv) -> None:
+    """The control: a skill linked from elsewhere, a marketplace of another folder, a memory file
+    that mentions the folder without importing from it keep nothing."""
+    project = pushed_project(sandbox.home)
+    folder = skill_in_temp(project)
+    other = sandbox.home / "skills" / "my-skill"
+    other.mkdir(parents=True)
+    (sandbox.config / "skills").mkdir()
+    (sandbox.config / "skills" / "my-skill").symlink_to(other)
+    (sandbox.config / "settings.json").write_text(json.dumps({"extraKnownMarketplaces": {
+        "dev": {"source": {"source": "directory", "path": str(other.parent)}}}}))
+    (sandbox.config / "CLAUDE.md").write_text(f"Scratch went to {folder} once; @{other}/SKILL.md\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("removed", "age"), entries
