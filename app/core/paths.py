@@ -344,14 +344,9 @@ def main_repo_root(start: str | os.PathLike[str]) -> Path | None:
         except OSError:
             return top
         if text.startswith("gitdir:"):
-            from pathlib import Path
+            from app.core.linked_main import main_of_linked
 
-            gitdir = Path(text[len("gitdir:"):].strip())
-            if not gitdir.is_absolute():
-                gitdir = (top / gitdir).resolve()
-            # <repo>/.git/worktrees/<name>
-            if gitdir.parent.name == "worktrees" and gitdir.parent.parent.name == ".git":
-                return gitdir.parent.parent.parent
+            return main_of_linked(top, text[len("gitdir:"):].strip())
     return top
 
 
