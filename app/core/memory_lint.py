@@ -38,6 +38,10 @@ READ_MAX = 4 * 1024 * 1024
 #: (2026-11-30): …", also as a table row) or as a dated note ("2026-11-30: …")
 CORRECTION_PATTERN = r"\s*(?:[-*+>|]\s*|\d+[.)]\s+)*(?:\**correct(?:ion|ed)\b|\(?\d{4}-\d{2}-\d{2}\b)"
 
+#: a Markdown rule (`---`, `***`, `___`, `- - -`) between groups of pointers: markup like a
+#: heading or a blank line, neither prose nor frontmatter
+THEMATIC_BREAK = r"([-*_])(?:[ \t]*\1){2,}"
+
 _FRONTMATTER_TEMPLATE = ("---\nname: <short name>\ndescription: <one line: what this memory is for>\n"
                          "metadata:\n  type: <user|feedback|project|reference>\n---")
 
@@ -149,7 +153,7 @@ def frontmatter_problems(text: str) -> list[str]:
 
 def index_problems(lines: list[tuple[int, str]], corrections: frozenset[int] = frozenset()) -> list[str]:
     """Index lines that are no one-line pointer (a list item naming a topic file, a heading,
-    or a blank line), each as a phrase naming its line. `corrections`: the numbers of the
+    a rule or a blank line), each as a phrase naming its line. `corrections`: the numbers of the
     lines that correct a struck pointer right above them (`correction_lines`): one line each,
     as the seed asks of every wrong fact ("strike it through and append a dated correction in
     the same file"), so not refused for naming no topic file."""
@@ -166,7 +170,7 @@ def index_problems(lines: list[tuple[int, str]], corrections: frozenset[int] = f
         if len(text) > INDEX_LINE_MAX:  # a heading too: a paragraph behind a `#` is still prose
             problems.append(f"line {number} is {len(text)} characters, over {INDEX_LINE_MAX} (\"{shown}\")")
             continue
-        if text.startswith("#") or text.startswith("<!--"):
+        if text.startswith("#") or text.startswith("<!--") or re.fullmatch(THEMATIC_BREAK, text):
             continue
         item = re.match(r"(?:[-*+]|\d+[.)])\s+(.*)$", text)
         if item is None or not re.search(r"\]\([^)]+\)|[\w./-]+\.md\b", item.group(1)):
