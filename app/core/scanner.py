@@ -130,7 +130,7 @@ def children(path: PathLike, *, budget_s: float | None = None) -> list[TreeSize]
     sizes: list[TreeSize] = []
     for child in names:
         left = None if deadline is None else deadline - time.monotonic()
-        if os.path.join(real, os.path.basename(child)) in mounts:
+        if listed_mount(real, child, mounts):
             # listed as a mount point: never looked at (a FUSE mount whose server is gone, an
             # `sshfs` to a host asleep, holds every stat of it, and the dashboard with it)
             sizes.append(Tally().result(child, False))
@@ -142,6 +142,12 @@ def children(path: PathLike, *, budget_s: float | None = None) -> list[TreeSize]
             sizes.append(scan(child, budget_s=left, mounts=mounts))
     sizes.sort(key=lambda s: (-s.disk, s.path))
     return sizes
+
+
+def listed_mount(real_parent: str, child: str, mounts: frozenset[str]) -> bool:
+    """Whether `child` of the folder whose real path is `real_parent` is listed as a mount
+    point: asked of the name alone, since a look at a dead FUSE mount waits for ever."""
+    return os.path.join(real_parent, os.path.basename(child)) in mounts
 
 
 def _entry_only(path: str, partial: bool = True) -> TreeSize:

@@ -11,6 +11,7 @@ its row shows one level up. A missing path, a symlink or a file is said as such.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,12 +43,42 @@ class Listing:
     entries: int
     not_a_folder: str = ""
     mtimes: dict[str, float] | None = None
+    folders: frozenset[str] = frozenset()  # the children one can go into
+    mounts: frozenset[str] = frozenset()  # the children listed as mount points: never looked at
+
+
+def _looked_at(folder: str, found: list[TreeSize]) -> tuple[dict[str, float], frozenset[str], frozenset[str]]:
+    """Each child's modification time and which are folders, from one look at each child that
+    is no mount point: a look at a dead `sshfs` mount waits for ever, and the worker with it
+    (the app cannot end while it waits), or the screen itself when it asked on a key."""
+    from app.core.mounts import mount_points
+    from app.core.scanner import listed_mount
+
+    real, mounts = os.path.realpath(folder), mount_points()
+    mtimes: dict[str, float] = {}
+    folders: set[str] = set()
+    mounted: set[str] = set()
+    for child in found:
+        if listed_mount(real, child.path, mounts):
+            mounted.add(child.path)
+            continue
+        try:
+            st = os.lstat(child.path)
+        except OSError:
+            continue
+        mtimes[child.path] = st.st_mtime
+        if stat.S_ISDIR(st.st_mode):
+            folders.add(child.path)
+    return mtimes, frozenset(folders), frozenset(mounted)
 
 
 def list_folder(folder: str) -> Listing:
     """`folder`'s children as the scanner measures them (a worker calls this)."""
-    from app.core.scanner import children, scan
+    from app.core.mounts import mount_points
+    from app.core.scanner import children, listed_mount, scan
 
+    if listed_mount(os.path.realpath(os.path.dirname(folder)), folder, mount_points()):
+        return Listing(folder, [], 0, 0, "mount")
     try:
         st = os.lstat(folder)
     except OSError:
@@ -57,14 +88,9 @@ def list_folder(folder: str) -> Listing:
     if not os.path.isdir(folder):
         return Listing(folder, [], scan(folder).disk, 1, "file")
     found = children(folder)
-    mtimes: dict[str, float] = {}
-    for child in found:
-        try:
-            mtimes[child.path] = os.lstat(child.path).st_mtime
-        except OSError:
-            pass
+    mtimes, folders, mounts = _looked_at(folder, found)
     return Listing(folder, found, sum(c.disk for c in found) + st.st_blocks * 512,
-                   sum(c.entries for c in found), mtimes=mtimes)
+                   sum(c.entries for c in found), mtimes=mtimes, folders=folders, mounts=mounts)
 
 
 class DiskScreen(ClaudettoScreen):
@@ -131,16 +157,17 @@ class DiskScreen(ClaudettoScreen):
         table = self.query_one("#disk", Table)
         table.clear()  # a new folder: a new list, not a refresh
         what = {"gone": "gone: nothing here any more", "symlink": "a symlink: not followed",
-                "file": f"a file, {fmt.size(listing.total)}"}
+                "file": f"a file, {fmt.size(listing.total)}", "mount": "a mount point: not looked at"}
         if listing.not_a_folder:
             self.show_title(what[listing.not_a_folder])
             return
         biggest = max((c.disk for c in listing.children), default=0) or 1
         for child in listing.children:
             name = os.path.basename(child.path)
-            is_dir = child.folders > 0 and not os.path.islink(child.path)
+            mark = "/" if child.path in listing.folders else "/ (a mount point: not looked at)" if (
+                child.path in listing.mounts) else ""
             table.add_row(fmt.size(child.disk), Text(fmt.bar(child.disk / biggest, BAR_WIDTH), style="cyan"),
-                          f"{child.entries:,}", Text(name + ("/" if is_dir else ""), no_wrap=True), key=child.path)
+                          f"{child.entries:,}", Text(name + mark, no_wrap=True), key=child.path)
         self.sort_rows()
         table.move_to(self.came_from)
         count = len(listing.children)
@@ -179,7 +206,11 @@ class DiskScreen(ClaudettoScreen):
 
     def action_open(self) -> None:
         path = self.query_one("#disk", Table).cursor_key()
-        if path and os.path.isdir(path) and not os.path.islink(path):
+        if self.listing is None or not path:
+            return
+        if path in self.listing.mounts:  # what the worker saw: a look at it here could wait for ever
+            self.notify("A mount point: another file system, not looked at.")
+        elif path in self.listing.folders:
             self.open(path)
 
     def action_up(self) -> None:

@@ -1,0 +1,63 @@
+"""The dashboard attacked a seventeenth time: hung mounts, doubled keys, names and sizes.
+
+Real sandbox, real git, real folders, real processes, real FUSE mounts, the pilot."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from app.sandbox import Sandbox
+from app.screens.disk import DiskScreen
+from app.widgets.table import Table
+from tests.support import hung_fuse_mounts
+from tests.tui.conftest import make_app, notes, old_output_beside, outputs_rows, wait_for
+
+SIZE = (120, 36)
+
+
+@contextmanager
+def output_with_a_dead_mount(box: Sandbox, name: str) -> Iterator[Path]:
+    """A month-old recorded output folder holding a file and `remote`, an `sshfs` whose host
+    went away (every look at the mount point waits); the mount is cut when the block ends."""
+    folder, _mine = old_output_beside(box, name, f"{name}-mine", "0e5d0c6a-1111-4222-8333-9444555566aa")
+    with hung_fuse_mounts() as mount:
+        mount(folder / "remote")
+        yield folder
+
+
+def disk_title(app: Any) -> str:
+    return str(app.screen.query_one("#disk-title").render())
+
+
+async def test_browsing_an_output_with_a_dead_mount_inside_lists_it_and_never_waits(box: Sandbox) -> None:
+    """HANG. `b` on an output folder holding a dead `sshfs` mount: the disk browser's worker
+    looked at the mount point (its modification time) and waited for ever: the title said
+    `measuring…` for good, and the app could not end (its worker never returned). Now the
+    mount point is listed (a mount, never looked at) beside the folder's other entries."""
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        with output_with_a_dead_mount(box, "tmp.RemoteWork") as folder:
+            app.store.refresh()
+            table = await outputs_rows(pilot, app)
+            await wait_for(pilot, lambda: f"gc:{folder}" in table.keys_in_order())
+            assert table.move_to(f"gc:{folder}")
+            await pilot.pause()
+            await pilot.press("b")
+            await wait_for(pilot, lambda: isinstance(app.screen, DiskScreen))
+            try:
+                await wait_for(pilot, lambda: "measuring" not in disk_title(app), timeout=10)
+            finally:
+                shown = disk_title(app)
+            listing = app.screen.query_one("#disk", Table)
+            assert sorted(os.path.basename(p) for p in listing.keys_in_order()) == ["blob.bin", "remote"]
+            assert "mount point" in " ".join(cell.plain for cell in listing.get_row(str(folder / "remote")))
+            assert listing.move_to(str(folder / "remote"))
+            await pilot.pause()
+            await pilot.press("right")  # going in would look at it: said, not waited on
+            await wait_for(pilot, lambda: any("mount point" in n for n in notes(app)), timeout=5)
+            assert app.screen.folder == str(folder)
+        assert "2 entries" in shown, shown
