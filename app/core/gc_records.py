@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core import paths
+from app.core.hung_mounts import reachable
 from app.core.log import log
 from app.core.manifest_paths import manifest_paths
 from app.core.node_globals import node_globals
@@ -112,11 +113,9 @@ def _as_record(raw: dict[str, Any], session: str, stem: str = "") -> OutputRecor
 def read_records(session: str | None = None, *, links: bool = False) -> list[OutputRecord]:
     """Every recorded output (of one session when given), oldest record first. A record
     with evidence counts only while it holds (`_proven`); one without (older versions) counts.
-    `links`: also one whose path a link took (the sweep's, to report it `skip` and drop it)."""
-    if session is not None:
-        files = [(session, os.fspath(paths.gc_records_file(session)))]
-    else:
-        files = records_files()
+    `links`: also one whose path a link took (the sweep's, to report it `skip` and drop it). One
+    whose path or cwd lies on a remote mount that does not answer is passed over (`reachable`)."""
+    files = [(session, os.fspath(paths.gc_records_file(session)))] if session is not None else records_files()
     found: list[OutputRecord] = []
     for sid, name in files:
         data = normal_records(_read_file(name), sid)
@@ -129,6 +128,8 @@ def read_records(session: str | None = None, *, links: bool = False) -> list[Out
             record = _as_record(raw, str(data.get("session") or sid), sid)
             if record is None:
                 log(f"gc records: ignored a bad record in {name}: {str(raw)[:200]}")
+            elif not (reachable(record.path) and reachable(record.cwd)):
+                pass  # on a remote mount that stopped answering: never looked at, never removed
             elif (_proven(record.path, raw["evidence"]) if "evidence" in raw else not born_after(record)
                   ) or links and os.path.islink(record.path):  # rule 3: `skip`, the record dropped
                 found.append(record)

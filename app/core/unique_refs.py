@@ -147,10 +147,13 @@ def _candidates() -> Iterator[str]:
 
 
 def _subfolders(folder: str) -> list[str]:
-    """The real folders directly in `folder` (none when it cannot be listed)."""
+    """The real folders directly in `folder` (none when it cannot be listed), but a remote mount
+    that does not answer: every look into it would wait (app/core/hung_mounts.py)."""
+    from app.core.hung_mounts import reachable
+
     try:
         with os.scandir(folder) as it:
-            return [e.path for e in it if e.is_dir(follow_symlinks=False)]
+            return [e.path for e in it if e.is_dir(follow_symlinks=False) and reachable(e.path)]
     except OSError:
         return []
 

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_red_team_12_gc import call, pushed_project, week_later
-from tests.support import SandboxEnv
+from tests.core.test_red_team_12_gc import SID, call, pushed_project, shift_records, week_later
+from tests.support import SandboxEnv, hung_fuse_mounts, run_cli, set_mtime
+
+DAY = 86_400
 
 
 def skill_in_temp(project: Path) -> Path:
@@ -121,3 +123,34 @@ def test_a_temp_folder_claudes_files_do_not_lead_into_still_goes(sandbox: Sandbo
     (sandbox.config / "CLAUDE.md").write_text(f"Scratch went to {folder} once; @{other}/SKILL.md\n")
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("removed", "age"), entries
+
+
+
+@pytest.mark.parametrize("where", ["home", "project"])
+def test_a_mount_that_stopped_answering_holds_no_sweep(sandbox: SandboxEnv, where: str) -> None:
+    """HANG. An `sshfs` mounted at `~/remote` whose host went away (a laptop offline): every
+    look at it waits. The sweep reads the home's folders (and the project of each record's
+    cwd) for what leads into an old output, and `claudetto gc` waited for ever there, holding
+    the sweep's lock: no session start or end swept again. Now a folder on a remote mount
+    that does not answer is passed over, as the cleanup does with a known project there, and
+    the rest is judged; a record whose session worked there (its project cannot be read) waits
+    until the mount answers again."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    if where == "project":  # the session worked in a project on the mount while it answered
+        file = sandbox.state / "gc" / f"{SID}.json"
+        data = json.loads(file.read_text())
+        for record in data["records"]:
+            record["cwd"] = str(sandbox.home / "remote" / "proj")
+        file.write_text(json.dumps(data))
+    shift_records(sandbox.state, -8 * DAY)
+    set_mtime(folder, 8 * DAY)
+    with hung_fuse_mounts() as mount:
+        mount(sandbox.home / "remote")
+        done = run_cli("gc", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    entries = {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
+    if where == "home":
+        assert entries[str(folder)] == ("removed", "age"), entries
+    else:  # its project cannot be read: what it names is unknown, and the record is passed over
+        assert str(folder) not in entries and folder.is_dir(), entries
