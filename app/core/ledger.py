@@ -294,8 +294,12 @@ def ledger_files() -> list[LedgerFile]:
     """Every entry, oldest edit first, judged against the disk now. Writes nothing. Raises
     OSError when ledger.json is there but cannot be read (a FIFO in its place, no access):
     the user sees why, not an empty ledger."""
+    from app.core.hung_mounts import reachable
+    from app.core.ledger_look import _UNREADABLE
+
     files = files_of(read_json(paths.ledger_file_str(), empty, strict=True))
-    return [_judge(path, entry)[0] for path, entry in trusted(files)]
+    # a file on a remote mount that does not answer is not looked at (a look waits for ever)
+    return [_judge(path, entry, None if reachable(path) else _UNREADABLE)[0] for path, entry in trusted(files)]
 
 
 # --- judging one entry ----------------------------------------------------------------------

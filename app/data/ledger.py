@@ -25,6 +25,7 @@ class LedgerRow:
     file: LedgerFile
     before: Stat | None
     after: Stat | None
+    answers: bool = True  # False: on a remote mount that does not answer, never looked at
 
     @property
     def key(self) -> str:
@@ -34,7 +35,8 @@ class LedgerRow:
     def shown(self) -> tuple[object, ...]:
         """What the row's cells are made from (LedgerFile has no equality of its own)."""
         f = self.file
-        return (f.path, f.agent, f.session, f.hash, f.changed, f.deleted, f.told, f.edited_ns, self.before, self.after)
+        return (f.path, f.agent, f.session, f.hash, f.changed, f.deleted, f.told, f.edited_ns, self.before, self.after,
+                self.answers)
 
 
 def _edit_stat(f: LedgerFile) -> Stat | None:
@@ -55,5 +57,8 @@ def _stat_now(path: str) -> Stat | None:
 def read_ledger() -> list[LedgerRow]:
     """Every ledger file, changed ones first, then the latest edit first. Raises OSError
     when ledger.json is there but cannot be read (the screen says why)."""
-    rows = [LedgerRow(f, _edit_stat(f), _stat_now(f.path)) for f in ledger_files()]
+    from app.core.hung_mounts import reachable
+
+    rows = [LedgerRow(f, _edit_stat(f), _stat_now(f.path)) if reachable(f.path) else LedgerRow(f, _edit_stat(f), None, False)
+            for f in ledger_files()]
     return sorted(rows, key=lambda r: (not r.file.changed, -r.file.edited_ns, r.file.path))

@@ -115,13 +115,16 @@ class LedgerScreen(ClaudettoScreen):
         text.append(visible(fmt.home_path(f.path)), style="bold")  # a name as the table shows it
         text.append(f"\nlast edit by {visible(f.agent)} (session {visible(f.session[:8])}), "
                     f"{fmt.age(f.edited_ns / 1e9, now)}; content hash then {visible(f.hash)}\n")
-        if f.deleted:
+        if not row.answers:
+            text.append("not judged now: it lies on a remote mount that does not answer", style="yellow")
+        elif f.deleted:
             text.append("changed: the file was deleted after the edit", style="bold red")
         elif f.changed:
             text.append("changed after the edit by the user or a tool", style="bold yellow")
         else:
             text.append("unchanged since the edit", style="dim")
-        text.append(f"\n  at the edit: {stat_text(row.before, now)}\n  now:         {stat_text(row.after, now)}")
+        after = stat_text(row.after, now) if row.answers else "not looked at: its remote mount does not answer"
+        text.append(f"\n  at the edit: {stat_text(row.before, now)}\n  now:         {after}")
         if f.changed:
             text.append(f"\nClaude {'was told' if f.told else 'is told at its next prompt'}.")
         return text

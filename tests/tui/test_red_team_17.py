@@ -61,3 +61,37 @@ async def test_browsing_an_output_with_a_dead_mount_inside_lists_it_and_never_wa
             await wait_for(pilot, lambda: any("mount point" in n for n in notes(app)), timeout=5)
             assert app.screen.folder == str(folder)
         assert "2 entries" in shown, shown
+
+
+async def test_the_ledger_screen_lists_a_file_on_a_dead_sshfs_and_keeps_reading(box: Sandbox) -> None:
+    """HANG. Claude edited `notes.md` on an `sshfs` share whose host went away. The Ledger
+    screen's read looked at the file (the core's judgement, then its size and time now) and
+    never returned: `reading…` for good, a new stuck worker every 5 s until none was left for
+    any screen, and the app could not end. Now the file is listed, not looked at, and the
+    other files are read as before."""
+    from app.core import ledger
+    from app.widgets.detail import DetailPane
+
+    remote, here = box.project / "remote", box.project / "here.md"
+    remote.mkdir()
+    (remote / "notes.md").write_text("remote notes\n")
+    here.write_text("local\n")
+    for path in (remote / "notes.md", here):
+        assert ledger.record_file(str(path), "main", "0e5d0c6a-1111-4222-8333-9444555566bb")
+    here.write_text("changed by the user\n")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        with hung_fuse_mounts() as mount:
+            mount(remote)
+            await pilot.press("5")
+            await wait_for(pilot, lambda: app.current_mode == "ledger")
+            table = app.screen.query_one("#ledger", Table)
+            try:
+                await wait_for(pilot, lambda: str(remote / "notes.md") in table.keys_in_order(), timeout=10)
+            finally:
+                listed = table.keys_in_order()
+            assert table.move_to(str(remote / "notes.md"))
+            await pilot.pause(0.2)
+            pane = str(app.screen.query_one(DetailPane).render())
+        assert str(here) in listed, listed
+        assert "does not answer" in pane and "unchanged" not in pane, pane

@@ -1,0 +1,38 @@
+"""The commands attacked a seventeenth time: dead mounts, a state folder that is no folder,
+odd names. Real subprocesses of the command, real files, real FUSE mounts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from app.core import ledger
+from tests.support import SandboxEnv, hung_fuse_mounts, run_cli
+
+SID = "s-rt17"
+
+
+def test_the_ledger_lists_a_file_on_a_dead_sshfs_without_waiting_on_it(tmp_path: Path, sandbox: SandboxEnv) -> None:
+    """HANG. Claude edited `notes.md` on an `sshfs` share; the host went away. `claudetto
+    ledger` looked at the file (and the dashboard's Ledger screen, every 5 s, in a worker that
+    never returned) and waited for ever. Now a file on a remote mount that does not answer is
+    listed as it was last judged, not looked at, and the command answers."""
+    remote, here = tmp_path / "remote", tmp_path / "here.md"
+    remote.mkdir()
+    (remote / "notes.md").write_text("remote notes\n")
+    here.write_text("local\n")
+    assert ledger.record_file(str(remote / "notes.md"), "main", SID)
+    assert ledger.record_file(str(here), "main", SID)
+    here.write_text("changed by the user\n")
+    with hung_fuse_mounts() as mount:
+        mount(remote)
+        try:
+            done = run_cli("ledger", "--json", timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("claudetto ledger waited on the dead mount") from None
+    assert done.returncode == 0, done.stderr
+    rows = {row["path"]: row for row in json.loads(done.stdout)["files"]}
+    assert set(rows) == {str(remote / "notes.md"), str(here)}
+    assert rows[str(here)]["changed"] is True
+    assert rows[str(remote / "notes.md")]["changed"] is False
