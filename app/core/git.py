@@ -46,7 +46,7 @@ class GitFailed(Exception):
 
 class Done:
     """What one git command did. `returncode` is None when git did not run to its end
-    (it could not start, or ran out of time: `timed_out`)."""
+    (it could not start, or ran out of time or waited on a FIFO: `timed_out`)."""
 
     __slots__ = ("returncode", "stdout", "stderr", "timed_out")
 
@@ -125,15 +125,18 @@ def run(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | Non
         # (subprocess's `cwd`) sat there for a moment as a python process without HELPER_MARK,
         # and a scan of processes at that moment took it for someone using the checkout
         line[1:1] = ["-C", work_tree or git_dir]
+    from app.core.git_wait import communicate
+
     try:
-        done = subprocess.run(line, cwd="/" if git_dir is not None else None, env=environment(env), input=input,
-                              stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return Done(None, b"", "", timed_out=True)
+        with subprocess.Popen(line, cwd="/" if git_dir is not None else None, env=environment(env),
+                              stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            out, err, stopped = communicate(proc, input, timeout)  # a FIFO it waits on stops it
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Done(None, b"", f"{type(exc).__name__}: {exc}")
-    return Done(done.returncode, done.stdout, os.fsdecode(done.stderr))
+    if stopped is not None:
+        return Done(None, b"", "" if stopped == "timeout" else stopped, timed_out=True)
+    return Done(proc.returncode, out, os.fsdecode(err))
 
 
 def check_ignore(paths: list[str], *, no_index: bool = False, git_dir: str | None = None,

@@ -1,0 +1,78 @@
+"""Red team, round seventeen: the session-start cleanup and liveness, as they really run.
+
+Each test starts from something a Claude session or its user does with ordinary commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_red_team_14_cleanup import _old_folder
+from tests.core.test_red_team_14_cleanup import hung_fuse as hung_fuse  # the fixture
+from tests.support import SandboxEnv, make_repo
+
+DAY = 86_400
+CLI = [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())"]
+
+
+def _clean_within(seconds: float, started: list[subprocess.Popen[bytes]]) -> dict[str, object]:
+    """`claudetto clean --json`, which must be done within `seconds` (killed at the test's end
+    when it is not: never waited on longer)."""
+    clean = subprocess.Popen([*CLI, "clean", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started.append(clean)
+    began = time.monotonic()
+    try:
+        out, errors = clean.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"claudetto clean took more than {seconds} s")
+    assert clean.returncode == 0, errors
+    report: dict[str, object] = json.loads(out)
+    report["took_s"] = time.monotonic() - began
+    return report
+
+
+def _aged(top: Path, age_s: float) -> None:
+    """Every entry at and below `top` made `age_s` old (FIFOs and links included, not followed)."""
+    when = time.time() - age_s
+    for path in [*top.rglob("*"), top]:
+        os.utime(path, (when, when), follow_symlinks=False)
+
+
+# --- a FIFO where git reads --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fifo", [".gitignore", "docs/.gitignore", ".gitattributes", ".git/info/exclude",
+                                  ".git/index", ".git/packed-refs"])
+def test_a_fifo_git_would_read_in_an_old_session_folder_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], fifo: str) -> None:
+    """HANG. A session's scratch repository (`git init` in its scratchpad) where a script made
+    a FIFO named like a file git reads (`mkfifo .gitignore` for a log pipe, a test of a
+    tool's FIFO handling). git opens it to read and waits for a writer that never comes:
+    before, every `git status` of the cleanup's judgement waited the full 120 s of the git
+    timeout, past the whole cleanup's SWEEP_TIMEOUT_MS, at every session start, and a second
+    such folder made it four minutes. The folder is kept (unsure), quickly, and the cleanup
+    goes on to the folder after it."""
+    sid = str(uuid.uuid4())
+    folder = _old_folder(sandbox, "-srv-work", sid)
+    repo = make_repo(folder / "scratchpad" / "repo", files={"a.txt": "work\n"})
+    (repo / Path(fifo).parent).mkdir(parents=True, exist_ok=True)
+    if (repo / fifo).exists():
+        (repo / fifo).unlink()
+    os.mkfifo(repo / fifo)
+    _aged(folder, 31 * DAY)
+    other = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()), 30.5 * DAY)  # judged after it
+    report = _clean_within(45, started)
+    assert report["took_s"] < 20, report
+    assert (repo / "a.txt").is_file(), report
+    assert (repo / fifo).exists()
+    assert not other.exists(), report
+
+
