@@ -133,6 +133,7 @@ def regenerable_folders(checkout: str) -> list[str]:
     file system or another repository (a folder holding a `.git`: neither it nor anything in
     it is this checkout's scratch). A package of source with an output folder's name
     (`src/mypkg/build/__init__.py`: `untracked_output.new_source`) is no tool's output."""
+    from app.core.mounts import mount_points
     from app.core.other_vcs import holds_mark
     from app.core.unique_work import REGENERABLE
     from app.core.untracked_output import new_source
@@ -141,6 +142,7 @@ def regenerable_folders(checkout: str) -> list[str]:
         dev = os.lstat(checkout).st_dev
     except OSError:
         return []
+    points, real_top = mount_points(), os.path.realpath(checkout)
     found: list[str] = []
     pending = [""]
     while pending:
@@ -151,14 +153,14 @@ def regenerable_folders(checkout: str) -> list[str]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name in NEVER:
-                continue
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.name in NEVER or os.path.join(real_top, child) in points:
+                continue  # a mount point is never looked at: a remote one may never answer
             try:
                 if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_dev != dev:
                     continue
             except OSError:
                 continue
-            child = f"{rel}/{entry.name}" if rel else entry.name
             if os.path.lexists(os.path.join(entry.path, ".git")) or holds_mark(entry.path):
                 continue  # a submodule, a nested clone (git's or another system's): its own files
             if entry.name in REGENERABLE and not new_source(checkout, child.split("/")):
@@ -258,8 +260,10 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
         # the project's file is named by its absolute path: the verdict joins it to nothing
         return [], [(CONFIG if config == os.path.join(checkout, CONFIG) else str(config), "bad_config")]
     candidates = declared if config is not None else regenerable_folders(checkout)
-    candidates = [rel for rel in candidates if os.path.lexists(os.path.join(checkout, rel))]
-    kept: list[tuple[str, Reason]] = [(rel, "symlink") for rel in candidates if _through_link(checkout, rel)]
+    mounted = _mounted(checkout, candidates)
+    candidates = [rel for rel in candidates if rel not in mounted and os.path.lexists(os.path.join(checkout, rel))]
+    kept: list[tuple[str, Reason]] = [(rel, "in_use") for rel in mounted]
+    kept += [(rel, "symlink") for rel in candidates if _through_link(checkout, rel)]
     candidates = [rel for rel in candidates if (rel, "symlink") not in kept]
     if not candidates:
         return [], kept
@@ -275,6 +279,21 @@ def scratch_plan(checkout: str, project: str | None = None) -> tuple[list[str], 
         else:
             kept.append((rel, reason))
     return plan, kept
+
+
+def _mounted(checkout: str, rels: list[str]) -> list[str]:
+    """Which of `rels` are, hold or lie in a mount point, told from the mount table alone:
+    looking at them (a stat, a walk) would wait for ever on a remote mount that stopped
+    answering, and no removal crosses a mount anyway (`removal`)."""
+    from app.core.mounts import mount_points
+    from app.core.paths import inside, strictly_inside
+
+    points, top = mount_points(), os.path.realpath(checkout)
+    found = [rel for rel in rels for full in [os.path.join(top, rel)]
+             if any(inside(point, full) or inside(full, point) for point in points if strictly_inside(point, top))]
+    for rel in found:
+        log(f"release: {checkout}/{rel} kept: a mount point is or lies in it")
+    return found
 
 
 def _held(checkout: str, project: str | None, rels: list[str], judged: bool) -> tuple[set[str], set[str]] | None:

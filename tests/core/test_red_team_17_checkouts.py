@@ -11,13 +11,22 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.core.test_red_team_16_cleanup import NOBODY, PYTHON, as_nobody
-from tests.support import ROOT, make_repo, make_sandbox
+from tests.support import (
+    ROOT,
+    SandboxEnv,
+    hung_fuse_mounts,
+    make_repo,
+    make_sandbox,
+    pushed_repo,
+    run_cli,
+    session_checkout,
+)
 
 # --- a user who is not root: a folder of another user's inside the scratch ----------------------
 
@@ -76,3 +85,41 @@ def test_a_release_keeps_whole_a_scratch_folder_holding_another_users_folder(
     assert (package / "index.js").exists() and (cache / "deps.json").exists(), done
     entries = {Path(e["path"]).name: (e["status"], e["reason"]) for e in done["entries"]}
     assert entries["node_modules"][0] == "kept", done
+
+
+# --- a remote mount that stopped answering, inside the checkout ---------------------------------
+
+
+@pytest.fixture
+def hung_fuse() -> Iterator[Callable[[Path], None]]:
+    with hung_fuse_mounts() as mount:
+        yield mount
+
+
+@pytest.mark.parametrize("where", ["remote", "node_modules/remote"])
+def test_a_release_of_a_checkout_holding_a_dead_remote_mount_ends(
+        sandbox: SandboxEnv, tmp_path: Path, hung_fuse: Callable[[Path], None], where: str) -> None:
+    """HANG. `sshfs host:/data remote` in a session's checkout (or in its `node_modules`), the
+    host gone since: every look at the mount point waits for ever. The release listed every
+    folder of the checkout with a stat of each, and hung at the mount point: `claudetto
+    release` never returned, and the SessionEnd's detached release held the checkout's release
+    lock for good (every later release `busy`, WorktreeRemove kept it). A mount is never
+    scratch: it is told from the mount table, never looked at; a scratch folder holding one is
+    kept `in_use` unwalked."""
+    project = pushed_repo(tmp_path, {"README.md": "x\n", ".gitignore": "node_modules/\nremote/\n"})
+    tree = session_checkout(project, "work")
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)  # Claude keeps sessions files: s1 runs no more
+    (tree / "node_modules" / "left-pad").mkdir(parents=True)
+    (tree / "build").mkdir()
+    hung_fuse(tree / where)
+    try:
+        done = run_cli("release", str(tree), "--json", timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("claudetto release hung on the dead mount")
+    assert done.returncode == 0, done.stderr
+    entries = {Path(e["path"]).name: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
+    assert entries["build"] == ("removed", "scratch"), entries
+    if where == "remote":
+        assert entries["node_modules"] == ("removed", "scratch") and "remote" not in entries, entries
+    else:
+        assert entries["node_modules"] == ("kept", "in_use"), entries
