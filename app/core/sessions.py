@@ -279,27 +279,6 @@ def unsure_sessions(current_session_id: str | None = None) -> list[Session]:
     return [s for s in read_sessions(current_session_id) if s.unreadable]
 
 
-def _other_configs_sessions() -> list[Session]:
-    """The readable live sessions of the other config folders Claudes use (a second account's
-    `CLAUDE_CONFIG_DIR=~/.claude-work`; they share Claude's temp folder, which depends on the
-    uid only), found in the environment of the running processes of the same home or of the
-    same Claude temp root (`HOME=~/claude-home claude`), and of the default `~/.claude` (a
-    Claude started without the variable names no folder). A file there that cannot be read
-    while the process its name gives runs (caught half rewritten) is unsure, as one of ours:
-    passed over, the old folder of the session that Claude resumed went."""
-    seen = {os.path.realpath(paths.sessions_dir())}
-    found: list[Session] = []
-    from app.core.claude_process import config_dirs_of_processes
-
-    others = config_dirs_of_processes(os.environ.get("HOME"), paths.claude_tmp_root_str())
-    for config in [os.path.join(paths.home_str(), ".claude"), *sorted(others)]:
-        folder = os.path.realpath(os.path.join(config, "sessions"))
-        if folder not in seen:
-            seen.add(folder)
-            found += read_sessions(folder=Path(folder))
-    return found
-
-
 @dataclass(frozen=True)
 class Liveness:
     """THE inputs of "in use" at one moment: the live sessions that count, their ids, the
@@ -354,8 +333,9 @@ def liveness(current_session: str | None = None, current_cwd: str | None = None,
     one that asks for a removal) and every session of `ending_pid` (its Claude process)
     hold nothing, unless the ending one is the current one."""
     from app.core.named_sessions import earlier_and_named
+    from app.core.other_configs import other_configs_sessions
 
-    files = [s for s in [*read_sessions(current_session), *_other_configs_sessions()] if s.live]
+    files = [s for s in [*read_sessions(current_session), *other_configs_sessions()] if s.live]
     earlier = earlier_and_named(files, ending_session, current_session)
     counted = tuple(s for s in [*files, *earlier]
                     if not (ending_session and s.session_id == ending_session != current_session and s.file_named)

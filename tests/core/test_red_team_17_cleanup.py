@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,26 @@ def test_a_fifo_git_would_read_in_an_old_session_folder_never_holds_the_cleanup(
     assert not other.exists(), report
 
 
+
+
+# --- a dead remote mount a running process names ------------------------------------------------
+
+
+def test_a_claude_config_folder_on_a_dead_remote_mount_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. A second account's config folder kept on a remote mount (`CLAUDE_CONFIG_DIR=
+    ~/remote/.claude-work claude`, the `sshfs` behind `~/remote` since gone dead), the Claude
+    (or the shell that exported it) still running with our home. Every look at who is live
+    read that config folder's sessions: its real path was asked of the dead mount, which
+    never answers, and the cleanup waited for ever with its lock held. Now it is not looked
+    at (its sessions cannot be read: unsure, so nothing a session may hold goes), and the
+    cleanup ends. (`started` before `hung_fuse`: a cleanup still waiting is killed once the
+    mount is cut.)"""
+    remote = tmp_path / "remote"
+    hung_fuse(remote)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(sandbox.home), "CLAUDE_CONFIG_DIR": f"{remote}/.claude-work"}
+    started.append(subprocess.Popen(["/bin/sleep", "60"], cwd="/", env=env))
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    _clean_within(40, started)
+    assert (folder / "scratchpad" / "notes.md").is_file()
