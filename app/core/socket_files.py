@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import stat
 
+from app.core.hung_mounts import reachable
+
 _NETLINK_SOCK_DIAG = 4
 _SOCK_DIAG_BY_FAMILY = 20
 _NLM_F_REQUEST_DUMP = 0x301  # NLM_F_REQUEST | NLM_F_ROOT | NLM_F_MATCH
@@ -78,8 +80,8 @@ def add_sockets_by_name(found: set[str], table: str = "/proc/net/unix") -> None:
         if len(fields) == 8 and names_a_path(fields[7]):
             bound = os.path.normpath(os.fsdecode(fields[7]))  # as it was bound: parents unresolved
             folder = os.path.dirname(bound)
-            if folder not in real:
-                real[folder] = os.path.realpath(folder)
+            if folder not in real:  # one on a remote mount that does not answer: as it was bound
+                real[folder] = os.path.realpath(folder) if reachable(folder) else folder
             found.add(os.path.join(real[folder], os.path.basename(bound)))
 
 
@@ -149,6 +151,8 @@ def _place(name: bytes, ident: Identity, listing: dict[bytes, dict[Identity, str
     if not names_a_path(name):
         return None
     folder = name.rpartition(b"/")[0] or b"/"
+    if not reachable(os.fsdecode(folder)):
+        return None  # on a remote mount that does not answer: never looked at
     if folder not in listing:
         listing[folder] = _sockets_in(os.fsdecode(folder))
     sockets = listing[folder]

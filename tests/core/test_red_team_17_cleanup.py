@@ -100,3 +100,26 @@ def test_a_claude_config_folder_on_a_dead_remote_mount_never_holds_the_cleanup(
     folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
     _clean_within(40, started)
     assert (folder / "scratchpad" / "notes.md").is_file()
+
+
+def test_a_socket_bound_on_a_dead_remote_mount_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. A dev server listening on a unix socket in a project on a network home
+    (`~/nfs/app/run/dev.sock`), the server behind the mount since gone dead. Every look at
+    who uses a folder read the kernel's list of bound sockets and made each socket's folder a
+    real path: the look at the dead mount waited for ever, the cleanup and its lock with it.
+    Such a socket is taken as it was bound."""
+    remote = tmp_path / "nfs"
+    (remote / "app" / "run").mkdir(parents=True)
+    sock = remote / "app" / "run" / "dev.sock"
+    server = subprocess.Popen([sys.executable, "-c", "import socket, sys, time\n"
+                               "s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()\n"
+                               "print('up', flush=True); time.sleep(120)", str(sock)],
+                              cwd="/", stdout=subprocess.PIPE)
+    started.append(server)
+    assert server.stdout is not None and server.stdout.readline() == b"up\n"
+    hung_fuse(remote)  # the network home stops answering, the server still bound there
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    _clean_within(40, started)
+    assert not folder.exists()
