@@ -36,9 +36,10 @@ STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".p
                  ".Rprofile", ".Renviron", ".kube/config", ".aws/config", ".m2/settings.xml",
                  ".ipython/profile_default/ipython_config.py", ".julia/config/startup.jl")
 #: In the home, what starts programs at login: systemd user units and their login environment,
-#: desktop autostart entries, macOS's launch agents (`launchctl load`), fish's snippets.
-STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/autostart", "Library/LaunchAgents",
-                   ".config/fish/conf.d",
+#: podman's quadlets, desktop autostart entries, macOS's launch agents (`launchctl load`), fish's
+#: snippets.
+STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/containers/systemd",
+                   ".config/autostart", "Library/LaunchAgents", ".config/fish/conf.d",
                    # the snippets Fedora's `.bashrc` and oh-my-zsh source at every shell's start
                    ".bashrc.d", ".oh-my-zsh/custom")
 #: In the home, the user's own commands: a script there may run from anywhere (pip writes a
@@ -103,7 +104,11 @@ def _set_up_files(place: str, found: list[tuple[str, str]], *, home: bool) -> li
     files += [os.path.join(hooks, n) for n in _names(hooks)[:_MAX_ENTRIES] if not n.endswith(".sample")]
     budget = [_MAX_ENTRIES * len(STARTUP_FOLDERS)]
     for folder in (os.path.join(place, f) for f in STARTUP_FOLDERS if home):
-        files += [os.path.join(folder, name) for name in _names(folder)[:_MAX_ENTRIES]]
+        names = _names(folder)[:_MAX_ENTRIES]
+        files += [os.path.join(folder, name) for name in names]
+        # a unit's drop-ins: `systemctl --user edit web` writes `web.service.d/override.conf`
+        files += [os.path.join(folder, d, name) for d in names if d.endswith(".d")
+                  for name in _names(os.path.join(folder, d))[:_MAX_ENTRIES]]
         links_in(folder, found, budget)
     claude = [os.path.join(place, ".claude"), *(_config_dir() if home else ())]
     budget = [_MAX_ENTRIES * len(_CLAUDE_FOLDERS) * len(claude)]

@@ -7,7 +7,9 @@ Misses fixed:
   Claude's own folders (`ln -s "$d/my-skill" ~/.claude/skills/`), a plugin marketplace it
   registered from there (`extraKnownMarketplaces`, `plugins/known_marketplaces.json`), a file
   a `CLAUDE.md` imports from there (`@/tmp/x/guide.md`) and a macOS launch agent running from
-  there went a week later, and every later session (or login) lost them.
+  there went a week later, and every later session (or login) lost them; so did one a systemd
+  unit's drop-in (`systemctl --user edit`) or a podman quadlet names;
+- an `sshfs` in the home whose host went away held every sweep for ever.
 """
 
 from __future__ import annotations
@@ -154,3 +156,21 @@ def test_a_mount_that_stopped_answering_holds_no_sweep(sandbox: SandboxEnv, wher
         assert entries[str(folder)] == ("removed", "age"), entries
     else:  # its project cannot be read: what it names is unknown, and the record is passed over
         assert str(folder) not in entries and folder.is_dir(), entries
+
+
+@pytest.mark.parametrize("file", [".config/systemd/user/web.service.d/override.conf",
+                                  ".config/containers/systemd/db.container"])
+def test_a_unit_drop_in_or_quadlet_naming_a_temp_folder_keeps_it(sandbox: SandboxEnv, file: str) -> None:
+    """`systemctl --user edit web` writes its change into a drop-in,
+    `~/.config/systemd/user/web.service.d/override.conf` (`ExecStart=` the server the session
+    built in a temp folder); podman's quadlets (`~/.config/containers/systemd/db.container`)
+    bind-mount a folder at every login. Only the files directly in the unit folder were read."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "server").write_text("#!/bin/sh\n")
+    path = sandbox.home / file
+    path.parent.mkdir(parents=True)
+    path.write_text(f"[Service]\nExecStart=\nExecStart={folder}/server --port 8080\n" if file.endswith(".conf")
+                    else f"[Container]\nImage=postgres:16\nVolume={folder}/pgdata:/var/lib/postgresql/data\n")
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
