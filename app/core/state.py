@@ -136,8 +136,10 @@ def parse_state(raw: bytes) -> Any:
 def read_json(path: str | os.PathLike[str], default: Callable[[], Any], *, strict: bool = False) -> Any:
     """The JSON in `path`, or `default()` when it is missing, unreadable (logged: a FIFO, a
     socket, too large...) or corrupt (moved aside). With `strict` an unreadable file raises
-    its OSError instead: a command shows it rather than an empty state."""
+    its OSError instead: a command shows it rather than an empty state. Only the very file
+    read is moved aside: a writer may have put good state there while it was parsed."""
     name = os.fspath(path)
+    read_as = _identity(name)
     try:
         raw = read_regular(name)
     except FileNotFoundError:
@@ -147,13 +149,25 @@ def read_json(path: str | os.PathLike[str], default: Callable[[], Any], *, stric
             raise
         log(f"state: cannot read {name}: {exc}")
         return default()
-    if _dry_run[0]:
-        try:
-            return parse_state(raw)
-        except ValueError as exc:
+    try:
+        return parse_state(raw)
+    except ValueError as exc:
+        if _dry_run[0]:
             log(f"state: {name} is corrupt: {exc}; left where it is (a dry run writes no state)")
-            return default()
-    return _parsed(name, raw, default)
+        elif read_as is None or _identity(name) != read_as:
+            log(f"state: {name} was corrupt when read ({exc}) and has been replaced since; left as it is")
+        else:
+            move_aside(name, f"not JSON ({exc})")
+        return default()
+
+
+def _identity(name: str) -> tuple[int, int, int, int] | None:
+    """What tells a file was replaced (renamed over) or rewritten since; None when not there."""
+    try:
+        st = os.lstat(name)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 _dry_run = [False]
@@ -259,8 +273,7 @@ def write_atomic(path: str | os.PathLike[str], payload: bytes, *, mode: int = 0o
 
 
 def _leftovers(folder: str, prefix: str) -> None:
-    """The temp files of earlier writes of this file killed before their rename go
-    (`state_leftovers`); a listdir when there are none."""
+    """Temp files of killed earlier writes of this file go (`state_leftovers`)."""
     try:
         names = [n for n in os.listdir(folder or ".") if n.startswith(prefix) and n.endswith(".tmp")]
     except OSError:

@@ -4,6 +4,7 @@ them: `python -P -m hooks` with the JSON Claude sends, real files, real processe
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -103,3 +104,58 @@ def test_the_ledger_table_shows_a_latin1_byte_as_the_prompt_line_does(tmp_path: 
     row = [line for line in result.stdout.splitlines() if "caf" in line]
     assert len(row) == 1 and row[0].startswith(shown + " "), result.stdout
     assert "udce9" not in result.stdout
+
+
+# --- a reader that met a corrupt ledger never sets aside the good one a writer put there since ---
+
+
+def _opened(pid: int, name: Path, deadline: float) -> bool:
+    """Whether process `pid` holds `name` open (polled until `deadline`)."""
+    while time.monotonic() < deadline:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == str(name):
+                        return True
+                except OSError:
+                    continue
+        except OSError:
+            return False
+        time.sleep(0.0005)
+    return False
+
+
+def test_a_prompt_that_read_a_corrupt_ledger_leaves_the_good_one_written_meanwhile(tmp_path: Path) -> None:
+    """LOST RECORD. A prompt hook read a corrupt ledger.json (a long one takes seconds to
+    parse); meanwhile an edit's hook, under the lock, set that file aside and wrote the good
+    ledger with its entry. The prompt hook, done parsing, then moved aside whatever was at the
+    name by now: the good ledger, as "corrupt". Every entry was gone from the ledger, and the
+    user's next change to those files was never told. A reader now sets aside only the very
+    file it read."""
+    work = tmp_path / "a.py"
+    work.write_text("x = 1\n")
+    edit(work)
+    ledger_file = paths.ledger_file()
+    good = ledger_file.read_bytes()
+    item = b'{"a": 1, "b": [1, 2], "c": {"d": null}}, '
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_bytes(b'{"version": 1, "files": {}, "x": [' + item * (24 * 2**20 // len(item)) + b"1] !")
+    os.replace(corrupt, ledger_file)
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "another-session", "cwd": str(tmp_path),
+               "transcript_path": "/t.jsonl", "prompt": "go on"}
+    reader = execed(subprocess.Popen([sys.executable, "-P", "-m", "hooks"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path))
+    assert reader.stdin is not None
+    reader.stdin.write(json.dumps(payload).encode())
+    reader.stdin.close()
+    try:
+        assert _opened(reader.pid, ledger_file, time.monotonic() + 30), "the prompt hook never opened the ledger"
+        fresh = tmp_path / "fresh.json"
+        fresh.write_bytes(good)
+        os.replace(fresh, ledger_file)  # what a writer does once it has set the corrupt one aside
+        assert reader.wait(timeout=120) == 0
+    finally:
+        reader.kill()
+        reader.wait()
+    assert ledger_file.exists(), "the good ledger was set aside as corrupt"
+    assert str(work) in entries()
