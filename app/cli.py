@@ -1,10 +1,9 @@
-"""The command line: `claudetto [--demo|--read-only]` starts the TUI; subcommands print
-tables, or with `--json` one JSON document (CONTRACT "Commands"). Exit codes: 0 success, 1 an
-error (one clear line on stderr, no traceback), 2 a usage error. One function per subcommand;
-each calls the core and only formats what it returns. `--demo`, `--read-only` and `--json` hold before or after the subcommand's name (so
-`claudetto-gc --read-only` works): `--read-only` turns every command that takes `--dry-run` into
-a dry run and says so in one stderr line; `--demo` runs the subcommand on a generated sandbox
-(the one the TUI's `--demo` uses) that is removed when it is done.
+"""The command line: `claudetto [--demo|--read-only]` starts the TUI; subcommands print tables, or with `--json`
+one JSON document (CONTRACT "Commands"). Exit codes: 0 success, 1 an error (one clear line on stderr naming the
+command, no traceback), 2 a usage error. One function per subcommand; each calls the core and only formats what it
+returns. `--demo`, `--read-only` and `--json` hold before or after the subcommand's name (so `claudetto-gc --read-only`
+works): `--read-only` turns every command that takes `--dry-run` into a dry run and says so in one stderr line;
+`--demo` runs the subcommand on a generated sandbox (the one the TUI's `--demo` uses) that is removed when it is done.
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ class CommandError(Exception):
 
 
 def emit_json(document: Any) -> None:
-    """ASCII with JSON escapes: valid UTF-8 JSON under any locale, and a name that is not UTF-8
-    (held as surrogate escapes) is written as its escape, as the state files hold it."""
+    """ASCII with JSON escapes: valid under any locale; a name not UTF-8 is written as its escape."""
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=True) + "\n")
 
 
@@ -43,8 +41,7 @@ def emit_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None
 
 
 def _said_for_people(line: str) -> None:
-    """A line for a person beside a report that scripts read: on stderr, so the report's
-    stdout lines (CONTRACT "Plain-text report") stay exactly what they are."""
+    """A line for a person beside a report scripts read: on stderr, the report's stdout stays exact."""
     sys.stderr.write(line + "\n")
 
 
@@ -303,10 +300,8 @@ class _ShowVersion(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="claudetto",
-        description="Keeps the disk and the memory of Claude Code sessions clean.",
-    )
+    parser = argparse.ArgumentParser(prog="claudetto",
+                                     description="Keeps the disk and the memory of Claude Code sessions clean.")
     _front_flags(parser, False)
     parser.add_argument("--json", action="store_true", help="with a command: one JSON document on stdout")
     parser.add_argument("--version", action=_ShowVersion, nargs=0, help="print claudetto's version and exit")
@@ -376,8 +371,11 @@ def _demo_paths(args: argparse.Namespace, root: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    name = "claudetto"
     try:  # parsing too: `--version` into a full disk or a closed pipe is no traceback either
-        return run_command(build_parser().parse_args(argv))
+        args = build_parser().parse_args(argv)
+        name += f" {args.command}" if args.command else ""
+        return run_command(args)
     except CommandError as exc:  # one line whatever a path in it holds (printable escapes a newline)
         sys.stderr.write(f"{printable(str(exc))}\n")
         return 2 if isinstance(exc, UsageError) else 1
@@ -387,7 +385,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         os._exit(0)
     except Exception as exc:  # noqa: BLE001 - the contract: one clear line, never a traceback
-        sys.stderr.write(f"claudetto: {type(exc).__name__}: {printable(str(exc))}\n")
+        said = ((f"{exc.filename}: " if isinstance(exc.filename, str) else "") + (exc.strerror or str(exc))
+                if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}")  # a state file: its path, not a repr
+        sys.stderr.write(f"{printable(f'{name}: {said}')}\n")
         return 1
 
 

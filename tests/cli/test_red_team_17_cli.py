@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from app.core import ledger
 from tests.support import SandboxEnv, hung_fuse_mounts, run_cli
 
@@ -36,3 +38,22 @@ def test_the_ledger_lists_a_file_on_a_dead_sshfs_without_waiting_on_it(tmp_path:
     assert set(rows) == {str(remote / "notes.md"), str(here)}
     assert rows[str(here)]["changed"] is True
     assert rows[str(remote / "notes.md")]["changed"] is False
+
+
+@pytest.mark.parametrize("args", [["ledger", "--json"], ["ledger"], ["gc", "--json"], ["gc"]])
+def test_a_state_folder_that_is_a_file_is_said_in_one_clear_line(tmp_path: Path, sandbox: SandboxEnv,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   args: list[str]) -> None:
+    """WRONG MESSAGE. CLAUDETTO_HOME named a file (a typo in an rc file): `claudetto ledger`
+    said `claudetto: NotADirectoryError: [Errno 20] Not a directory: '…/ledger.json'`, a
+    Python class and a quoted repr, naming no command. Now the line names the command, the
+    path as it is and what is wrong, and nothing reaches stdout."""
+    state = tmp_path / "claudetto-state"
+    state.write_text("not a folder\n")
+    monkeypatch.setenv("CLAUDETTO_HOME", str(state))
+    done = run_cli(*args)
+    assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"claudetto {args[0]}: {state}/"), done.stderr
+    assert "Not a directory" in done.stderr, done.stderr
+    assert "Error" not in done.stderr and "[Errno" not in done.stderr and "'" not in done.stderr, done.stderr
