@@ -111,15 +111,18 @@ def uids_of(pid: int, known: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
 
 def another_users_started_here(pid: int, owners: dict[int, tuple[int, ...]]) -> bool:
     """Whether a process whose folders cannot be read runs as another user (`sudo`, a
-    setuid program) yet was started by one of this user's processes: `sudo -s` in a
-    worktree, `sudo make` in a scratch folder. What it works in is unknown, so every folder
-    is unsure. A process of this user's own that hides itself (ssh-agent) and a daemon of
-    another user that no process of ours started stay passed over: nothing ties them here,
-    and counting them would keep everything for ever."""
+    setuid program) yet was started by one of this user's processes (`sudo -s` in a
+    worktree) or, its terminal gone, by a parent of this user's login (`sudo server &`:
+    `login_uid`; a login's first process, sshd's, has a parent of no login). Its folders are
+    unknown: all unsure. One of ours that hides itself (ssh-agent), another user's daemon no
+    login of ours started: passed over (counted, they would keep everything for ever)."""
+    from app.core.login_uid import login_uid
+
     me = os.getuid()
     if set(uids_of(pid, owners)) <= {me}:
         return False
-    return any(uids_of(parent, owners)[:1] == (me,) for parent in ancestors(pid))
+    above = ancestors(pid)
+    return any(uids_of(p, owners)[:1] == (me,) for p in above) or login_uid(pid) == login_uid(above[0] if above else 1) == me
 
 
 def _proc_stat(pid: int) -> tuple[int, str] | None:

@@ -18,6 +18,8 @@ import pytest
 
 from tests.core.test_red_team_14_cleanup import _old_folder
 from tests.core.test_red_team_14_cleanup import hung_fuse as hung_fuse  # the fixture
+from tests.core.test_red_team_16_cleanup import NOBODY, _clean_as_nobody, as_nobody
+from tests.core.test_red_team_16_cleanup import nobody_sandbox as nobody_sandbox  # the fixture
 from tests.support import SandboxEnv, make_repo
 
 DAY = 86_400
@@ -123,3 +125,53 @@ def test_a_socket_bound_on_a_dead_remote_mount_never_holds_the_cleanup(
     folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
     _clean_within(40, started)
     assert not folder.exists()
+
+
+# --- a root process a user started, then left ----------------------------------------------------
+
+
+def _can_set_loginuid() -> bool:
+    done = subprocess.run(["sh", "-c", "echo 4294967295 > /proc/self/loginuid"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+@as_nobody
+@pytest.mark.skipif(os.geteuid() != 0 or not _can_set_loginuid(), reason="needs root to set a loginuid")
+def test_a_root_process_a_user_started_with_sudo_and_left_keeps_that_users_old_folder(
+        nobody_sandbox: tuple[SandboxEnv, dict[str, str]]) -> None:
+    """LOSS. `cd <old session folder>/scratchpad && sudo python3 -m http.server 80 &`, then the
+    user closed the terminal: `sudo` and its command are root's and no longer below any
+    process of the user, so a cleanup run by that user (who cannot read where root's
+    processes work) passed them over, and emptied the folder the server serves from. The
+    kernel's audit login uid (`/proc/<pid>/loginuid`, readable by every user) still names the
+    user who logged in: a process of another user whose parent carries this user's login uid
+    was started in this user's login session, as `sudo` starts it. Unsure: kept while it
+    runs. (Here the login uid is set by hand, as the login's PAM does.)"""
+    env, variables = nobody_sandbox
+    folder = env.root / "ctmp" / f"claude-{NOBODY}" / "-work-site" / str(uuid.uuid4())
+    served = folder / "scratchpad"
+    served.mkdir(parents=True)
+    (served / "index.html").write_text("the site\n")
+    for path in (folder.parent.parent, folder.parent, folder, served, served / "index.html"):
+        os.chown(path, NOBODY, NOBODY)
+    _aged(folder, 40 * DAY)
+    # `sudo` (root, the user's login uid) and below it the command, both in the folder; their
+    # parent is no process of the user's (the terminal is gone)
+    sudo = subprocess.Popen(["sh", "-c", f"echo {NOBODY} > /proc/self/loginuid; sleep 120 & wait"],
+                            cwd=served, start_new_session=True)
+    children: list[str] = []
+    try:
+        deadline = time.monotonic() + 5
+        while not children:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+            children = Path(f"/proc/{sudo.pid}/task/{sudo.pid}/children").read_text().split()
+        report = _clean_as_nobody(variables)
+        assert (served / "index.html").is_file(), report
+    finally:
+        for child in children:
+            os.kill(int(child), 9)
+        sudo.kill()
+        sudo.wait()
+    report = _clean_as_nobody(variables)  # the server stopped: the old folder goes
+    assert not folder.exists(), report
