@@ -131,7 +131,7 @@ def run(args: Iterable[str], *, git_dir: str | None = None, work_tree: str | Non
         with subprocess.Popen(line, cwd="/" if git_dir is not None else None, env=environment(env),
                               stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-            out, err, stopped = communicate(proc, input, timeout)  # a FIFO it waits on stops it
+            out, err, stopped = communicate(proc, input, timeout, watch=not hooks)  # stopped on a FIFO
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Done(None, b"", f"{type(exc).__name__}: {exc}")
     if stopped is not None:

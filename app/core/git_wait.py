@@ -25,10 +25,11 @@ LOOK_S = 0.5
 _FIFO_WAITS = frozenset({b"wait_for_partner", b"pipe_wait", b"fifo_open"})
 
 
-def communicate(proc: subprocess.Popen[bytes], data: bytes | None,
-                timeout: float | None) -> tuple[bytes, bytes, str | None]:
+def communicate(proc: subprocess.Popen[bytes], data: bytes | None, timeout: float | None,
+                watch: bool = True) -> tuple[bytes, bytes, str | None]:
     """`proc`'s output and None; or empty output and why it was stopped: "timeout", or the
-    FIFO one of its processes waited to open."""
+    FIFO one of its processes waited to open (looked for when `watch`: not while git runs
+    the repository's hooks, the user's programs, which may wait on a FIFO of theirs)."""
     end = None if timeout is None else time.monotonic() + timeout
     while True:
         step = LOOK_S if end is None else max(0.0, min(LOOK_S, end - time.monotonic()))
@@ -37,7 +38,7 @@ def communicate(proc: subprocess.Popen[bytes], data: bytes | None,
             return out, err, None
         except subprocess.TimeoutExpired:
             data = None  # written already: a second call may not send it again
-        waiting = fifo_waiter(proc.pid)
+        waiting = fifo_waiter(proc.pid) if watch else None
         if waiting is None and (end is None or time.monotonic() < end):
             continue
         for pid in {proc.pid, *(waiting[:1] if waiting else ())}:

@@ -175,3 +175,32 @@ def test_a_root_process_a_user_started_with_sudo_and_left_keeps_that_users_old_f
         sudo.wait()
     report = _clean_as_nobody(variables)  # the server stopped: the old folder goes
     assert not folder.exists(), report
+
+
+def test_git_running_the_users_own_programs_may_wait_on_a_fifo_of_theirs(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """A git that judges is stopped once it waits to open a FIFO; one that runs the
+    repository's hooks (WorktreeCreate's `git worktree add`) runs the user's programs, which
+    may wait on a FIFO of theirs for a while (here: an alias reading one its writer opens a
+    second later): that one is let be."""
+    import threading
+
+    from app.core import git as git_adapter
+
+    repo = make_repo(tmp_path / "repo")
+    fifo = tmp_path / "pipe"
+    alias = ["-c", f"alias.wait=!cat {fifo}", "wait"]
+    for hooks, ok in ((True, True), (False, False)):
+        os.mkfifo(fifo)
+        writer = threading.Timer(1.5, lambda: fifo.write_text("done\n"))
+        writer.start()
+        began = time.monotonic()
+        done = git_adapter.run(alias, cwd=str(repo), hooks=hooks, timeout=20)
+        took = time.monotonic() - began
+        if not ok:  # stopped: the writer finds a reader of its own, or none waits
+            with open(fifo, "rb"):
+                pass
+        writer.join()
+        fifo.unlink()
+        assert done.ok is ok, done.error
+        assert (done.text == "done\n") if ok else ("FIFO" in done.error and took < 1.5), (done.error, took)
