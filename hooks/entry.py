@@ -154,12 +154,17 @@ class Cached:
     imported, so an event reads only what it uses. `refresh` rebuilds the cache after a
     frequent event that imported a module the normal way."""
 
-    def __init__(self, path: str, fd: int, base: int, entries: "dict[str, tuple[Any, ...] | None]") -> None:
+    def __init__(self, path: str, fd: int, base: int, entries: "dict[str, tuple[Any, ...] | None]",
+                 places: tuple[str, ...] = ()) -> None:
         self.path = path
         self.fd = fd
         self.base = base
         self.entries = entries
         self.missed: list[str] = []  # asked for and not served: imported the normal way, if at all
+        # the folders whose sources it may serve: claudetto's own and this interpreter's. A
+        # folder copied with its __pycache__ (`cp -a`, `rsync -a`) brings a cache naming the
+        # original's sources: served, they would run the original's code in the copy
+        self.places = places
 
     @classmethod
     def install(cls) -> "Cached | None":
@@ -185,7 +190,8 @@ class Cached:
                 entries, base = dict(index[2]), 4 + size
         except Exception:  # noqa: BLE001 - missing, unreadable or foreign: imported the normal way
             pass
-        finder = cls(path, fd, base, entries)
+        places = tuple(dict.fromkeys(f"{p.rstrip('/')}/" for p in (root, sys.prefix, sys.base_prefix) if p))
+        finder = cls(path, fd, base, entries, places)
         sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
         return finder
 
@@ -221,7 +227,7 @@ class Cached:
     def _load(self, name: str) -> object:
         """The code of `name` when the cache holds it and its source is unchanged, else None."""
         entry = self.entries.get(name)
-        if entry is None:
+        if entry is None or not entry[0].startswith(self.places):
             return None
         import marshal
         import os

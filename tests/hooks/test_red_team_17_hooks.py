@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 from app.core import paths
-from tests.hooks.test_ledger_hooks import edit, entries, log_text, prompt
+from tests.hooks.test_ledger_hooks import SID, edit, entries, log_text, prompt
 from tests.support import execed, run_cli
 
 # --- a writer killed halfway leaves its temp file; the next write of that file removes it ----
@@ -159,3 +160,39 @@ def test_a_prompt_that_read_a_corrupt_ledger_leaves_the_good_one_written_meanwhi
         reader.wait()
     assert ledger_file.exists(), "the good ledger was set aside as corrupt"
     assert str(work) in entries()
+
+
+# --- a copy of claudetto (with its __pycache__) runs its own code, not the original's ----------
+
+
+def test_a_copied_install_runs_its_own_code_not_the_folder_it_was_copied_from(tmp_path: Path) -> None:
+    """STALE CODE. `cp -a` (or `rsync -a`) of a claudetto folder takes `hooks/__pycache__`
+    along, and with it the import cache, whose entries name the ORIGINAL folder's sources by
+    absolute path. The copy's hooks then ran the original's `app` (the package and every
+    module under it, cached or not) for as long as the original stayed unchanged: a `git
+    pull` or a fix in the copy (the install settings point at) never took effect. The cache
+    now serves only modules of its own folder or of the running interpreter."""
+    from app.core.setup import entry_code
+    from hooks.entry import CACHE_FORMAT  # noqa: F401 - the cache layout this test relies on
+
+    root = Path(__file__).resolve().parents[2]
+    work = tmp_path / "a.py"
+    work.write_text("x = 1\n")
+    edit(work)
+    work.write_text("x = 2\n")
+    assert prompt(tmp_path)  # both routes ran: the original's cache holds the modules they use
+    cache = root / "hooks" / "__pycache__" / f"hot-imports.{sys.implementation.cache_tag}.marshal"
+    assert cache.exists(), "the original folder has no import cache to copy"
+    copy = tmp_path / "copy"
+    for part in ("app", "hooks"):
+        shutil.copytree(root / part, copy / part, symlinks=True)
+    line_module = copy / "app" / "core" / "ledger_line.py"
+    line_module.write_text(line_module.read_text().replace('f"The user or a tool changed `', 'f"COPY: changed `'))
+    work.write_text("x = 3\n")
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+               "transcript_path": "/t.jsonl", "prompt": "go on"}
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", entry_code(str(copy))], input=json.dumps(payload).encode(),
+                            capture_output=True, cwd=tmp_path, timeout=60, check=False)
+    assert result.returncode == 0 and result.stderr == b"", result
+    told = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert told.startswith("COPY: changed `"), told
