@@ -3,7 +3,8 @@ reclaimable and kept bytes, and what is marked. It listens to the store's signal
 never polls on its own.
 
 Parts are dropped by priority until the line fits: the marked count and total, and the
-reclaimable total, always stay (a user who marked rows must see what is about to go).
+reclaimable total, always stay (a user who marked rows must see what is about to go); the
+tabs give way before them, the current screen's name last.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from app import format as fmt
 from app.screens.base import claudetto
 
 Part = tuple[int, Text]  # (priority: higher stays longer, text)
+TABS = 6  # the tabs' priority: below what is reclaimable and what is marked
 
 
 class TotalsBar(Static):
@@ -40,19 +42,20 @@ class TotalsBar(Static):
     def on_resize(self) -> None:
         self.show_totals()
 
-    def parts(self, wide: bool, named: bool = True) -> list[Part]:
-        """The line's parts; `wide`: long words, `named`: every screen's name in the tabs."""
+    def parts(self, wide: bool, named: bool = True, others: bool = True) -> list[Part]:
+        """The line's parts; `wide`: long words, `named`: every screen's name in the tabs,
+        `others`: the tabs of the screens not shown."""
         app = claudetto(self.app)
         store = app.store
         tabs = Text()
-        for key, mode, title in app.tabs:
+        for key, mode, title in [tab for tab in app.tabs if others or tab[1] == self.current]:
             # a click on a tab shows its screen: a person with a mouse needs no key for it
             click = Style.from_meta({"@click": f"app.switch_mode({mode!r})"})
             if mode == self.current:
                 tabs.append(f" {key} {title} ", style=Style.parse("reverse bold") + click)
             else:
                 tabs.append(f" {key}{' ' + title if named else ''} ", style=Style(dim=True) + click)
-        parts: list[Part] = [(9, tabs)]
+        parts: list[Part] = [(TABS, tabs)]
         if wide:
             parts.insert(0, (1, Text("claudetto", style="bold")))
         live = sum(1 for s in store.sessions if s.live)
@@ -83,6 +86,10 @@ class TotalsBar(Static):
         if len(line) > width:
             parts = self.parts(wide=False, named=False)
             while len(parts) > 1 and len(Text("  ").join(text for _p, text in parts)) > width:
-                parts.remove(min(parts, key=lambda part: part[0]))
+                lowest = min(parts, key=lambda part: part[0])
+                if lowest[0] == TABS and len(lowest[1]) > len(shown := self.parts(False, others=False)[0][1]):
+                    parts[parts.index(lowest)] = (TABS, shown)  # the current screen's tab alone, before none
+                else:
+                    parts.remove(lowest)
             line = Text("  ").join(text for _p, text in parts)
         self.update(line)

@@ -95,3 +95,28 @@ async def test_the_ledger_screen_lists_a_file_on_a_dead_sshfs_and_keeps_reading(
             pane = str(app.screen.query_one(DetailPane).render())
         assert str(here) in listed, listed
         assert "does not answer" in pane and "unchanged" not in pane, pane
+
+
+async def test_the_marked_count_and_the_reclaimable_total_stay_in_the_header_at_40_columns(box: Sandbox) -> None:
+    """LOSS of what is about to go. The header keeps the marked count and total, and what a
+    sweep would free, at any width (the other parts give way first): at 40 columns both went
+    and the screens' tabs stayed, so two rows marked on a narrow terminal (a split pane)
+    were nowhere said. Now the tabs give way before them (the current screen's name first)."""
+    from app import format as fmt
+    from app.widgets.totals import TotalsBar
+
+    app = make_app(box)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await outputs_rows(pilot, app)
+        await pilot.press("space", "space")
+        await pilot.pause(0.2)
+        line = str(app.screen.query_one(TotalsBar).render())
+        assert len(line) <= 40 - 2, line
+        assert f"marked 2 · {fmt.size(app.store.marked_total())}" in line, line
+        assert f"free {fmt.size(app.store.total('remove'))}" in line, line
+    async with make_app(box).run_test(size=(60, 12)) as pilot:
+        await outputs_rows(pilot, pilot.app)
+        await pilot.press("space")
+        await pilot.pause(0.2)
+        line = str(pilot.app.screen.query_one(TotalsBar).render())
+        assert "marked 1 · " in line and "free " in line and "3 Outputs" in line, line
