@@ -123,13 +123,29 @@ def record_dropper(real: str) -> Callable[[], None]:
     return drop
 
 
+def folder_gone(path: str) -> bool | None:
+    """True when nothing is at `path`, False when something is, None when it cannot be told
+    (a parent we may not search, a remote mount that does not answer: never looked at): only
+    a sure "gone" may be reported gone."""
+    from app.core.hung_mounts import reachable
+
+    if not reachable(path):
+        return None
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, ValueError):
+        return None
+    return False
+
+
 def gone_for_good(records: Mapping[str, object]) -> set[str]:
     """Which of the recorded checkouts (key: record) are gone for good: nothing at the path, no
     removal holding it in its trash for its last check, which may put it back (a second Claude
     starting while the first one's cleanup checks it), and its project still there: a project
     gone too may be on a drive or share not mounted now, and its checkouts come back with it.
     Their records must still be there then."""
-    from app.core.checkouts import folder_gone
     from app.core.in_flight import in_flight
 
     missing = [key for key, entry in records.items() if folder_gone(key) is True and project_here(entry)]
@@ -142,8 +158,6 @@ def gone_status(key: str, entry: object, *, dry_run: bool = False) -> str | None
     (gone for good: its record is dropped unless `dry_run`), `busy` (another removal checks
     it: it may come back), `away` (its project is gone too: a drive not mounted now, the
     record waits for it); None when it is back meanwhile."""
-    from app.core.checkouts import folder_gone
-
     if key in gone_for_good({key: entry}):
         if not dry_run:
             drop_record(key, entry)
@@ -156,8 +170,6 @@ def gone_status(key: str, entry: object, *, dry_run: bool = False) -> str | None
 
 def project_here(entry: object) -> bool:
     """Whether the project a record names is there (a record naming none: as if it were)."""
-    from app.core.checkouts import folder_gone
-
     project = entry.get("project") if isinstance(entry, dict) else None
     return not isinstance(project, str) or folder_gone(project) is False
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from app.core import paths
+from app.core.checkout_identity import folder_gone as folder_gone
 from app.core.checkout_identity import gone_for_good
+from app.core.hung_mounts import real_path
 from app.core.log import log
 from app.core.paths import inside
 from app.core.state import StateBusy, locked, read_json, update_json, write_json_atomic
@@ -139,8 +141,8 @@ def registry() -> dict[str, dict[str, Any]]:
 
 def record_of(path: str) -> tuple[str, dict[str, Any]] | None:
     """(key, record) of the checkout at `path` (spelled as recorded, or its real path)."""
-    entries, real = registry(), os.path.realpath(path)
-    for key in (path, real, *(k for k in entries if os.path.realpath(k) == real)):
+    entries, real = registry(), real_path(path)  # a record on a remote mount that does not answer: as written
+    for key in (path, real, *(k for k in entries if real_path(k) == real)):
         if key in entries:
             return key, entries[key]
     return None
@@ -321,7 +323,7 @@ def _claims(key: str, entry: dict[str, Any], session_id: str, real_cwd: str | No
     sessions = entry.get("sessions")
     if isinstance(sessions, dict) and session_id in sessions:
         return True  # a resume fires from the launch folder, before Claude enters the checkout
-    return real_cwd is not None and inside(real_cwd, os.path.realpath(key))
+    return real_cwd is not None and inside(real_cwd, real_path(key))
 
 
 def claimable(session_id: str, cwd: str | None) -> dict[str, dict[str, Any]]:
@@ -386,15 +388,3 @@ def _end_handover(entry: dict[str, Any], sessions: dict[str, Any], session_id: s
     if (theirs[0] == process[0]) if theirs and process else source == entry["handover"].get("reason"):
         sessions[old] = False
         del entry["handover"]
-
-
-def folder_gone(path: str) -> bool | None:
-    """True when nothing is at `path`, False when something is, None when it cannot be told
-    (a parent we may not search): only a sure "gone" may be reported gone."""
-    try:
-        os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except (OSError, ValueError):
-        return None
-    return False

@@ -37,7 +37,12 @@ def reachable(path: str | None) -> bool:
 def real_paths(found: list[str | None]) -> list[str]:
     """The real path of each given path; one on a remote mount that does not answer as it is
     written (normalized): still compared, never looked at."""
-    return [os.path.realpath(path) if reachable(path) else os.path.normpath(path) for path in found if path]
+    return [real_path(path) for path in found if path]
+
+
+def real_path(path: str) -> str:
+    """The real path of `path` (`real_paths`), as written when its remote mount does not answer."""
+    return os.path.realpath(path) if reachable(path) else os.path.normpath(path)
 
 
 def remote_devices() -> frozenset[int]:

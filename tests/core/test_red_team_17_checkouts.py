@@ -123,3 +123,27 @@ def test_a_release_of_a_checkout_holding_a_dead_remote_mount_ends(
         assert entries["node_modules"] == ("removed", "scratch") and "remote" not in entries, entries
     else:
         assert entries["node_modules"] == ("kept", "in_use"), entries
+
+
+def test_a_checkout_recorded_on_a_dead_remote_mount_holds_no_release_elsewhere(
+        sandbox: SandboxEnv, tmp_path: Path, hung_fuse: Callable[[Path], None]) -> None:
+    """HANG. A project on an `sshfs` share had a session checkout; the host is gone. Every
+    registry lookup made each recorded checkout a real path, a look that waits for ever on
+    that share: `claudetto release` of a checkout of another project, on the local disk,
+    never returned. A path on a remote mount that does not answer is compared as written
+    (hung_mounts.real_paths, as a session's cwd there is)."""
+    share = tmp_path / "share"
+    share.mkdir()
+    away = pushed_repo(share, {"README.md": "x\n"})
+    session_checkout(away, "there")
+    here = make_repo(tmp_path / "here", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    tree = session_checkout(here, "work")
+    (tree / "node_modules" / "left-pad").mkdir(parents=True)
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)  # Claude keeps sessions files: s1 runs no more
+    hung_fuse(share)
+    try:
+        done = run_cli("release", str(tree), "--json", timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("claudetto release hung on another project's dead mount")
+    assert done.returncode == 0, done.stderr
+    assert not (tree / "node_modules").exists(), done.stdout

@@ -3,11 +3,22 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support import commit_file, git, pushed_repo, session_checkout, session_hook
+from tests.support import (
+    SandboxEnv,
+    commit_file,
+    git,
+    hung_fuse_mounts,
+    make_repo,
+    pushed_repo,
+    run_hook,
+    session_checkout,
+    session_hook,
+)
 
 
 @pytest.fixture
@@ -56,3 +67,29 @@ def test_worktree_create_from_inside_a_checkout_of_a_project_whose_git_is_a_file
     second = Path(made.stdout.decode().strip().splitlines()[-1])
     assert second == proj / ".claude" / "worktrees" / "second", second
     assert not (first / ".claude").exists()
+
+
+def test_session_start_is_not_held_by_a_checkout_recorded_on_a_dead_remote_mount(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """HANG. A project on an `sshfs` share had a session checkout; the host is gone. Every
+    SessionStart, in any project, made each recorded checkout a real path to see whether it
+    holds the session's cwd, and waited for ever on that share: Claude's start waited out
+    the hook's timeout each time. The checkout `--resume` names by id is still claimed."""
+    share = tmp_path / "share"
+    share.mkdir()
+    away = pushed_repo(share, {"README.md": "x\n"})
+    there = session_checkout(away, "there")
+    here = make_repo(tmp_path / "here")
+    with hung_fuse_mounts() as mount:
+        mount(share)
+        try:
+            started = run_hook({"hook_event_name": "SessionStart", "session_id": "s9", "cwd": str(here),
+                                "source": "startup"}, cwd=here, timeout=30)
+            resumed = run_hook({"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(here),
+                                "source": "resume"}, cwd=here, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("SessionStart hung on a checkout recorded on a dead mount")
+    assert started.returncode == 0 and resumed.returncode == 0, (started.stderr, resumed.stderr)
+    from app.core import checkouts
+
+    assert checkouts.registry()[str(there)]["sessions"]["s1"] is True
