@@ -1,18 +1,19 @@
 """THE one list of secret-looking file names, and the search for them, and for any work,
-where git cannot look.
-
-A file matching SECRET_PATTERNS (a private key, an `.env`, credentials) is never regenerable:
-a folder holding one is kept (`dirty`). Inside a repository git finds them
-(app/core/unique_work.py asks `ls-files`); `first_secret` finds them in the rest of a
-folder: a key generated in a temp folder is as lost as an uncommitted edit once it goes.
-Inside a checkout, `unseen_changes` finds the work git status is blind to: a submodule's
-folder filled by hand, a name differing only in case, what a clean filter drops.
+where git cannot look. A file matching SECRET_PATTERNS (a private key, an `.env`,
+credentials) is never regenerable: a folder holding one is kept (`dirty`). Inside a
+repository git finds them (app/core/unique_work.py asks `ls-files`); `first_secret` finds
+them in the rest of a folder: a key generated in a temp folder is as lost as an uncommitted
+edit once it goes. Inside a checkout, `unseen_changes` finds the work git status is blind
+to: a submodule's folder filled by hand, a name differing only in case, what a clean filter
+drops. git's own files are read never waiting on a FIFO put in their place.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+
+from app.core.state import open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def _may_set_either(git_dir: str) -> bool:
     common = common_dir(git_dir)
     for path in (os.path.join(common, "config"), os.path.join(git_dir, "config.worktree")):
         try:
-            with open(path, "rb") as fh:
+            with os.fdopen(open_regular(path), "rb") as fh:
                 text = fh.read(1 << 20).lower()
         except FileNotFoundError:
             continue
@@ -346,8 +347,7 @@ def _differing(batch: bytes, work_tree: str, names: list[str]) -> Iterator[tuple
 _FILE_MAX = 1 << 30  # a filtered file bigger than this is compared by its first GiB only
 
 
-#: The mode of a submodule's entry in the index (a gitlink, 0o160000) as the index stores it: a
-#: 32-bit big-endian field of every entry.
+#: A submodule's mode in the index (a gitlink, 0o160000), a 32-bit big-endian field of each entry.
 _GITLINK_MODE = b"\x00\x00\xe0\x00"
 _INDEX_SCAN_MAX = 64 << 20  # past this many bytes of index, git is asked instead
 
@@ -389,7 +389,7 @@ def _may_hold_gitlink(git_dir: str, work_tree: str) -> bool:
         return True
     for name in names:
         try:
-            with open(os.path.join(git_dir, name), "rb") as fh:
+            with os.fdopen(open_regular(os.path.join(git_dir, name)), "rb") as fh:
                 data = fh.read(_INDEX_SCAN_MAX + 1)
         except FileNotFoundError:
             continue

@@ -53,7 +53,8 @@ def _aged(top: Path, age_s: float) -> None:
 
 
 @pytest.mark.parametrize("fifo", [".gitignore", "docs/.gitignore", ".gitattributes", ".git/info/exclude",
-                                  ".git/index", ".git/packed-refs"])
+                                  ".git/index", ".git/packed-refs", ".git/config.worktree",
+                                  ".git/sharedindex." + "0" * 40])
 def test_a_fifo_git_would_read_in_an_old_session_folder_never_holds_the_cleanup(
         sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], fifo: str) -> None:
     """HANG. A session's scratch repository (`git init` in its scratchpad) where a script made
@@ -61,8 +62,9 @@ def test_a_fifo_git_would_read_in_an_old_session_folder_never_holds_the_cleanup(
     tool's FIFO handling). git opens it to read and waits for a writer that never comes:
     before, every `git status` of the cleanup's judgement waited the full 120 s of the git
     timeout, past the whole cleanup's SWEEP_TIMEOUT_MS, at every session start, and a second
-    such folder made it four minutes. The folder is kept (unsure), quickly, and the cleanup
-    goes on to the folder after it."""
+    such folder made it four minutes. claudetto's own look at git's files for what git status
+    does not show (`config.worktree`, a split index's `sharedindex.*`) waited for ever. The
+    folder is kept (unsure), quickly, and the cleanup goes on to the folder after it."""
     sid = str(uuid.uuid4())
     folder = _old_folder(sandbox, "-srv-work", sid)
     repo = make_repo(folder / "scratchpad" / "repo", files={"a.txt": "work\n"})
