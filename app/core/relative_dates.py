@@ -15,7 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_UNITS = r"(?:second|minute|hour|day|week|month|year|decade)s?"
+_UNIT = r"(?:second|minute|hour|day|week|month|year|decade)"
+_UNITS = _UNIT + "s?"
 _COUNTS = (r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a\s+few|few|several|"
            r"some|a\s+couple\s+of|couple\s+of|many)")
 _PERIODS = (r"(?:week|weekend|month|year|quarter|sprint|night|morning|afternoon|evening|"
@@ -27,10 +28,11 @@ _PERIODS = (r"(?:week|weekend|month|year|quarter|sprint|night|morning|afternoon|
 _RELATIVE = (
     r"\b(?:yesterday|today|tomorrow|tonight|lately|nowadays|soon(?!\s+as\b)|"
     r"(?<!most\s)(?<!least\s)recently(?![\s-]+(?:used|accessed|modified|updated|opened|viewed)\b)|"
-    r"the\s+other\s+day|the\s+day\s+before(?![ \t]+\w)|just\s+now|right\s+now|"
+    r"the\s+other\s+(?:day|week)|the\s+day\s+before(?![ \t]+\w)|just\s+now|right\s+now|"
     rf"(?:last|next|this|past|coming|previous|following)\s+{_PERIODS}(?!\s+of\b)|"
     rf"(?:last|next|past|previous|coming)\s+(?:few|couple\s+of|\d+)\s+{_UNITS}|"
-    rf"{_COUNTS}\s+{_UNITS}\s+(?:ago|from\s+now)|(?:a\s+while|a\s+moment|some\s+time|not\s+long)\s+ago|"
+    rf"(?:{_COUNTS}\s+{_UNITS}|{_UNIT}s|(?:a|one)\s+fortnight|fortnights)\s+(?:ago|from\s+now)|"
+    r"(?:a\s+while|a\s+moment|some\s+time|not\s+long)\s+ago|"
     rf"(?:earlier|later)\s+this\s+{_PERIODS})\b"
 )
 _pattern: Any = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hooks.test_memory_lint import memory_dir, write
+from tests.hooks.test_memory_lint import GOOD, memory_dir, write
 
 # --- MEMORY.md: a thematic break is markup between pointers, not prose ---------------------------
 
@@ -30,3 +30,31 @@ def test_a_thematic_break_between_index_sections_is_let_through(rule: str) -> No
 def test_prose_dressed_as_a_rule_and_frontmatter_are_still_refused(content: str, named: str) -> None:
     reason = write(memory_dir() / "MEMORY.md", content)
     assert reason is not None and named in reason
+
+
+# --- relative dates: a span with no count is as relative as one with a count ----------------------
+
+
+@pytest.mark.parametrize("line, word", [
+    ("- We migrated off Mongo weeks ago.", "weeks ago"),
+    ("- The flaky test was quarantined months ago.", "months ago"),
+    ("- Billing moved to Stripe a fortnight ago.", "a fortnight ago"),
+    ("- Staging was rebuilt the other week.", "the other week"),
+    ("- The cert was renewed hours ago.", "hours ago"),
+])
+def test_a_relative_date_without_a_count_is_refused(line: str, word: str) -> None:
+    """"3 weeks ago", "a few weeks ago" and "the other day" were refused, but "weeks ago",
+    "months ago", "a fortnight ago" and "the other week" went into memory: each is as relative
+    to the day it was written, and expires as silently."""
+    reason = write(memory_dir() / "history.md", GOOD + line + "\n")
+    assert reason is not None and f'"{word}" (line 8)' in reason, reason
+
+
+@pytest.mark.parametrize("line", [
+    "- Tokens expire after seven days.",
+    "- Logs older than 30 days are deleted.",
+    "- The cache keeps entries for weeks; flush it with `make flush`.",
+    "- Old weeks are archived to `archive/` (the other weeks stay).",
+])
+def test_a_duration_is_no_relative_date(line: str) -> None:
+    assert write(memory_dir() / "ops.md", GOOD + line + "\n") is None
