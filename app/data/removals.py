@@ -23,7 +23,6 @@ from app.core.scan_tally import EntryId, entry_id, same_entry
 from app.core.verdict import Verdict
 from app.widgets.plain import visible
 
-SHOWN = 15  # lines of the kept list in a confirmation (what goes is listed in full: the list scrolls)
 Identity = EntryId | None  # a path itself (its inode and birth); None: nothing there
 
 
@@ -37,31 +36,25 @@ class Outcome:
     gone: list[str] = field(default_factory=list)
 
 
-def _listed(verdicts: list[Verdict], line: Callable[[Verdict], str], shown: int = SHOWN) -> list[str]:
-    lines = [line(v) for v in verdicts[:shown]]
-    if len(verdicts) > shown:
-        lines.append(f"  … and {len(verdicts) - SHOWN} more")
-    return lines
-
-
 def confirm_body(marked: list[Verdict], kept: list[Verdict], size_of: Callable[[Verdict], int | None],
                  width: int = 104, hidden: int = 0) -> str:
     """What goes (count, total size, every path, in the order given: a yes is to each one, so
-    none hides behind "and N more") and what is kept and why, one line each in `width` cells
-    (paths cut from the left; below 90 cells a short reason). `hidden` of those that go are
-    rows the table's filter does not show now: the question says so first."""
+    none hides behind "and N more") and what is kept and why (each kept path once, every one:
+    a path said kept with no reason reads as one the sweep forgot), one line each in `width`
+    cells (paths cut from the left; below 90 cells a short reason); the list scrolls. `hidden`
+    of those that go are rows the table's filter does not show now: the question says so first."""
     total = sum(size_of(v) or 0 for v in marked)
     wide = width >= 90
     why_width = 42 if wide else 20
     lines = [f"{hidden} of these are marked rows the filter hides now."] if hidden else []
     lines += [f"Remove {len(marked)} item{'s' if len(marked) != 1 else ''}, {fmt.size(total)}:"]
-    lines += _listed(marked, lambda v: f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} "
-                                       f"{visible(fmt.compact_path(v.path, max(16, width - 29), v.project))}",
-                     len(marked))
-    if kept:
-        lines += ["", f"Kept ({len(kept)}), and why:"]
-        lines += _listed(kept, lambda v: f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
-                                         f"{visible(fmt.compact_path(v.path, max(16, width - why_width - 3), v.project))}")
+    lines += [f"  {fmt.size(size_of(v)):>10}  {v.kind:<14} {visible(fmt.compact_path(v.path, max(16, width - 29), v.project))}"
+              for v in marked]
+    held = one_per_path(kept)  # a path two rules keep is one thing kept
+    if held:
+        lines += ["", f"Kept ({len(held)}), and why:"]
+        lines += [f"  {(fmt.reason if wide else fmt.verdict_cell)(v.action, v.reason):<{why_width}} "
+                  f"{visible(fmt.compact_path(v.path, max(16, width - why_width - 3), v.project))}" for v in held]
     lines += ["", "Each is judged again just before it goes; what is no longer removable stays."]
     return "\n".join(lines)
 

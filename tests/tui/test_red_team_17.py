@@ -120,3 +120,31 @@ async def test_the_marked_count_and_the_reclaimable_total_stay_in_the_header_at_
         await pilot.pause(0.2)
         line = str(pilot.app.screen.query_one(TotalsBar).render())
         assert "marked 1 · " in line and "free " in line and "3 Outputs" in line, line
+
+
+async def test_the_sweeps_question_gives_the_reason_of_every_kept_path(box: Sandbox) -> None:
+    """LOSS of why. The sweep's question listed 15 kept paths and then "… and 3 more": three
+    outputs the sweep keeps were said kept with no path and no reason, and a path two rules
+    keep was listed twice (and counted twice). Now each kept path is listed once, with the
+    reason of the rule that keeps it (the list scrolls, as the list of what goes does)."""
+    from app import format as fmt
+    from app.data import removals
+    from app.screens.confirm import ConfirmModal
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await outputs_rows(pilot, app)
+        kept = removals.kept_paths(app.store.rows.values())
+        assert len(kept) > 15, len(kept)  # more than the question used to list
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        body = app.screen.body
+    lines = body.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith("Kept ("))
+    assert lines[head] == f"Kept ({len(kept)}), and why:", lines[head]
+    listed = lines[head + 1:head + 1 + len(kept)]
+    assert not any("… and" in line for line in lines), body
+    for verdict in kept.values():
+        line = next((one for one in listed if one.rstrip().endswith(
+            fmt.compact_path(verdict.path, 104 - 45, verdict.project))), None)
+        assert line is not None and fmt.reason(verdict.action, verdict.reason) in line, (verdict.path, body)
