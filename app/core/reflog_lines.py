@@ -33,14 +33,19 @@ def branch_reflogs(common: str) -> list[str]:
 def reflog(path: str, *, newest: bool = False) -> list[Entry]:
     """(old commit, new commit, time, message) of each entry of one reflog file (`<old> <new>
     <who> <time> <zone>\\t<message>`), oldest first; time 0 when unreadable. `newest`: those of
-    its newest `_NEWEST` bytes. Raises GitFailed for a whole reflog over `_CAP`."""
+    its newest `_NEWEST` bytes. Raises GitFailed for a whole reflog over `_CAP`, and for one
+    that is no regular file (a FIFO in its place is never waited on: unsure)."""
+    from app.core.state import NotRegularFile, open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(open_regular(path), "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if not newest and size > _CAP:
                 raise GitFailed(f"{path}: a reflog of {size} bytes is too large to read")
             fh.seek(max(0, size - _NEWEST) if newest else 0)
             return [entry for line in fh if (entry := _entry(line)) is not None]
+    except NotRegularFile as exc:
+        raise GitFailed(str(exc)) from None
     except OSError:
         return []
 

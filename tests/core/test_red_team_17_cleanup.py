@@ -20,16 +20,16 @@ from tests.core.test_red_team_14_cleanup import _old_folder
 from tests.core.test_red_team_14_cleanup import hung_fuse as hung_fuse  # the fixture
 from tests.core.test_red_team_16_cleanup import NOBODY, _clean_as_nobody, as_nobody
 from tests.core.test_red_team_16_cleanup import nobody_sandbox as nobody_sandbox  # the fixture
-from tests.support import SandboxEnv, make_repo
+from tests.support import SandboxEnv, claude_worktree, make_repo
 
 DAY = 86_400
 CLI = [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())"]
 
 
-def _clean_within(seconds: float, started: list[subprocess.Popen[bytes]]) -> dict[str, object]:
-    """`claudetto clean --json`, which must be done within `seconds` (killed at the test's end
-    when it is not: never waited on longer)."""
-    clean = subprocess.Popen([*CLI, "clean", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _clean_within(seconds: float, started: list[subprocess.Popen[bytes]], cwd: Path | None = None) -> dict[str, object]:
+    """`claudetto clean --json` (in `cwd`), which must be done within `seconds` (killed at the
+    test's end when it is not: never waited on longer)."""
+    clean = subprocess.Popen([*CLI, "clean", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     started.append(clean)
     began = time.monotonic()
     try:
@@ -82,6 +82,24 @@ def test_a_fifo_git_would_read_in_an_old_session_folder_never_holds_the_cleanup(
 
 
 
+
+
+def test_a_fifo_in_place_of_an_old_worktrees_reflog_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """HANG. A month-old `.claude/worktrees/fix` whose HEAD reflog (`.git/worktrees/fix/logs/HEAD`)
+    a script replaced with a FIFO (a tool logging git's moves through a pipe): the look for
+    commits left behind on a detached HEAD read it with a plain open and waited for ever,
+    the cleanup's lock held. A reflog that is no regular file is unsure: the worktree is
+    kept, at once."""
+    proj = make_repo(tmp_path / "proj")
+    tree = claude_worktree(proj, "fix")
+    reflog = proj / ".git" / "worktrees" / "fix" / "logs" / "HEAD"
+    reflog.unlink()
+    os.mkfifo(reflog)
+    _aged(tree, 40 * DAY)
+    report = _clean_within(30, started, cwd=proj)
+    assert (tree / "README.md").is_file(), report
+    assert report["worktrees_kept"], report
 
 # --- a dead remote mount a running process names ------------------------------------------------
 
