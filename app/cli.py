@@ -87,17 +87,6 @@ _NO_JOURNAL = ("claudetto {name}: the journal cannot be written, so nothing it c
                "journal was removed (reason journal); see the session log")
 
 
-def _hygiene_projects(name: str, given: Sequence[str]) -> list[str] | None:
-    """PROJECT arguments checked (each an existing folder), each once: a folder named again
-    through a symlink is the same project, not a second one; None when none was given."""
-    once: dict[str, str] = {}
-    for project in given:
-        if not os.path.isdir(project):
-            raise CommandError(f"claudetto {name}: no such project folder: {project}")
-        once.setdefault(os.path.realpath(project), os.path.abspath(project))
-    return list(once.values()) or None
-
-
 def _here() -> str | None:
     try:
         return os.getcwd()
@@ -106,11 +95,12 @@ def _here() -> str | None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
+    from app.cli_projects import given_projects
     from app.core import hygiene
     from app.core.state import StateBusy
     from app.format import size as _human
 
-    projects = _hygiene_projects("clean", args.projects)
+    projects = given_projects("clean", args.projects)
     try:
         report = hygiene.run_cleanup(projects, dry_run=args.dry_run, current_cwd=_here())
     except StateBusy:
@@ -133,10 +123,11 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 
 def cmd_worktrees(args: argparse.Namespace) -> int:
+    from app.cli_projects import given_projects
     from app.core import hygiene, sessions, worktrees
     from app.format import size
 
-    given = _hygiene_projects("worktrees", args.projects)
+    given = given_projects("worktrees", args.projects)
     here = _here()
     projects = hygiene.resolve_projects(given, here) if given else hygiene.session_projects(here)
     live = sessions.liveness(current_cwd=here)
@@ -171,10 +162,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     refused = {
         "held": f"{done.path} is held by running session(s) {', '.join(done.holders)}; nothing released",
         "busy": f"another release of {done.path} is running; try again when it ends",
-        "not_managed": f"{done.path} is not a session checkout claudetto made; left alone" + (
-            "" if os.path.isdir(done.path) and not os.path.islink(done.path) else " (it is a symlink or no folder now)"),
+        "not_managed": f"{done.path} is not a session checkout claudetto made; left alone" + ("" if done.status != "not_managed"
+            or os.path.isdir(done.path) and not os.path.islink(done.path) else " (it is a symlink or no folder now)"),
         "missing": f"{done.path} is gone; its record was dropped",
-        "away": f"{done.path} and its project are not there (a drive not mounted?); its record stays for when they are back",
+        "away": f"{done.path} and its project are not there or do not answer (a drive not mounted, a dead share?); its record stays",
     }.get(done.status)
     if refused:
         raise CommandError(f"claudetto release: {refused}")
@@ -200,10 +191,11 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
+    from app.cli_projects import given_projects
     from app.core import memory, paths
     from app.core.bounds import bound
 
-    given = _hygiene_projects("memory", args.projects)
+    given = given_projects("memory", args.projects)
     here = _here()
     if given is None and here is None:
         raise CommandError("claudetto memory: the current folder is gone; name a PROJECT")

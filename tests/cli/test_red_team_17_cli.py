@@ -57,3 +57,22 @@ def test_a_state_folder_that_is_a_file_is_said_in_one_clear_line(tmp_path: Path,
     assert done.stderr.startswith(f"claudetto {args[0]}: {state}/"), done.stderr
     assert "Not a directory" in done.stderr, done.stderr
     assert "Error" not in done.stderr and "[Errno" not in done.stderr and "'" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", ["worktrees", "memory", "clean"])
+def test_a_project_named_on_a_dead_sshfs_is_refused_in_one_line_not_waited_on(tmp_path: Path, sandbox: SandboxEnv,
+                                                                             command: str) -> None:
+    """HANG. `claudetto worktrees ~/remote/shop` (or memory, clean), the `sshfs` behind
+    `~/remote` since gone dead: the check that PROJECT is a folder looked at it and waited for
+    ever, and Ctrl-C was the only way out. Now a PROJECT on a remote mount that does not answer
+    is refused in one line, at once, and nothing else is done."""
+    remote = tmp_path / "remote"
+    with hung_fuse_mounts() as mount:
+        mount(remote)
+        try:
+            done = run_cli(command, str(remote / "shop"), "--json", timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"claudetto {command} waited on the dead mount") from None
+    assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"claudetto {command}: "), done.stderr
+    assert str(remote / "shop") in done.stderr and "does not answer" in done.stderr, done.stderr
