@@ -30,17 +30,16 @@ from app.core.bash_commands import (
     shown,
 )
 from app.core.call_folder import outside_call_folder
-from app.core.command_line import MAX_COMMAND_CHARS, SUBST, Scope, split_commands
+from app.core.command_line import MAX_COMMAND_CHARS, Scope, split_commands
 from app.core.copy_origins import archive_copies, unnamed_move
 from app.core.loop_counts import LoopCounts
 from app.core.paths import inside
 from app.core.recorder import TRIGGERS
-from app.core.removed_variables import ANY_FOLDER, alias_of, loop_names, removed_variables
+from app.core.removed_variables import ANY_FOLDER, bind_names, loop_names, removed_variables
 from app.core.shell_words import (
     absolute_path,
     clone_dir_name,
     rsync_words,
-    rx,
     shell_bodies,
     split_words,
 )
@@ -83,7 +82,7 @@ class _Reading(Reading):
     """A `Reading` that also knows, for the mktemp guess, how many times each distinct call
     is written, which variable each went into, and which variables the command removes."""
 
-    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_removing", "copied", "into", "keeps_times",
+    __slots__ = ("_watch", "_by_key", "_ran", "_recent", "_bound", "_said", "_removing", "copied", "into", "keeps_times",
                  "moved_unnamed", "_loops", "maybe")
 
     def __init__(self, watch: bool) -> None:
@@ -93,6 +92,7 @@ class _Reading(Reading):
         self._ran: MktempCall | None = None  # the call the segment being read runs
         self._recent: tuple[MktempCall, int] | None = None  # the previous segment's, with its depth
         self._bound: dict[str, list[MktempCall]] = {}
+        self._said: tuple[list[str], int] | None = None  # the calls' variables the last segment named
         self._removing: set[str] = set()
         self._loops = LoopCounts()  # a call in `for i in 1 2 3; do ...; done` runs three times
         self.maybe = False  # the simple command being read may not run (after `||`: command_line.Segment)
@@ -135,12 +135,7 @@ class _Reading(Reading):
         recent, self._recent = self._recent, (ran, depth) if ran is not None else None
         if defines and recent is not None and recent[1] > depth:  # `f() { d=$(mktemp -d); }`: it may not run
             recent[0].maybe = True
-        for match in filter(None, map(rx().assignment.match, words)):  # `d=$(mktemp -d)`; `w="$d"`, its alias
-            alias = alias_of(match.group(2))
-            if recent is not None and recent[1] > depth and SUBST in match.group(2):
-                self._bound.setdefault(match.group(1), []).append(recent[0])
-            elif alias is not None and alias in self._bound:
-                self._bound.setdefault(match.group(1), []).extend(self._bound[alias])
+        self._said = bind_names(words, depth, recent, self._said, self._bound)  # `d=$(mktemp -d)`, `w="$d"`
         loop_names(words, self._bound, self.calls)
         self._removing.update(removed_variables(words))
 
@@ -157,7 +152,9 @@ class _Reading(Reading):
         self.removing(plain[:-1] if "--remove-source-files" in words else [], cwd)
 
     def mark_removed(self) -> None:
-        every = ANY_FOLDER in self._removing  # `rm -rf "$(basename "$d")"`: which one is unknown
+        # `rm -rf "$(basename "$d")"`, `"$1"`, a glob (`$TMPDIR/tmp.*`: `TMPDIR/`, not `d/` of a
+        # call's folder, whose entries it names): which folder it removed is unknown
+        every = any(name == ANY_FOLDER or name[-1:] == "/" and name[:-1] not in self._bound for name in self._removing)
         for call in self.calls if every else (c for name in self._removing for c in self._bound.get(name, ())):
             call.removed = True
 

@@ -101,7 +101,48 @@ def removed_variables(words: list[str]) -> list[str]:
     if not may_remove(words):
         return []
     found = [ANY_FOLDER if name in _ANY_NAMES else name for word in words for name in named_variables(word)]
+    found += [name for word in words for name in _unnamed(word)]
     return [*found, ANY_FOLDER] if "xargs" in names else found
+
+
+def _unnamed(word: str) -> list[str]:
+    """What a remover's word may remove besides the variables it names whole: any folder for a
+    parameter that is no name (`sh -c 'rm -rf "$1"' sh "$d"`, `"${dirs[@]}"`, `${!ref}`) or a
+    glob outside every variable's folder (`rm -rf "$TMPDIR"/tmp.*` reads `TMPDIR/`, `cd .. && rm
+    -rf tmp.*`: which folders it matched cannot be told); `NAME/` for a glob in a variable's folder
+    (`rm -f "$d"/*.tmp` leaves `$d`; a glob in a folder no call's variable names may match one,
+    see `bash_outputs._Reading.mark_removed`)."""
+    import re
+
+    if re.search(r"\$(?:[0-9@*!]|\{[0-9@*!#]|\{[A-Za-z_][A-Za-z0-9_]*\[)", word):
+        return [ANY_FOLDER]
+    if not any(c in word for c in "*?[") or any(c.isspace() for c in word):
+        return []  # none, or inline code (`python3 -c "...glob('$TMPDIR/x*')..."`), no path
+    found = re.match(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/+[^/]", word)
+    return [f"{found.group(1) or found.group(2)}/"] if found else [ANY_FOLDER]
+
+
+def bind_names(words: list[str], depth: int, recent: tuple[T, int] | None, said: tuple[list[str], int] | None,
+               bound: dict[str, list[T]]) -> tuple[list[str], int]:
+    """Bind the variables a simple command assigns (`bound`: variable -> the mktemp calls whose
+    folder it may name): `d=$(mktemp -d)` to the call its substitution just ran (`recent`, with
+    its depth), `w="$d"` to what `d` names, and `r=$(realpath "$d")` to what the substitution just
+    read names (`said`, with its depth): a path made from `$d` may be `$d` (`$(dirname "$d")`
+    holds it). `e=$(date +%s)` names no call's folder. Returns what this command names, with
+    its depth: the next one's `said`."""
+    from app.core.shell_words import rx
+
+    names = ([n for word in words for n in named_variables(word) if n in bound], depth)
+    for match in filter(None, map(rx().assignment.match, words)):
+        name, value = match.group(1), match.group(2)
+        alias = alias_of(value)
+        if recent is not None and recent[1] > depth and SUBST in value:
+            bound.setdefault(name, []).append(recent[0])
+        elif alias is not None and alias in bound:
+            bound.setdefault(name, []).extend(bound[alias])
+        elif said is not None and said[1] > depth and SUBST in value:
+            bound.setdefault(name, []).extend(c for other in said[0] for c in bound.get(other, ()))
+    return names
 
 
 def alias_of(value: str) -> str | None:

@@ -9,18 +9,30 @@ Misses fixed:
   a `CLAUDE.md` imports from there (`@/tmp/x/guide.md`) and a macOS launch agent running from
   there went a week later, and every later session (or login) lost them; so did one a systemd
   unit's drop-in (`systemctl --user edit`) or a podman quadlet names;
-- an `sshfs` in the home whose host went away held every sweep for ever.
+- an `sshfs` in the home whose host went away held every sweep for ever;
+- a command that removed its own `mktemp -d` folder through a positional parameter (`sh -c 'rm
+  -rf "$1"' sh "$d"`), an array, a name a substitution made from it (`r=$(realpath "$d")`) or a
+  glob (`rm -rf "$TMPDIR"/tmp.*`, `find -exec rm`) let the guess by template and time take the
+  user's folder made in the same seconds: a week later it went.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.core.test_red_team_12_gc import SID, call, pushed_project, shift_records, week_later
-from tests.support import SandboxEnv, hung_fuse_mounts, run_cli, set_mtime
+from tests.core.test_red_team_12_gc import (
+    SID,
+    bash,
+    call,
+    pushed_project,
+    shift_records,
+    week_later,
+)
+from tests.support import SandboxEnv, hung_fuse_mounts, run_cli, run_hook, set_mtime
 
 DAY = 86_400
 
@@ -174,3 +186,50 @@ def test_a_unit_drop_in_or_quadlet_naming_a_temp_folder_keeps_it(sandbox: Sandbo
                     else f"[Container]\nImage=postgres:16\nVolume={folder}/pgdata:/var/lib/postgresql/data\n")
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+# --- a mktemp folder removed through a name the reader could not tie to it -------------------------
+
+
+@pytest.mark.parametrize("removal", [
+    'sh -c \'rm -rf "$1"\' sh "$d"',  # the helper-script idiom of find -exec and xargs
+    'set -- "$d"; rm -rf "$1"',
+    'dirs=("$d"); rm -rf "${dirs[@]}"',
+    'real=$(realpath "$d"); rm -rf "$real"',
+    'find "$TMPDIR" -maxdepth 1 -name "tmp.*" -mmin -5 -exec rm -rf {} +',
+    'rm -rf "$TMPDIR"/tmp.*',
+    'cd "$d" && cd .. && rm -rf tmp.*',
+])
+def test_a_mktemp_folder_removed_through_an_untold_name_takes_no_other_programs(sandbox: SandboxEnv,
+                                                                               removal: str) -> None:
+    """`d=$(mktemp -d) && ...; sh -c 'rm -rf "$1"' sh "$d"` (or a positional parameter, an array,
+    a variable set from a substitution, a glob, `find -exec rm`): the call's own folder is gone,
+    and the user's script made one of the same template in those seconds. Only `$d`, its aliases
+    and a substitution counted as removing it; a removal through any other name was passed over,
+    the guess by template and time found exactly one folder, the stranger's, and recorded it:
+    a week later it went with what the user kept in it."""
+    project = pushed_project(sandbox.home)
+    command = f'd=$(mktemp -d) && echo hi > "$d/x"; {removal}'
+    out = bash(command, project)
+    # the user's script, in the same seconds, after the removal (a glob would have taken it too)
+    theirs = Path(subprocess.run(["mktemp", "-d"], check=True, capture_output=True, text=True).stdout.strip())
+    (theirs / "results.csv").write_text("the user's\n")
+    done = run_hook({"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(project),
+                     "transcript_path": "/dev/null", "tool_name": "Bash", "tool_input": {"command": command},
+                     "tool_response": {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+                     "duration_ms": 3000}, cwd=project)
+    assert done.returncode == 0, done.stderr
+    entries = week_later(sandbox.state, theirs)
+    assert str(theirs) not in entries and (theirs / "results.csv").exists(), entries
+
+
+@pytest.mark.parametrize("removal", ['rm -f "$d/x"', 'rm -f "$d"/*.tmp', 'rm -rf "$d/build"'])
+def test_a_mktemp_folder_whose_entries_were_removed_is_still_found(sandbox: SandboxEnv, removal: str) -> None:
+    """The control: what the command removed lay inside the folder, which stays: it is found by
+    template and time, recorded, and goes a week later."""
+    project = pushed_project(sandbox.home)
+    call(f'd=$(mktemp -d) && echo hi > "$d/x"; {removal}', project)
+    ours = [p for p in sandbox.user_tmp.iterdir() if p.name.startswith("tmp.")]
+    assert len(ours) == 1
+    entries = week_later(sandbox.state, ours[0])
+    assert entries[str(ours[0])] == ("removed", "age"), entries
