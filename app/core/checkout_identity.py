@@ -157,14 +157,16 @@ def gone_status(key: str, entry: object, *, dry_run: bool = False) -> str | None
     """What a release answers for the recorded checkout `key` whose folder is gone: `missing`
     (gone for good: its record is dropped unless `dry_run`), `busy` (another removal checks
     it: it may come back), `away` (its project is gone too: a drive not mounted now, the
-    record waits for it); None when it is back meanwhile."""
+    record waits for it, as for a remote mount that does not answer); None when it is there."""
+    from app.core.hung_mounts import reachable
+
     if key in gone_for_good({key: entry}):
         if not dry_run:
             drop_record(key, entry)
             log(f"release: {key} is gone; its record is dropped")
         return "missing"
     if folder_gone(key) is not True:
-        return None
+        return None if reachable(key) else "away"
     return "busy" if project_here(entry) else "away"
 
 

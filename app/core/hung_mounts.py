@@ -90,6 +90,7 @@ def _answers(point: str) -> bool:
     threading.Thread(target=look, name="mount-probe", daemon=True).start()
     if done.wait(PROBE_S):
         return True
+    _ANSWERS[point] = False  # before the log line, whose own name may lie on that mount
     from app.core.log import log
 
     log(f"mounts: {point} does not answer (a remote mount whose server is gone?); nothing on it is looked at")

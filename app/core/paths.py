@@ -188,8 +188,11 @@ trash_dir = _below(claudetto_home, "trash")
 
 
 def session_log_str(cwd: str | None, session_id: str | None) -> str:
-    """The log of claudetto's own hooks for one session of one project."""
-    project = project_root_str(cwd) if cwd else None
+    """The log of claudetto's own hooks for one session of one project; a cwd on a remote
+    mount that does not answer names it as written (its project is never looked for there)."""
+    from app.core.hung_mounts import reachable
+
+    project = (project_root_str(cwd) if reachable(cwd) else os.path.normpath(cwd)) if cwd else None
     slug = project_slug(project) if project else "unknown"
     name = safe_name(session_id) if session_id else "hooks"
     return os.path.join(claude_tmp_root_str(), "claudetto", slug, f"{name}.log")

@@ -57,7 +57,8 @@ MARK_WAIT_S = 30.0
 class Release:
     """What one release did. `status`: `released`, `dry_run`, `held` (`holders` say by whom), `busy`
     (another release of it runs), `not_managed` (not a session checkout claudetto made: left alone),
-    `missing` (its folder is gone: the record is dropped), `away` (its project too: a drive not mounted).
+    `missing` (its folder is gone: the record is dropped), `away` (its project too, a drive not mounted, or
+    a remote mount that does not answer).
     `verdicts`: one per scratch path, action `remove` (reason `scratch`), `keep` (why) or
     `missing`; `freed` is the disk bytes that went (or would)."""
 
@@ -112,7 +113,7 @@ def release_checkout(path: str, *, session: str | None = None,
     key, entry = found
     if entry.get("kind") != "session":
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)
-    if checkouts.folder_gone(key) is True and (gone := gone_status(key, entry, dry_run=dry_run)) is not None:
+    if checkouts.folder_gone(key) is not False and (gone := gone_status(key, entry, dry_run=dry_run)) is not None:
         return Release(key, gone, None if gone == "missing" else str(entry.get("state") or ""), dry_run=dry_run)
     if swapped(key):
         return Release(key, "not_managed", str(entry.get("state") or ""), dry_run=dry_run)

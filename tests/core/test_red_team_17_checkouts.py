@@ -147,3 +147,25 @@ def test_a_checkout_recorded_on_a_dead_remote_mount_holds_no_release_elsewhere(
         pytest.fail("claudetto release hung on another project's dead mount")
     assert done.returncode == 0, done.stderr
     assert not (tree / "node_modules").exists(), done.stdout
+
+
+def test_claudetto_release_of_a_checkout_on_a_dead_remote_mount_answers(
+        sandbox: SandboxEnv, tmp_path: Path, hung_fuse: Callable[[Path], None]) -> None:
+    """HANG. `claudetto release` of a checkout whose project lies on an `sshfs` share whose host
+    is gone looked at the checkout (is it a symlink now?) and waited for ever, as did the
+    detached release of its session's end. It answers that the checkout does not answer, and
+    the record stays for when the share is back."""
+    share = tmp_path / "share"
+    share.mkdir()
+    away = pushed_repo(share, {"README.md": "x\n"})
+    there = session_checkout(away, "there")
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    hung_fuse(share)
+    try:
+        done = run_cli("release", str(there), timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("claudetto release hung on the dead mount")
+    assert done.returncode == 1 and "do not answer" in done.stderr, done.stderr
+    from app.core import checkouts
+
+    assert str(there) in checkouts.registry()

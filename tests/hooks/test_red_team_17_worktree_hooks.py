@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,29 @@ def test_session_start_is_not_held_by_a_checkout_recorded_on_a_dead_remote_mount
     from app.core import checkouts
 
     assert checkouts.registry()[str(there)]["sessions"]["s1"] is True
+
+
+def test_the_end_of_a_session_whose_checkout_is_on_a_dead_remote_mount_holds_no_registry(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """HANG. A session worked in its checkout of a project on an `sshfs` share; the host went
+    away and the session ended. Its detached release marked the ending under the registry's
+    lock and wrote a line to the session's log, whose name is made from the project of the
+    session's cwd: found by a look on that share, which waited for ever. The registry stayed
+    locked: WorktreeCreate in every other project failed (`state file busy`, so `claude
+    --worktree` and every subagent's worktree broke) and each SessionStart waited 10 s. A cwd on
+    a remote mount that does not answer names its log as written."""
+    share = tmp_path / "share"
+    share.mkdir()
+    away = pushed_repo(share, {"README.md": "x\n"})
+    there = session_checkout(away, "there")
+    here = make_repo(tmp_path / "here")
+    sandbox.sessions.mkdir(parents=True, exist_ok=True)
+    with hung_fuse_mounts() as mount:
+        mount(share)
+        ended = run_hook({"hook_event_name": "SessionEnd", "session_id": "s1", "cwd": str(there),
+                          "reason": "prompt_input_exit"}, cwd=here)
+        assert ended.returncode == 0
+        time.sleep(3)  # the detached release has marked the ending by now, or hangs doing it
+        made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": "s9", "cwd": str(here), "name": "w2"},
+                        cwd=here, timeout=60)
+    assert made.returncode == 0, made.stderr
