@@ -182,7 +182,7 @@ def holders(path: str, entry: dict[str, Any], *, ending_session: str | None = No
                               ending_session, ending_pid, leaving)
     real = os.path.realpath(path)
     inside_it = [s for s in counted if s.session_id not in found
-                 and (s.unreadable or (s.cwd and inside(os.path.realpath(s.cwd), real)))]
+                 and (s.unreadable or (s.cwd and inside(real_path(s.cwd), real)))]  # a dead share's: as written
     return list(dict.fromkeys(found + [s.session_id or f"pid {s.pid}" for s in inside_it]))
 
 

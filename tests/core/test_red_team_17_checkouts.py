@@ -169,3 +169,24 @@ def test_claudetto_release_of_a_checkout_on_a_dead_remote_mount_answers(
     from app.core import checkouts
 
     assert str(there) in checkouts.registry()
+
+
+def test_a_live_session_working_on_a_dead_remote_mount_holds_no_release_elsewhere(
+        sandbox: SandboxEnv, tmp_path: Path, hung_fuse: Callable[[Path], None], live_pid: int) -> None:
+    """HANG. Another Claude runs with its cwd on an `sshfs` share whose host is gone. Who holds
+    a checkout was asked of every live session by making its cwd a real path, a look that
+    waits for ever there: the release of a local checkout nobody holds never returned. Its cwd
+    is compared as written (as every other rule of who is live does)."""
+    share = tmp_path / "share"
+    (share / "proj").mkdir(parents=True)
+    sandbox.write_session(str(live_pid), pid=live_pid, sessionId="s7", cwd=str(share / "proj"))
+    here = make_repo(tmp_path / "here", files={"README.md": "x\n", ".gitignore": "node_modules/\n"})
+    tree = session_checkout(here, "work")
+    (tree / "node_modules" / "left-pad").mkdir(parents=True)
+    hung_fuse(share)
+    try:
+        done = run_cli("release", str(tree), "--json", timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("claudetto release hung on another session's cwd on a dead mount")
+    assert done.returncode == 0, done.stderr
+    assert not (tree / "node_modules").exists(), done.stdout
