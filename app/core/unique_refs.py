@@ -30,6 +30,7 @@ from app.core.git import run as git_run
 from app.core.reflog_lines import branch_reflogs as _branch_reflogs
 from app.core.reflog_lines import made_here
 from app.core.reflog_lines import reflog as _reflog
+from app.core.state import open_regular  # git's files: never a FIFO waited on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def _has_tags(git_dir: str) -> bool:
     except OSError:
         pass
     try:
-        with open(os.path.join(git_dir, "packed-refs"), "rb") as fh:
+        with os.fdopen(open_regular(os.path.join(git_dir, "packed-refs")), "rb") as fh:
             return any(b" refs/tags/" in line for line in fh)
     except FileNotFoundError:
         return False
@@ -77,7 +78,7 @@ def _born(git_dir: str) -> int | None:
     gc` expires reflog entries older than 90 days, and the first one left may be months after
     a tag the user made."""
     try:
-        with open(os.path.join(git_dir, "logs", "HEAD"), "rb") as fh:
+        with os.fdopen(open_regular(os.path.join(git_dir, "logs", "HEAD")), "rb") as fh:
             first = fh.readline()
     except OSError:
         return None
@@ -128,7 +129,7 @@ def _alternates() -> Iterator[tuple[str, str]]:
         seen.add(common)
         objects = os.path.join(common, "objects")
         try:
-            with open(os.path.join(objects, "info", "alternates"), "rb") as fh:
+            with os.fdopen(open_regular(os.path.join(objects, "info", "alternates")), "rb") as fh:
                 lines = fh.read(1 << 20).decode(errors="surrogateescape").splitlines()
         except OSError:
             continue
@@ -237,12 +238,12 @@ def _other_trees(git_dir: str, tips: list[str]) -> tuple[str, list[str]]:
 def _orig_head(git_dir: str) -> list[str]:
     """The commit ORIG_HEAD names, if any. Raises GitFailed when it names none git wrote."""
     try:
-        with open(os.path.join(git_dir, "ORIG_HEAD"), "rb") as fh:
+        with os.fdopen(open_regular(os.path.join(git_dir, "ORIG_HEAD")), "rb") as fh:
             text = fh.read(200).decode("ascii", "replace").strip()
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise GitFailed(f"ORIG_HEAD: {exc.strerror}") from None
+        raise GitFailed(f"ORIG_HEAD: {exc.strerror or exc}") from None
     if not _is_sha(text):
         raise GitFailed(f"ORIG_HEAD holds no commit id: {text[:60]!r}")
     return [text]
@@ -371,7 +372,7 @@ def _is_sha(text: str) -> bool:
 def _head_branch(git_dir: str) -> str:
     """The ref HEAD names (`refs/heads/x`), read from the HEAD file; "" when detached."""
     try:
-        with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+        with os.fdopen(open_regular(os.path.join(git_dir, "HEAD")), "rb") as fh:
             text = os.fsdecode(fh.read(4096)).strip()
     except OSError:
         return ""
