@@ -95,7 +95,7 @@ def _here() -> str | None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from app.cli_projects import given_projects
+    from app.cli_paths import given_projects
     from app.core import hygiene
     from app.core.state import StateBusy
     from app.format import size as _human
@@ -123,7 +123,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 
 def cmd_worktrees(args: argparse.Namespace) -> int:
-    from app.cli_projects import given_projects
+    from app.cli_paths import given_projects
     from app.core import hygiene, sessions, worktrees
     from app.format import size
 
@@ -148,12 +148,14 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from app.cli_paths import answering
     from app.core import release
 
     if not args.path:  # `release "$DIR"` with DIR unset: never the current folder by accident
         raise UsageError("claudetto release: PATH is empty; name the checkout (. for the current folder)")
     if not os.path.isabs(args.path) and _here() is None:
         raise CommandError("claudetto release: the current folder is gone; give PATH as an absolute path")
+    answering("release", args.path)  # its record stays for when the mount answers again
     done = release.release_checkout(os.path.abspath(args.path), dry_run=args.dry_run)
     if args.json:
         emit_json(release.release_json(done))
@@ -191,7 +193,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    from app.cli_projects import given_projects
+    from app.cli_paths import given_projects
     from app.core import memory, paths
     from app.core.bounds import bound
 
@@ -220,8 +222,10 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_supersede(args: argparse.Namespace) -> int:
+    from app.cli_paths import answering
     from app.core import memory
 
+    answering("supersede", args.file)
     try:
         done = memory.supersede(args.file, args.line, args.correction, expect=args.expect, dry_run=args.dry_run)
     except memory.SupersedeRefused as exc:

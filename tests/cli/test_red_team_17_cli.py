@@ -76,3 +76,26 @@ def test_a_project_named_on_a_dead_sshfs_is_refused_in_one_line_not_waited_on(tm
     assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"claudetto {command}: "), done.stderr
     assert str(remote / "shop") in done.stderr and "does not answer" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("args", [["release", "{remote}/shop/.claude/worktrees/fix"],
+                                  ["release", "{remote}/shop/.claude/worktrees/fix", "--dry-run", "--json"],
+                                  ["supersede", "{remote}/notes.md", "--line", "1", "--correction", "x"]])
+def test_a_path_or_file_on_a_dead_sshfs_is_refused_in_one_line_not_waited_on(tmp_path: Path, sandbox: SandboxEnv,
+                                                                            args: list[str]) -> None:
+    """HANG. `claudetto release` of a checkout of a project on an `sshfs` share whose host went
+    away (or `supersede` of a file there) waited for ever. Now it is refused at once in one
+    line, and nothing is changed (a release's record stays for when the share is back)."""
+    from app.core import paths
+
+    remote = tmp_path / "remote"
+    given = [arg.format(remote=remote) for arg in args]
+    with hung_fuse_mounts() as mount:
+        mount(remote)
+        try:
+            done = run_cli(*given, timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"claudetto {args[0]} waited on the dead mount") from None
+    assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr == f"claudetto {args[0]}: {given[1]} lies on a remote mount that does not answer\n"
+    assert not paths.checkouts_file().exists()
