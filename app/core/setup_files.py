@@ -34,7 +34,12 @@ STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".p
                  # R's library paths, kubectl's certificates, AWS's credential helpers, Maven's
                  # repository, IPython's and Julia's start-up code: each read at every start
                  ".Rprofile", ".Renviron", ".kube/config", ".aws/config", ".m2/settings.xml",
-                 ".ipython/profile_default/ipython_config.py", ".julia/config/startup.jl")
+                 ".ipython/profile_default/ipython_config.py", ".julia/config/startup.jl",
+                 # the MCP servers other clients start (an MCP server built for Claude Desktop) and
+                 # the user's editor settings (its interpreter)
+                 ".config/Claude/claude_desktop_config.json",
+                 "Library/Application Support/Claude/claude_desktop_config.json", ".config/Code/User/mcp.json",
+                 ".config/Code/User/settings.json", ".codeium/windsurf/mcp_config.json", ".gemini/settings.json")
 #: In the home, what starts programs at login: systemd user units and their login environment,
 #: podman's quadlets, desktop autostart entries, macOS's launch agents (`launchctl load`), fish's
 #: snippets.
@@ -45,8 +50,9 @@ STARTUP_FOLDERS = (".config/systemd/user", ".config/environment.d", ".config/con
 #: In the home, the user's own commands: a script there may run from anywhere (pip writes a
 #: console script's venv python as its `#!` line; a wrapper `exec`s a tool built elsewhere).
 _SCRIPTS = (".local/bin", "bin")
-#: The files of a project (and of the home) that set up its tools: direnv, environment, MCP.
-PROJECT_FILES = (".envrc", ".env", ".mcp.json")
+#: The files of a project (and of the home) that set up its tools: direnv, environment, MCP
+#: (Claude's, Cursor's, VS Code's).
+PROJECT_FILES = (".envrc", ".env", ".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json")
 #: Beside `.env`, the environment files of a mode or of this machine (`.env.local`,
 #: `.env.development`: Next.js, Vite, dotenv-flow), read at most this many per place.
 _MAX_ENV_FILES = 20

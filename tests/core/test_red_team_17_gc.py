@@ -8,7 +8,8 @@ Misses fixed:
   registered from there (`extraKnownMarketplaces`, `plugins/known_marketplaces.json`), a file
   a `CLAUDE.md` imports from there (`@/tmp/x/guide.md`) and a macOS launch agent running from
   there went a week later, and every later session (or login) lost them; so did one a systemd
-  unit's drop-in (`systemctl --user edit`) or a podman quadlet names;
+  unit's drop-in (`systemctl --user edit`) or a podman quadlet names, and one holding an MCP
+  server registered with Claude Desktop, Cursor, VS Code or Gemini CLI;
 - an `sshfs` in the home whose host went away held every sweep for ever;
 - a command that removed its own `mktemp -d` folder through a positional parameter (`sh -c 'rm
   -rf "$1"' sh "$d"`), an array, a name a substitution made from it (`r=$(realpath "$d")`) or a
@@ -233,3 +234,24 @@ def test_a_mktemp_folder_whose_entries_were_removed_is_still_found(sandbox: Sand
     assert len(ours) == 1
     entries = week_later(sandbox.state, ours[0])
     assert entries[str(ours[0])] == ("removed", "age"), entries
+
+
+@pytest.mark.parametrize("file", [".config/Claude/claude_desktop_config.json",
+                                  "Library/Application Support/Claude/claude_desktop_config.json",
+                                  ".cursor/mcp.json", ".config/Code/User/mcp.json", ".gemini/settings.json",
+                                  "proj/.vscode/mcp.json", "proj/.cursor/mcp.json"])
+def test_an_mcp_server_another_client_registered_keeps_its_temp_folder(sandbox: SandboxEnv, file: str) -> None:
+    """"Build an MCP server and add it to Claude Desktop": the session builds it in a temp folder
+    (`$d/build/index.js`) and registers it in Claude Desktop's config (or Cursor's, VS Code's,
+    Gemini CLI's, a project's `.vscode/mcp.json`). Only Claude Code's own registrations were
+    read: a week later the folder went, and the app's server failed at its next start."""
+    project = pushed_project(sandbox.home)
+    folder = Path(call("mktemp -d", project).strip())
+    (folder / "build").mkdir()
+    (folder / "build" / "index.js").write_text("console.log('weather')\n")
+    path = sandbox.home / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = "servers" if file.endswith("Code/User/mcp.json") or file.endswith(".vscode/mcp.json") else "mcpServers"
+    path.write_text(json.dumps({key: {"weather": {"command": "node", "args": [f"{folder}/build/index.js"]}}}))
+    entries = week_later(sandbox.state, folder)
+    assert entries[str(folder)] == ("kept", "in_use"), entries
