@@ -122,10 +122,14 @@ def _refills(lock: str, went: set[str]) -> bool:
 
 
 def _pip(requirements: str, venv: str | None) -> str:
-    """`pip install -r`, into the venv made again first when the release deleted it beside."""
+    """`pip install -r`, into the venv made again first when the release deleted it beside. The
+    file's name is quoted for the shell the model runs it in (`requirements dev.txt`, or a
+    name a cloned repository chose, holding `$(...)`)."""
+    from shlex import quote
+
     if venv is None:
-        return f"pip install -r {requirements}"
-    return f"python3 -m venv {venv} && {venv}/bin/pip install -r {requirements}"
+        return f"pip install -r {quote(requirements)}"
+    return f"python3 -m venv {venv} && {venv}/bin/pip install -r {quote(requirements)}"
 
 
 def reinstall_note(checkout: str, last: dict[str, Any]) -> str:

@@ -190,3 +190,33 @@ def test_a_live_session_working_on_a_dead_remote_mount_holds_no_release_elsewher
         pytest.fail("claudetto release hung on another session's cwd on a dead mount")
     assert done.returncode == 0, done.stderr
     assert not (tree / "node_modules").exists(), done.stdout
+
+
+# --- the note SessionStart gives after a release ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["requirements dev.txt", "requirements-$(touch pwned).txt"])
+def test_the_notes_pip_command_names_a_requirements_file_with_spaces_or_shell_signs_as_one_word(
+        tmp_path: Path, name: str) -> None:
+    """The note tells the model to run `pip install -r <file>` for each `requirements*.txt`
+    beside a deleted venv, the name pasted in as it is: `requirements dev.txt` became two
+    words (pip looked for `requirements`, then installed a package named `dev.txt`), and a
+    name holding `$(...)` (a cloned repository's) ran that command in the model's shell. The
+    name is quoted for the shell."""
+    import shlex
+
+    from app.core import checkouts
+    from app.core.release import release_checkout
+    from app.core.release_notes import reinstall_note
+
+    project = make_repo(tmp_path / "proj", files={"README.md": "x\n", ".gitignore": ".venv/\n"})
+    tree = session_checkout(project, "py")
+    (tree / name).write_text("pytest\n")
+    (tree / ".venv" / "bin").mkdir(parents=True)
+    done = release_checkout(str(tree), session="s1")
+    assert done.status == "released" and not (tree / ".venv").exists(), done
+    note = reinstall_note(str(tree), checkouts.registry()[str(tree)]["last_release"])
+    line = next(line for line in note.splitlines() if "pip install" in line)
+    command = line.split("`")[1]
+    words = shlex.split(command.split("&&")[-1])
+    assert words[-3:] == ["install", "-r", name], note
