@@ -200,6 +200,7 @@ def test_a_unit_drop_in_or_quadlet_naming_a_temp_folder_keeps_it(sandbox: Sandbo
     'find "$TMPDIR" -maxdepth 1 -name "tmp.*" -mmin -5 -exec rm -rf {} +',
     'rm -rf "$TMPDIR"/tmp.*',
     'cd "$d" && cd .. && rm -rf tmp.*',
+    'rm -rf "$d"/../tmp.*',
 ])
 def test_a_mktemp_folder_removed_through_an_untold_name_takes_no_other_programs(sandbox: SandboxEnv,
                                                                                removal: str) -> None:
