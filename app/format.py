@@ -55,7 +55,10 @@ def age(mtime: float | None, now: float) -> str:
         # humanize rounds 20 days up to "a month ago": beside `keep: young` under a 30-day
         # cleanupPeriodDays that reads as a contradiction, so under a month says its days
         return f"{int(delta // DAY_S)} days ago"
-    return humanize.naturaltime(timedelta(seconds=delta), when=datetime.fromtimestamp(now))
+    try:
+        return humanize.naturaltime(timedelta(seconds=delta), when=datetime.fromtimestamp(now))
+    except (OverflowError, ValueError):  # before year 1 (a time set so, or read from a file half written)
+        return f"{int(min(delta, 1e18) // (365.25 * DAY_S)):,} years ago"
 
 
 def ms_age(ms: int | None, now: float) -> str:

@@ -148,3 +148,28 @@ async def test_the_sweeps_question_gives_the_reason_of_every_kept_path(box: Sand
         line = next((one for one in listed if one.rstrip().endswith(
             fmt.compact_path(verdict.path, 104 - 45, verdict.project))), None)
         assert line is not None and fmt.reason(verdict.action, verdict.reason) in line, (verdict.path, body)
+
+
+async def test_a_session_file_with_a_time_out_of_range_is_shown_and_the_dashboard_runs_on(box: Sandbox) -> None:
+    """CRASH. A session file whose `startedAt` (milliseconds) lies before year 1, or whose
+    `updatedAt` lies past year 9999 (a file half written, or written by another tool): the
+    Sessions screen's age cell raised OverflowError and the dashboard died with a traceback.
+    Now such a time reads as the farthest age the screen can say, and every screen still runs."""
+    import json
+
+    from app import format as fmt
+
+    odd = box.config / "sessions" / "99999999.json"
+    odd.write_text(json.dumps({"pid": 99999999, "sessionId": "0e5d0c6a-1111-4222-8333-9444555566cc",
+                               "cwd": str(box.project), "startedAt": -10**14, "updatedAt": 10**17}), encoding="utf-8")
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        table = app.screen.query_one("#sessions", Table)
+        await wait_for(pilot, lambda: str(odd) in table.keys_in_order())
+        row = " ".join(cell.plain for cell in table.get_row(str(odd)))
+        await pilot.press("3")
+        await wait_for(pilot, lambda: app.current_mode == "outputs")
+        assert app.is_running
+    assert "years ago" in row, row
+    assert fmt.age(-1e11, box.now) and fmt.age(1e15, box.now) and fmt.ms_age(-10**20, box.now)
