@@ -271,7 +271,8 @@ async def remove_on_outputs(pilot: Any, app: Any, key: str) -> tuple[str, str, s
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, confirm.ConfirmModal))
     shown = str(app.screen.query_one("#body").render())
     await answer(pilot, "y")
-    await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and "freed" in work_text(app), timeout=60)
+    await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                   and "freed" in work_text(app), timeout=60)
     return row, shown, work_text(app)
 
 
