@@ -200,13 +200,13 @@ def repo_unmerged(repo: Repository) -> bool:
     return bool(out.strip()) or refs.tag_unmerged(repo.git_dir) or refs.held_only_here(repo.git_dir)
 
 
-def worktree_unmerged(repo: Repository, *, modules: bool = True) -> bool:
-    """THE worktree rule for a linked worktree: a commit of its HEAD (or of its own refs,
-    ORIG_HEAD and reflog, which go with it) on no branch but its own and on no remote. An unborn HEAD
+def worktree_unmerged(repo: Repository, *, modules: bool = True, head: bool = True) -> bool:
+    """THE worktree rule for a linked worktree: a commit of its HEAD (`head` False: its branch stays) (or of its
+    own refs, ORIG_HEAD and reflog, which go with it) on no branch but its own and on no remote. An unborn HEAD
     counts as unmerged. Its submodules' git dirs (`<its git dir>/modules/...`) go with it too
     when git forgets it, even once its folder is gone: a commit only one of them holds counts
     (`modules` False: the caller judges them itself). Raises GitFailed."""
-    if unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or refs.held_only_here(repo.git_dir):
+    if head and unmerged_commit("HEAD", _own_branch(repo), git_dir=repo.git_dir) or refs.held_only_here(repo.git_dir):
         return True
     return modules and any(repo_unmerged(Repository(d, d, None, "repo")) for d in refs.module_dirs(repo.git_dir))
 

@@ -299,6 +299,12 @@ def make_checkout(cwd: str, folder: str) -> tuple[str, str, str, bool]:
     else:
         if os.path.lexists(target):
             raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
+        if os.path.realpath(target) in git.worktree_list(repo):  # its folder deleted by hand (`rm -rf`)
+            from app.core.worktree_remove import forget_gone
+
+            if not forget_gone(str(repo), str(target), f"refs/heads/{branch}"):
+                raise CheckoutError(f"claudetto: git keeps an entry for {target} holding work (a checkout moved away?): "
+                                    "`git worktree repair` in the moved folder, or `git worktree remove` it")
         target.parent.mkdir(parents=True, exist_ok=True)
         add_worktree(str(repo), paths.git_root_str(cwd) or str(repo), str(target), branch)
         copy_included(str(repo), str(target))

@@ -125,14 +125,21 @@ def _forget(key: str, entry: dict[str, Any]) -> None:
     drop_record(key, entry)
     project = entry.get("project")
     if isinstance(project, str) and os.path.isdir(project):
-        from app.core.git import forget_worktree
+        forget_gone(project, key)
 
-        admin = _admin_entry(project, key)
-        if admin is not None and _holds_work(admin):
-            log(f"hook: WorktreeRemove {key}: git's entry {admin} holds staged work, an operation or commits;"
-                " not forgotten")
-            return
-        forget_worktree(project, key)
+
+def forget_gone(project: str, path: str, branch: str | None = None) -> bool:
+    """Git forgets the worktree at `path`, whose folder is gone, unless its entry holds work
+    (`_holds_work`: `git worktree repair` in a moved folder brings that back); True when git
+    forgot it. WorktreeRemove of a gone checkout, and WorktreeCreate of its name again, which
+    checks `branch` out anew: what that branch holds does not count."""
+    from app.core.git import forget_worktree
+
+    admin = _admin_entry(project, path)
+    if admin is not None and _holds_work(admin, branch):
+        log(f"worktrees: {path}: git's entry {admin} holds staged work, an operation or commits; not forgotten")
+        return False
+    return forget_worktree(project, path)
 
 
 def _admin_entry(project: str, path: str) -> str | None:
@@ -161,11 +168,11 @@ def _admin_entry(project: str, path: str) -> str | None:
     return None
 
 
-def _holds_work(admin: str) -> bool:
+def _holds_work(admin: str, branch: str | None = None) -> bool:
     """Whether a worktree's git entry holds what exists nowhere else: an index with staged
     changes, an operation waiting half done (a rebase's plan, a merge, a bisect: `git
     worktree repair` brings it back to the moved folder), or a commit only its HEAD (or its
-    own refs and reflog) holds. Unsure: it does."""
+    own refs and reflog) holds: its HEAD's not when it is on `branch`, which stays. Unsure: it does."""
     from app.core.git import run
     from app.core.unique_refs import operation_in_progress
     from app.core.unique_work import GitFailed, Repository, worktree_unmerged
@@ -176,6 +183,7 @@ def _holds_work(admin: str) -> bool:
     if staged.returncode != 0:
         return True
     try:
-        return worktree_unmerged(Repository(admin, admin, None, "worktree"))
+        on_branch = branch is not None and run(["symbolic-ref", "-q", "HEAD"], git_dir=admin).text.strip() == branch
+        return worktree_unmerged(Repository(admin, admin, None, "worktree"), head=not on_branch)
     except GitFailed:
         return True

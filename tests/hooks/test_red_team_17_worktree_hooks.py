@@ -120,3 +120,23 @@ def test_the_end_of_a_session_whose_checkout_is_on_a_dead_remote_mount_holds_no_
         made = run_hook({"hook_event_name": "WorktreeCreate", "session_id": "s9", "cwd": str(here), "name": "w2"},
                         cwd=here, timeout=60)
     assert made.returncode == 0, made.stderr
+
+
+def test_worktree_create_of_a_name_whose_checkout_was_deleted_by_hand_makes_it_again(project: Path) -> None:
+    """`rm -rf .claude/worktrees/work` (not `git worktree remove`): git keeps its entry for the
+    folder, marked prunable. `claude --worktree work` (or `--resume` of the session that worked
+    there: its branch holds its commits) then failed for good with git's last words, "use 'add
+    -f' to override, or 'prune' or 'remove' to clear". An entry that holds nothing but what its
+    branch holds is forgotten, as WorktreeRemove forgets a checkout gone without work, and the
+    checkout is made again on its branch; one holding staged work still fails loud (its
+    `git worktree repair` stays possible)."""
+    import shutil
+
+    first = session_checkout(project, "work")
+    sha = commit_file(first, "work.py", "the session's work\n")
+    shutil.rmtree(first)
+    made = session_hook("WorktreeCreate", project, name="work")
+    assert made.returncode == 0, made.stderr
+    again = Path(made.stdout.decode().strip().splitlines()[-1])
+    assert again == first and git(again, "rev-parse", "HEAD") == sha
+    assert git(again, "symbolic-ref", "--short", "HEAD") == "worktree-work"
