@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.checkout_identity import drop_record, project_here
 from app.core.checkouts import folder_gone, registry
+from app.core.hung_mounts import reachable
 from app.core.log import log
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ def remove_checkout(path: str, session_id: str | None, process: tuple[int, str |
 
     if "\0" in path or not os.path.isabs(path):
         return kept("bad_input")
+    if not reachable(path):
+        return kept("not_removed", "its folder lies on a remote mount that does not answer")
     entries = registry()
     real = os.path.realpath(path)
     key = real if real in entries else path if path in entries else None

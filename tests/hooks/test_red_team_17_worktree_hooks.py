@@ -140,3 +140,27 @@ def test_worktree_create_of_a_name_whose_checkout_was_deleted_by_hand_makes_it_a
     again = Path(made.stdout.decode().strip().splitlines()[-1])
     assert again == first and git(again, "rev-parse", "HEAD") == sha
     assert git(again, "symbolic-ref", "--short", "HEAD") == "worktree-work"
+
+
+def test_worktree_remove_of_a_checkout_on_a_dead_remote_mount_answers_and_says_why(
+        sandbox: SandboxEnv, tmp_path: Path) -> None:
+    """HANG. WorktreeRemove of a checkout whose project lies on an `sshfs` share whose host is
+    gone made the path a real one first and waited for ever (Claude waited out the hook's
+    timeout). It keeps the checkout at once, saying the folder does not answer, and its
+    record stays."""
+    share = tmp_path / "share"
+    share.mkdir()
+    away = pushed_repo(share, {"README.md": "x\n"})
+    there = session_checkout(away, "there")
+    here = make_repo(tmp_path / "here")
+    with hung_fuse_mounts() as mount:
+        mount(share)
+        try:
+            removed = run_hook({"hook_event_name": "WorktreeRemove", "session_id": "s1", "cwd": str(here),
+                                "worktree_path": str(there)}, cwd=here, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("WorktreeRemove hung on the dead mount")
+    assert removed.returncode == 1 and b"does not answer" in removed.stderr, removed.stderr
+    from app.core import checkouts
+
+    assert str(there) in checkouts.registry()
