@@ -216,6 +216,10 @@ def _judge(claim: dict[str, Any], session: str, known: set[Any], now: float
     if (not isinstance(since, int | float) or isinstance(since, bool) or not math.isfinite(since)
             or not isinstance(path, str) or path[:1] != "/" or claim.get("kind") not in KINDS):
         return [], True, "the claim cannot be read"
+    from app.core.hung_mounts import reachable
+
+    if not reachable(path):  # a look there would wait for ever: not looked at, dropped past its bound
+        return [], now > since + PENDING_MAX_S, "it lies on a mount that does not answer"
     if isinstance(claim.get("mktemp"), dict):
         return _judge_mktemp(claim, float(since), session, known, now)
     inner = claim.get("inner")

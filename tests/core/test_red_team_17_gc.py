@@ -10,7 +10,8 @@ Misses fixed:
   there went a week later, and every later session (or login) lost them; so did one a systemd
   unit's drop-in (`systemctl --user edit`) or a podman quadlet names, and one holding an MCP
   server registered with Claude Desktop, Cursor, VS Code or Gemini CLI;
-- an `sshfs` in the home whose host went away held every sweep for ever;
+- an `sshfs` in the home whose host went away held every sweep for ever, and so did a background
+  call's claim on a path there;
 - a command that removed its own `mktemp -d` folder through a positional parameter (`sh -c 'rm
   -rf "$1"' sh "$d"`), an array, a name a substitution made from it (`r=$(realpath "$d")`) or a
   glob (`rm -rf "$TMPDIR"/tmp.*`, `find -exec rm`) let the guess by template and time take the
@@ -256,3 +257,26 @@ def test_an_mcp_server_another_client_registered_keeps_its_temp_folder(sandbox: 
     path.write_text(json.dumps({key: {"weather": {"command": "node", "args": [f"{folder}/build/index.js"]}}}))
     entries = week_later(sandbox.state, folder)
     assert entries[str(folder)] == ("kept", "in_use"), entries
+
+
+def test_a_background_calls_claim_on_a_mount_that_stopped_answering_holds_no_sweep(sandbox: SandboxEnv) -> None:
+    """HANG. `git clone URL ~/remote/tool` run in the background (its hook fires at its start: the
+    path is a claim, waiting for the clone to appear), then the sshfs host went away. Every read
+    of the records looked at the claim's path, and `claudetto gc` waited there for ever, holding
+    the sweep's lock. A claim on a mount that does not answer now waits unlooked at."""
+    project = pushed_project(sandbox.home)
+    target = sandbox.home / "remote" / "tool"
+    command = f"sleep 30; git clone -q {sandbox.home / 'remote.git'} {target}"
+    done = run_hook({"hook_event_name": "PostToolUse", "session_id": SID, "cwd": str(project),
+                     "transcript_path": "/dev/null", "tool_name": "Bash",
+                     "tool_input": {"command": command, "run_in_background": True},
+                     "tool_response": {"stdout": "", "stderr": "", "interrupted": False, "isImage": False,
+                                       "backgroundTaskId": "b1"}, "duration_ms": 4}, cwd=project)
+    assert done.returncode == 0, done.stderr
+    pending = json.loads((sandbox.state / "gc" / f"{SID}.json").read_text())["pending"]
+    assert [c["path"] for c in pending] == [str(target)]
+    with hung_fuse_mounts() as mount:
+        mount(sandbox.home / "remote")
+        done = run_cli("gc", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["entries"] == []
