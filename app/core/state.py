@@ -113,8 +113,8 @@ def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes
         chunks: list[bytes] = []
         total = 0
         size = os.fstat(fd).st_size
-        while True:
-            chunk = os.read(fd, max(size - total, 0) + 65536)
+        while True:  # never more than one byte past `limit`: a read allocates what it asks for
+            chunk = os.read(fd, min(max(size - total, 0) + 65536, limit + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)

@@ -173,7 +173,6 @@ def test_a_copied_install_runs_its_own_code_not_the_folder_it_was_copied_from(tm
     pull` or a fix in the copy (the install settings point at) never took effect. The cache
     now serves only modules of its own folder or of the running interpreter."""
     from app.core.setup import entry_code
-    from hooks.entry import CACHE_FORMAT  # noqa: F401 - the cache layout this test relies on
 
     root = Path(__file__).resolve().parents[2]
     work = tmp_path / "a.py"
@@ -196,3 +195,48 @@ def test_a_copied_install_runs_its_own_code_not_the_folder_it_was_copied_from(tm
     assert result.returncode == 0 and result.stderr == b"", result
     told = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     assert told.startswith("COPY: changed `"), told
+
+
+# --- a file far past its read limit is not read into memory first -----------------------------
+
+MEASURED = """
+import resource, subprocess, sys
+done = subprocess.run([sys.executable, "-P", "-m", "hooks"], input=sys.stdin.buffer.read(), capture_output=True)
+sys.stdout.write(f"{done.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\\n")
+"""
+
+
+def _hook_peak_kib(payload: dict[str, object], cwd: Path) -> int:
+    """The hook's peak memory (KiB), run as Claude runs it; it must exit 0."""
+    result = subprocess.run([sys.executable, "-P", "-c", MEASURED], input=json.dumps(payload).encode(),
+                            capture_output=True, cwd=cwd, timeout=120, check=False)
+    code, peak = result.stdout.split()
+    assert code == b"0", result
+    return int(peak)
+
+
+def test_a_huge_ledger_or_memory_file_is_refused_without_reading_gigabytes(tmp_path: Path) -> None:
+    """MEMORY. A ledger.json grown to gigabytes (a sparse file: a disk image saved under that
+    name, a runaway tool) or a memory topic file of gigabytes: the state store's read asked the
+    system for the whole file size in one read before it checked its limit (64 MiB for state,
+    4 MiB for a memory file), so the prompt hook and the memory lint of every memory write
+    read 2 GiB (Linux's most for one read) into memory and took seconds to refuse it, or
+    died of MemoryError. Such a file is now refused after at most its limit."""
+    from tests.hooks.test_memory_lint import GOOD, memory_dir
+
+    ledger_file = paths.ledger_file()
+    ledger_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(ledger_file, "wb") as fh:
+        fh.truncate(8 * 2**30)
+    peak = _hook_peak_kib({"hook_event_name": "UserPromptSubmit", "session_id": SID, "cwd": str(tmp_path),
+                           "transcript_path": "/t.jsonl", "prompt": "go on"}, tmp_path)
+    assert peak < 300 * 1024, f"the prompt hook peaked at {peak // 1024} MiB"
+    topic = memory_dir() / "big.md"
+    with open(topic, "wb") as fh:
+        fh.write(GOOD.encode())
+        fh.truncate(8 * 2**30)
+    peak = _hook_peak_kib({"hook_event_name": "PreToolUse", "session_id": SID, "cwd": str(tmp_path),
+                           "transcript_path": "/t.jsonl", "tool_name": "Edit", "tool_use_id": "t1",
+                           "tool_input": {"file_path": str(topic), "old_string": "- Uses make.",
+                                          "new_string": "- Uses make (since 2026-11-24)."}}, tmp_path)
+    assert peak < 300 * 1024, f"the memory lint peaked at {peak // 1024} MiB"
