@@ -38,6 +38,7 @@ import stat
 from app.core import other_vcs
 from app.core import unique_refs as refs
 from app.core.git import GitFailed as GitFailed
+from app.core.hung_mounts import reachable, real_paths
 from app.core.paths import inside
 from app.core.repository_rules import REGENERABLE as REGENERABLE
 from app.core.repository_rules import Repository as Repository
@@ -70,7 +71,7 @@ class _Places:
         self.before = before if before and before != now else None
 
     def inside(self, path: str) -> bool:
-        real = os.path.realpath(path)
+        real = real_paths([path])[0] if path else path  # never looked for on a mount that does not answer
         return any(inside(p, place) for p in {path, real} for place in self._spellings())
 
     def _spellings(self) -> list[str]:
@@ -103,6 +104,8 @@ def locate(folder: str, places: _Places | None = None) -> Repository | None:
     if not stat.S_ISREG(st.st_mode):
         raise GitFailed(f"{dot_git} is neither a folder nor a file")  # a symlink: never followed
     git_dir = _gitdir_of(dot_git, places)
+    if not reachable(git_dir):  # a look there would wait for ever
+        raise GitFailed(f"{git_dir} lies on a remote mount that does not answer")
     if os.path.isfile(os.path.join(git_dir, "commondir")):
         return Repository(folder, git_dir, folder, "worktree")
     if os.path.isdir(os.path.join(git_dir, "objects")):
@@ -152,8 +155,8 @@ def worktrees_elsewhere(repo: Repository, places: _Places) -> bool:
             continue
         if places.inside(os.path.dirname(dot_git)):
             continue  # inside the folder: judged as a worktree of its own
-        if os.path.lexists(dot_git) or os.path.lexists(os.path.join(entry, "locked")):
-            return True
+        if not reachable(dot_git) or os.path.lexists(dot_git) or os.path.lexists(os.path.join(entry, "locked")):
+            return True  # one on a remote mount that does not answer: unsure, never looked at
     return False
 
 

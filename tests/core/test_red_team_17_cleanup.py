@@ -150,6 +150,46 @@ def test_a_socket_bound_on_a_dead_remote_mount_never_holds_the_cleanup(
     assert not folder.exists()
 
 
+
+def test_a_worktree_whose_repository_lies_on_a_dead_remote_mount_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. A project on an `sshfs` mount (`~/remote/proj`); the session ran `git worktree
+    add $scratchpad/wt` there, so the checkout's `.git` file names a git dir on the mount.
+    The host went away, the session a month ago. Judging the checkout looked at its git dir
+    on the dead mount and waited for ever, the cleanup's lock held. The folder is kept
+    (its repository cannot be read), at once."""
+    remote = tmp_path / "remote"
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    tree = folder / "scratchpad" / "wt"
+    tree.mkdir()
+    (tree / "notes.md").write_text("half done\n")
+    (tree / ".git").write_text(f"gitdir: {remote}/proj/.git/worktrees/wt\n")
+    _aged(folder, 31 * DAY)
+    hung_fuse(remote)
+    report = _clean_within(40, started)
+    assert (tree / "notes.md").is_file(), report
+
+
+def test_a_clone_whose_worktree_lies_on_a_dead_remote_mount_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. The other way round: a session's clone in its scratchpad, and a worktree of it
+    the user made on an `sshfs` mount (`git worktree add ~/remote/wt`), the host since gone.
+    Whether that worktree still needs the clone's objects was asked of the dead mount, for
+    ever. It cannot be told: the clone is kept (`unmerged`), at once."""
+    remote = tmp_path / "remote"
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    clone = make_repo(folder / "scratchpad" / "clone")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "origin.git"))
+    git(clone, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    git(clone, "push", "-q", "-u", "origin", "main")  # every commit on a remote: only the worktree holds it
+    git(clone, "worktree", "add", "-q", "--detach", str(remote / "wt"))
+    _aged(folder, 31 * DAY)
+    hung_fuse(remote)
+    report = _clean_within(40, started)
+    assert (clone / "README.md").is_file(), report
+
 # --- a root process a user started, then left ----------------------------------------------------
 
 
