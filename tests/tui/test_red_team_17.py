@@ -173,3 +173,58 @@ async def test_a_session_file_with_a_time_out_of_range_is_shown_and_the_dashboar
         assert app.is_running
     assert "years ago" in row, row
     assert fmt.age(-1e11, box.now) and fmt.age(1e15, box.now) and fmt.ms_age(-10**20, box.now)
+
+
+def unblock_readers(fifo: Path, seconds: float, said: list[str]) -> None:
+    """For `seconds`: whenever a reader waits on `fifo`, open it for writing and close it (the
+    reader gets an empty file); each time, note it in `said`. A test that a screen never waits
+    on one must not itself wait for ever when it does."""
+    import errno
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            said.append("a reader waited")
+        except OSError as exc:
+            if exc.errno not in (errno.ENXIO, errno.ENOENT):
+                raise
+        time.sleep(0.05)
+
+
+async def test_a_memory_file_replaced_by_a_fifo_never_freezes_the_memory_screen(box: Sandbox) -> None:
+    """FREEZE. A memory file with a finding was replaced by a named pipe after the sweep (`mkfifo`
+    in its name: a tool's log pipe, a prank): the cursor on its finding opened it to show its
+    lines, on the screen's own thread, and waited for a writer for ever: no key, not even `q`,
+    was answered again. Now a file that is no regular file shows no lines (the sweep, on its
+    next run, drops its findings), and every key is answered."""
+    import threading
+    import time
+
+    from app.screens.memory import MemoryScreen
+
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen) and len(app.screen.findings) > 1)
+        screen = app.screen
+        table = screen.query_one("#findings", Table)
+        first = screen.findings[table.keys_in_order()[0]].file
+        other = next(k for k in table.keys_in_order() if screen.findings[k].file != first)
+        fifo = Path(screen.findings[other].file)
+        fifo.unlink()
+        os.mkfifo(fifo)
+        said: list[str] = []
+        watchdog = threading.Thread(target=unblock_readers, args=(fifo, 8.0, said), daemon=True)
+        watchdog.start()
+        began = time.monotonic()
+        assert table.move_to(other)
+        await pilot.pause(0.2)
+        await pilot.press("down", "up")
+        await pilot.pause(0.2)
+        took = time.monotonic() - began
+        viewer = str(screen.query_one("#memory-file").render())
+        watchdog.join()
+    assert not said and took < 3, (said, took)
+    assert fifo.name in viewer, viewer
