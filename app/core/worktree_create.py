@@ -276,6 +276,18 @@ def _copy_range(src: int, dst: int, start: int, end: int) -> bool:
     return True
 
 
+def _never_checked_out(target: str) -> bool:
+    """Whether `git worktree add` of `target` was cut short (the hook killed at its timeout in
+    a big repository's checkout): git's `locked` of its creation is still there and no index
+    was ever written. Handed over, every tracked file would read deleted, and a commit there
+    would delete them on its branch."""
+    from app.core.checkout_identity import admin_id
+
+    admin = admin_id(target)
+    return admin is not None and os.path.lexists(os.path.join(admin, "locked")) and not os.path.lexists(
+        os.path.join(admin, "index"))
+
+
 def make_checkout(cwd: str, folder: str) -> tuple[str, str, str, bool]:
     """(repository, checkout, branch, made here) of the checkout `folder` of the repository
     that holds `cwd`: made as Claude's creation would, or found again (made here False) when
@@ -296,6 +308,10 @@ def make_checkout(cwd: str, folder: str) -> tuple[str, str, str, bool]:
     if not made:
         if os.path.realpath(target) not in git.worktree_list(repo):
             raise CheckoutError(f"claudetto: {target} has a .git but git does not list it as a worktree; not touched")
+        if _never_checked_out(str(target)):
+            raise CheckoutError(f"claudetto: {target} is a worktree git began to make and never finished (its creation "
+                                f"was cut short): nothing is checked out; `git worktree remove --force --force {target}`,"
+                                " then ask again")
     else:
         if os.path.lexists(target):
             raise CheckoutError(f"claudetto: {target} exists and is not a worktree; not touched")
