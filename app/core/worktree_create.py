@@ -277,15 +277,15 @@ def _copy_range(src: int, dst: int, start: int, end: int) -> bool:
 
 
 def _never_checked_out(target: str) -> bool:
-    """Whether `git worktree add` of `target` was cut short (the hook killed at its timeout in
-    a big repository's checkout): git's `locked` of its creation is still there and no index
-    was ever written. Handed over, every tracked file would read deleted, and a commit there
-    would delete them on its branch."""
+    """Whether the making of the worktree `target` was cut short (the hook killed at its timeout
+    in a big repository's checkout, in `git worktree add` or in the sparse `read-tree` after
+    it): no index was ever written (git writes one for any tree checked out, an empty one
+    too). Handed over, every tracked file would read deleted, and a commit there would delete
+    them on its branch."""
     from app.core.checkout_identity import admin_id
 
     admin = admin_id(target)
-    return admin is not None and os.path.lexists(os.path.join(admin, "locked")) and not os.path.lexists(
-        os.path.join(admin, "index"))
+    return admin is not None and not os.path.lexists(os.path.join(admin, "index"))
 
 
 def make_checkout(cwd: str, folder: str) -> tuple[str, str, str, bool]:

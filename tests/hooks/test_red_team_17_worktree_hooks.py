@@ -166,20 +166,23 @@ def test_worktree_remove_of_a_checkout_on_a_dead_remote_mount_answers_and_says_w
     assert str(there) in checkouts.registry()
 
 
-def test_worktree_create_never_hands_over_a_checkout_whose_creation_was_cut_short(project: Path) -> None:
+@pytest.mark.parametrize("step", ["worktree_add", "sparse_read_tree"])
+def test_worktree_create_never_hands_over_a_checkout_whose_creation_was_cut_short(project: Path, step: str) -> None:
     """A big repository's checkout outlasts the hook's timeout: Claude kills WorktreeCreate in
     the middle of `git worktree add`, which had written the worktree's HEAD and its `locked`
     ("initializing") but not yet its files or index. Asked again, WorktreeCreate found git
     listing the worktree and handed it over: a checkout where `git status` shows every
     tracked file deleted, and a model's `git add -A && git commit` deletes the project on
-    that branch. It fails loud instead, saying how to clear it; nothing is removed."""
+    that branch (so too one cut short in the sparse `read-tree` after `git worktree add
+    --no-checkout`). It fails loud instead, saying how to clear it; nothing is removed."""
     target = project / ".claude" / "worktrees" / "half"
     git(project, "worktree", "add", "-q", "--no-checkout", "-b", "worktree-half", str(target), "HEAD")
     admin = Path(git(target, "rev-parse", "--absolute-git-dir"))
-    (admin / "locked").write_text("initializing")
+    if step == "worktree_add":
+        (admin / "locked").write_text("initializing")
     if (admin / "index").exists():
         (admin / "index").unlink()
     made = session_hook("WorktreeCreate", project, name="half")
     assert made.returncode != 0 and made.stdout.strip() == b"", made.stdout
     assert made.stderr.strip().count(b"\n") == 0 and b"worktree remove" in made.stderr, made.stderr
-    assert target.is_dir() and (admin / "locked").exists()
+    assert target.is_dir() and (admin / "HEAD").exists()
