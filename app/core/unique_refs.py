@@ -27,6 +27,7 @@ import time
 from app.core.git import GitFailed, common_dir
 from app.core.git import output as git
 from app.core.git import run as git_run
+from app.core.hung_mounts import reachable as _reachable
 from app.core.reflog_lines import branch_reflogs as _branch_reflogs
 from app.core.reflog_lines import made_here
 from app.core.reflog_lines import reflog as _reflog
@@ -150,11 +151,9 @@ def _candidates() -> Iterator[str]:
 def _subfolders(folder: str) -> list[str]:
     """The real folders directly in `folder` (none when it cannot be listed), but a remote mount
     that does not answer: every look into it would wait (app/core/hung_mounts.py)."""
-    from app.core.hung_mounts import reachable
-
     try:
         with os.scandir(folder) as it:
-            return [e.path for e in it if e.is_dir(follow_symlinks=False) and reachable(e.path)]
+            return [e.path for e in it if e.is_dir(follow_symlinks=False) and _reachable(e.path)]
     except OSError:
         return []
 
@@ -172,9 +171,10 @@ def _common_dir(folder: str) -> str | None:
             text = os.fsdecode(fh.read(65536)).strip()
     except OSError:
         return None
-    if not text.startswith("gitdir:"):
-        return None
-    return os.path.realpath(common_dir(os.path.join(folder, text[len("gitdir:"):].strip())))
+    git_dir = os.path.join(folder, text[len("gitdir:"):].strip())
+    if not text.startswith("gitdir:") or not _reachable(git_dir):
+        return None  # on a remote mount that does not answer: passed over, as the folders there
+    return os.path.realpath(common_dir(git_dir))
 
 
 # --- what a checkout's own git dir holds: gone with the checkout --------------------------------

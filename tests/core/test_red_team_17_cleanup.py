@@ -180,15 +180,41 @@ def test_a_clone_whose_worktree_lies_on_a_dead_remote_mount_never_holds_the_clea
     ever. It cannot be told: the clone is kept (`unmerged`), at once."""
     remote = tmp_path / "remote"
     folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
-    clone = make_repo(folder / "scratchpad" / "clone")
-    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "origin.git"))
-    git(clone, "remote", "add", "origin", str(tmp_path / "origin.git"))
-    git(clone, "push", "-q", "-u", "origin", "main")  # every commit on a remote: only the worktree holds it
+    clone = _pushed_clone(folder, tmp_path)  # every commit on a remote: only the worktree holds it
     git(clone, "worktree", "add", "-q", "--detach", str(remote / "wt"))
     _aged(folder, 31 * DAY)
     hung_fuse(remote)
     report = _clean_within(40, started)
     assert (clone / "README.md").is_file(), report
+
+
+def _pushed_clone(folder: Path, tmp_path: Path) -> Path:
+    """A clone in `folder`'s scratchpad with every commit on its remote (`tmp_path/origin.git`)."""
+    clone = make_repo(folder / "scratchpad" / "clone")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "origin.git"))
+    git(clone, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    git(clone, "push", "-q", "-u", "origin", "main")
+    return clone
+
+
+def test_a_worktree_in_the_home_of_a_project_on_a_dead_remote_mount_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. `git worktree add ~/feature` from a project on an `sshfs` mount, the host since
+    gone. Whether a clone about to go lends its objects to a repository of the home
+    (`git clone --shared`) was asked of each folder of the home: `~/feature`'s `.git` names a
+    git dir on the dead mount, and the look there waited for ever. Such a folder is passed
+    over, as a folder of the home on the mount itself is; the old clone goes."""
+    remote = tmp_path / "remote"
+    feature = sandbox.home / "feature"
+    feature.mkdir()
+    (feature / ".git").write_text(f"gitdir: {remote}/proj/.git/worktrees/feature\n")
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    _pushed_clone(folder, tmp_path)
+    _aged(folder, 31 * DAY)
+    hung_fuse(remote)
+    report = _clean_within(40, started)
+    assert not folder.exists(), report
 
 # --- a root process a user started, then left ----------------------------------------------------
 
