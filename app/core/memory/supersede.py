@@ -136,24 +136,17 @@ def text_lines(path: str, upto: int) -> list[str]:
     """The first `upto` lines of a memory file as text, without their endings and numbered
     as every check numbers them (`\n` only; a byte that is not UTF-8 shown replaced); []
     when it cannot be read. Reading stops at `upto`: a viewer needs the lines up to the one
-    it shows, however far down the file that one is. A file that is no regular file (a named
-    pipe put in its name waits for a writer for ever) has no lines."""
-    import stat
+    it shows, however far down the file that one is. A file that is no regular file has no
+    lines, as the sweep reads it (`open_regular`: a named pipe would wait for a writer for ever)."""
     from itertools import islice
 
+    from app.core.state import open_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return []
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return []
-        with open(os.dup(fd), encoding="utf-8", errors="replace", newline="\n") as fh:
+        with open(open_regular(path), encoding="utf-8", errors="replace", newline="\n") as fh:
             return [line_body(line) for line in islice(fh, upto)]
     except OSError:
         return []
-    finally:
-        os.close(fd)
 
 
 def line_body(line: AnyStr) -> AnyStr:
