@@ -1,6 +1,17 @@
 """Red team, round seventeen: memory hygiene (seed 003): the write lint through
 `python -P -m hooks` as Claude runs PreToolUse, the sweep and `claudetto supersede`, on real
 files.
+
+Misses fixed: a Markdown rule (`---`, `***`, `___`) between sections of MEMORY.md was refused
+as "no pointer" (seed 003 keeps prose and frontmatter out, and a rule is neither); "weeks
+ago", "months ago", "a fortnight ago" and "the other week" went into memory as if they were
+absolute dates.
+
+Held: memory files that are FIFOs, links to /dev/zero or /dev/stdin, folders, symlink loops
+or named in Latin-1 or with a newline (escaped in the session-start context); supersede of
+out-of-range, negative and huge line numbers, of a FIFO or a link out of memory, of a line
+that is not UTF-8; version pins stated as history ("upgraded from 2.28.0", "do not use
+2.28.0") and release lines; 20,000 random index, frontmatter and strike inputs.
 """
 
 from __future__ import annotations

@@ -1,5 +1,16 @@
 """Red team, round seventeen: the hooks and the edit ledger (seed 000), driven as Claude drives
 them: `python -P -m hooks` with the JSON Claude sends, real files, real processes.
+
+Misses fixed: a hook killed in the middle of a state write (`kill -9`, Claude's timeout) left
+its temp file in CLAUDETTO_HOME for good; `claudetto ledger` spelled a Latin-1 byte of a name
+`\udce9` where the prompt's line says `\xe9`; a prompt hook that read a corrupt ledger moved
+aside the good ledger a writer had put in its place meanwhile; a copied claudetto folder
+(`cp -a`, with its `__pycache__`) ran the original folder's code through the import cache; a
+ledger.json or memory file of gigabytes was read 2 GiB at a time before its limit was checked.
+
+Held: malformed, empty, non-object and wrongly typed payloads; a ledger.json that is a FIFO,
+a folder, a symlink to /dev/zero or JSON of another shape; files the model edited turned into
+a FIFO, a socket, a folder, a link to /dev/zero or a 50 GiB sparse file.
 """
 
 from __future__ import annotations
