@@ -9,7 +9,9 @@ cleanup's deadline, at every session start, since the folder is kept and judged 
 
 While git runs, its threads and the processes it started are looked at every LOOK_S: one
 waiting for the other end of a FIFO (its kernel wait channel) is stopped with git, and the
-command fails, as one git could not finish does: the folder is unsure, so kept.
+command fails, as one git could not finish does: the folder is unsure, so kept. So is one
+waiting on a remote file system's server while a remote mount does not answer (a config's
+`core.excludesFile` on an `sshfs` whose host went away: git waited its whole timeout).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ LOOK_S = 0.5
 #: The kernel's wait channels of a task blocked opening a FIFO until the other end opens it
 #: (`wait_for_partner` since Linux 2.6; older kernels showed `pipe_wait` or `fifo_open`).
 _FIFO_WAITS = frozenset({b"wait_for_partner", b"pipe_wait", b"fifo_open"})
+#: Those of a task waiting on a remote file system's server (FUSE, NFS, SMB).
+_REMOTE_WAITS = (b"fuse_", b"request_wait_answer", b"rpc_", b"nfs", b"cifs", b"smb", b"wait_for_response")
 
 
 def communicate(proc: subprocess.Popen[bytes], data: bytes | None, timeout: float | None,
@@ -44,12 +48,14 @@ def communicate(proc: subprocess.Popen[bytes], data: bytes | None, timeout: floa
         for pid in {proc.pid, *(waiting[:1] if waiting else ())}:
             _kill(pid)
         proc.wait()
-        return b"", b"", "timeout" if waiting is None else f"git waits to open the FIFO {waiting[1]}"
+        return b"", b"", "timeout" if waiting is None else f"git waits {waiting[1]}"
 
 
 def fifo_waiter(pid: int) -> tuple[int, str] | None:
-    """(pid, path) of the first process of `pid` and those it started (to a few levels) whose
-    thread waits to open a FIFO, the path as far as it can be read; None when none does."""
+    """(pid, what it waits on) of the first process of `pid` and those it started (to a few
+    levels) whose thread waits to open a FIFO (its path as far as it can be read), or on a
+    remote mount while one does not answer; None when none does."""
+    from app.core.hung_mounts import dead_mount
     from app.core.socket_files import path_being_opened
 
     family, seen = [pid], set[int]()
@@ -58,8 +64,11 @@ def fifo_waiter(pid: int) -> tuple[int, str] | None:
         seen.add(one)
         for task in _listing(f"/proc/{one}/task"):
             base = f"/proc/{one}/task/{task}"
-            if _read(f"{base}/wchan").strip() in _FIFO_WAITS:
-                return one, path_being_opened(base) or "(a path that cannot be read)"
+            wchan = _read(f"{base}/wchan").strip()
+            if wchan in _FIFO_WAITS:
+                return one, f"to open the FIFO {path_being_opened(base) or '(a path that cannot be read)'}"
+            if wchan.startswith(_REMOTE_WAITS) and (dead := dead_mount()) is not None:
+                return one, f"on {dead}, a remote mount that does not answer"
             family += [int(c) for c in _read(f"{base}/children").split() if int(c) not in seen]
     return None
 

@@ -65,6 +65,11 @@ def remote_devices() -> frozenset[int]:
     return frozenset(found)
 
 
+def dead_mount() -> str | None:
+    """The first remote mount this process sees that does not answer (each asked once), or None."""
+    return next((point for point in _remote_points() if not reachable(point)), None)
+
+
 def did_not_answer(path: str) -> str | None:
     """A look at `path` did not answer in time (a caller that stats in a thread of its own, as
     the edit ledger does): the remote mount it lies on is hung for this process, as if asked

@@ -216,6 +216,27 @@ def test_a_worktree_in_the_home_of_a_project_on_a_dead_remote_mount_never_holds_
     report = _clean_within(40, started)
     assert not folder.exists(), report
 
+
+def test_a_git_waiting_on_a_dead_remote_mount_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], hung_fuse: Callable[[Path], None],
+        tmp_path: Path) -> None:
+    """HANG. A session's scratch repository whose config names a file on an `sshfs` mount
+    (`git config core.excludesFile ~/remote/ignore`, shared ignore rules kept there), the
+    host since gone. Every git status of the judgement waited on the dead mount for the
+    whole git timeout (120 s), past the cleanup's deadline, at every session start. A
+    judging git found waiting on a remote mount that does not answer is stopped: the folder
+    is kept (unsure), at once, and the cleanup goes on."""
+    remote = tmp_path / "remote"
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    repo = make_repo(folder / "scratchpad" / "repo")
+    git(repo, "config", "core.excludesFile", str(remote / "ignore"))
+    _aged(folder, 31 * DAY)
+    other = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()), 30.5 * DAY)  # judged after it
+    hung_fuse(remote)
+    report = _clean_within(40, started)
+    assert (repo / "README.md").is_file(), report
+    assert not other.exists(), report
+
 # --- a root process a user started, then left ----------------------------------------------------
 
 
