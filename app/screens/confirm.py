@@ -36,6 +36,8 @@ from app.widgets.plain import visible
 #: what was on screen) to arrive, short enough to go unnoticed by someone reading it.
 #: The app's `confirm_guard_s` overrides it (tests).
 GUARD_S = 0.5
+#: Terminal rows under which a question's buttons go compact (one row each).
+SHORT_ROWS = 16
 
 Answer = TypeVar("Answer")
 
@@ -202,8 +204,13 @@ class ConfirmModal(GuardedModal[bool]):
 
     def fit_height(self, height: int) -> None:
         """The list scrolls; the title, the buttons and the note of an early key always show
-        (11 rows: border, title, buttons and the screen's margin; 3 more with the note)."""
-        rest = 14 if self.query_one("#too-soon").has_class("-said") else 11
+        (11 rows: border, title, buttons and the screen's margin; 3 more with the note). On a
+        short terminal the buttons take one row each (their borders went below the dialog's
+        last row, and their labels with them: nothing said how to answer)."""
+        short = height < SHORT_ROWS
+        for button in self.query(AnswerButton):
+            button.compact = short
+        rest = (14 if self.query_one("#too-soon").has_class("-said") else 11) - (2 if short else 0)
         self.query_one(VerticalScroll).styles.max_height = max(3, min(20, height - rest))
 
     def noted(self) -> None:

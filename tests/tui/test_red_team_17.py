@@ -228,3 +228,27 @@ async def test_a_memory_file_replaced_by_a_fifo_never_freezes_the_memory_screen(
         watchdog.join()
     assert not said and took < 3, (said, took)
     assert fifo.name in viewer, viewer
+
+
+async def test_the_removal_question_shows_its_answers_on_a_40x10_terminal(box: Sandbox) -> None:
+    """HIDDEN ANSWERS. On a 40x10 terminal (a split pane) the removal question drew its title
+    and list, but its buttons fell below the dialog's last row: no `Remove (y)`, no `No (n)`,
+    nothing said how to answer. Now the buttons go compact (one row each) when the terminal is
+    short, and both are inside the dialog, on screen."""
+    from textual.containers import Vertical
+    from textual.widgets import Button
+
+    from app.screens.confirm import ConfirmModal
+
+    app = make_app(box)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await outputs_rows(pilot, app)
+        await pilot.press("space", "d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.pause(0.3)
+        dialog = app.screen.query_one(Vertical).region
+        for name in ("#yes", "#no"):
+            button = app.screen.query_one(name, Button).region
+            assert button.height >= 1 and dialog.y <= button.y and button.bottom <= dialog.bottom - 1, (
+                name, button, dialog)
+        await pilot.press("n")
