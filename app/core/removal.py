@@ -92,7 +92,7 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
         return checked
     job.measured = _measure(job.target, size)
     if dry_run:
-        return job.result("dry_run", None, job.measured.disk, job.measured.files - job.measured.others, job.measured.folders)
+        return _dry_run(job)
     if _before_remove is not None:
         _before_remove(job.target)
     trashed = False
@@ -110,6 +110,16 @@ def remove(path: PathLike, root: PathLike, rule: str, *, kind: str = "",
     except OSError as exc:
         job.tally.error(exc, "remove")
     return _outcome(job, trashed, spawn)
+
+
+def _dry_run(job: Removing) -> Removal:
+    """What the removal would do, measured: kept where its own last look would keep it (a
+    folder of another user's inside that this user cannot empty), else the bytes it frees."""
+    from app.core.cleanup_guard import closed_inside
+
+    if closed_inside(job.target) is not None:
+        return job.result("kept", "not_removed")
+    return job.result("dry_run", None, job.measured.disk, job.measured.files - job.measured.others, job.measured.folders)
 
 
 def _check(job: Removing, root: PathLike) -> Removal | None:

@@ -220,3 +220,26 @@ def test_the_notes_pip_command_names_a_requirements_file_with_spaces_or_shell_si
     command = line.split("`")[1]
     words = shlex.split(command.split("&&")[-1])
     assert words[-3:] == ["install", "-r", name], note
+
+
+@as_nobody
+def test_a_release_dry_run_says_a_scratch_folder_holding_another_users_folder_stays(
+        nobody_project: tuple[Path, dict[str, str]]) -> None:
+    """`claudetto release --dry-run` said WOULD_DELETE for the `node_modules` holding root's
+    `.vite/` that the release itself then keeps whole: the dry run asks what the removal's
+    last look asks."""
+    project, variables = nobody_project
+    made = _as_nobody(variables, "import json; from app.core.checkouts import create_checkout; "
+                                 f"print(json.dumps(create_checkout({str(project)!r}, 'work', 's1', None).path))")
+    tree = Path(str(made))
+    (tree / "node_modules").mkdir()
+    os.chown(tree / "node_modules", NOBODY, NOBODY)
+    cache = tree / "node_modules" / ".vite"  # root's, as the container made it
+    cache.mkdir()
+    (cache / "deps.json").write_text("{}\n")
+    done = _as_nobody(variables, "import json; from app.core.release import release_checkout, release_json; "
+                                 f"print(json.dumps(release_json(release_checkout({str(tree)!r}, session='s1', "
+                                 "dry_run=True))))")
+    assert isinstance(done, dict)
+    entries = {Path(e["path"]).name: (e["status"], e["reason"]) for e in done["entries"]}
+    assert entries["node_modules"] == ("kept", "not_removed"), done
