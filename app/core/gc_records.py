@@ -159,26 +159,23 @@ def lost_source(records: list[OutputRecord], folder: str | None = None) -> str |
     unless the hook found it was none (`user_sources`: a project on the scratch disk). A copy's
     own source that lost a name the copy has at its top counts too (`source_emptied`);
     `folder`: the copy as it is now (moved aside for its removal). A source that now leads into
-    the copy (`rm -rf ~/proj && ln -s /tmp/proj-copy ~/proj`) is gone as well."""
+    the copy (`rm -rf ~/proj && ln -s /tmp/proj-copy ~/proj`) is gone as well, and one on a mount
+    that does not answer cannot be asked (`reachable`): as good as gone."""
+    from app.core.secret_copies import local_sources
     from app.core.source_emptied import gone_from_source
 
-    tmp = paths.user_tmp_str()
     for record in records:
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
-        more, theirs = evidence.get("sources"), evidence.get("user_sources")
-        theirs = theirs if isinstance(theirs, list) else []
         if evidence.get("moved_in") is True:  # a later `mv`/`rsync --remove-source-files` into it
             return f"what was moved into {record.path}"
-        for source in [evidence.get("source"), *(more if isinstance(more, list) else ())]:
-            if (isinstance(source, str) and source.startswith("/") and (source in theirs or not paths.inside(source, tmp))
-                    and "/.claude/worktrees/" not in source):
-                if not os.path.lexists(source) and not remade(source) or paths.inside(
-                        os.path.realpath(source), os.path.realpath(folder or record.path)):
-                    return source  # gone, or a link into the copy put in its place: the copy is all there is
-                if record.kind == "copy" and source == evidence.get("source"):
-                    missing = gone_from_source(folder or record.path, source)
-                    if missing is not None:
-                        return missing
+        for source in local_sources([record]):
+            if not reachable(source) or not os.path.lexists(source) and not remade(source) or paths.inside(
+                    os.path.realpath(source), os.path.realpath(folder or record.path)):
+                return source  # gone, or a link into the copy put in its place: the copy is all there is
+            if record.kind == "copy" and source == evidence.get("source"):
+                missing = gone_from_source(folder or record.path, source)
+                if missing is not None:
+                    return missing
     return None
 
 
@@ -212,7 +209,7 @@ def still_at_source(records: list[OutputRecord], folder: str) -> bool:
     for record in records:
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
         source = evidence.get("source")
-        if (record.kind == "copy" and isinstance(source, str) and source.startswith("/")
+        if (record.kind == "copy" and isinstance(source, str) and source.startswith("/") and reachable(source)
                 and not paths.inside(source, folder) and not paths.inside(folder, source)
                 and same_tree(folder, source)):
             return not borrowed(lambda lent: paths.inside(lent, folder))

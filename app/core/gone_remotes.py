@@ -23,6 +23,7 @@ def held_remotes(git_dir: str) -> list[str]:
 
 
 def _gone(git_dir: str) -> list[str]:
+    from app.core.hung_mounts import reachable  # a dead `sshfs` is as good as gone: never waited on
     from app.core.repository_rules import small_text
 
     common = small_text(os.path.join(git_dir, "commondir"), 4096).strip()
@@ -41,7 +42,8 @@ def _gone(git_dir: str) -> list[str]:
             continue
         url = value.strip().strip('"')
         url = url[len("file://"):] if url.startswith("file://") else _absolute(url, common_path)
-        if url.startswith("/") and "*" not in name and (not os.path.exists(url) or not _holds(git_dir, name, url)):
+        if url.startswith("/") and "*" not in name and (not reachable(url) or not os.path.exists(url)
+                                                        or not _holds(git_dir, name, url)):
             gone.append(name)
     return gone
 

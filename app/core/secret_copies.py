@@ -29,6 +29,7 @@ MAX_BYTES = 1 << 20
 def unique_secret(top: str, parts: list[str], records: list[OutputRecord]) -> str | None:
     """`secret_files.first_secret`, unless every secret-looking file below `top` (outside
     repositories and installed packages) is a copy of a recorded source that still holds it."""
+    from app.core.hung_mounts import reachable
     from app.core.paths import inside
     from app.core.secret_files import first_secret
 
@@ -36,19 +37,21 @@ def unique_secret(top: str, parts: list[str], records: list[OutputRecord]) -> st
     if found is None or not os.path.isdir(top) or os.path.islink(top):
         return found
     outputs = [os.path.realpath(top), *(os.path.realpath(r.path) for r in records)]
-    # a source inside the output is no copy elsewhere (`cp "$d/.env" "$d/.env.bak"`): never counted
-    sources = [s for s in _sources(records) if not any(inside(os.path.realpath(s), o) for o in outputs)]
+    # a source inside the output is no copy elsewhere (`cp "$d/.env" "$d/.env.bak"`), one on a mount
+    # that does not answer cannot be asked (a look would wait for ever): never counted
+    sources = [s for s in local_sources(records) if reachable(s) and not any(inside(os.path.realpath(s), o) for o in outputs)]
     secrets = _secrets(top) if sources else None
     if secrets is None or not all(_copied(os.path.join(top, rel), rel, sources) for rel in secrets):
         return found
     return None
 
 
-def _sources(records: list[OutputRecord]) -> list[str]:
+def local_sources(records: list[OutputRecord]) -> list[str]:
     """The absolute local paths the calls that made or filled the output copied from, but for
     those in the temp folder or a worktrees folder that the hook did not find to be the user's
     (`evidence.user_sources`): another output, which may go in the same sweep (two temp folders
-    that copied a secret back and forth would each count the other as its source)."""
+    that copied a secret back and forth would each count the other as its source). The one
+    reading of them (`gc_records.lost_source` asks them too)."""
     from app.core import paths
 
     tmp = paths.user_tmp_str()

@@ -11,7 +11,8 @@ Misses fixed:
   unit's drop-in (`systemctl --user edit`) or a podman quadlet names, and one holding an MCP
   server registered with Claude Desktop, Cursor, VS Code or Gemini CLI;
 - an `sshfs` in the home whose host went away held every sweep for ever, and so did a background
-  call's claim on a path there;
+  call's claim on a path there, and a copy's recorded source (or a temp clone's backup remote)
+  there;
 - a command that removed its own `mktemp -d` folder through a positional parameter (`sh -c 'rm
   -rf "$1"' sh "$d"`), an array, a name a substitution made from it (`r=$(realpath "$d")`) or a
   glob (`rm -rf "$TMPDIR"/tmp.*`, `find -exec rm`) let the guess by template and time take the
@@ -34,7 +35,15 @@ from tests.core.test_red_team_12_gc import (
     shift_records,
     week_later,
 )
-from tests.support import SandboxEnv, hung_fuse_mounts, run_cli, run_hook, set_mtime
+from tests.support import (
+    SandboxEnv,
+    commit_file,
+    git,
+    hung_fuse_mounts,
+    run_cli,
+    run_hook,
+    set_mtime,
+)
 
 DAY = 86_400
 
@@ -280,3 +289,38 @@ def test_a_background_calls_claim_on_a_mount_that_stopped_answering_holds_no_swe
         done = run_cli("gc", "--json", timeout=40)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["entries"] == []
+
+
+
+
+@pytest.mark.parametrize("what", ["data", "secret", "remote"])
+def test_a_copy_whose_source_lies_on_a_mount_that_stopped_answering_holds_no_sweep(sandbox: SandboxEnv,
+                                                                                    what: str) -> None:
+    """HANG. `d=$(mktemp -d) && cp -r ~/remote/data "$d"/` (a copy of what lay on an sshfs; with
+    its `.env`), or a temp clone pushed to a backup there (`git remote add backup
+    ~/remote/backup.git`), then the host went away. The sweep asks whether each recorded source
+    (each local remote) still holds what the copy has, and waited on it for ever. Such a source
+    cannot be asked: the folder is kept (`dirty`, `unmerged`: when unsure, keep) and the sweep
+    goes on."""
+    source = sandbox.home / "remote" / "data"
+    source.mkdir(parents=True)
+    (source / ("a.csv" if what != "secret" else ".env")).write_text("1,2\n")
+    if what == "remote":
+        project = pushed_project(sandbox.home)
+        backup = sandbox.home / "remote" / "backup.git"
+        git(sandbox.home, "init", "-q", "--bare", str(backup))
+        folder = Path(call(f'd=$(mktemp -d) && git clone -q {sandbox.home / "remote.git"} "$d/c" && echo "$d"',
+                           project).strip())
+        commit_file(folder / "c", "new.py", "x = 1\n", "new")
+        git(folder / "c", "remote", "add", "backup", str(backup))
+        git(folder / "c", "push", "-q", "backup", "main")
+    else:
+        folder = Path(call(f'd=$(mktemp -d) && cp -r {source} "$d"/ && echo "$d"', sandbox.home).strip())
+    shift_records(sandbox.state, -8 * DAY)
+    set_mtime(folder, 8 * DAY)
+    with hung_fuse_mounts() as mount:
+        mount(sandbox.home / "remote")
+        done = run_cli("gc", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    entries = {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
+    assert entries[str(folder)] == ("kept", "unmerged" if what == "remote" else "dirty"), entries
