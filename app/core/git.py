@@ -338,9 +338,12 @@ def commits_on_no_other_branch(git_dir: str) -> int:
 
 def common_dir(git_dir: str) -> str:
     """The git dir holding the branches, objects and main config: a linked worktree's
-    `commondir` (relative to its own git dir, as git writes it), else `git_dir` itself."""
+    `commondir` (relative to its own git dir, as git writes it), else `git_dir` itself (also
+    when it is no regular file: a FIFO in its place is never waited on)."""
+    from app.core.state import open_regular
+
     try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as fh:
+        with os.fdopen(open_regular(os.path.join(git_dir, "commondir")), "rb") as fh:
             return os.path.join(git_dir, os.fsdecode(fh.read(4096)).strip())
     except (OSError, ValueError):
         return git_dir

@@ -104,6 +104,24 @@ def test_a_fifo_in_place_of_an_old_worktrees_reflog_never_holds_the_cleanup(
     assert (tree / "README.md").is_file(), report
     assert report["worktrees_kept"], report
 
+
+def test_a_fifo_in_place_of_a_home_worktrees_commondir_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """HANG. `~/feature`, a worktree of `~/proj`, whose admin folder's `commondir` is a FIFO.
+    Before an old clone goes, each folder of the home is asked whether it borrows the clone's
+    objects: the look at `~/feature`'s `commondir` (a plain open) waited for ever, the
+    cleanup's lock held. It is read as state files are: the clone goes, at once."""
+    proj = make_repo(sandbox.home / "proj")
+    git(proj, "worktree", "add", "-q", str(sandbox.home / "feature"))
+    commondir = proj / ".git" / "worktrees" / "feature" / "commondir"
+    commondir.unlink()
+    os.mkfifo(commondir)
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    _pushed_clone(folder, tmp_path)
+    _aged(folder, 31 * DAY)
+    report = _clean_within(30, started)
+    assert not folder.exists(), report
+
 # --- a dead remote mount a running process names ------------------------------------------------
 
 
