@@ -24,9 +24,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from app.core import paths
 from tests.hooks.test_ledger_hooks import SID, edit, entries, log_text, prompt
-from tests.support import execed, run_cli
+from tests.support import SandboxEnv, execed, run_cli, run_hook
 
 # --- a writer killed halfway leaves its temp file; the next write of that file removes it ----
 
@@ -251,3 +253,27 @@ def test_a_huge_ledger_or_memory_file_is_refused_without_reading_gigabytes(tmp_p
                            "tool_input": {"file_path": str(topic), "old_string": "- Uses make.",
                                           "new_string": "- Uses make (since 2026-11-24)."}}, tmp_path)
     assert peak < 300 * 1024, f"the memory lint peaked at {peak // 1024} MiB"
+
+
+# --- what a records file leaves when it goes ----------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="the lock file of a state file stays when the file goes: deleting it "
+                   "safely needs `locked` to check, once it holds the lock, that the lock file it holds is "
+                   "still the one at the name (a waiter may hold an unlinked one), a change to the shared core")
+def test_a_records_file_that_goes_takes_its_lock_file_along(tmp_path: Path, sandbox: SandboxEnv) -> None:
+    """CLUTTER. Each session that made an output leaves `gc/<session>.json.lock` (empty) for
+    good once its records file goes: one file per session ever run, in the folder every
+    records write lists."""
+    scratch = sandbox.user_tmp / "notes.txt"
+    scratch.write_text("x\n")
+    payload = {"hook_event_name": "PostToolUse", "session_id": "gone-session", "cwd": str(tmp_path),
+               "transcript_path": "/t.jsonl", "tool_name": "Write", "tool_use_id": "t1",
+               "tool_input": {"file_path": str(scratch), "content": "x\n"}, "tool_response": {"type": "create"}}
+    assert run_hook(payload, cwd=tmp_path).returncode == 0
+    records = paths.gc_records_file("gone-session")
+    assert records.exists()
+    scratch.unlink()
+    assert run_cli("gc", "--json").returncode == 0
+    assert not records.exists()
+    assert not Path(f"{records}.lock").exists(), "the lock file of the records file that went is still there"
