@@ -122,6 +122,23 @@ def test_a_fifo_in_place_of_a_home_worktrees_commondir_never_holds_the_cleanup(
     report = _clean_within(30, started)
     assert not folder.exists(), report
 
+
+def test_a_fifo_in_place_of_a_worktrees_gitdir_in_an_old_clone_never_holds_the_cleanup(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """HANG. A session's clone (every commit pushed) with a worktree the user made elsewhere
+    (`git worktree add ~/feature`), whose entry's `gitdir` file in the clone is a FIFO.
+    Whether that worktree still needs the clone's objects read the file with a plain open
+    and waited for ever. It cannot be told: the clone is kept, at once."""
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    clone = _pushed_clone(folder, tmp_path)
+    git(clone, "worktree", "add", "-q", "--detach", str(sandbox.home / "feature"))
+    gitdir = clone / ".git" / "worktrees" / "feature" / "gitdir"
+    gitdir.unlink()
+    os.mkfifo(gitdir)
+    _aged(folder, 31 * DAY)
+    report = _clean_within(30, started)
+    assert (clone / "README.md").is_file(), report
+
 # --- a dead remote mount a running process names ------------------------------------------------
 
 
