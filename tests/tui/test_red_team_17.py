@@ -252,3 +252,32 @@ async def test_the_removal_question_shows_its_answers_on_a_40x10_terminal(box: S
             assert button.height >= 1 and dialog.y <= button.y and button.bottom <= dialog.bottom - 1, (
                 name, button, dialog)
         await pilot.press("n")
+
+
+async def test_the_supersede_dialog_shows_its_box_and_answers_on_a_40x10_terminal(box: Sandbox) -> None:
+    """HIDDEN BOX. On a 40x10 terminal the supersede dialog drew its title, the line and the
+    why, and its correction box and buttons fell below the dialog's last row: a correction was
+    typed blind, and enter wrote what nobody saw. Now, on a short terminal, the why (the
+    finding the screen behind shows) gives way, the box and the buttons take one row each, and
+    the box, the line and both buttons are on screen."""
+    from textual.containers import Vertical
+    from textual.widgets import Button, Input
+
+    from app.screens.memory import MemoryScreen
+    from app.screens.supersede import SupersedeModal
+
+    app = make_app(box)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.press("6")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen) and app.screen.findings)
+        await pilot.pause(0.3)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        await pilot.pause(0.3)
+        dialog = app.screen.query_one(Vertical).region
+        shown = [app.screen.query_one(name).region for name in ("#struck",)]
+        shown += [app.screen.query_one("#correction", Input).region]
+        shown += [app.screen.query_one(name, Button).region for name in ("#write", "#cancel")]
+        for region in shown:
+            assert region.height >= 1 and dialog.y <= region.y and region.bottom <= dialog.bottom - 1, (region, dialog)
+        await pilot.press("escape")
