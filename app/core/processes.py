@@ -57,6 +57,7 @@ _BLANKS = bytes.maketrans(b"\"';&|()<>`=$", b" " * 12)
 #: reads /proc once, not once per folder. A removal's last check always reads it anew.
 _JUDGING_S = 1.0
 _last: tuple[float, tuple[str, ...]] | None = None
+_REAL: dict[str, str] = {}
 #: How many times the list of processes is read in one reading (processes started meanwhile).
 _ROUNDS = 5
 
@@ -99,6 +100,7 @@ def paths_in_use() -> tuple[str, ...]:
     from app.core.socket_files import add_sockets_by_name, bound_socket_files
 
     scan, seen = _Scan(), set()
+    _REAL.clear()  # the real paths of the paths command lines name, for this reading only
     pids = running_pids()
     if not pids and os.path.isdir(f"{_PROC}/self"):
         scan.unsure(0, "the list of processes cannot be read")
@@ -349,10 +351,10 @@ def _add_maps(found: set[str], maps: str) -> int:
 def _add_arguments(found: set[str], line: bytes | None, cwd_link: str) -> None:
     """The paths a command line names: absolute ones, relative ones read from the process's
     cwd (`node node_modules/.bin/vite` typed in a checkout), and an option's value
-    (`--directory=dist`): a server that reads its files as it goes holds none of them open.
-    argv[0] counts only when written as a path (`.venv/bin/python`: the exe is the link's
-    target, elsewhere). A script (`sh -c 'until [ -f /tmp/x/ready ]; do sleep 1; done'`)
-    names the absolute paths among its words."""
+    (`--directory=dist`), each also by its real path: a server that reads its files as it
+    goes holds none of them open. argv[0] counts only when written as a path
+    (`.venv/bin/python`: the exe is the link's target, elsewhere). A script (`sh -c 'until
+    [ -f /tmp/x/ready ]; do sleep 1; done'`) names the absolute paths among its words."""
     args = (line or b"").split(b"\0")
     cwd: str | None = None
     for arg in args if args and b"/" in args[0] else args[1:]:
@@ -370,7 +372,8 @@ def _add_arguments(found: set[str], line: bytes | None, cwd_link: str) -> None:
             if not cwd:
                 continue
             value = os.path.join(os.fsencode(cwd), value)
-        found.add(os.path.normpath(os.fsdecode(value)))
+        path = os.path.normpath(os.fsdecode(value))  # and where a link leads (`python3 ~/demo/serve.py`):
+        found.update((path, _REAL.get(path) or _REAL.setdefault(path, real_paths([path])[0])))
 
 
 def first_inside(folder: str, used: tuple[str, ...]) -> str | None:

@@ -272,6 +272,32 @@ def test_a_git_waiting_on_a_dead_remote_mount_never_holds_the_cleanup(
     assert (repo / "README.md").is_file(), report
     assert not other.exists(), report
 
+
+# --- a process naming the folder through a symlink ---------------------------------------------
+
+
+def test_a_server_started_through_a_symlink_to_an_old_session_folder_keeps_it(
+        sandbox: SandboxEnv, started: list[subprocess.Popen[bytes]], tmp_path: Path) -> None:
+    """LOSS. `ln -s <session folder> ~/demo`, then `python3 ~/demo/scratchpad/serve.py &` from
+    the home: the server read its script and closed it, works in the home, and reads its
+    templates from the folder as it goes. Its command line names the folder only through the
+    link, and a path named there was compared as written: the month-old folder went under
+    the running server. A path a command line names counts by its real path too."""
+    folder = _old_folder(sandbox, "-srv-work", str(uuid.uuid4()))
+    (folder / "scratchpad" / "serve.py").write_text("import time\ntime.sleep(120)\n")
+    _aged(folder, 31 * DAY)
+    link = sandbox.home / "demo"
+    link.symlink_to(folder)
+    server = subprocess.Popen([sys.executable, str(link / "scratchpad" / "serve.py")], cwd=sandbox.home)
+    started.append(server)
+    time.sleep(0.3)  # it has read its script, and closed it
+    report = _clean_within(40, started)
+    assert (folder / "scratchpad" / "notes.md").is_file(), report
+    server.kill()
+    server.wait()
+    report = _clean_within(40, started)
+    assert not folder.exists(), report
+
 # --- a root process a user started, then left ----------------------------------------------------
 
 
