@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Callable
 
 from app.core import sessions
@@ -109,7 +110,7 @@ def repositories_in(top: str, closed: list[str] | None = None) -> tuple[str, ...
             except OSError:
                 return None
             names = {entry.name for entry in entries}
-            if closed is not None and entries and _closed_to_me(fd):
+            if closed is not None and entries and _closed_to_me(fd, entries):
                 closed.append(folder)
             if ".git" in names or not MARKS.isdisjoint(names) or (
                     "HEAD" in names and "HEAD" not in folders and {"objects", "refs"} <= folders
@@ -129,15 +130,26 @@ def closed_inside(top: str) -> str | None:
     if os.geteuid() == 0:
         return None
     closed: list[str] = []
-    repositories_in(top, closed)
+    try:
+        repositories_in(top, closed)
+    except OSError:
+        return top  # unsure: keep
     return closed[0] if closed else None
 
 
-def _closed_to_me(fd: int) -> bool:
-    """Whether the folder `fd` is another user's that this one (not root) may not write in."""
+def _closed_to_me(fd: int, entries: list[os.DirEntry[str]]) -> bool:
+    """Whether the folder `fd` is another user's that this one (not root) may not write in, or
+    may write in but not empty: sticky (mode 1777, as a `/tmp`) and holding an entry of
+    another user's, which only its owner may remove."""
     uid = os.geteuid()
-    return uid != 0 and os.fstat(fd).st_uid != uid and not os.access(".", os.W_OK | os.X_OK, dir_fd=fd,
-                                                                      effective_ids=os.access in os.supports_effective_ids)
+    if uid == 0 or (st := os.fstat(fd)).st_uid == uid:
+        return False
+    if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd, effective_ids=os.access in os.supports_effective_ids):
+        return True
+    try:
+        return bool(st.st_mode & stat.S_ISVTX) and any(e.stat(follow_symlinks=False).st_uid != uid for e in entries)
+    except OSError:
+        return True  # an entry that cannot be looked at: unsure, keep
 
 
 def _open_folder(folder: str, held: tuple[str, int]) -> int:

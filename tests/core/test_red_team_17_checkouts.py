@@ -243,3 +243,29 @@ def test_a_release_dry_run_says_a_scratch_folder_holding_another_users_folder_st
     assert isinstance(done, dict)
     entries = {Path(e["path"]).name: (e["status"], e["reason"]) for e in done["entries"]}
     assert entries["node_modules"] == ("kept", "not_removed"), done
+
+
+@as_nobody
+def test_a_release_keeps_whole_a_scratch_folder_holding_another_users_sticky_folder(
+        nobody_project: tuple[Path, dict[str, str]]) -> None:
+    """LOSS. The same with the container's folder made world-writable and sticky (mode 1777,
+    as a `/tmp` is): this user may write in it, yet not remove root's files there, and the
+    purge stopped half-way as before. A sticky folder of another user's holding an entry that
+    is not this user's is closed to it too."""
+    project, variables = nobody_project
+    made = _as_nobody(variables, "import json; from app.core.checkouts import create_checkout; "
+                                 f"print(json.dumps(create_checkout({str(project)!r}, 'work', 's1', None).path))")
+    tree = Path(str(made))
+    package = tree / "node_modules" / "left-pad"
+    package.mkdir(parents=True)
+    (package / "index.js").write_text("module.exports = 1\n")
+    for path in (tree / "node_modules", package, package / "index.js"):
+        os.chown(path, NOBODY, NOBODY)
+    shared = tree / "node_modules" / ".tmp-shared"  # root's, sticky and open to all
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "lock").write_text("root's\n")
+    done = _as_nobody(variables, "import json; from app.core.release import release_checkout, release_json; "
+                                 f"print(json.dumps(release_json(release_checkout({str(tree)!r}, session='s1'))))")
+    assert isinstance(done, dict)
+    assert (package / "index.js").exists() and (shared / "lock").exists(), done
