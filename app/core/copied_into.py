@@ -19,6 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from app.core.gc_records import OutputRecord
+
 
 def copied_into_outputs(into: list[tuple[str, str | None, list[str]]], sources: list[str],
                          keeps_times: bool = False, lent: list[tuple[str, str, str | None]] | None = None,
@@ -169,3 +171,14 @@ def _targets_in_temp(into: list[tuple[str, str | None, list[str]]]
             elif known:
                 from_temp.append((targets[-1], known))
     return targets, moved, from_temp
+
+
+def lent_clones(records: list[OutputRecord]) -> tuple[list[str], str | None]:
+    """The clones that borrow the objects of the records' outputs (`evidence.lent_to`, joined
+    above), and the first of them on a mount that does not answer (app/core/hung_mounts.py): it
+    cannot be asked, and a look at it would wait for ever."""
+    from app.core.hung_mounts import reachable
+
+    lent = [c for r in records if isinstance(r.evidence, dict) and isinstance(r.evidence.get("lent_to"), list)
+            for c in r.evidence["lent_to"] if isinstance(c, str) and c.startswith("/") and "\0" not in c]
+    return lent, next((c for c in lent if not reachable(c)), None)

@@ -382,10 +382,12 @@ class OutsideNames:
     def borrowing(self, real: str, records: list[OutputRecord]) -> str | None:
         """A repository outside the output `real` whose `objects/info/alternates` names its objects:
         in the user's places, or a clone the session made so (`evidence.lent_to`), wherever it is."""
+        from app.core.copied_into import lent_clones
         from app.core.repository_rules import borrowers
 
-        lent = [c for r in records if isinstance(r.evidence, dict) and isinstance(r.evidence.get("lent_to"), list)
-                for c in r.evidence["lent_to"] if isinstance(c, str) and c.startswith("/") and "\0" not in c]
+        lent, hung = lent_clones(records)
+        if hung is not None:
+            return hung  # on a mount that does not answer: it cannot be asked, and may still borrow
         if "" not in self._borrowers:  # the home's levels and the known places once
             self._borrowers[""] = borrowers(self._places([]))
         extra = [p for p in [*self._places(records), *lent] if p not in (self._base or ())]

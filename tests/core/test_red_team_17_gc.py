@@ -11,8 +11,8 @@ Misses fixed:
   unit's drop-in (`systemctl --user edit`) or a podman quadlet names, and one holding an MCP
   server registered with Claude Desktop, Cursor, VS Code or Gemini CLI;
 - an `sshfs` in the home whose host went away held every sweep for ever, and so did a background
-  call's claim on a path there, and a copy's recorded source (or a temp clone's backup remote)
-  there;
+  call's claim on a path there, a copy's recorded source (or a temp clone's backup remote)
+  there, and a clone there borrowing a temp clone's objects;
 - a command that removed its own `mktemp -d` folder through a positional parameter (`sh -c 'rm
   -rf "$1"' sh "$d"`), an array, a name a substitution made from it (`r=$(realpath "$d")`) or a
   glob (`rm -rf "$TMPDIR"/tmp.*`, `find -exec rm`) let the guess by template and time take the
@@ -324,3 +324,26 @@ def test_a_copy_whose_source_lies_on_a_mount_that_stopped_answering_holds_no_swe
     assert done.returncode == 0, done.stderr
     entries = {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
     assert entries[str(folder)] == ("kept", "unmerged" if what == "remote" else "dirty"), entries
+
+
+def test_a_clone_on_a_mount_that_stopped_answering_borrowing_a_temp_clones_objects_keeps_it(
+        sandbox: SandboxEnv) -> None:
+    """HANG. `git clone --reference "$d/c" URL ~/remote/p` (a clone on an sshfs borrowing a temp
+    clone's objects: `evidence.lent_to`), then the host went away. The sweep asked the borrower's
+    folder and its neighbours for `objects/info/alternates` and waited for ever. A borrower that
+    cannot be asked may still borrow: the lender is kept (`unmerged`), and the sweep goes on."""
+    project = pushed_project(sandbox.home)
+    (sandbox.home / "remote").mkdir()
+    url = sandbox.home / "remote.git"
+    folder = Path(call(f'd=$(mktemp -d) && git clone -q {url} "$d/c" && echo "$d"', project).strip())
+    borrower = sandbox.home / "remote" / "p"
+    call(f"git clone -q --reference {folder / 'c'} {url} {borrower}", project)
+    assert (borrower / ".git" / "objects" / "info" / "alternates").exists()
+    shift_records(sandbox.state, -8 * DAY)
+    set_mtime(folder, 8 * DAY)
+    with hung_fuse_mounts() as mount:
+        mount(sandbox.home / "remote")
+        done = run_cli("gc", "--json", timeout=40)
+    assert done.returncode == 0, done.stderr
+    entries = {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
+    assert entries[str(folder)] == ("kept", "unmerged"), entries
