@@ -69,3 +69,26 @@ def test_a_relative_date_without_a_count_is_refused(line: str, word: str) -> Non
 ])
 def test_a_duration_is_no_relative_date(line: str) -> None:
     assert write(memory_dir() / "ops.md", GOOD + line + "\n") is None
+
+
+# --- one spelling of a name in a refusal --------------------------------------------------------
+
+
+def test_a_refused_index_line_names_the_topic_as_every_report_does() -> None:
+    """The refusal of an index line for `résumé-caf\\xe9.md` (a name with a Latin-1 byte) read
+    `r\\xe9sum\\xe9-caf\\udce9.md`: the valid `é` shown as the escape every other report uses
+    for a byte that is not UTF-8, and that byte as Python's private `\\udce9`. It now reads
+    `résumé-caf\\xe9.md`, as `claudetto memory`, the ledger and the session-start context
+    show it."""
+    import os
+
+    from app.core import memory
+
+    folder = memory_dir()
+    (folder / "MEMORY.md").write_text("- [A](a.md) \u2014 h\n")
+    raw = os.fsencode(str(folder)) + "/résumé-caf".encode() + b"\xe9.md"
+    with open(raw, "wb") as fh:
+        fh.write((GOOD + "x\n").encode())
+    with pytest.raises(memory.MemoryWriteRefused) as refused:
+        memory.add_to_index(os.fsdecode(raw))
+    assert str(refused.value).startswith("résumé-caf\\xe9.md is not named in UTF-8"), str(refused.value)

@@ -231,7 +231,7 @@ def test_an_index_line_for_a_topic_named_in_latin1_is_refused_in_one_line(tmp_pa
     raw = os.fsencode(str(folder)) + b"/caf\xe9.md"
     with open(raw, "wb") as fh:
         fh.write((FRONT + "x\n").encode())
-    with pytest.raises(memory.MemoryWriteRefused, match=r"caf\\udce9.md is not named in UTF-8"):
+    with pytest.raises(memory.MemoryWriteRefused, match=r"caf\\xe9.md is not named in UTF-8"):
         memory.add_to_index(os.fsdecode(raw))
     assert index.read_text() == "- [A](a.md) \u2014 h\n"
 

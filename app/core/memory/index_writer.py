@@ -103,7 +103,9 @@ def _topic(topic_file: str) -> tuple[str, str, str]:
         raise IndexRefused(f"{topic_file} is not a topic file (a visible .md file in the memory folder)")
     if any("\ud800" <= ch <= "\udfff" for ch in topic):
         # a name byte that is not UTF-8: no Markdown link (UTF-8 text) can name it again
-        raise IndexRefused(f"{ascii(topic)[1:-1]} is not named in UTF-8, so no index line can point at it; "
+        from app.core.log import printable
+
+        raise IndexRefused(f"{printable(topic)} is not named in UTF-8, so no index line can point at it; "
                            "rename it, nothing changed")
     return folder, topic, real
 
