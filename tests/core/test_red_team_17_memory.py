@@ -5,7 +5,8 @@ files.
 Misses fixed: a Markdown rule (`---`, `***`, `___`) between sections of MEMORY.md was refused
 as "no pointer" (seed 003 keeps prose and frontmatter out, and a rule is neither); "weeks
 ago", "months ago", "a fortnight ago" and "the other week" went into memory as if they were
-absolute dates.
+absolute dates; the refusal of an index line for a topic named in Latin-1 spelled a valid `é`
+as `\xe9` and the byte as `\udce9`.
 
 Held: memory files that are FIFOs, links to /dev/zero or /dev/stdin, folders, symlink loops
 or named in Latin-1 or with a newline (escaped in the session-start context); supersede of
