@@ -23,10 +23,11 @@ TABS = 6  # the tabs' priority: below what is reclaimable and what is marked
 
 
 class TotalsBar(Static):
-    """`claudetto  1 2 3 Outputs 4 5 6  ● 2 live ○ 1 stale  reclaimable 50 MiB  kept 9 MiB`."""
+    """`claudetto  1 2 3 Outputs 4 5 6  ● 2 live ○ 1 stale  reclaimable 50 MiB  kept 9 MiB`,
+    docked on the first row: a screen scrolled to show its table's cursor never hides it."""
 
     DEFAULT_CSS = """
-    TotalsBar { height: 1; background: $panel; color: $text; padding: 0 1; link-style: none; }
+    TotalsBar { dock: top; height: 1; background: $panel; color: $text; padding: 0 1; link-style: none; }
     """
 
     def __init__(self, current: str, **kwargs: Any) -> None:

@@ -281,3 +281,25 @@ async def test_the_supersede_dialog_shows_its_box_and_answers_on_a_40x10_termina
         for region in shown:
             assert region.height >= 1 and dialog.y <= region.y and region.bottom <= dialog.bottom - 1, (region, dialog)
         await pilot.press("escape")
+
+
+async def test_the_header_stays_on_the_first_row_of_every_screen_at_40x10(box: Sandbox) -> None:
+    """LOSS of what is about to go. At 40x10 the Sessions, Ledger and Checkouts screens scrolled
+    under their header line to show the table's cursor: the marked count and total, and what a
+    sweep frees, were nowhere on screen. Now the header is docked on the first row of every
+    screen, at any height."""
+    from app.widgets.totals import TotalsBar
+
+    app = make_app(box)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await outputs_rows(pilot, app)
+        await pilot.press("space")
+        for key, mode in (("1", "overview"), ("2", "sessions"), ("4", "checkouts"), ("5", "ledger"), ("6", "memory"),
+                          ("3", "outputs")):
+            await pilot.press(key)
+            await wait_for(pilot, lambda mode=mode: app.current_mode == mode)
+            await pilot.pause(1.0)
+            bar = app.screen.query_one(TotalsBar)
+            visible_region = bar.region.intersection(app.screen.region)
+            assert visible_region.height == 1 and visible_region.y == 0, (mode, bar.region, app.screen.scroll_offset)
+            assert "marked 1 · " in str(bar.render()), (mode, str(bar.render()))
