@@ -114,8 +114,10 @@ def _unnamed(word: str) -> list[str]:
     see `bash_outputs._Reading.mark_removed`)."""
     import re
 
-    if re.search(r"\$(?:[0-9@*!]|\{[0-9@*!#]|\{[A-Za-z_][A-Za-z0-9_]*\[)|\$.*/\.\.(?:/|$)", word):
-        return [ANY_FOLDER]  # or a path that climbs out of a variable's folder (`"$d"/../tmp.*`)
+    dollar = word.find("$")  # below: a path that climbs out of a variable's folder (`"$d"/../tmp.*`)
+    if re.search(r"\$(?:[0-9@*!]|\{[0-9@*!#]|\{[A-Za-z_][A-Za-z0-9_]*\[)", word) or (
+            dollar >= 0 and re.search(r"/\.\.(?:/|$)", word[dollar:])):
+        return [ANY_FOLDER]
     if not any(c in word for c in "*?[") or any(c.isspace() for c in word):
         return []  # none, or inline code (`python3 -c "...glob('$TMPDIR/x*')..."`), no path
     found = re.match(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})/+[^/]", word)

@@ -347,3 +347,25 @@ def test_a_clone_on_a_mount_that_stopped_answering_borrowing_a_temp_clones_objec
     assert done.returncode == 0, done.stderr
     entries = {e["path"]: (e["status"], e["reason"]) for e in json.loads(done.stdout)["entries"]}
     assert entries[str(folder)] == ("kept", "unmerged"), entries
+
+
+@pytest.mark.parametrize("word", ['"$a/"', '"$a"', "$a/.."])
+def test_a_long_removal_of_many_variables_is_read_in_bounded_time(word: str) -> None:
+    """The reader's promise: time linear in the command's length. A removal of a word of 85,000
+    `$a/` (or `$a`, `$a/..`) before a glob, within the 256 Ki a command may hold: the look for a
+    path climbing out of a variable's folder searched from every `$` to the end (`\\$.*/\\.\\.`),
+    and the command took seconds of CPU in the hook."""
+    import time
+
+    from app.core.bash_outputs import read_bash
+    from app.core.command_line import MAX_COMMAND_CHARS
+
+    head = 'd=$(mktemp -d) && rm -rf '
+    command = head + word * ((MAX_COMMAND_CHARS - len(head) - 1) // len(word)) + "*"
+    assert len(command) <= MAX_COMMAND_CHARS
+    best = float("inf")
+    for _ in range(3):  # a loaded machine can double one measure: the best of three
+        start = time.process_time()
+        read_bash(command, "/nowhere", "")
+        best = min(best, time.process_time() - start)
+    assert best < 1.0, f"{best:.2f} s of CPU"
