@@ -81,6 +81,24 @@ class GuardedModal(ModalScreen[Answer]):
         self.last_early = max(self.last_early, at)
         return True
 
+    def on_mount(self) -> None:  # a subclass's own on_mount runs too (Textual calls each class's)
+        self.fit_height(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_height(event.size.height)
+
+    def fit_height(self, height: int) -> None:
+        """Fit the dialog to a terminal `height` rows high (a subclass with more to fit says how)."""
+        self.compact_answers(height)
+
+    def compact_answers(self, height: int) -> bool:
+        """Whether a terminal `height` rows high is short (under SHORT_ROWS); then the answer
+        buttons take one row each, else their borders push them below the dialog's last row."""
+        short = height < SHORT_ROWS
+        for button in self.query(AnswerButton):
+            button.compact = short
+        return short
+
     def answerable(self) -> bool:
         """Whether an input made now would answer."""
         return self.shown_at is not None and time.monotonic() >= max(self.shown_at, self.last_early) + self.guard_s
@@ -185,10 +203,8 @@ class ConfirmModal(GuardedModal[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
-        self.fit_height(self.app.size.height)
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.fit_height(event.size.height)
+    def on_resize(self, event: events.Resize) -> None:  # the dialog's height: GuardedModal's on_resize
         if self.make_body is not None:
             self.body = self.make_body(self.body_width(event.size.width))
         self.query_one("#body", Static).update(self.shown(event.size.width))
@@ -207,9 +223,7 @@ class ConfirmModal(GuardedModal[bool]):
         (11 rows: border, title, buttons and the screen's margin; 3 more with the note). On a
         short terminal the buttons take one row each (their borders went below the dialog's
         last row, and their labels with them: nothing said how to answer)."""
-        short = height < SHORT_ROWS
-        for button in self.query(AnswerButton):
-            button.compact = short
+        short = self.compact_answers(height)
         rest = (14 if self.query_one("#too-soon").has_class("-said") else 11) - (2 if short else 0)
         self.query_one(VerticalScroll).styles.max_height = max(3, min(20, height - rest))
 

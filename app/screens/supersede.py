@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Label, Static
 
-from app.screens.confirm import SHORT_ROWS, AnswerButton, GuardedModal
+from app.screens.confirm import AnswerButton, GuardedModal
 from app.widgets.plain import visible
 
 
@@ -82,18 +82,12 @@ class SupersedeModal(GuardedModal[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#correction", Input).focus()
-        self.fit_height(self.app.size.height)
-
-    def on_resize(self, event: events.Resize) -> None:
-        self.fit_height(event.size.height)
 
     def fit_height(self, height: int) -> None:
         """On a short terminal the box and the buttons take one row each, the title one line,
         and the why (the finding, which the screen behind shows) gives way: else the box and
         the buttons fell below the dialog's last row, and a correction was typed blind."""
-        short = height < SHORT_ROWS
-        for button in self.query(AnswerButton):
-            button.compact = short
+        short = self.compact_answers(height)
         self.query_one("#correction", Input).compact = short
         self.query_one("#why").display = not short
         self.query_one("#supersede-title").styles.height = 1 if short else None
