@@ -289,6 +289,7 @@ class CheckoutsScreen(ClaudettoScreen):
             "busy": f"{name}: another release of it is running; try again when it ends",
             "not_managed": f"{name}: not a session checkout claudetto made; left alone",
             "missing": f"{name}: gone; its record was dropped",
+            "away": f"{name} and its project are not there (a drive not mounted?); its record stays for when they are back",
         }.get(done.status, f"{name}: {done.status}")
         if done.status == "not_managed" and swapped(done.path):
             line = f"{name}: a symlink or no folder now, not the checkout claudetto made; nothing released"

@@ -303,3 +303,27 @@ async def test_the_header_stays_on_the_first_row_of_every_screen_at_40x10(box: S
             visible_region = bar.region.intersection(app.screen.region)
             assert visible_region.height == 1 and visible_region.y == 0, (mode, bar.region, app.screen.scroll_offset)
             assert "marked 1 · " in str(bar.render()), (mode, str(bar.render()))
+
+
+async def test_a_release_whose_project_went_away_says_so_in_words(box: Sandbox) -> None:
+    """WRONG MESSAGE. The project's drive was unmounted (here: the project moved away) after the
+    Checkouts screen listed its checkout: `r` said `bold-oak-a3f2: away`, a status, not what
+    happened. Now it says, as `claudetto release` does, that the checkout and its project are
+    not there and that its record stays for when they are back."""
+    checkout = box.project / ".claude" / "worktrees" / "bold-oak-a3f2"
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: app.current_mode == "checkouts")
+        table = app.screen.query_one("#checkouts", Table)
+        await wait_for(pilot, lambda: str(checkout) in table.keys_in_order())
+        assert table.move_to(str(checkout))
+        await pilot.pause(0.2)
+        os.rename(box.project, box.project.with_name("webshop-unmounted"))
+        try:
+            await pilot.press("r")
+            await wait_for(pilot, lambda: any("bold-oak-a3f2" in n for n in notes(app)))
+        finally:
+            os.rename(box.project.with_name("webshop-unmounted"), box.project)
+        said = next(n for n in notes(app) if "bold-oak-a3f2" in n)
+    assert said != "bold-oak-a3f2: away" and "not there" in said and "record stays" in said, said
