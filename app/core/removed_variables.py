@@ -54,11 +54,12 @@ def _names() -> tuple[re.Pattern[str], re.Pattern[str]]:
 def _whole(word: str, end: int, braced: bool) -> bool:
     """Whether the variable ending at `end` names the folder itself: nothing of a path follows
     it but slashes (`$d`, `$d/`, `${d:?}/`), never `$d/inside` (an entry: the folder stays)."""
-    if braced:
-        close = word.find("}", end)
+    if braced:  # a `}` far off (or none) reads as the end of the word: whole, when unsure
+        close = word.find("}", end, end + 4096)
         end = close + 1 if close >= 0 else len(word)
-    rest = word[end:].lstrip("/")
-    return not rest or not (rest[0].isalnum() or rest[0] in "._-*?[~")
+    while end < len(word) and word[end] == "/":  # no copy of the rest: linear in the word's length
+        end += 1
+    return end == len(word) or not (word[end].isalnum() or word[end] in "._-*?[~")
 
 
 def named_variables(word: str) -> list[str]:

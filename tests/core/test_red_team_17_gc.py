@@ -369,3 +369,25 @@ def test_a_long_removal_of_many_variables_is_read_in_bounded_time(word: str) -> 
         read_bash(command, "/nowhere", "")
         best = min(best, time.process_time() - start)
     assert best < 1.0, f"{best:.2f} s of CPU"
+
+
+def test_a_long_word_of_variables_beside_a_mktemp_is_read_in_linear_time() -> None:
+    """Each simple command of a command holding `mktemp` is now asked which calls' variables it
+    names (`r=$(realpath "$d")`); a word of many `$a/x` copied the rest of the word at each one.
+    Eight times the command must cost about eight times the CPU, not sixty-four."""
+    import time
+
+    from app.core.bash_outputs import read_bash
+    from app.core.command_line import MAX_COMMAND_CHARS
+
+    def cpu(parts: int) -> float:
+        command = "d=$(mktemp -d); echo " + "$a/x" * ((MAX_COMMAND_CHARS - 40) // 4 // parts)
+        best = float("inf")
+        for _ in range(3):  # a loaded machine can double one measure: the best of three
+            start = time.process_time()
+            read_bash(command, "/nowhere", "")
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, big = cpu(8), cpu(1)
+    assert big < 20 * max(small, 0.003), (small, big)
