@@ -251,7 +251,9 @@ class MemoryScreen(ClaudettoScreen):
         self.app.push_screen(SupersedeModal(fmt.short_path(finding.file), finding.line, text, finding.message,
                                             correction, room), answered)
 
-    @work(thread=True, exclusive=True, group="write", exit_on_error=False, name="Supersede")
+    # a group of its own: the index line's dry run (`i`, "write") started meanwhile cancelled it,
+    # and the result of a strike already made was dropped (no note, no sweep after it)
+    @work(thread=True, exclusive=True, group="strike", exit_on_error=False, name="Supersede")
     def supersede_worker(self, file: str, line: int, correction: str, shown: str,
                          gone: str = "") -> Superseded | MemoryWriteRefused:
         from app.core import memory

@@ -327,3 +327,50 @@ async def test_a_release_whose_project_went_away_says_so_in_words(box: Sandbox) 
             os.rename(box.project.with_name("webshop-unmounted"), box.project)
         said = next(n for n in notes(app) if "bold-oak-a3f2" in n)
     assert said != "bold-oak-a3f2: away" and "not there" in said and "record stays" in said, said
+
+
+async def test_a_line_struck_while_the_index_fix_is_asked_is_said_struck(box: Sandbox, monkeypatch: Any) -> None:
+    """LOST RECORD. `u` on a finding, a correction, enter: the strike ran in a worker. `i` on
+    the unlisted topic before it ended started the index line's dry run in the same exclusive
+    group, which cancelled the strike's worker: the line was struck on disk, but its result
+    was dropped: no `Struck line N` note, no sweep after it, the struck finding still listed.
+    Now each write's result is shown, whatever starts after it."""
+    import threading
+
+    from app.core import memory
+    from app.screens.confirm import ConfirmModal
+    from app.screens.memory import MemoryScreen
+    from app.screens.supersede import SupersedeModal
+    from tests.tui.conftest import answer
+
+    real, gate, waiting = memory.supersede, threading.Event(), threading.Event()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        waiting.set()
+        gate.wait(20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory, "supersede", held)
+    app = make_app(box)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen) and len(app.screen.findings) >= 5)
+        screen = app.screen
+        table = screen.query_one("#findings", Table)
+        pin = next(k for k, f in screen.findings.items() if f.kind == "stale_version_pin")
+        topic = next(k for k, f in screen.findings.items() if f.kind == "index_unlisted_file")
+        assert table.move_to(pin)
+        await pilot.pause(0.2)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, SupersedeModal))
+        await pilot.press(*"pinned to 3.1 now")
+        await answer(pilot, "enter")
+        await wait_for(pilot, waiting.is_set)
+        assert table.move_to(topic)
+        await pilot.pause(0.2)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        gate.set()
+        await pilot.pause(1.0)
+        said = notes(app)
+    assert any(n.startswith("Struck line") for n in said), said
