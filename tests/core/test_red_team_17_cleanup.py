@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ DAY = 86_400
 CLI = [sys.executable, "-P", "-c", "import sys; from app.cli import main; sys.exit(main())"]
 
 
-def _clean_within(seconds: float, started: list[subprocess.Popen[bytes]], cwd: Path | None = None) -> dict[str, object]:
+def _clean_within(seconds: float, started: list[subprocess.Popen[bytes]], cwd: Path | None = None) -> dict[str, Any]:
     """`claudetto clean --json` (in `cwd`), which must be done within `seconds` (killed at the
     test's end when it is not: never waited on longer)."""
     clean = subprocess.Popen([*CLI, "clean", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
@@ -37,7 +38,7 @@ def _clean_within(seconds: float, started: list[subprocess.Popen[bytes]], cwd: P
     except subprocess.TimeoutExpired:
         pytest.fail(f"claudetto clean took more than {seconds} s")
     assert clean.returncode == 0, errors
-    report: dict[str, object] = json.loads(out)
+    report: dict[str, Any] = json.loads(out)
     report["took_s"] = time.monotonic() - began
     return report
 

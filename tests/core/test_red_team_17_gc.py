@@ -286,9 +286,9 @@ def test_a_background_calls_claim_on_a_mount_that_stopped_answering_holds_no_swe
     assert [c["path"] for c in pending] == [str(target)]
     with hung_fuse_mounts() as mount:
         mount(sandbox.home / "remote")
-        done = run_cli("gc", "--json", timeout=40)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["entries"] == []
+        swept = run_cli("gc", "--json", timeout=40)
+    assert swept.returncode == 0, swept.stderr
+    assert json.loads(swept.stdout)["entries"] == []
 
 
 

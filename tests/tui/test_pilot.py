@@ -359,7 +359,8 @@ async def test_sweep_shows_dry_run_then_removes(box: Sandbox) -> None:
         assert build_cache.is_dir()  # the dry run removed nothing
         await answer(pilot, "y")
         await wait_for(pilot, lambda: not build_cache.exists())
-        await wait_for(pilot, lambda: not app.screen.working and "freed" in work_line(app).text)
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in work_line(app).text)
     assert (box.user_tmp / "tmp.LiveCache0").is_dir()
     assert os.path.isdir(box.project / ".claude" / "worktrees" / "dirty-wip")
 

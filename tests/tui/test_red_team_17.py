@@ -296,8 +296,9 @@ async def test_the_header_stays_on_the_first_row_of_every_screen_at_40x10(box: S
         await pilot.press("space")
         for key, mode in (("1", "overview"), ("2", "sessions"), ("4", "checkouts"), ("5", "ledger"), ("6", "memory"),
                           ("3", "outputs")):
+            key_mode = [mode]
             await pilot.press(key)
-            await wait_for(pilot, lambda mode=mode: app.current_mode == mode)
+            await wait_for(pilot, lambda: app.current_mode == key_mode[0])  # noqa: B023 - awaited here
             await pilot.pause(1.0)
             bar = app.screen.query_one(TotalsBar)
             visible_region = bar.region.intersection(app.screen.region)

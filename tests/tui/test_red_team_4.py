@@ -110,7 +110,8 @@ async def test_a_marked_folder_with_a_newline_is_one_line_of_the_question_and_of
         assert not any(line.startswith("  1.0 GiB") for line in body.splitlines())
         await answer(pilot, "y")
         await wait_for(pilot, lambda: not os.path.lexists(probe))
-        await wait_for(pilot, lambda: not app.screen.working and "freed" in app.screen.query_one(WorkLine).text)
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in app.screen.query_one(WorkLine).text)
         assert "\n" not in app.screen.query_one(WorkLine).text
 
 
@@ -141,7 +142,8 @@ async def test_a_folder_moved_into_a_marked_name_while_asked_is_not_removed(box:
         probe.rename(probe.with_name("fswatch-probe-Ab3k9Q.old"))
         precious.rename(probe)
         await answer(pilot, "y")
-        await wait_for(pilot, lambda: not app.screen.working and "freed" in app.screen.query_one(WorkLine).text)
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in app.screen.query_one(WorkLine).text)
         assert "replaced" in app.screen.query_one(WorkLine).text
     assert (probe / "thesis.tex").read_text() == "years of work\n"
     assert probe.with_name("fswatch-probe-Ab3k9Q.old").is_dir()  # never asked about: left
@@ -165,7 +167,8 @@ async def test_the_sweep_removes_no_folder_moved_into_a_listed_name(box: Sandbox
         probe.rename(probe.with_name("fswatch-probe-Ab3k9Q.old"))
         precious.rename(probe)
         await answer(pilot, "y")
-        await wait_for(pilot, lambda: not app.screen.working and "freed" in app.screen.query_one(WorkLine).text)
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputsScreen) and not app.screen.working
+                       and "freed" in app.screen.query_one(WorkLine).text)
     assert (probe / "thesis.tex").read_text() == "years of work\n"
 
 
