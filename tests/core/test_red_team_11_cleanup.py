@@ -464,8 +464,14 @@ def test_a_claude_in_another_pid_namespace_keeps_its_folder_though_its_pid_is_an
     sandbox.sessions.mkdir(parents=True, exist_ok=True)
     _popen(started, "unshare", "-p", "-f", "--kill-child", "--mount-proc", sys.executable, "-c", _IN_NAMESPACE, str(file), sid,
            str(ended.project))
-    _until(lambda: file.exists() and file.stat().st_size > 0)
-    assert json.loads(file.read_text())["pid"] == 1
+    def written() -> bool:  # over the fixture's own `1.json` (pid 1, another session)
+        try:
+            return bool(json.loads(file.read_text()).get("sessionId") == sid)
+        except (OSError, ValueError):
+            return False  # not yet, or caught half written
+
+    _until(written)
+    assert json.loads(file.read_text())["pid"] == 1 and written()
     report = hygiene.run_cleanup(None, current_cwd=str(ended.project))
     assert (ended.gone[0] / "scratchpad" / "notes.md").is_file(), report.verdicts
     assert not ended.gone[1].exists()
