@@ -5,6 +5,7 @@ Each test starts from something a Claude session or its user does with ordinary 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -349,6 +350,13 @@ def test_a_root_process_a_user_started_with_sudo_and_left_keeps_that_users_old_f
     assert not folder.exists(), report
 
 
+def _write_quietly(fifo: Path, text: str) -> None:
+    """Write `text` into `fifo`; a reader that opened it only to let the writer go (the git
+    was stopped) may have closed it already."""
+    with contextlib.suppress(BrokenPipeError):
+        fifo.write_text(text)
+
+
 def test_git_running_the_users_own_programs_may_wait_on_a_fifo_of_theirs(
         sandbox: SandboxEnv, tmp_path: Path) -> None:
     """A git that judges is stopped once it waits to open a FIFO; one that runs the
@@ -364,7 +372,7 @@ def test_git_running_the_users_own_programs_may_wait_on_a_fifo_of_theirs(
     alias = ["-c", f"alias.wait=!cat {fifo}", "wait"]
     for hooks, ok in ((True, True), (False, False)):
         os.mkfifo(fifo)
-        writer = threading.Timer(1.5, lambda: fifo.write_text("done\n"))
+        writer = threading.Timer(1.5, _write_quietly, (fifo, "done\n"))
         writer.start()
         began = time.monotonic()
         done = git_adapter.run(alias, cwd=str(repo), hooks=hooks, timeout=20)
