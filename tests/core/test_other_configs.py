@@ -12,14 +12,14 @@ from pathlib import Path
 
 from app.core import sessions
 from app.core.sessions import proc_start_time
-from tests.support import SandboxEnv
+from tests.support import SandboxEnv, execed
 
 
 def other_claude(config: Path, home: str, tmp: str | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """A Claude of `config` in `home`, sharing our temp folders unless given its own `tmp`."""
     own_tmp = {"TMPDIR": tmp, "CLAUDE_CODE_TMPDIR": tmp} if tmp else {}
-    child = subprocess.Popen(["sleep", "60"], env={**os.environ, "HOME": home, "CLAUDE_CONFIG_DIR": str(config),
-                                                   **own_tmp})
+    child = execed(subprocess.Popen(["sleep", "60"], env={**os.environ, "HOME": home,
+                                                          "CLAUDE_CONFIG_DIR": str(config), **own_tmp}))
     session = str(uuid.uuid4())
     (config / "sessions").mkdir(parents=True)
     (config / "sessions" / f"{child.pid}.json").write_text(json.dumps(

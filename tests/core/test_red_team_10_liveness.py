@@ -447,7 +447,7 @@ def test_a_claude_of_a_config_folder_named_relative_to_its_folder_keeps_its_sess
     # `CLAUDE_CONFIG_DIR=.claude-work claude` from the home, or a `~` no shell expanded (an env
     # file, a launcher): Claude makes the path absolute from its own folder, and keeps its
     # sessions there; the temp folder it shares with every config folder is the uid's.
-    proc = subprocess.Popen(["sleep", "60"], cwd=sandbox.home, env={**os.environ, "CLAUDE_CONFIG_DIR": given})
+    proc = execed(subprocess.Popen(["sleep", "60"], cwd=sandbox.home, env={**os.environ, "CLAUDE_CONFIG_DIR": given}))
     started.append(proc)
     config = sandbox.home / given
     (config / "sessions").mkdir(parents=True)

@@ -18,7 +18,7 @@ import pytest
 
 from app.core import checkouts
 from app.core.sessions import proc_start_time
-from tests.support import SandboxEnv, git, make_repo, run_cli, run_hook, set_mtime
+from tests.support import SandboxEnv, execed, git, make_repo, run_cli, run_hook, set_mtime
 
 DAY = 86_400
 SID = "7b0c3f4e-2a1d-4c5b-9e8f-1a2b3c4d5e6f"
@@ -40,7 +40,7 @@ def other_claude(sandbox: SandboxEnv) -> Iterator[tuple[subprocess.Popen[bytes],
     """A Claude running with its own config folder (`CLAUDE_CONFIG_DIR=~/.claude-work claude`,
     as people with two accounts run it): its sessions file lives there, not in ours."""
     config = sandbox.home / ".claude-work"
-    child = subprocess.Popen(["sleep", "120"], env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)})
+    child = execed(subprocess.Popen(["sleep", "120"], env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)}))
     try:
         yield child, config
     finally:
